@@ -1,0 +1,39 @@
+import { parseArgs } from "node:util";
+import { AGENT_ID_PATTERN, roles, type Role } from "../core/config.js";
+import { configOrExit, print, UsageError, withRuntime } from "./common.js";
+
+export const agentHelp = `usage: cairn agent add ID [--role agent|owner|viewer] [--name DISPLAY_NAME]
+       cairn agent rotate-key ID
+
+add         creates an agent directly in DATA_DIR and prints its API key once
+rotate-key  issues a new key (the old one stops working) and prints it once`;
+
+export async function agent(args: string[]): Promise<void> {
+  const [action, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { role: { type: "string", default: "agent" }, name: { type: "string" } },
+  });
+  const id = positionals[0];
+  if (!id || positionals.length > 1) throw new UsageError(agentHelp);
+  if (!AGENT_ID_PATTERN.test(id)) throw new UsageError(`invalid agent id ${id}: must match ${AGENT_ID_PATTERN.source}`);
+  const config = configOrExit();
+  if (action === "add") {
+    const role = values.role as Role;
+    if (!roles.includes(role) || role === "archivist") throw new UsageError("--role must be agent, owner or viewer");
+    const created = await withRuntime(config, { embeddings: false }, (runtime) =>
+      Promise.resolve(runtime.services.agents.create(id, values.name ?? null, role)),
+    );
+    print(`agent ${created.agent_id} (${created.role})`);
+    print(`api key: ${created.api_key}`);
+    print("store the key now: it is not shown again");
+    return;
+  }
+  if (action === "rotate-key") {
+    const key = await withRuntime(config, { embeddings: false }, (runtime) => Promise.resolve(runtime.services.agents.issueKey(id, id)));
+    print(`new api key for ${id}: ${key}`);
+    return;
+  }
+  throw new UsageError(agentHelp);
+}

@@ -1,0 +1,38 @@
+import { ConfigError, loadConfig, type Config } from "../core/config.js";
+import { createLogger, type Logger } from "../core/log.js";
+import { Runtime } from "../../tools/runtime.js";
+
+/** A usage or input problem: printed without a stack, exit code 2. */
+export class UsageError extends Error {}
+
+export function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+export const cliLogger = (config: Config): Logger => createLogger(config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL);
+
+/** Opens the data directory for a one-shot command (no background jobs). */
+export async function withRuntime<T>(
+  config: Config,
+  options: { embeddings: boolean },
+  run: (runtime: Runtime) => Promise<T>,
+): Promise<T> {
+  const runtime = Runtime.open(config, cliLogger(config), { jobs: false, embeddings: options.embeddings });
+  try {
+    return await run(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+export const print = (line: string): void => {
+  process.stdout.write(`${line}\n`);
+};
+export const printError = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};

@@ -1,0 +1,47 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { backupDatabase, runChecks } from "../../tools/admin.js";
+import { configOrExit, print, printError, UsageError, withRuntime } from "./common.js";
+
+export const backupHelp = `usage: cairn backup FILE [--force]
+
+Writes a consistent copy of the database to FILE using SQLite's online backup API; safe while
+the server runs. Refuses to overwrite FILE unless --force is given.`;
+
+export async function backup(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { force: { type: "boolean", default: false } } });
+  const target = positionals[0];
+  if (!target || positionals.length > 1) throw new UsageError(backupHelp);
+  const file = resolve(target);
+  if (existsSync(file) && !values.force) throw new UsageError(`${file} exists; pass --force to overwrite it`);
+  const pages = await withRuntime(configOrExit(), { embeddings: false }, (runtime) => backupDatabase(runtime.services, file));
+  print(`backed up ${pages} pages to ${file}`);
+}
+
+export const reindexHelp = `usage: cairn reindex
+
+Re-embeds every memory entry with the configured EMBEDDING_MODEL (for example after changing it).
+Run it with the same settings as the server.`;
+
+export async function reindex(): Promise<void> {
+  const config = configOrExit();
+  const count = await withRuntime(config, { embeddings: true }, async (runtime) => {
+    const status = await runtime.services.embeddingQueue.settled(15 * 60_000);
+    if (status !== "ready") throw new UsageError(`embedding model ${config.EMBEDDING_MODEL} is ${status}`);
+    return runtime.services.embeddings.reindexAll((done) => printError(`embedded ${done}`));
+  });
+  print(`re-embedded ${count} entries with ${config.EMBEDDING_MODEL}`);
+}
+
+export const doctorHelp = `usage: cairn doctor
+
+Checks the configuration, data directory permissions, database integrity, the keyword index and
+the embedding model. Prints one line per check; exits 1 if any check fails.`;
+
+export async function doctor(): Promise<boolean> {
+  const config = configOrExit();
+  const checks = await withRuntime(config, { embeddings: true }, (runtime) => runChecks(runtime.services, 120_000));
+  for (const check of checks) print(`${check.ok ? "ok  " : "FAIL"}  ${check.name}: ${check.detail}`);
+  return checks.every((check) => check.ok);
+}

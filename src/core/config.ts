@@ -1,0 +1,170 @@
+import { homedir } from "node:os";
+import { resolve } from "node:path";
+import { z } from "zod";
+
+export const roles = ["owner", "agent", "archivist", "viewer"] as const;
+export type Role = (typeof roles)[number];
+
+export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+export interface StaticAgent {
+  agentId: string;
+  key: string;
+  role: Role;
+}
+
+/** Raised when a setting is invalid; the message names the setting. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const ratio = z.coerce.number().min(0).max(1);
+const onOff = z.enum(["on", "off"]);
+const agentId = z.string().regex(AGENT_ID_PATTERN, "must match ^[a-z0-9][a-z0-9_-]{0,63}$");
+
+const agentKeys = z.string().transform((raw, ctx): StaticAgent[] => {
+  const agents: StaticAgent[] = [];
+  for (const item of raw.split(",").map((part) => part.trim()).filter(Boolean)) {
+    const [id, key, role = "agent", ...rest] = item.split(":");
+    const parsedRole = z.enum(roles).safeParse(role);
+    if (!id || !key || rest.length > 0 || !AGENT_ID_PATTERN.test(id) || !parsedRole.success) {
+      ctx.addIssue({ code: "custom", message: "each item must be id:key[:role] with a valid id and role" });
+      return z.NEVER;
+    }
+    if (key.length < 16) {
+      ctx.addIssue({ code: "custom", message: `the key for ${id} must be at least 16 characters` });
+      return z.NEVER;
+    }
+    if (agents.some((agent) => agent.agentId === id)) {
+      ctx.addIssue({ code: "custom", message: `${id} is listed twice` });
+      return z.NEVER;
+    }
+    agents.push({ agentId: id, key, role: parsedRole.data });
+  }
+  return agents;
+});
+
+const idList = z.string().transform((raw, ctx) => {
+  const ids = raw.split(",").map((part) => part.trim()).filter(Boolean);
+  for (const id of ids) {
+    if (!AGENT_ID_PATTERN.test(id)) {
+      ctx.addIssue({ code: "custom", message: `${id} is not a valid agent id` });
+      return z.NEVER;
+    }
+  }
+  return ids;
+});
+
+const url = z.url({ protocol: /^https?$/ }).transform((value) => value.replace(/\/+$/, ""));
+
+const settingsSchema = z.object({
+  HOST: z.string().min(1).default("127.0.0.1"),
+  PORT: int(0, 65535).default(8470),
+  DATA_DIR: z.string().min(1).optional(),
+  PUBLIC_URL: url.optional(),
+  AGENT_KEYS: agentKeys.default([]),
+  REGISTRATION_KEY: z.string().default(""),
+  UI_AGENT_ID: agentId.default("human"),
+  UI_PASSWORD: z.string().default(""),
+  ARCHIVIST_AGENT_ID: agentId.default("archivist"),
+  ARCHIVIST: onOff.default("on"),
+  DIRECTIVE_WRITERS: idList.optional(),
+  DIRECTIVE_CONFLICT_THRESHOLD: ratio.default(0.85),
+  DIRECTIVE_STALENESS_AGENT_DAYS: int(1, 3650).default(30),
+  DIRECTIVE_STALENESS_AGE_DAYS: int(1, 3650).default(90),
+  DIRECTIVE_STALENESS_COOLDOWN_HOURS: int(1, 87600).default(168),
+  EMBEDDING_MODEL: z.enum(["use-lite", "bge-small-en-v1.5", "custom", "hash"]).default("use-lite"),
+  EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
+  DUPLICATE_THRESHOLD: ratio.default(0.95),
+  SIMILAR_THRESHOLD: ratio.default(0.8),
+  MAX_CONTENT_BYTES: int(1, 16 * 1024 * 1024).default(65536),
+  MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(1048576),
+  TASK_LEASE_SECONDS: int(0, 365 * 86400).default(7200),
+  EVENT_RETENTION_DAYS: int(1, 3650).default(30),
+  AUDIT_LOG: onOff.default("on"),
+  AUDIT_COMMIT_SECONDS: int(1, 86400).default(300),
+  RATE_LIMIT_PER_MINUTE: int(0, 1_000_000).default(600),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  CAIRN_URL: url.default("http://127.0.0.1:8470"),
+  CAIRN_AGENT_ID: agentId.optional(),
+  CAIRN_API_KEY: z.string().min(1).optional(),
+  ARCHIVIST_LLM_PROVIDER: z.enum(["none", "openai", "anthropic"]).default("none"),
+  ARCHIVIST_LLM_BASE_URL: url.optional(),
+  ARCHIVIST_LLM_MODEL: z.string().min(1).optional(),
+  ARCHIVIST_LLM_API_KEY: z.string().min(1).optional(),
+  SYNTHESIS_INTERVAL_SECONDS: int(10, 7 * 86400).default(3600),
+  CONFLICT_THRESHOLD: ratio.default(0.92),
+  DECAY_RATE: ratio.default(0.9),
+  DECAY_FLOOR: ratio.default(0.05),
+  DECAY_WINDOW_DAYS: int(1, 3650).default(7),
+  PROMOTION_MIN_CONFIDENCE: ratio.default(0.6),
+  PROMOTION_MIN_READERS: int(1, 1000).default(2),
+  PROMOTION_MIN_REINFORCEMENTS: int(1, 1000).default(3),
+  PROMOTION_STABLE_DAYS: int(0, 3650).default(7),
+  ARCHIVIST_TOKEN_BUDGET_PER_HOUR: int(0, 100_000_000).default(200000),
+  MCP_TOOLSET: z.enum(["core", "standard", "all"]).default("standard"),
+});
+
+type Settings = z.output<typeof settingsSchema>;
+
+export interface Config extends Omit<Settings, "DATA_DIR" | "PUBLIC_URL" | "DIRECTIVE_WRITERS"> {
+  DATA_DIR: string;
+  PUBLIC_URL: string;
+  DIRECTIVE_WRITERS: string[];
+  /** True when HOST is a loopback address; gates open self-registration. */
+  hostIsLoopback: boolean;
+  /** False when PUBLIC_URL was derived from HOST and PORT (and so follows the port actually bound). */
+  publicUrlExplicit: boolean;
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare);
+}
+
+function expandHome(path: string): string {
+  return path === "~" || path.startsWith("~/") ? homedir() + path.slice(1) : path;
+}
+
+/** Parses the process environment once; throws ConfigError naming the first bad setting. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const known = Object.keys(settingsSchema.shape);
+  // An empty variable means "not set", so `FOO= cairn serve` falls back to the default.
+  const input = Object.fromEntries(
+    known.flatMap((key) => {
+      const value = env[key];
+      return value === undefined || value.trim() === "" ? [] : [[key, value.trim()]];
+    }),
+  );
+  const parsed = settingsSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const setting = String(issue?.path[0] ?? "settings");
+    throw new ConfigError(`invalid setting ${setting}: ${issue?.message ?? "invalid value"}`);
+  }
+  const settings = parsed.data;
+  if (settings.EMBEDDING_MODEL === "custom" && !settings.EMBEDDING_MODEL_DIR) {
+    throw new ConfigError("invalid setting EMBEDDING_MODEL_DIR: required when EMBEDDING_MODEL=custom");
+  }
+  if (settings.MAX_CONTENT_BYTES > settings.MAX_BODY_BYTES) {
+    throw new ConfigError("invalid setting MAX_CONTENT_BYTES: must not exceed MAX_BODY_BYTES");
+  }
+  if (settings.UI_AGENT_ID === settings.ARCHIVIST_AGENT_ID) {
+    throw new ConfigError("invalid setting ARCHIVIST_AGENT_ID: must differ from UI_AGENT_ID");
+  }
+  const hostForUrl = settings.HOST.includes(":") ? `[${settings.HOST}]` : settings.HOST;
+  return {
+    ...settings,
+    DATA_DIR: resolve(expandHome(settings.DATA_DIR ?? "~/.cairn")),
+    PUBLIC_URL: settings.PUBLIC_URL ?? `http://${hostForUrl}:${settings.PORT}`,
+    DIRECTIVE_WRITERS: settings.DIRECTIVE_WRITERS ?? [settings.UI_AGENT_ID],
+    EMBEDDING_MODEL_DIR:
+      settings.EMBEDDING_MODEL_DIR === undefined ? undefined : resolve(expandHome(settings.EMBEDDING_MODEL_DIR)),
+    hostIsLoopback: isLoopbackHost(settings.HOST),
+    publicUrlExplicit: settings.PUBLIC_URL !== undefined,
+  };
+}

@@ -1,0 +1,72 @@
+/** Every failure a client can see. The code decides the HTTP status; nothing else does. */
+export const errorStatus = {
+  BAD_REQUEST: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PRECONDITION_FAILED: 412,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  VALIDATION_FAILED: 422,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof errorStatus;
+export const errorCodes = Object.keys(errorStatus) as ErrorCode[];
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export interface AppErrorOptions {
+  /** Validation problems, reported as `errors` in the body. */
+  errors?: FieldError[];
+  /** Extra body fields (for example `current_version` on a 412). */
+  extra?: Record<string, unknown>;
+  /** Seconds a client should wait (429, 503). */
+  retryAfter?: number;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly detail: string;
+  readonly errors: FieldError[] | undefined;
+  readonly extra: Record<string, unknown> | undefined;
+  readonly retryAfter: number | undefined;
+
+  constructor(code: ErrorCode, detail: string, options: AppErrorOptions = {}) {
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "AppError";
+    this.code = code;
+    this.detail = detail;
+    this.errors = options.errors;
+    this.extra = options.extra;
+    this.retryAfter = options.retryAfter;
+  }
+
+  get status(): number {
+    return errorStatus[this.code];
+  }
+
+  /** The wire body: `{detail, code, errors?, ...extra}`. */
+  toBody(): Record<string, unknown> {
+    const body: Record<string, unknown> = { detail: this.detail, code: this.code };
+    if (this.errors) body.errors = this.errors;
+    if (this.extra) Object.assign(body, this.extra);
+    return body;
+  }
+}
+
+export const notFound = (what: string): AppError => new AppError("NOT_FOUND", `${what} not found`);
+export const forbidden = (detail: string): AppError => new AppError("FORBIDDEN", detail);
+export const conflict = (detail: string): AppError => new AppError("CONFLICT", detail);
+export const invalid = (path: string, message: string): AppError =>
+  new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path, message }] });
+
+/** The body sent for anything that is not an AppError: no message, no stack. */
+export const internalError = (): AppError => new AppError("INTERNAL", "internal server error");

@@ -1,0 +1,72 @@
+import { newId } from "../core/ids.js";
+import { now } from "../core/time.js";
+import type { Db } from "../store/db.js";
+import { insertEvent, type EventRow } from "../store/events.js";
+
+export interface EventRecord {
+  id: string;
+  seq: number;
+  type: string;
+  agent_id: string;
+  project: string | null;
+  payload: Record<string, unknown>;
+  created_at: string;
+}
+
+/** An event as stored, with the audience field live subscribers filter on. */
+export interface BusEvent extends EventRecord {
+  private_to: string | null;
+}
+
+export interface EmitInput {
+  type: string;
+  agentId: string;
+  project: string | null;
+  /** Only this agent may see the event (events about private entries). */
+  privateTo?: string | null;
+  payload: Record<string, unknown>;
+}
+
+export const toEventRecord = (row: EventRow): EventRecord => ({
+  id: row.id,
+  seq: row.seq,
+  type: row.type,
+  agent_id: row.agent_id,
+  project: row.project,
+  payload: JSON.parse(row.payload) as Record<string, unknown>,
+  created_at: row.created_at,
+});
+
+/**
+ * Persists each event in the transaction of the change it describes, and hands it to live
+ * subscribers only after that transaction commits.
+ */
+export class EventBus {
+  private readonly listeners = new Set<(event: BusEvent) => void>();
+
+  constructor(private readonly db: Db) {}
+
+  emit(input: EmitInput): BusEvent {
+    if (!this.db.inTransaction) throw new Error("events are emitted inside the transaction of their change");
+    const row = {
+      id: newId(),
+      type: input.type,
+      agent_id: input.agentId,
+      project: input.project,
+      private_to: input.privateTo ?? null,
+      payload: JSON.stringify(input.payload),
+      created_at: now(),
+    };
+    const seq = insertEvent(this.db, row);
+    const event: BusEvent = { ...row, seq, payload: input.payload };
+    this.db.afterCommit(() => {
+      for (const listener of this.listeners) listener(event);
+    });
+    return event;
+  }
+
+  subscribe(listener: (event: BusEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

@@ -1,0 +1,78 @@
+import { randomUUID } from "node:crypto";
+import express, { type Express, type NextFunction, type Request, type Response } from "express";
+import { AppError } from "../core/errors.js";
+import type { Logger } from "../core/log.js";
+import { packageVersion } from "../core/paths.js";
+import { buildOpenApi } from "../openapi/build.js";
+import type { Runtime } from "../../tools/runtime.js";
+import { docsRouter } from "./docs.js";
+import { errorHandler } from "./errors.js";
+import { mountOperations } from "./mount.js";
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface HttpApp {
+  app: Express;
+  /** From now on every request is answered 503, so in-flight ones can finish before close. */
+  drain(): void;
+  inFlight(): number;
+}
+
+export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => string): HttpApp {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
+  let draining = false;
+  let inFlight = 0;
+
+  app.use((request: Request, response: Response, next: NextFunction) => {
+    const incoming = request.get("x-request-id");
+    const requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    response.locals.requestId = requestId;
+    response.set("X-Request-Id", requestId);
+    const started = performance.now();
+    inFlight++;
+    response.on("close", () => {
+      inFlight--;
+      log.info("request", {
+        request_id: requestId,
+        method: request.method,
+        path: request.path,
+        status: response.statusCode,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+        agent: (response.locals.caller as { agentId?: string } | null | undefined)?.agentId,
+      });
+    });
+    if (draining) {
+      response.set("Connection", "close");
+      next(new AppError("UNAVAILABLE", "server is shutting down", { retryAfter: 5 }));
+      return;
+    }
+    next();
+  });
+
+  let openApi: unknown = null;
+  app.get("/openapi.json", (_request, response) => {
+    openApi ??= buildOpenApi(runtime.operations, { version: packageVersion, serverUrl: publicUrl() });
+    response.json(openApi);
+  });
+  app.use(docsRouter());
+
+  const api = express.Router();
+  mountOperations(api, runtime);
+  app.use(api);
+
+  app.use((_request: Request, _response: Response, next: NextFunction) => {
+    next(new AppError("NOT_FOUND", "route not found"));
+  });
+  app.use(errorHandler(log));
+
+  return {
+    app,
+    drain: () => {
+      draining = true;
+    },
+    inFlight: () => inFlight,
+  };
+}

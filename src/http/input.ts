@@ -1,0 +1,55 @@
+import type { Request } from "express";
+import { AppError } from "../core/errors.js";
+import { inputLayout, type JsonSchema } from "../../tools/layout.js";
+import type { Operation } from "../../tools/operation.js";
+
+function typesOf(schema: JsonSchema | undefined): string[] {
+  if (!schema) return [];
+  const own = schema.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type];
+  return [...own, ...(schema.anyOf ?? []).flatMap(typesOf)];
+}
+
+/**
+ * Query strings carry only text; turn each value into what the field's schema expects, and
+ * leave anything unconvertible as text so validation reports it with the field's path.
+ */
+function fromQuery(value: unknown, schema: JsonSchema | undefined): unknown {
+  const types = typesOf(schema);
+  if (types.includes("array")) {
+    const items = Array.isArray(value) ? value : String(value).split(",");
+    return items.map((item) => fromQuery(item, schema?.items ?? schema?.anyOf?.find((s) => s.items)?.items));
+  }
+  if (Array.isArray(value)) return value;
+  const text = String(value);
+  if (text === "" && types.includes("null")) return null;
+  if ((types.includes("integer") || types.includes("number")) && /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(text)) return Number(text);
+  if (types.includes("boolean") && (text === "true" || text === "false")) return text === "true";
+  return text;
+}
+
+/** Gathers the raw input object from path, query or body, and headers. */
+export function rawInput(operation: Operation, request: Request): Record<string, unknown> {
+  const layout = inputLayout(operation);
+  const raw: Record<string, unknown> = {};
+  if (layout.inBody) {
+    const body: unknown = request.body ?? {};
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: "", message: "expected a JSON object" }] });
+    }
+    Object.assign(raw, body);
+    // Path and header fields cannot be smuggled in through the body.
+    for (const key of [...layout.path, ...Object.keys(layout.header)]) {
+      if (key in raw) {
+        throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: key, message: "unknown field" }] });
+      }
+    }
+  } else if (operation.http.method === "GET") {
+    for (const [key, value] of Object.entries(request.query)) raw[key] = fromQuery(value, layout.properties[key]);
+  }
+  for (const key of layout.path) raw[key] = request.params[key];
+  for (const [key, header] of Object.entries(layout.header)) {
+    const value = request.get(header);
+    if (value !== undefined) raw[key] = value;
+  }
+  return raw;
+}

@@ -1,0 +1,77 @@
+import type { NextFunction, Request, Response, Router } from "express";
+import { AppError } from "../core/errors.js";
+import { parseInput, type Operation } from "../../tools/operation.js";
+import type { Runtime } from "../../tools/runtime.js";
+import type { Caller } from "../services/caller.js";
+import { jsonBody } from "./body.js";
+import { rawInput } from "./input.js";
+import { inputLayout } from "../../tools/layout.js";
+
+interface RouteLocals {
+  requestId: string;
+  caller?: Caller | null;
+}
+
+function idempotencyKey(request: Request): string | undefined {
+  const key = request.get("idempotency-key");
+  if (key === undefined) return undefined;
+  if (key.length < 1 || key.length > 200) {
+    throw new AppError("VALIDATION_FAILED", "request validation failed", {
+      errors: [{ path: "Idempotency-Key", message: "must be 1 to 200 characters" }],
+    });
+  }
+  return key;
+}
+
+function nextPageLink(request: Request, cursor: string): string {
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(request.query)) {
+    if (key === "cursor") continue;
+    for (const item of Array.isArray(value) ? value : [value]) if (typeof item === "string") query.append(key, item);
+  }
+  query.set("cursor", cursor);
+  return `<${request.baseUrl}${request.path}?${query.toString()}>; rel="next"`;
+}
+
+/** Literal segments before parameters, so `/memory/search` is not taken for `/memory/:id`. */
+const byParameterCount = (a: Operation, b: Operation): number =>
+  (a.http.path.match(/:/g)?.length ?? 0) - (b.http.path.match(/:/g)?.length ?? 0);
+
+/** Mounts every catalogue operation as a route: the only way a REST route comes to exist. */
+export function mountOperations(router: Router, runtime: Runtime): void {
+  for (const operation of [...runtime.operations].sort(byParameterCount)) {
+    const authenticate = (request: Request, response: Response<unknown, RouteLocals>, next: NextFunction): void => {
+      response.locals.caller =
+        operation.access === "agent"
+          ? runtime.authenticate({ agentId: request.get("x-agent-id"), apiKey: request.get("x-api-key") })
+          : null;
+      next();
+    };
+    const handle = async (request: Request, response: Response<unknown, RouteLocals>): Promise<void> => {
+      const input = parseInput(operation, rawInput(operation, request));
+      const result = await runtime.invoke(operation, {
+        caller: response.locals.caller ?? null,
+        input,
+        requestId: response.locals.requestId,
+        registrationKey: request.get("x-registration-key"),
+        idempotencyKey: idempotencyKey(request),
+      });
+      response.set(result.headers);
+      if (result.replayed) response.set("Idempotent-Replayed", "true");
+      if (result.nextCursor) {
+        response.set("X-Next-Cursor", result.nextCursor);
+        response.set("Link", nextPageLink(request, result.nextCursor));
+      }
+      response.status(result.status);
+      if (result.status === 204 || result.body === undefined) response.end();
+      else response.json(result.body);
+    };
+    const handlers = inputLayout(operation).inBody
+      ? [authenticate, jsonBody(runtime.config.MAX_BODY_BYTES), handle]
+      : [authenticate, handle];
+    for (const path of [operation.http.path, ...(operation.http.aliases ?? [])]) {
+      const method = operation.http.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
+      router[method](path, ...handlers);
+    }
+  }
+}

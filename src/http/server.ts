@@ -1,0 +1,64 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Config } from "../core/config.js";
+import { createLogger, type Logger } from "../core/log.js";
+import type { ServiceOptions } from "../services/index.js";
+import { Runtime } from "../../tools/runtime.js";
+import { createHttpApp } from "./app.js";
+
+export interface ServerOptions extends Omit<ServiceOptions, "config" | "log"> {
+  log?: Logger;
+  /** How long shutdown waits for in-flight requests before cutting connections. */
+  drainTimeoutMs?: number;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  runtime: Runtime;
+  close(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+/** Opens the services and serves HTTP; `close()` drains in-flight requests, then closes the database. */
+export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
+  const log = options.log ?? createLogger(config.LOG_LEVEL);
+  const runtime = Runtime.open(config, log, options);
+  let publicUrl = config.PUBLIC_URL;
+  const http = createHttpApp(runtime, log, () => publicUrl);
+  const server = createServer(http.app);
+  try {
+    await listen(server, config.PORT, config.HOST);
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+  const port = (server.address() as AddressInfo).port;
+  const host = config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
+  const url = `http://${host}:${port}`;
+  if (!config.publicUrlExplicit) publicUrl = url;
+
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      http.drain();
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const deadline = Date.now() + (options.drainTimeoutMs ?? 10_000);
+      while (http.inFlight() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      server.closeAllConnections();
+      await stopped;
+      await runtime.close();
+    })());
+
+  return { url, port, runtime, close };
+}

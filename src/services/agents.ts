@@ -1,0 +1,318 @@
+import type { Config, Role } from "../core/config.js";
+import { AppError, forbidden, notFound } from "../core/errors.js";
+import { newApiKey } from "../core/ids.js";
+import type { Logger } from "../core/log.js";
+import { now } from "../core/time.js";
+import {
+  getAgentRow,
+  insertAgent,
+  listAgentRows,
+  markAgentDeleted,
+  renameAgentRows,
+  setAgentKey,
+  setDisplayName,
+  type AgentRow,
+} from "../store/agents.js";
+import type { Db } from "../store/db.js";
+import { renameVectorAgent } from "../store/vectors.js";
+import { memberProjectIds } from "../store/visibility.js";
+import type { EventBus } from "../events/bus.js";
+import type { Caller } from "./caller.js";
+import { hashKey, keyMatches, readCredentials, writeCredentials, type BootstrapCredential } from "./credentials.js";
+import { pageOf, decodeCursor, type Page } from "./paging.js";
+
+export interface AgentRecord {
+  agent_id: string;
+  display_name: string | null;
+  role: Role;
+  created_at: string;
+  last_seen_at: string | null;
+  online: boolean;
+  current_project: string | null;
+}
+
+export interface SelfRecord extends AgentRecord {
+  projects: string[];
+  can_write_directives: boolean;
+}
+
+export interface Registration {
+  agent_id: string;
+  api_key: string;
+  role: Role;
+  created_at: string;
+}
+
+const ONLINE_WINDOW_MS = 5 * 60_000;
+// Liveness is written at most this often per agent, so reads do not turn into writes.
+const TOUCH_INTERVAL_MS = 30_000;
+
+const isAgentId = (value: unknown): value is string => typeof value === "string";
+
+export class AgentService {
+  /** Agents holding an open event stream count as online (the stream registers them here). */
+  readonly connected = new Map<string, number>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly bus: EventBus,
+    private readonly config: Config,
+    private readonly log: Logger,
+  ) {}
+
+  toRecord(row: AgentRow): AgentRecord {
+    const seenRecently = row.last_seen_at !== null && Date.now() - Date.parse(row.last_seen_at) < ONLINE_WINDOW_MS;
+    return {
+      agent_id: row.agent_id,
+      display_name: row.display_name,
+      role: row.role,
+      created_at: row.created_at,
+      last_seen_at: row.last_seen_at,
+      online: seenRecently || (this.connected.get(row.agent_id) ?? 0) > 0,
+      current_project: row.current_project,
+    };
+  }
+
+  /** Checks `X-Agent-ID`/`X-API-Key`; a wrong id and a wrong key fail the same way, in the same time. */
+  authenticate(agentId: string, apiKey: string): Caller {
+    const row = getAgentRow(this.db, agentId);
+    const valid = keyMatches(apiKey, row?.key_hash) && row !== undefined && row.deleted_at === null;
+    if (!valid) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+    this.touch(row);
+    return { agentId: row.agent_id, role: row.role };
+  }
+
+  private touch(row: AgentRow): void {
+    const at = now();
+    if (row.last_seen_at !== null && Date.parse(at) - Date.parse(row.last_seen_at) < TOUCH_INTERVAL_MS) return;
+    this.db.write(() => this.db.run("UPDATE agents SET last_seen_at = ? WHERE agent_id = ?", at, row.agent_id));
+  }
+
+  /** Fixed identities: renaming or deleting them would break the UI, the archivist or configuration. */
+  private isPinned(row: AgentRow): boolean {
+    return (
+      row.key_source === "static" ||
+      row.agent_id === this.config.UI_AGENT_ID ||
+      row.agent_id === this.config.ARCHIVIST_AGENT_ID
+    );
+  }
+
+  private liveRow(agentId: string): AgentRow {
+    const row = getAgentRow(this.db, agentId);
+    if (!row || row.deleted_at !== null) throw notFound("agent");
+    return row;
+  }
+
+  register(input: { agent_id: string; display_name?: string | undefined }, presentedKey: string | undefined): Registration {
+    if (!this.config.REGISTRATION_KEY) throw forbidden("registration is disabled (no REGISTRATION_KEY configured)");
+    this.checkRegistrationKey(presentedKey);
+    return this.create(input.agent_id, input.display_name ?? null, "agent");
+  }
+
+  selfRegister(input: { agent_id: string; display_name?: string | undefined }, presentedKey: string | undefined): Registration {
+    if (this.config.REGISTRATION_KEY) this.checkRegistrationKey(presentedKey);
+    else if (!this.config.hostIsLoopback) {
+      throw forbidden("self-registration without a registration key is only open on a loopback HOST");
+    }
+    return this.create(input.agent_id, input.display_name ?? null, "agent");
+  }
+
+  private checkRegistrationKey(presented: string | undefined): void {
+    const configured = hashKey(this.config.REGISTRATION_KEY);
+    if (presented === undefined || !keyMatches(presented, configured)) {
+      throw new AppError("UNAUTHENTICATED", "invalid registration key");
+    }
+  }
+
+  /** Creates an agent with a fresh key; the key is returned once and only its hash is kept. */
+  create(agentId: string, displayName: string | null, role: Role): Registration {
+    const apiKey = newApiKey();
+    const createdAt = now();
+    this.db.write(() => {
+      if (getAgentRow(this.db, agentId)) throw new AppError("CONFLICT", "agent id taken");
+      insertAgent(this.db, {
+        agent_id: agentId,
+        display_name: displayName,
+        role,
+        key_hash: hashKey(apiKey),
+        key_source: "generated",
+        created_at: createdAt,
+      });
+      this.bus.emit({ type: "agent.registered", agentId, project: null, payload: { agent_id: agentId, role } });
+    });
+    return { agent_id: agentId, api_key: apiKey, role, created_at: createdAt };
+  }
+
+  list(cursor: string | undefined, limit: number): Page<AgentRecord> {
+    const after = decodeCursor(cursor, isAgentId);
+    const rows = listAgentRows(this.db, after, limit + 1);
+    return pageOf(rows, limit, (row) => this.toRecord(row), (row) => row.agent_id);
+  }
+
+  me(caller: Caller): SelfRecord {
+    const row = this.liveRow(caller.agentId);
+    return {
+      ...this.toRecord(row),
+      projects: memberProjectIds(this.db, caller.agentId).sort(),
+      can_write_directives: this.config.DIRECTIVE_WRITERS.includes(caller.agentId),
+    };
+  }
+
+  /** Renames and/or sets the display name; a rename rewrites every record naming the old id. */
+  update(caller: Caller, targetId: string, change: { agent_id?: string | undefined; display_name?: string | null | undefined }): AgentRecord {
+    return this.db.write(() => {
+      const row = this.liveRow(targetId);
+      let id = row.agent_id;
+      if (change.agent_id !== undefined && change.agent_id !== id) {
+        if (this.isPinned(row)) {
+          throw new AppError("VALIDATION_FAILED", "this agent cannot be renamed", {
+            errors: [{ path: "agent_id", message: "the UI, archivist and AGENT_KEYS identities keep their ids" }],
+          });
+        }
+        if (getAgentRow(this.db, change.agent_id)) throw new AppError("CONFLICT", "agent id taken");
+        renameAgentRows(this.db, id, change.agent_id);
+        renameVectorAgent(this.db, id, change.agent_id);
+        this.bus.emit({
+          type: "agent.renamed",
+          agentId: caller.agentId === id ? change.agent_id : caller.agentId,
+          project: null,
+          payload: { from: id, to: change.agent_id },
+        });
+        id = change.agent_id;
+      }
+      if (change.display_name !== undefined && change.display_name !== row.display_name) {
+        setDisplayName(this.db, id, change.display_name);
+        this.bus.emit({
+          type: "agent.updated",
+          agentId: caller.agentId === row.agent_id ? id : caller.agentId,
+          project: null,
+          payload: { agent_id: id, fields: ["display_name"] },
+        });
+      }
+      return this.toRecord(this.liveRow(id));
+    });
+  }
+
+  /** Deletes the agent; what it wrote stays, attributed to its id, and the id is never reissued. */
+  remove(caller: Caller, targetId: string): void {
+    this.db.write(() => {
+      const row = this.liveRow(targetId);
+      if (this.isPinned(row)) {
+        throw new AppError("VALIDATION_FAILED", "this agent cannot be deleted", {
+          errors: [{ path: "agent_id", message: "the UI, archivist and AGENT_KEYS identities are managed by configuration" }],
+        });
+      }
+      markAgentDeleted(this.db, row.agent_id, now());
+      this.bus.emit({ type: "agent.deleted", agentId: caller.agentId, project: null, payload: { agent_id: row.agent_id } });
+    });
+  }
+
+  /** Issues a new key (self or owner); the old one stops working at once. */
+  rotateKey(caller: Caller, targetId: string): { api_key: string } {
+    if (caller.agentId !== targetId && caller.role !== "owner") {
+      // Not an oracle: any agent may list agents, so existence is not a secret here.
+      throw forbidden("only the agent itself or an owner may rotate its key");
+    }
+    return { api_key: this.issueKey(targetId, caller.agentId) };
+  }
+
+  issueKey(targetId: string, actorId: string): string {
+    const apiKey = newApiKey();
+    this.db.write(() => {
+      const row = this.liveRow(targetId);
+      if (row.key_source === "static") {
+        throw new AppError("VALIDATION_FAILED", "this agent's key is set in AGENT_KEYS", {
+          errors: [{ path: "agent_id", message: "change AGENT_KEYS and restart instead" }],
+        });
+      }
+      setAgentKey(this.db, targetId, hashKey(apiKey));
+      this.bus.emit({ type: "agent.key_rotated", agentId: actorId, project: null, payload: { agent_id: targetId } });
+    });
+    if (targetId === this.config.UI_AGENT_ID || targetId === this.config.ARCHIVIST_AGENT_ID) {
+      // The credentials file is how the human and the archivist find their keys: keep it current.
+      const agents = readCredentials(this.config.DATA_DIR)?.agents ?? {};
+      const role: Role = targetId === this.config.UI_AGENT_ID ? "owner" : "archivist";
+      agents[targetId] = { agent_id: targetId, role, api_key: apiKey };
+      writeCredentials(this.config.DATA_DIR, this.config.PUBLIC_URL, agents);
+    }
+    return apiKey;
+  }
+
+  /**
+   * Applies `AGENT_KEYS` and makes sure the UI (owner) and archivist identities exist, generating
+   * keys into `credentials.json` only when it has to. Returns the file's path when it wrote it.
+   */
+  bootstrap(): string | null {
+    const at = now();
+    const staticIds = new Set(this.config.AGENT_KEYS.map((agent) => agent.agentId));
+    const pinnedRole = (id: string, role: Role): Role =>
+      id === this.config.UI_AGENT_ID ? "owner" : id === this.config.ARCHIVIST_AGENT_ID ? "archivist" : role;
+    const stored = readCredentials(this.config.DATA_DIR)?.agents ?? {};
+    const generated: Record<string, BootstrapCredential> = {};
+
+    this.db.write(() => {
+      for (const agent of this.config.AGENT_KEYS) {
+        const role = pinnedRole(agent.agentId, agent.role);
+        const row = getAgentRow(this.db, agent.agentId);
+        if (row) {
+          this.db.run(
+            "UPDATE agents SET key_hash = ?, key_source = 'static', role = ?, deleted_at = NULL WHERE agent_id = ?",
+            hashKey(agent.key),
+            role,
+            agent.agentId,
+          );
+        } else {
+          insertAgent(this.db, {
+            agent_id: agent.agentId,
+            display_name: null,
+            role,
+            key_hash: hashKey(agent.key),
+            key_source: "static",
+            created_at: at,
+          });
+        }
+      }
+      // Identities dropped from AGENT_KEYS lose their key (their records stay).
+      for (const row of this.db.all<AgentRow>("SELECT * FROM agents WHERE key_source = 'static' AND key_hash IS NOT NULL")) {
+        if (!staticIds.has(row.agent_id)) setAgentKey(this.db, row.agent_id, null);
+      }
+      for (const [id, role] of [
+        [this.config.UI_AGENT_ID, "owner"],
+        [this.config.ARCHIVIST_AGENT_ID, "archivist"],
+      ] as const) {
+        if (staticIds.has(id)) continue;
+        const row = getAgentRow(this.db, id);
+        const fromFile = stored[id]?.api_key;
+        if (row && row.deleted_at === null && row.key_hash !== null && row.key_source !== "static") {
+          if (row.role !== role) this.db.run("UPDATE agents SET role = ? WHERE agent_id = ?", role, id);
+          continue;
+        }
+        const apiKey = fromFile ?? newApiKey();
+        if (fromFile === undefined) generated[id] = { agent_id: id, role, api_key: apiKey };
+        if (row) {
+          this.db.run(
+            "UPDATE agents SET key_hash = ?, key_source = 'bootstrap', role = ?, deleted_at = NULL WHERE agent_id = ?",
+            hashKey(apiKey),
+            role,
+            id,
+          );
+        } else {
+          insertAgent(this.db, { agent_id: id, display_name: null, role, key_hash: hashKey(apiKey), key_source: "bootstrap", created_at: at });
+        }
+      }
+    });
+
+    if (Object.keys(generated).length === 0) return null;
+    const path = writeCredentials(this.config.DATA_DIR, this.config.PUBLIC_URL, { ...stored, ...generated });
+    this.log.info("generated bootstrap credentials", { path, agents: Object.keys(generated) });
+    return path;
+  }
+
+  /** The archivist's key for the child process `serve` spawns, read from the credentials file. */
+  bootstrapKey(agentId: string): string | undefined {
+    return (
+      this.config.AGENT_KEYS.find((agent) => agent.agentId === agentId)?.key ??
+      readCredentials(this.config.DATA_DIR)?.agents[agentId]?.api_key
+    );
+  }
+}

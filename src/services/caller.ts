@@ -1,0 +1,12 @@
+import type { Role } from "../core/config.js";
+import type { Viewer } from "../store/visibility.js";
+
+/** The authenticated agent an operation runs for. */
+export interface Caller {
+  agentId: string;
+  role: Role;
+}
+
+export const seesAllProjects = (role: Role): boolean => role === "owner" || role === "archivist";
+
+export const viewerOf = (caller: Caller): Viewer => ({ agentId: caller.agentId, allProjects: seesAllProjects(caller.role) });

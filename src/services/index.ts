@@ -1,0 +1,133 @@
+import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Config } from "../core/config.js";
+import type { Logger } from "../core/log.js";
+import { packageVersion } from "../core/paths.js";
+import type { EmbedderLoader } from "../embed/embedder.js";
+import { embedderLoaderFor } from "../embed/models.js";
+import { EmbeddingQueue } from "../embed/queue.js";
+import { EventBus } from "../events/bus.js";
+import { openDatabase, type Db } from "../store/db.js";
+import { pruneEvents } from "../store/events.js";
+import { AgentService } from "./agents.js";
+import { EventService } from "./events.js";
+import { IdempotencyService } from "./idempotency.js";
+import { Jobs } from "./jobs.js";
+import { MemoryService } from "./memory.js";
+import { MemoryEmbeddings } from "./memory-embeddings.js";
+import { MemorySearch } from "./memory-search.js";
+import { RateLimiter } from "./rate-limit.js";
+import { ReadRecorder } from "./reads.js";
+
+export interface ServiceOptions {
+  config: Config;
+  log: Logger;
+  /** Replaces the loader `EMBEDDING_MODEL` selects (the CLI's doctor probes with it). */
+  embedderLoader?: EmbedderLoader;
+  /** Background jobs (sweeper, backfill, pruning); off for one-shot CLI commands. */
+  jobs?: boolean;
+  /** How often expired entries are swept (default 15 s: well inside the contract's minute). */
+  sweepIntervalMs?: number;
+  /** Load the embedding model (off for CLI commands that never embed). */
+  embeddings?: boolean;
+}
+
+export interface Health {
+  status: "ok" | "degraded";
+  version: string;
+  embeddings: "loading" | "ready" | "unavailable";
+  database: "ok" | "error";
+}
+
+export interface Services {
+  config: Config;
+  log: Logger;
+  db: Db;
+  bus: EventBus;
+  embeddingQueue: EmbeddingQueue;
+  embeddings: MemoryEmbeddings;
+  agents: AgentService;
+  memory: MemoryService;
+  search: MemorySearch;
+  events: EventService;
+  idempotency: IdempotencyService;
+  rateLimiter: RateLimiter;
+  /** Set when this start generated keys into it. */
+  credentialsWritten: string | null;
+  health(): Health;
+  close(): Promise<void>;
+}
+
+export const databasePath = (config: Config): string => join(config.DATA_DIR, "cairn.db");
+
+export function ensureDataDir(config: Config, log: Logger): void {
+  if (!existsSync(config.DATA_DIR)) {
+    mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
+    chmodSync(config.DATA_DIR, 0o700);
+  } else if ((statSync(config.DATA_DIR).mode & 0o077) !== 0) {
+    log.warn("DATA_DIR is readable by other users; chmod 700 it", { data_dir: config.DATA_DIR });
+  }
+}
+
+export function openServices(options: ServiceOptions): Services {
+  const { config, log } = options;
+  ensureDataDir(config, log);
+  const db = openDatabase(databasePath(config));
+  const bus = new EventBus(db);
+  const embeddingQueue = new EmbeddingQueue(options.embedderLoader ?? embedderLoaderFor(config), log.child({ component: "embeddings" }));
+  const embeddings = new MemoryEmbeddings(db, embeddingQueue, log.child({ component: "embeddings" }));
+  const reads = new ReadRecorder(db);
+  const agents = new AgentService(db, bus, config, log);
+  const memory = new MemoryService(db, bus, config, embeddings, reads);
+  const search = new MemorySearch(db, embeddings, reads);
+  const events = new EventService(db);
+  const idempotency = new IdempotencyService(db);
+  const credentialsWritten = agents.bootstrap();
+  if (options.embeddings ?? true) embeddingQueue.start();
+
+  const jobs = new Jobs(log.child({ component: "jobs" }));
+  if (options.jobs ?? true) {
+    jobs.every("sweep-expired", options.sweepIntervalMs ?? 15_000, () => memory.sweepExpired());
+    jobs.every("embed-backfill", 60_000, () => embeddings.backfill());
+    jobs.every("prune", 3600_000, () => {
+      idempotency.prune();
+      const cutoff = new Date(Date.now() - config.EVENT_RETENTION_DAYS * 86400_000).toISOString();
+      db.write(() => pruneEvents(db, cutoff));
+    });
+  }
+
+  let closed = false;
+  return {
+    config,
+    log,
+    db,
+    bus,
+    embeddingQueue,
+    embeddings,
+    agents,
+    memory,
+    search,
+    events,
+    idempotency,
+    rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_MINUTE),
+    credentialsWritten,
+    health: () => {
+      const database: Health["database"] = db.ping() ? "ok" : "error";
+      const status = embeddingQueue.status;
+      return {
+        status: database === "ok" && status !== "unavailable" ? "ok" : "degraded",
+        version: packageVersion,
+        embeddings: status,
+        database,
+      };
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      jobs.stop();
+      reads.flush();
+      await embeddingQueue.close();
+      db.close();
+    },
+  };
+}

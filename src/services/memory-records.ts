@@ -1,0 +1,86 @@
+import { createHash } from "node:crypto";
+import type { MemoryRow, MemoryType, Scope } from "../store/memory.js";
+import { NO_EXPIRY, ownerKeyFor, visKeyFor, type VectorMeta } from "../store/vectors.js";
+
+export interface MemoryEntry {
+  id: string;
+  type: MemoryType;
+  agent_id: string;
+  project: string | null;
+  scope: Scope;
+  content: string;
+  confidence: number;
+  parents: string[];
+  tags: string[];
+  headline: string | null;
+  created_at: string;
+  updated_at: string;
+  version: number;
+  expires_at: string | null;
+  read_count: number;
+  distinct_readers: number;
+  reinforcement_count: number;
+  last_reinforced_at: string | null;
+  superseded_by: string | null;
+  embedding_model: string | null;
+  embedding?: number[];
+}
+
+export interface Tombstone {
+  id: string;
+  deleted_at: string;
+  updated_at: string;
+  version: number;
+}
+
+export function toEntry(row: MemoryRow, embedding?: Float32Array): MemoryEntry {
+  const entry: MemoryEntry = {
+    id: row.id,
+    type: row.type,
+    agent_id: row.agent_id,
+    project: row.project,
+    scope: row.scope,
+    content: row.content,
+    confidence: row.confidence,
+    parents: JSON.parse(row.parents) as string[],
+    tags: JSON.parse(row.tags) as string[],
+    headline: row.headline,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    version: row.version,
+    expires_at: row.expires_at,
+    read_count: row.read_count,
+    distinct_readers: row.distinct_readers,
+    reinforcement_count: row.reinforcement_count,
+    last_reinforced_at: row.last_reinforced_at,
+    superseded_by: row.superseded_by,
+    embedding_model: row.embedding_model,
+  };
+  if (embedding) entry.embedding = Array.from(embedding);
+  return entry;
+}
+
+export const toTombstone = (row: MemoryRow): Tombstone => ({
+  id: row.id,
+  deleted_at: row.deleted_at ?? row.updated_at,
+  updated_at: row.updated_at,
+  version: row.version,
+});
+
+/** Identity of content for exact-duplicate detection: trimmed, white space collapsed, case-folded. */
+export function contentKey(content: string): string {
+  const normalised = content.normalize("NFKC").trim().replace(/\s+/gu, " ").toLowerCase();
+  return createHash("sha256").update(normalised, "utf8").digest("hex");
+}
+
+export function vectorMetaOf(row: Pick<MemoryRow, "scope" | "project" | "agent_id" | "type" | "confidence" | "expires_at">): VectorMeta {
+  return {
+    visKey: visKeyFor(row.scope, row.project, row.agent_id),
+    ownerKey: ownerKeyFor(row.scope, row.agent_id),
+    projectKey: row.project ?? "",
+    type: row.type,
+    agentId: row.agent_id,
+    confidence: row.confidence,
+    expiresMs: row.expires_at === null ? NO_EXPIRY : Date.parse(row.expires_at),
+  };
+}

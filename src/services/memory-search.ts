@@ -1,0 +1,191 @@
+import { cosine } from "../embed/embedder.js";
+import { now } from "../core/time.js";
+import type { Db } from "../store/db.js";
+import { keywordSearch, memoryByPks, type MemoryType } from "../store/memory.js";
+import { getVectors, nearest } from "../store/vectors.js";
+import { vectorScope } from "../store/visibility.js";
+import { viewerOf, type Caller } from "./caller.js";
+import type { MemoryEmbeddings } from "./memory-embeddings.js";
+import { toEntry, type MemoryEntry } from "./memory-records.js";
+import type { ReadRecorder } from "./reads.js";
+
+export interface SearchInput {
+  q: string;
+  limit: number;
+  project?: string | null | undefined;
+  tag?: string | undefined;
+  type?: MemoryType | undefined;
+  agent?: string | undefined;
+  max_distance?: number | undefined;
+  confidence_min?: number | undefined;
+  max_content_length?: number | undefined;
+  diversify?: boolean | undefined;
+  context?: string | undefined;
+  include_embedding?: boolean | undefined;
+}
+
+export interface SearchHit extends MemoryEntry {
+  score: number;
+  similarity: number | null;
+  match: "semantic" | "keyword" | "both";
+  truncated?: true;
+}
+
+export interface SearchResult {
+  mode: "hybrid" | "keyword";
+  hits: SearchHit[];
+}
+
+// Reciprocal-rank fusion constant (the usual 60) and per-list weights. Keyword ranks are noisier
+// than semantic ones for paraphrases, so they count a little less; an exact-term hit that is also
+// semantically close still rises to the top because it scores in both lists.
+const RRF_K = 60;
+const SEMANTIC_WEIGHT = 1;
+const KEYWORD_WEIGHT = 0.6;
+const MMR_LAMBDA = 0.7;
+const QUERY_WAIT_MS = 5_000;
+const MAX_QUERY_TERMS = 32;
+
+const STOPWORDS = new Set(
+  "a an and are as at be but by can did do does for from had has have how i if in into is it its me my no not of on or our so than that the their them then there these they this to was we were what when where which who why will with you your".split(
+    " ",
+  ),
+);
+
+/** FTS5 query from free text: each word quoted (no operator injection), OR-ed, stopwords dropped. */
+export function keywordQuery(text: string): string | null {
+  const words = [...new Set((text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []).filter((word) => word.length <= 64))];
+  const meaningful = words.filter((word) => !STOPWORDS.has(word));
+  const terms = (meaningful.length > 0 ? meaningful : words).slice(0, MAX_QUERY_TERMS);
+  return terms.length === 0 ? null : terms.map((term) => `"${term}"`).join(" OR ");
+}
+
+const round = (value: number): number => Math.round(value * 1e6) / 1e6;
+
+export class MemorySearch {
+  constructor(
+    private readonly db: Db,
+    private readonly embeddings: MemoryEmbeddings,
+    private readonly reads: ReadRecorder,
+  ) {}
+
+  async search(caller: Caller, input: SearchInput): Promise<SearchResult> {
+    const vector = await this.embeddings.embed(input.q, QUERY_WAIT_MS);
+    const viewer = viewerOf(caller);
+    const at = now();
+    const pool = Math.min(Math.max(input.limit * 4, 40), 200);
+
+    const semantic = vector
+      ? nearest(this.db, vector, pool, {
+          ...vectorScope(this.db, viewer),
+          nowMs: Date.parse(at),
+          ...(input.project === undefined ? {} : { projectKey: input.project ?? "" }),
+          ...(input.type === undefined ? {} : { types: [input.type] }),
+          ...(input.agent === undefined ? {} : { agentId: input.agent }),
+          ...(input.confidence_min === undefined ? {} : { confidenceMin: input.confidence_min }),
+          ...(input.max_distance === undefined ? {} : { maxDistance: input.max_distance }),
+          ...(input.tag === undefined ? {} : { tag: input.tag }),
+        })
+      : [];
+    const match = keywordQuery(input.q);
+    // With a distance bound, only hits with a known distance can satisfy it.
+    const keyword =
+      match && !(vector && input.max_distance !== undefined)
+        ? keywordSearch(
+            this.db,
+            viewer,
+            at,
+            match,
+            {
+              project: input.project,
+              type: input.type,
+              agent: input.agent,
+              tag: input.tag,
+              confidenceMin: input.confidence_min,
+            },
+            pool,
+          )
+        : [];
+
+    const fused = new Map<number, { score: number; similarity: number | null; semantic: boolean; keyword: boolean }>();
+    semantic.forEach((hit, index) => {
+      fused.set(hit.pk, { score: SEMANTIC_WEIGHT / (RRF_K + index + 1), similarity: 1 - hit.distance, semantic: true, keyword: false });
+    });
+    keyword.forEach((hit, index) => {
+      const entry = fused.get(hit.pk) ?? { score: 0, similarity: null, semantic: false, keyword: false };
+      entry.score += KEYWORD_WEIGHT / (RRF_K + index + 1);
+      entry.keyword = true;
+      fused.set(hit.pk, entry);
+    });
+    let ranked = [...fused.entries()].sort((a, b) => b[1].score - a[1].score || a[0] - b[0]).map(([pk]) => pk);
+    const needVectors = input.diversify || input.include_embedding;
+    const vectors = needVectors ? getVectors(this.db, ranked) : new Map<number, Float32Array>();
+    ranked = input.diversify ? diversify(ranked, fused, vectors, input.limit) : ranked.slice(0, input.limit);
+
+    const rows = memoryByPks(this.db, ranked);
+    const hits: SearchHit[] = [];
+    for (const pk of ranked) {
+      const row = rows.get(pk);
+      const info = fused.get(pk);
+      if (!row || !info) continue;
+      const entry = toEntry(row, input.include_embedding ? vectors.get(pk) : undefined);
+      const hit: SearchHit = {
+        ...entry,
+        score: round(info.score),
+        similarity: info.similarity === null ? null : round(info.similarity),
+        match: info.semantic && info.keyword ? "both" : info.semantic ? "semantic" : "keyword",
+      };
+      const limit = input.max_content_length;
+      if (limit !== undefined) {
+        const codePoints = [...hit.content];
+        if (codePoints.length > limit) {
+          hit.content = codePoints.slice(0, limit).join("");
+          hit.truncated = true;
+        }
+      }
+      hits.push(hit);
+    }
+    if (caller.role !== "archivist") {
+      const readPks = ranked.filter((pk) => {
+        const author = rows.get(pk)?.agent_id;
+        return author !== undefined && author !== caller.agentId;
+      });
+      this.reads.record(readPks.map((pk) => ({ pk, agentId: caller.agentId, at, context: input.context ?? null })));
+    }
+    return { mode: vector ? "hybrid" : "keyword", hits };
+  }
+}
+
+/** Maximal marginal relevance: trade relevance against similarity to what is already picked. */
+function diversify(
+  ranked: number[],
+  fused: Map<number, { score: number }>,
+  vectors: Map<number, Float32Array>,
+  limit: number,
+): number[] {
+  const top = fused.get(ranked[0] ?? -1)?.score ?? 1;
+  const remaining = [...ranked];
+  const picked: number[] = [];
+  while (picked.length < limit && remaining.length > 0) {
+    let bestIndex = 0;
+    let bestValue = -Infinity;
+    remaining.forEach((pk, index) => {
+      const relevance = (fused.get(pk)?.score ?? 0) / top;
+      const vector = vectors.get(pk);
+      let redundancy = 0;
+      if (vector) {
+        for (const other of picked) {
+          const otherVector = vectors.get(other);
+          if (otherVector) redundancy = Math.max(redundancy, cosine(vector, otherVector));
+        }
+      }
+      const value = MMR_LAMBDA * relevance - (1 - MMR_LAMBDA) * redundancy;
+      if (value > bestValue) {
+        bestValue = value;
+        bestIndex = index;
+      }
+    });
+    picked.push(...remaining.splice(bestIndex, 1));
+  }
+  return picked;
+}

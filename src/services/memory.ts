@@ -1,0 +1,416 @@
+import type { Config } from "../core/config.js";
+import { AppError, forbidden, invalid, notFound } from "../core/errors.js";
+import { newId, parseIdRef } from "../core/ids.js";
+import { now } from "../core/time.js";
+import { getAgentRow } from "../store/agents.js";
+import type { Db } from "../store/db.js";
+import {
+  expiredMemory,
+  findExactDuplicate,
+  findLiveMemory,
+  insertMemory,
+  listDirectives,
+  listMemory,
+  memoryByPk,
+  memoryDelta,
+  patchMemory,
+  replaceTags,
+  visibleMemoryIds,
+  type MemoryFilters,
+  type MemoryPatch,
+  type MemoryRow,
+  type MemoryType,
+  type Scope,
+} from "../store/memory.js";
+import { deleteVector, getVectors, nearest, updateVectorMeta } from "../store/vectors.js";
+import { isProjectMember, vectorScope, type Viewer } from "../store/visibility.js";
+import { cosine } from "../embed/embedder.js";
+import type { EventBus } from "../events/bus.js";
+import { seesAllProjects, viewerOf, type Caller } from "./caller.js";
+import type { MemoryEmbeddings } from "./memory-embeddings.js";
+import { contentKey, toEntry, toTombstone, vectorMetaOf, type MemoryEntry, type Tombstone } from "./memory-records.js";
+import { decodeCursor, isKeyset, pageOf, type Page } from "./paging.js";
+import type { ReadRecorder } from "./reads.js";
+
+export interface WriteInput {
+  content: string;
+  type?: MemoryType | undefined;
+  scope?: Scope | undefined;
+  project?: string | null | undefined;
+  tags?: string[] | undefined;
+  confidence?: number | undefined;
+  parents?: string[] | undefined;
+  expires_at?: string | null | undefined;
+  allow_duplicate?: boolean | undefined;
+}
+
+export interface SimilarEntry {
+  id: string;
+  similarity: number;
+  agent_id: string;
+}
+
+export type WriteResult =
+  | { created: true; entry: MemoryEntry & { similar: SimilarEntry[] } }
+  | { created: false; entry: MemoryEntry & { duplicate_of: string; similarity: number } };
+
+export interface PatchInput {
+  content?: string | undefined;
+  tags?: string[] | undefined;
+  confidence?: number | undefined;
+  type?: MemoryType | undefined;
+  scope?: Scope | undefined;
+  project?: string | null | undefined;
+  expires_at?: string | null | undefined;
+}
+
+export interface ListInput extends MemoryFilters {
+  cursor?: string | undefined;
+  limit: number;
+  includeEmbedding?: boolean | undefined;
+}
+
+export interface BulkDeleteResult {
+  deleted: string[];
+  skipped: { id: string; reason: string }[];
+}
+
+const DIRECTIVE_DENIED = "directive writes require elevated permission";
+const DIRECTIVE_LIMIT = 1000;
+
+const round = (value: number): number => Math.round(value * 1e6) / 1e6;
+
+/** Parses `If-Match: "3"` (quotes and a weak prefix optional). */
+export function parseIfMatch(header: string): number {
+  const match = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(header);
+  if (!match?.[1]) throw new AppError("BAD_REQUEST", "unparsable if-match header");
+  return Number(match[1]);
+}
+
+export class MemoryService {
+  constructor(
+    private readonly db: Db,
+    private readonly bus: EventBus,
+    private readonly config: Config,
+    private readonly embeddings: MemoryEmbeddings,
+    private readonly reads: ReadRecorder,
+  ) {}
+
+  private checkContentSize(content: string): void {
+    if (Buffer.byteLength(content, "utf8") > this.config.MAX_CONTENT_BYTES) {
+      throw new AppError("PAYLOAD_TOO_LARGE", `content exceeds ${this.config.MAX_CONTENT_BYTES} bytes`);
+    }
+  }
+
+  private checkProjectWrite(caller: Caller, project: string | null): void {
+    if (project === null || seesAllProjects(caller.role)) return;
+    if (!isProjectMember(this.db, project, caller.agentId)) throw forbidden("not a member of this project");
+  }
+
+  private checkFutureExpiry(expiresAt: string | null | undefined): void {
+    if (expiresAt && expiresAt <= now()) throw invalid("expires_at", "must be in the future");
+  }
+
+  /** A live entry the caller can see, by full id or unique prefix; anything else is 404. */
+  resolve(viewer: Viewer, ref: string): MemoryRow {
+    const parsed = parseIdRef(ref);
+    const rows = findLiveMemory(this.db, viewer, now(), parsed.kind === "full" ? { id: parsed.id } : { prefix: parsed.prefix });
+    if (rows.length > 1) throw new AppError("BAD_REQUEST", "ambiguous id prefix");
+    const row = rows[0];
+    if (!row) throw notFound("memory entry");
+    return row;
+  }
+
+  async write(caller: Caller, input: WriteInput): Promise<WriteResult> {
+    this.checkContentSize(input.content);
+    const type = input.type ?? "memory";
+    if (type === "compiled") throw invalid("type", "compiled entries are written by the compile routes only");
+    if (type === "directive" && !this.config.DIRECTIVE_WRITERS.includes(caller.agentId)) throw forbidden(DIRECTIVE_DENIED);
+    const scope = input.scope ?? "project";
+    const project =
+      input.project === undefined ? (getAgentRow(this.db, caller.agentId)?.current_project ?? null) : input.project;
+    this.checkProjectWrite(caller, project);
+    this.checkFutureExpiry(input.expires_at);
+    const viewer = viewerOf(caller);
+    const parents = [...new Set(input.parents ?? [])];
+    if (parents.length > 0) {
+      const found = visibleMemoryIds(this.db, viewer, parents);
+      parents.forEach((id, index) => {
+        if (!found.has(id)) throw invalid(`parents.${index}`, "no such entry");
+      });
+    }
+    const tags = [...new Set(input.tags ?? [])];
+    const confidence = type === "directive" ? 1 : (input.confidence ?? 1);
+    const key = contentKey(input.content);
+    const vector = await this.embeddings.embedForWrite(input.content);
+
+    // Everything from the duplicate check to the insert is one synchronous transaction, so two
+    // identical writes racing each other cannot both be inserted.
+    return this.db.write((): WriteResult => {
+      const at = now();
+      const dupKey = { type, project, scope, agentId: caller.agentId, contentKey: key };
+      if (!input.allow_duplicate) {
+        const duplicate = this.findDuplicate(dupKey, vector, at);
+        if (duplicate) return { created: false, entry: this.reinforce(caller, duplicate.row, duplicate.similarity, at) };
+      }
+      const row: Omit<MemoryRow, "pk"> = {
+        id: newId(),
+        type,
+        agent_id: caller.agentId,
+        project,
+        scope,
+        content: input.content,
+        content_key: key,
+        confidence,
+        parents: JSON.stringify(parents),
+        tags: JSON.stringify(tags),
+        headline: null,
+        created_at: at,
+        updated_at: at,
+        version: 1,
+        expires_at: input.expires_at ?? null,
+        read_count: 0,
+        distinct_readers: 0,
+        reinforcement_count: 0,
+        last_reinforced_at: null,
+        superseded_by: null,
+        embedding_model: null,
+        deleted_at: null,
+      };
+      const pk = insertMemory(this.db, row, tags);
+      const similar = vector ? this.similarTo(viewer, vector, pk, at) : [];
+      if (vector) row.embedding_model = this.embeddings.store(pk, vector, row);
+      this.emitChange("memory.written", caller.agentId, row, {});
+      return { created: true, entry: { ...toEntry({ ...row, pk }), similar } };
+    });
+  }
+
+  private findDuplicate(
+    key: { type: MemoryType; project: string | null; scope: Scope; agentId: string; contentKey: string },
+    vector: Float32Array | null,
+    at: string,
+  ): { row: MemoryRow; similarity: number } | null {
+    const exact = findExactDuplicate(this.db, key, at);
+    if (exact) {
+      const stored = vector ? getVectors(this.db, [exact.pk]).get(exact.pk) : undefined;
+      return { row: exact, similarity: stored && vector ? round(cosine(stored, vector)) : 1 };
+    }
+    if (!vector) return null;
+    const [best] = nearest(this.db, vector, 1, {
+      visKeys: [key.scope === "agent" ? `a:${key.agentId}` : key.project === null ? "g" : `p:${key.project}`],
+      projectKey: key.project ?? "",
+      types: [key.type],
+      nowMs: Date.parse(at),
+    });
+    if (!best || 1 - best.distance < this.config.DUPLICATE_THRESHOLD) return null;
+    const row = memoryByPk(this.db, best.pk);
+    return row ? { row, similarity: round(1 - best.distance) } : null;
+  }
+
+  private reinforce(
+    caller: Caller,
+    row: MemoryRow,
+    similarity: number,
+    at: string,
+  ): MemoryEntry & { duplicate_of: string; similarity: number } {
+    const confidence = row.type === "directive" ? row.confidence : round(row.confidence + 0.2 * (1 - row.confidence));
+    const patch = { confidence, last_reinforced_at: at, reinforcement_count: row.reinforcement_count + 1 };
+    patchMemory(this.db, row.pk, patch);
+    const updated = { ...row, ...patch };
+    if (row.embedding_model !== null) updateVectorMeta(this.db, row.pk, vectorMetaOf(updated));
+    this.emitChange("memory.updated", caller.agentId, updated, { reason: "reinforced" });
+    return { ...toEntry(updated), duplicate_of: row.id, similarity };
+  }
+
+  private similarTo(viewer: Viewer, vector: Float32Array, excludePk: number, at: string): SimilarEntry[] {
+    const neighbours = nearest(this.db, vector, 3, {
+      ...vectorScope(this.db, viewer),
+      nowMs: Date.parse(at),
+      maxDistance: 1 - this.config.SIMILAR_THRESHOLD,
+      excludePk,
+    });
+    return neighbours.flatMap((neighbour) => {
+      const row = memoryByPk(this.db, neighbour.pk);
+      return row ? [{ id: row.id, similarity: round(1 - neighbour.distance), agent_id: row.agent_id }] : [];
+    });
+  }
+
+  private emitChange(
+    type: "memory.written" | "memory.updated" | "memory.deleted",
+    actor: string,
+    row: Pick<MemoryRow, "id" | "type" | "project" | "scope" | "version" | "agent_id">,
+    extra: Record<string, unknown>,
+  ): void {
+    this.bus.emit({
+      type,
+      agentId: actor,
+      project: row.project,
+      privateTo: row.scope === "agent" ? row.agent_id : null,
+      payload: { memory_id: row.id, type: row.type, project: row.project, scope: row.scope, version: row.version, ...extra },
+    });
+  }
+
+  /** One entry; a read by anyone but its author or the archivist is counted. */
+  get(caller: Caller, ref: string, options: { includeEmbedding?: boolean | undefined; context?: string | undefined } = {}): MemoryEntry {
+    let row = this.resolve(viewerOf(caller), ref);
+    if (caller.agentId !== row.agent_id && caller.role !== "archivist") {
+      this.reads.recordNow([{ pk: row.pk, agentId: caller.agentId, at: now(), context: options.context ?? null }]);
+      row = memoryByPk(this.db, row.pk) ?? row;
+    }
+    return toEntry(row, options.includeEmbedding ? getVectors(this.db, [row.pk]).get(row.pk) : undefined);
+  }
+
+  list(caller: Caller, input: ListInput): Page<MemoryEntry> {
+    const after = decodeCursor(input.cursor, isKeyset);
+    const rows = listMemory(this.db, viewerOf(caller), now(), input, after, input.limit + 1);
+    const vectors = input.includeEmbedding ? getVectors(this.db, rows.map((row) => row.pk)) : undefined;
+    return pageOf(rows, input.limit, (row) => toEntry(row, vectors?.get(row.pk)), (row) => ({ at: row.updated_at, pk: row.pk }));
+  }
+
+  delta(
+    caller: Caller,
+    input: { since: string; agent?: string | undefined; project?: string | null | undefined; type?: MemoryType | undefined; cursor?: string | undefined; limit: number },
+  ): Page<MemoryEntry | Tombstone> {
+    const after = decodeCursor(input.cursor, isKeyset);
+    const rows = memoryDelta(this.db, viewerOf(caller), input.since, input, after, input.limit + 1);
+    const at = now();
+    return pageOf(
+      rows,
+      input.limit,
+      (row) => (row.deleted_at !== null || (row.expires_at !== null && row.expires_at <= at) ? toTombstone(row) : toEntry(row)),
+      (row) => ({ at: row.updated_at, pk: row.pk }),
+    );
+  }
+
+  directives(caller: Caller, project: string | undefined): MemoryEntry[] {
+    return listDirectives(this.db, viewerOf(caller), now(), project, DIRECTIVE_LIMIT).map((row) => toEntry(row));
+  }
+
+  private checkMayChange(caller: Caller, row: MemoryRow): void {
+    if (row.type === "directive") {
+      if (caller.agentId !== row.agent_id) throw forbidden("only the author may change a directive");
+      return;
+    }
+    if (caller.agentId !== row.agent_id && caller.role !== "archivist" && caller.role !== "owner") {
+      throw forbidden("only the author, the archivist or an owner may change this entry");
+    }
+  }
+
+  async update(caller: Caller, ref: string, patch: PatchInput, ifMatch: string | undefined): Promise<MemoryEntry> {
+    const expected = ifMatch === undefined ? undefined : parseIfMatch(ifMatch);
+    const viewer = viewerOf(caller);
+    const current = this.resolve(viewer, ref);
+    this.checkMayChange(caller, current);
+    if (patch.content !== undefined) this.checkContentSize(patch.content);
+    if (patch.type !== undefined && (patch.type === "directive") !== (current.type === "directive")) {
+      throw invalid("type", "an entry cannot become or stop being a directive");
+    }
+    if (patch.type === "compiled" && current.type !== "compiled") throw invalid("type", "compiled entries are written by the compile routes only");
+    if (patch.project !== undefined && patch.project !== current.project) this.checkProjectWrite(caller, patch.project);
+    if (patch.expires_at !== undefined) this.checkFutureExpiry(patch.expires_at);
+    const contentChanged = patch.content !== undefined && patch.content !== current.content;
+    const vector = contentChanged && patch.content !== undefined ? await this.embeddings.embedForWrite(patch.content) : null;
+
+    return this.db.write(() => {
+      // Re-read inside the transaction: the entry may have changed while the content was embedded.
+      const row = this.resolve(viewer, current.id);
+      if (expected !== undefined && expected !== row.version) {
+        throw new AppError("PRECONDITION_FAILED", "version does not match if-match", { extra: { current_version: row.version } });
+      }
+      const changes: MemoryPatch = {};
+      const changed: string[] = [];
+      const tags = patch.tags === undefined ? undefined : [...new Set(patch.tags)];
+      const candidate: MemoryPatch = {
+        content: patch.content,
+        tags: tags === undefined ? undefined : JSON.stringify(tags),
+        confidence: patch.confidence,
+        type: patch.type,
+        scope: patch.scope,
+        project: patch.project,
+        expires_at: patch.expires_at,
+      };
+      for (const [field, value] of Object.entries(candidate) as [keyof MemoryPatch, unknown][]) {
+        if (value !== undefined && value !== row[field]) {
+          (changes as Record<string, unknown>)[field] = value;
+          changed.push(field);
+        }
+      }
+      if (changed.length === 0) return toEntry(row);
+      const at = now();
+      if (changes.content !== undefined) changes.content_key = contentKey(changes.content);
+      changes.version = row.version + 1;
+      changes.updated_at = at;
+      patchMemory(this.db, row.pk, changes);
+      if (tags !== undefined) replaceTags(this.db, row.pk, tags);
+      const updated: MemoryRow = { ...row, ...changes } as MemoryRow;
+      if (changes.content !== undefined) {
+        if (vector) updated.embedding_model = this.embeddings.store(row.pk, vector, updated);
+        else {
+          deleteVector(this.db, row.pk);
+          updated.embedding_model = null;
+          patchMemory(this.db, row.pk, { embedding_model: null });
+        }
+      } else if (row.embedding_model !== null) {
+        updateVectorMeta(this.db, row.pk, vectorMetaOf(updated));
+      }
+      this.emitChange("memory.updated", caller.agentId, updated, { changed });
+      return toEntry(updated);
+    });
+  }
+
+  private softDelete(caller: Caller, row: MemoryRow, reason: string): void {
+    const at = now();
+    patchMemory(this.db, row.pk, { deleted_at: at, updated_at: at });
+    deleteVector(this.db, row.pk);
+    this.emitChange("memory.deleted", caller.agentId, row, { reason });
+  }
+
+  remove(caller: Caller, ref: string): void {
+    this.db.write(() => {
+      const row = this.resolve(viewerOf(caller), ref);
+      this.checkMayChange(caller, row);
+      this.softDelete(caller, row, "deleted");
+    });
+  }
+
+  removeMany(caller: Caller, refs: string[]): BulkDeleteResult {
+    const viewer = viewerOf(caller);
+    return this.db.write(() => {
+      const result: BulkDeleteResult = { deleted: [], skipped: [] };
+      for (const ref of new Set(refs)) {
+        try {
+          const row = this.resolve(viewer, ref);
+          this.checkMayChange(caller, row);
+          this.softDelete(caller, row, "deleted");
+          result.deleted.push(row.id);
+        } catch (error) {
+          if (!(error instanceof AppError)) throw error;
+          const reason = error.code === "NOT_FOUND" ? "not found" : error.code === "FORBIDDEN" ? "forbidden" : error.detail;
+          result.skipped.push({ id: ref, reason: error.code === "VALIDATION_FAILED" ? "invalid id" : reason });
+        }
+      }
+      return result;
+    });
+  }
+
+  /** Archivist only (checked by the operation); leaves `version` and `updated_at` alone. */
+  setHeadline(caller: Caller, ref: string, headline: string | null): MemoryEntry {
+    return this.db.write(() => {
+      const row = this.resolve(viewerOf(caller), ref);
+      if (row.headline === headline) return toEntry(row);
+      patchMemory(this.db, row.pk, { headline });
+      const updated = { ...row, headline };
+      this.emitChange("memory.updated", caller.agentId, updated, { reason: "headline", changed: ["headline"] });
+      return toEntry(updated);
+    });
+  }
+
+  /** Soft-deletes entries whose `expires_at` has passed; returns how many. */
+  sweepExpired(batch = 500): number {
+    return this.db.write(() => {
+      const rows = expiredMemory(this.db, now(), batch);
+      for (const row of rows) this.softDelete({ agentId: row.agent_id, role: "agent" }, row, "expired");
+      return rows.length;
+    });
+  }
+}

@@ -1,0 +1,74 @@
+import type { Role } from "../core/config.js";
+import type { Db } from "./db.js";
+
+export interface AgentRow {
+  agent_id: string;
+  display_name: string | null;
+  role: Role;
+  key_hash: Buffer | null;
+  key_source: "generated" | "static" | "bootstrap";
+  created_at: string;
+  last_seen_at: string | null;
+  current_project: string | null;
+  deleted_at: string | null;
+}
+
+export const getAgentRow = (db: Db, agentId: string): AgentRow | undefined =>
+  db.get<AgentRow>("SELECT * FROM agents WHERE agent_id = ?", agentId);
+
+export function insertAgent(
+  db: Db,
+  row: Pick<AgentRow, "agent_id" | "display_name" | "role" | "key_hash" | "key_source" | "created_at">,
+): void {
+  db.run(
+    "INSERT INTO agents (agent_id, display_name, role, key_hash, key_source, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+    row.agent_id,
+    row.display_name,
+    row.role,
+    row.key_hash,
+    row.key_source,
+    row.created_at,
+  );
+}
+
+/** Live agents in id order, after `afterId` (keyset pagination). */
+export const listAgentRows = (db: Db, afterId: string | null, limit: number): AgentRow[] =>
+  db.all<AgentRow>(
+    "SELECT * FROM agents WHERE deleted_at IS NULL AND agent_id > ? ORDER BY agent_id LIMIT ?",
+    afterId ?? "",
+    limit,
+  );
+
+export const setAgentKey = (db: Db, agentId: string, keyHash: Buffer | null, source?: AgentRow["key_source"]): void => {
+  if (source) db.run("UPDATE agents SET key_hash = ?, key_source = ? WHERE agent_id = ?", keyHash, source, agentId);
+  else db.run("UPDATE agents SET key_hash = ? WHERE agent_id = ?", keyHash, agentId);
+};
+
+export const setAgentRole = (db: Db, agentId: string, role: Role): void => {
+  db.run("UPDATE agents SET role = ? WHERE agent_id = ?", role, agentId);
+};
+
+export const setDisplayName = (db: Db, agentId: string, displayName: string | null): void => {
+  db.run("UPDATE agents SET display_name = ? WHERE agent_id = ?", displayName, agentId);
+};
+
+export const touchAgent = (db: Db, agentId: string, at: string): void => {
+  db.run("UPDATE agents SET last_seen_at = ? WHERE agent_id = ?", at, agentId);
+};
+
+/** Deleted agents keep their row (no key, marked deleted) so nobody can take over their id. */
+export const markAgentDeleted = (db: Db, agentId: string, at: string): void => {
+  db.run("UPDATE agents SET key_hash = NULL, deleted_at = ?, current_project = NULL WHERE agent_id = ?", at, agentId);
+};
+
+/** Rewrites every record that names `from` (the vector index is renamed by its own module). */
+export function renameAgentRows(db: Db, from: string, to: string): void {
+  db.run("UPDATE agents SET agent_id = ? WHERE agent_id = ?", to, from);
+  db.run("UPDATE memory SET agent_id = ? WHERE agent_id = ?", to, from);
+  db.run("UPDATE memory_readers SET agent_id = ? WHERE agent_id = ?", to, from);
+  db.run("UPDATE project_members SET agent_id = ? WHERE agent_id = ?", to, from);
+  db.run("UPDATE projects SET owner = ? WHERE owner = ?", to, from);
+  db.run("UPDATE events SET agent_id = ? WHERE agent_id = ?", to, from);
+  db.run("UPDATE events SET private_to = ? WHERE private_to = ?", to, from);
+  db.run("UPDATE idempotency SET agent_id = ? WHERE agent_id = ?", to, from);
+}

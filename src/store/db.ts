@@ -1,0 +1,110 @@
+import Database from "better-sqlite3";
+import * as sqliteVec from "sqlite-vec";
+import { chmodSync, existsSync } from "node:fs";
+import { runMigrations } from "./migrate.js";
+
+export type Row = Record<string, unknown>;
+export type Statement = Database.Statement<unknown[], Row>;
+
+/**
+ * One SQLite connection (better-sqlite3 is synchronous, so a second one would only add locking),
+ * with cached statements and write transactions that run hooks after they commit.
+ */
+export class Db {
+  readonly sqlite: Database.Database;
+  private readonly statements = new Map<string, Statement>();
+  private pendingHooks: (() => void)[] | null = null;
+
+  constructor(sqlite: Database.Database) {
+    this.sqlite = sqlite;
+  }
+
+  prepare(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.sqlite.prepare<unknown[], Row>(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  get<T = Row>(sql: string, ...params: unknown[]): T | undefined {
+    return this.prepare(sql).get(...params) as T | undefined;
+  }
+
+  all<T = Row>(sql: string, ...params: unknown[]): T[] {
+    return this.prepare(sql).all(...params) as T[];
+  }
+
+  run(sql: string, ...params: unknown[]): Database.RunResult {
+    return this.prepare(sql).run(...params);
+  }
+
+  get inTransaction(): boolean {
+    return this.sqlite.inTransaction;
+  }
+
+  /**
+   * Runs `fn` in a `BEGIN IMMEDIATE` transaction (nested calls join the outer one). Hooks
+   * registered with `afterCommit` run once the outermost transaction has committed, and are
+   * dropped if it rolls back: that is how events reach subscribers only for changes that happened.
+   */
+  write<T>(fn: () => T): T {
+    if (this.pendingHooks) return fn();
+    const hooks: (() => void)[] = [];
+    this.pendingHooks = hooks;
+    let result: T;
+    try {
+      result = this.sqlite.transaction(fn).immediate();
+    } finally {
+      this.pendingHooks = null;
+    }
+    for (const hook of hooks) hook();
+    return result;
+  }
+
+  afterCommit(hook: () => void): void {
+    if (!this.pendingHooks) throw new Error("afterCommit outside a write transaction");
+    this.pendingHooks.push(hook);
+  }
+
+  ping(): boolean {
+    try {
+      return this.sqlite.open && this.get("SELECT 1 AS ok") !== undefined;
+    } catch {
+      return false;
+    }
+  }
+
+  close(): void {
+    if (!this.sqlite.open) return;
+    try {
+      this.sqlite.pragma("wal_checkpoint(TRUNCATE)");
+    } finally {
+      this.sqlite.close();
+    }
+  }
+}
+
+export interface OpenOptions {
+  readonly?: boolean;
+  /** Skip migrations (for read-only tools such as backup). */
+  migrate?: boolean;
+}
+
+export function openDatabase(file: string, options: OpenOptions = {}): Db {
+  const isNew = !existsSync(file);
+  const sqlite = new Database(file, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+  if (isNew && !options.readonly) chmodSync(file, 0o600);
+  sqliteVec.load(sqlite);
+  sqlite.pragma("busy_timeout = 5000");
+  if (!options.readonly) sqlite.pragma("journal_mode = WAL");
+  // FULL: an acknowledged write survives power loss, not only a process crash.
+  sqlite.pragma("synchronous = FULL");
+  sqlite.pragma("foreign_keys = ON");
+  sqlite.pragma("temp_store = MEMORY");
+  sqlite.pragma("cache_size = -32768");
+  const db = new Db(sqlite);
+  if (options.migrate ?? !options.readonly) runMigrations(db);
+  return db;
+}

@@ -1,0 +1,70 @@
+import type { Db } from "./db.js";
+import { visibleEvent, type Viewer } from "./visibility.js";
+
+export interface EventRow {
+  seq: number;
+  id: string;
+  type: string;
+  agent_id: string;
+  project: string | null;
+  private_to: string | null;
+  payload: string;
+  created_at: string;
+}
+
+export type NewEventRow = Omit<EventRow, "seq">;
+
+export function insertEvent(db: Db, row: NewEventRow): number {
+  const result = db.run(
+    "INSERT INTO events (id, type, agent_id, project, private_to, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    row.id,
+    row.type,
+    row.agent_id,
+    row.project,
+    row.private_to,
+    row.payload,
+    row.created_at,
+  );
+  return Number(result.lastInsertRowid);
+}
+
+export interface EventFilters {
+  /** Exact type, or a family such as `memory.*`. */
+  type?: string | undefined;
+  agent?: string | undefined;
+}
+
+/** Visible events after `afterSeq` (or created after `since`), in commit order. */
+export function listEvents(
+  db: Db,
+  viewer: Viewer,
+  start: { afterSeq: number } | { since: string },
+  filters: EventFilters,
+  limit: number,
+): EventRow[] {
+  const visible = visibleEvent("e", viewer);
+  const where = [visible.sql];
+  const params: unknown[] = [...visible.params];
+  if ("afterSeq" in start) {
+    where.push("e.seq > ?");
+    params.push(start.afterSeq);
+  } else {
+    where.push("e.created_at > ?");
+    params.push(start.since);
+  }
+  if (filters.type?.endsWith(".*")) {
+    where.push("e.type >= ? AND e.type < ?");
+    const family = filters.type.slice(0, -1);
+    params.push(family, `${family}\uffff`);
+  } else if (filters.type !== undefined) {
+    where.push("e.type = ?");
+    params.push(filters.type);
+  }
+  if (filters.agent !== undefined) {
+    where.push("e.agent_id = ?");
+    params.push(filters.agent);
+  }
+  return db.all<EventRow>(`SELECT e.* FROM events e WHERE ${where.join(" AND ")} ORDER BY e.seq LIMIT ?`, ...params, limit);
+}
+
+export const pruneEvents = (db: Db, before: string): number => db.run("DELETE FROM events WHERE created_at < ?", before).changes;

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import type { Operation } from "./operation.js";
+
+export interface JsonSchema {
+  type?: string | string[];
+  anyOf?: JsonSchema[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  [keyword: string]: unknown;
+}
+
+/** Where each input field of an operation comes from on the wire. */
+export interface InputLayout {
+  path: string[];
+  header: Record<string, string>;
+  /** Fields read from the query string (GET) or the JSON body (everything else). */
+  rest: string[];
+  inBody: boolean;
+  properties: Record<string, JsonSchema>;
+  required: string[];
+}
+
+const layouts = new WeakMap<Operation, InputLayout>();
+
+export function inputLayout(operation: Operation): InputLayout {
+  const cached = layouts.get(operation);
+  if (cached) return cached;
+  const schema = z.toJSONSchema(operation.input, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  const properties = schema.properties ?? {};
+  const path = [...operation.http.path.matchAll(/:([a-z_]+)/g)].map((match) => match[1] as string);
+  const header = (operation.http.headers ?? {}) as Record<string, string>;
+  const rest = Object.keys(properties).filter((key) => !path.includes(key) && !(key in header));
+  const inBody = operation.http.method !== "GET" && rest.length > 0;
+  const layout = { path, header, rest, inBody, properties, required: schema.required ?? [] };
+  layouts.set(operation, layout);
+  return layout;
+}

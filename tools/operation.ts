@@ -1,0 +1,157 @@
+import type { z } from "zod";
+import type { Role } from "../src/core/config.js";
+import { AppError, type ErrorCode } from "../src/core/errors.js";
+import type { Caller } from "../src/services/caller.js";
+import type { Services } from "../src/services/index.js";
+import type { Page } from "../src/services/paging.js";
+
+/**
+ * What an operation does to state. It decides the default success status, whether viewers may
+ * call it, and (for MCP) the read-only / destructive / idempotent hints.
+ */
+export type OperationKind = "read" | "list" | "create" | "update" | "delete" | "action";
+
+/** `agent`: credentials required. `registration`: the registration-key header instead. `public`: nothing. */
+export type Access = "agent" | "registration" | "public";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+export interface AgentContext {
+  services: Services;
+  caller: Caller;
+  requestId: string;
+}
+
+export interface AnonymousContext {
+  services: Services;
+  caller: null;
+  requestId: string;
+  registrationKey: string | undefined;
+}
+
+export type ContextFor<A extends Access> = A extends "agent" ? AgentContext : AnonymousContext;
+
+/** A handler's answer when it needs a status or headers other than the defaults. */
+export class Reply<T> {
+  constructor(
+    readonly body: T,
+    readonly status?: number,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
+export const reply = <T>(body: T, options: { status?: number; headers?: Record<string, string> } = {}): Reply<T> =>
+  new Reply(body, options.status, options.headers);
+
+export interface HttpBinding<Keys extends string> {
+  method: HttpMethod;
+  /** Express-style path (`/memory/:id`); path parameters are input fields of the same name. */
+  path: string;
+  /** Further paths for the same operation (the seed's `GET /participants`). */
+  aliases?: string[];
+  /** Success status when it is not the kind's default. */
+  status?: number;
+  /** Other success statuses the handler may choose (documented in OpenAPI). */
+  otherStatuses?: { status: number; description: string }[];
+  /** Input fields read from request headers: field → header name. */
+  headers?: Partial<Record<Keys, string>>;
+  /** Response headers worth documenting. */
+  responseHeaders?: Record<string, string>;
+}
+
+type Output<O extends z.ZodType | undefined> = O extends z.ZodType ? z.input<O> : void;
+
+type HandlerResult<K extends OperationKind, O extends z.ZodType | undefined> = K extends "list"
+  ? Page<Output<O>>
+  : Output<O> | Reply<Output<O>>;
+
+export interface OperationSpec<
+  I extends z.ZodObject,
+  O extends z.ZodType | undefined,
+  K extends OperationKind,
+  A extends Access,
+> {
+  /** snake_case `<primitive>_<verb>`: the MCP tool name and the OpenAPI operationId. */
+  name: string;
+  /** One line, shown as the OpenAPI summary. */
+  title: string;
+  /** What it does, when to use it, what it returns: written for agents and humans. */
+  description: string;
+  kind: K;
+  access: A;
+  /** Roles allowed to call it; default every role (viewers only for read and list kinds). */
+  roles?: readonly Role[];
+  http: HttpBinding<Extract<keyof z.input<I>, string>>;
+  input: I;
+  /** The success body (the item schema for list kinds); absent for 204 responses. */
+  output: O;
+  /** Failure codes worth documenting beyond the common ones. */
+  errors?: ErrorCode[];
+  handle(context: ContextFor<A>, input: z.output<I>): Promise<HandlerResult<K, O>> | HandlerResult<K, O>;
+}
+
+/** What running an operation produced, before any transport shapes it. */
+export interface Outcome {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+  /** For list kinds: the cursor of the next page, or null on the last one. */
+  nextCursor?: string | null;
+}
+
+export interface Operation {
+  name: string;
+  title: string;
+  description: string;
+  kind: OperationKind;
+  access: Access;
+  roles: readonly Role[] | undefined;
+  http: HttpBinding<string> & { status: number };
+  input: z.ZodObject;
+  output: z.ZodType | undefined;
+  errors: ErrorCode[];
+  run(context: AgentContext | AnonymousContext, input: unknown): Promise<Outcome>;
+}
+
+const defaultStatus: Record<OperationKind, number> = { read: 200, list: 200, create: 201, update: 200, delete: 204, action: 200 };
+
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access>(
+  spec: OperationSpec<I, O, K, A>,
+): Operation {
+  const status = spec.http.status ?? (spec.output === undefined ? 204 : defaultStatus[spec.kind]);
+  return {
+    name: spec.name,
+    title: spec.title,
+    description: spec.description,
+    kind: spec.kind,
+    access: spec.access,
+    roles: spec.roles,
+    http: { ...spec.http, status },
+    input: spec.input,
+    output: spec.output,
+    errors: spec.errors ?? [],
+    async run(context, input) {
+      const result: unknown = await spec.handle(context as ContextFor<A>, input as z.output<I>);
+      if (spec.kind === "list") {
+        const page = result as Page<unknown>;
+        return { status, body: page.items, headers: {}, nextCursor: page.nextCursor };
+      }
+      if (result instanceof Reply) return { status: result.status ?? status, body: result.body, headers: result.headers };
+      return { status, body: result, headers: {} };
+    },
+  };
+}
+
+/** Validates raw input once, at the edge; failures become 422 with a path per problem. */
+export function parseInput(operation: Operation, raw: unknown): unknown {
+  const parsed = operation.input.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  throw new AppError("VALIDATION_FAILED", "request validation failed", {
+    errors: parsed.error.issues.flatMap((issue) => {
+      const path = issue.path.map(String);
+      // One error per unknown field, each at its own path.
+      if (issue.code === "unrecognized_keys") return issue.keys.map((key) => ({ path: [...path, key].join("."), message: "unknown field" }));
+      return [{ path: path.join("."), message: issue.message }];
+    }),
+  });
+}

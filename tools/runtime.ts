@@ -1,0 +1,105 @@
+import { z } from "zod";
+import type { Config } from "../src/core/config.js";
+import { AppError, forbidden } from "../src/core/errors.js";
+import type { Logger } from "../src/core/log.js";
+import type { Caller } from "../src/services/caller.js";
+import { requestHash } from "../src/services/idempotency.js";
+import { openServices, type ServiceOptions, type Services } from "../src/services/index.js";
+import { catalogue } from "./catalogue.js";
+import type { Operation, Outcome } from "./operation.js";
+
+export interface Credentials {
+  agentId?: string | undefined;
+  apiKey?: string | undefined;
+}
+
+export interface Invocation {
+  caller: Caller | null;
+  /** Already validated with the operation's input schema. */
+  input: unknown;
+  requestId: string;
+  registrationKey?: string | undefined;
+  idempotencyKey?: string | undefined;
+}
+
+export interface InvocationResult extends Outcome {
+  replayed: boolean;
+}
+
+const READ_KINDS = new Set(["read", "list"]);
+
+/**
+ * The one path from a transport to the services: authentication, role rules, rate limits,
+ * idempotency, and the output schema as the last word on what leaves the server.
+ */
+export class Runtime {
+  readonly operations = catalogue;
+
+  constructor(readonly services: Services) {}
+
+  static open(config: Config, log: Logger, options: Omit<ServiceOptions, "config" | "log"> = {}): Runtime {
+    return new Runtime(openServices({ ...options, config, log }));
+  }
+
+  get config(): Config {
+    return this.services.config;
+  }
+
+  authenticate(credentials: Credentials): Caller {
+    if (!credentials.agentId || !credentials.apiKey) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+    return this.services.agents.authenticate(credentials.agentId, credentials.apiKey);
+  }
+
+  async invoke(operation: Operation, invocation: Invocation): Promise<InvocationResult> {
+    const { caller } = invocation;
+    if (operation.access === "agent") {
+      if (!caller) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+      if (caller.role === "viewer" && !READ_KINDS.has(operation.kind)) throw forbidden("viewers cannot make changes");
+      if (operation.roles && !operation.roles.includes(caller.role)) {
+        throw forbidden(`this operation requires the ${operation.roles.join(" or ")} role`);
+      }
+      this.services.rateLimiter.take(caller.agentId);
+    }
+    const execute = () => this.execute(operation, invocation);
+    if (caller && invocation.idempotencyKey !== undefined && operation.http.method === "POST") {
+      const hash = requestHash(operation.name, invocation.input);
+      const { reply, replayed } = await this.services.idempotency.run(caller.agentId, invocation.idempotencyKey, hash, async () => {
+        try {
+          const outcome = await execute();
+          return { status: outcome.status, body: outcome.body, headers: outcome.headers };
+        } catch (error) {
+          // A refusal is the request's answer too: a retry gets the same one.
+          if (error instanceof AppError && error.status < 500 && error.status !== 429) {
+            return { status: error.status, body: error.toBody(), headers: {} };
+          }
+          throw error;
+        }
+      });
+      return { ...reply, replayed };
+    }
+    return { ...(await execute()), replayed: false };
+  }
+
+  private async execute(operation: Operation, invocation: Invocation): Promise<Outcome> {
+    const context = invocation.caller
+      ? { services: this.services, caller: invocation.caller, requestId: invocation.requestId }
+      : { services: this.services, caller: null, requestId: invocation.requestId, registrationKey: invocation.registrationKey };
+    const outcome = await operation.run(context, invocation.input);
+    if (operation.output === undefined) return { ...outcome, body: undefined };
+    const schema = operation.kind === "list" ? z.array(operation.output) : operation.output;
+    const shaped = schema.safeParse(outcome.body);
+    if (!shaped.success) {
+      this.services.log.error("response does not match its schema", {
+        operation: operation.name,
+        request_id: invocation.requestId,
+        issues: shaped.error.issues.slice(0, 5),
+      });
+      throw new AppError("INTERNAL", "internal server error");
+    }
+    return { ...outcome, body: shaped.data };
+  }
+
+  close(): Promise<void> {
+    return this.services.close();
+  }
+}

@@ -1,0 +1,134 @@
+import { z } from "zod";
+import { AGENT_ID_PATTERN, roles } from "../src/core/config.js";
+import { normalizeTimestamp } from "../src/core/time.js";
+
+/** Shared pieces of the wire format: the same values validate requests and describe responses. */
+
+export const agentId = z.string().regex(AGENT_ID_PATTERN, "must match ^[a-z0-9][a-z0-9_-]{0,63}$");
+export const projectId = z
+  .string()
+  .regex(AGENT_ID_PATTERN, "must be a project id (lower-case slug)")
+  .describe("project id (the lower-cased slug of its name)");
+export const role = z.enum(roles);
+
+/** Any RFC 3339 time on input, normalised to UTC with milliseconds. */
+export const timestampInput = z
+  .string()
+  .max(64)
+  .transform((value, context) => {
+    const normalised = normalizeTimestamp(value);
+    if (normalised === undefined) {
+      context.addIssue({ code: "custom", message: "expected an RFC 3339 timestamp" });
+      return z.NEVER;
+    }
+    return normalised;
+  })
+  .meta({ format: "date-time" });
+
+export const timestamp = z.string().meta({ format: "date-time", description: "RFC 3339 UTC with milliseconds" });
+
+export const limitParam = (max: number, fallback: number) =>
+  z.number().int().min(1).max(max).default(fallback).describe(`page size, 1 to ${max} (default ${fallback})`);
+export const cursorParam = z.string().min(1).max(512).optional().describe("continue a listing from the X-Next-Cursor of the previous page");
+
+export const idRef = z
+  .string()
+  .min(6)
+  .max(64)
+  .describe("a uuid, or a unique prefix of at least 6 hex characters");
+
+export const memoryType = z.enum(["memory", "doc", "directive", "skill", "compiled"]);
+export const scope = z.enum(["agent", "project"]);
+
+export const tags = z
+  .array(z.string().trim().min(1).max(64))
+  .max(32)
+  .describe("up to 32 tags of 1 to 64 characters; trimmed and de-duplicated");
+
+export const content = z
+  .string()
+  .refine((value) => value.trim().length > 0, "must not be empty")
+  .describe("markdown; at most MAX_CONTENT_BYTES bytes (413 beyond)");
+
+export const confidence = z.number().min(0).max(1);
+
+export const errorBody = z
+  .object({
+    detail: z.string(),
+    code: z.string(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .meta({ id: "Error" });
+
+export const memoryEntry = z
+  .object({
+    id: z.uuid(),
+    type: memoryType,
+    agent_id: z.string(),
+    project: z.string().nullable(),
+    scope,
+    content: z.string(),
+    confidence,
+    parents: z.array(z.string()),
+    tags: z.array(z.string()),
+    headline: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+    version: z.number().int(),
+    expires_at: timestamp.nullable(),
+    read_count: z.number().int(),
+    distinct_readers: z.number().int(),
+    reinforcement_count: z.number().int(),
+    last_reinforced_at: timestamp.nullable(),
+    superseded_by: z.string().nullable(),
+    embedding_model: z.string().nullable(),
+    embedding: z.array(z.number()).optional().describe("only with include_embedding=true"),
+  })
+  .meta({ id: "MemoryEntry" });
+
+export const similarEntry = z.object({ id: z.uuid(), similarity: z.number(), agent_id: z.string() });
+
+export const memoryWriteResult = memoryEntry
+  .extend({
+    similar: z.array(similarEntry).optional().describe("201: up to 3 visible entries at or above SIMILAR_THRESHOLD"),
+    duplicate_of: z.uuid().optional().describe("200: the existing entry this write duplicates (it was reinforced)"),
+    similarity: z.number().optional().describe("200: cosine similarity to the duplicate"),
+  })
+  .meta({ id: "MemoryWriteResult" });
+
+export const searchHit = memoryEntry
+  .extend({
+    score: z.number().describe("fused rank score; higher is better"),
+    similarity: z.number().nullable().describe("cosine similarity, null for keyword-only hits"),
+    match: z.enum(["semantic", "keyword", "both"]),
+    truncated: z.literal(true).optional(),
+  })
+  .meta({ id: "SearchHit" });
+
+export const tombstone = z
+  .object({ id: z.uuid(), deleted_at: timestamp, updated_at: timestamp, version: z.number().int() })
+  .meta({ id: "Tombstone" });
+
+export const agentRecord = z
+  .object({
+    agent_id: z.string(),
+    display_name: z.string().nullable(),
+    role,
+    created_at: timestamp,
+    last_seen_at: timestamp.nullable(),
+    online: z.boolean(),
+    current_project: z.string().nullable(),
+  })
+  .meta({ id: "Agent" });
+
+export const eventRecord = z
+  .object({
+    id: z.uuid(),
+    seq: z.number().int(),
+    type: z.string(),
+    agent_id: z.string(),
+    project: z.string().nullable(),
+    payload: z.record(z.string(), z.unknown()),
+    created_at: timestamp,
+  })
+  .meta({ id: "Event" });
