@@ -1,4 +1,8 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
+import { packageRoot } from "../core/paths.js";
 import type { Embedder } from "./embedder.js";
 import type { WorkerReply, WorkerSource } from "./fastembed-worker.js";
 
@@ -7,11 +11,19 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
+/**
+ * The worker runs compiled JavaScript. When this module itself runs from TypeScript sources (the
+ * test suite), that is the build's copy: worker threads cannot load .ts files.
+ */
+function workerUrl(): URL {
+  if (!import.meta.url.endsWith(".ts")) return new URL("./fastembed-worker.js", import.meta.url);
+  const built = join(packageRoot, "dist", "src", "embed", "fastembed-worker.js");
+  if (!existsSync(built)) throw new Error("the embedding worker is not built; run `npm run build`");
+  return pathToFileURL(built);
+}
+
 function startWorker(source: WorkerSource): Worker {
-  const url = new URL(import.meta.url.endsWith(".ts") ? "./fastembed-worker.ts" : "./fastembed-worker.js", import.meta.url);
-  // From TypeScript sources (tests) the worker needs the same on-the-fly compiler as its parent.
-  const execArgv = url.pathname.endsWith(".ts") ? ["--import", "tsx"] : [];
-  return new Worker(url, { workerData: source, execArgv });
+  return new Worker(workerUrl(), { workerData: source, execArgv: [] });
 }
 
 /** Starts a worker thread that loads the model; resolves once it has embedded a probe sentence. */
