@@ -65,7 +65,9 @@ export async function request<T = unknown>(baseUrl: string, path: string, option
     body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
-  const response = await fetch(`${baseUrl}${path}`, { method: options.method ?? (body === undefined ? "GET" : "POST"), headers, body });
+  const init: RequestInit = { method: options.method ?? (body === undefined ? "GET" : "POST"), headers };
+  if (body !== undefined) init.body = body;
+  const response = await fetch(`${baseUrl}${path}`, init);
   const text = await response.text();
   let parsed: unknown = text;
   try {
