@@ -46,10 +46,17 @@ const MMR_LAMBDA = 0.7;
 const QUERY_WAIT_MS = 5_000;
 const MAX_QUERY_TERMS = 32;
 
+// Common English function words: matching on them alone says nothing about relevance, and in
+// an OR query they would pull unrelated entries into the keyword ranking.
 const STOPWORDS = new Set(
-  "a an and are as at be but by can did do does for from had has have how i if in into is it its me my no not of on or our so than that the their them then there these they this to was we were what when where which who why will with you your".split(
-    " ",
-  ),
+  (
+    "a about above after again against all am an and any are as at be because been before being below between both " +
+    "but by can could did do does doing down during each few for from further had has have having he her here hers " +
+    "him his how i if in into is it its itself just me more most my no nor not now of off on once only or other our " +
+    "ours out over own same she should so some such than that the their theirs them then there these they this " +
+    "those through to too under until up very was we were what when where which while who whom why will with would " +
+    "you your yours"
+  ).split(" "),
 );
 
 /** FTS5 query from free text: each word quoted (no operator injection), OR-ed, stopwords dropped. */

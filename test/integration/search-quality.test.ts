@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { corpus, queries } from "../fixtures/search-corpus.js";
+import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
+
+interface Hit {
+  id: string;
+  content: string;
+  similarity: number | null;
+}
+
+describe("semantic search with the bundled model (use-lite)", () => {
+  let server: TestServer;
+  let agent: Credentials;
+  beforeAll(async () => {
+    server = await startTestServer({ EMBEDDING_MODEL: "use-lite" });
+    agent = await server.agent("quality");
+    for (const content of corpus) {
+      const written = await server.request("/memory", { as: agent, body: { content } });
+      expect(written.status).toBe(201);
+    }
+  });
+  afterAll(() => server.close());
+
+  const top = async (q: string, limit = 3): Promise<Hit[]> => {
+    const response = await server.request<Hit[]>(`/memory/search?q=${encodeURIComponent(q)}&limit=${limit}`, { as: agent });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-search-mode")).toBe("hybrid");
+    return response.body;
+  };
+
+  it("ranks the paraphrased entry first for at least 90% of the queries", async () => {
+    const misses: string[] = [];
+    for (const { q, expected } of queries) {
+      const [first] = await top(q);
+      if (first?.content !== corpus[expected]) misses.push(`${q} -> ${first?.content ?? "nothing"}`);
+    }
+    const accuracy = (queries.length - misses.length) / queries.length;
+    expect(misses.length, misses.join("\n")).toBeLessThanOrEqual(Math.floor(queries.length * 0.1));
+    expect(accuracy).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it("scores a paraphrase above an unrelated entry", async () => {
+    const hits = await top("soccer game finished tied", 36);
+    const paraphrase = hits.find((hit) => hit.content === corpus[0]);
+    const unrelated = hits.find((hit) => hit.content === corpus[13]);
+    expect(paraphrase?.similarity).toBeGreaterThan(unrelated?.similarity ?? -1);
+    expect(hits.indexOf(paraphrase!)).toBeLessThan(hits.indexOf(unrelated!));
+  });
+});
