@@ -9,8 +9,12 @@ import {
   listAgentRows,
   markAgentDeleted,
   renameAgentRows,
+  restoreAgentKey,
   setAgentKey,
+  setAgentRole,
   setDisplayName,
+  staticAgentsWithKeys,
+  touchAgent,
   type AgentRow,
 } from "../store/agents.js";
 import type { Db } from "../store/db.js";
@@ -49,6 +53,15 @@ const TOUCH_INTERVAL_MS = 30_000;
 
 const isAgentId = (value: unknown): value is string => typeof value === "string";
 
+// `/agents/me` routes would shadow an agent of this id.
+const RESERVED_IDS = new Set(["me"]);
+
+function checkNotReserved(agentId: string): void {
+  if (RESERVED_IDS.has(agentId)) {
+    throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: "agent_id", message: "this id is reserved" }] });
+  }
+}
+
 export class AgentService {
   /** Agents holding an open event stream count as online (the stream registers them here). */
   readonly connected = new Map<string, number>();
@@ -85,7 +98,7 @@ export class AgentService {
   private touch(row: AgentRow): void {
     const at = now();
     if (row.last_seen_at !== null && Date.parse(at) - Date.parse(row.last_seen_at) < TOUCH_INTERVAL_MS) return;
-    this.db.write(() => this.db.run("UPDATE agents SET last_seen_at = ? WHERE agent_id = ?", at, row.agent_id));
+    this.db.write(() => touchAgent(this.db, row.agent_id, at));
   }
 
   /** Fixed identities: renaming or deleting them would break the UI, the archivist or configuration. */
@@ -126,6 +139,7 @@ export class AgentService {
 
   /** Creates an agent with a fresh key; the key is returned once and only its hash is kept. */
   create(agentId: string, displayName: string | null, role: Role): Registration {
+    checkNotReserved(agentId);
     const apiKey = newApiKey();
     const createdAt = now();
     this.db.write(() => {
@@ -169,6 +183,7 @@ export class AgentService {
             errors: [{ path: "agent_id", message: "the UI, archivist and AGENT_KEYS identities keep their ids" }],
           });
         }
+        checkNotReserved(change.agent_id);
         if (getAgentRow(this.db, change.agent_id)) throw new AppError("CONFLICT", "agent id taken");
         renameAgentRows(this.db, id, change.agent_id);
         renameVectorAgent(this.db, id, change.agent_id);
@@ -255,12 +270,7 @@ export class AgentService {
         const role = pinnedRole(agent.agentId, agent.role);
         const row = getAgentRow(this.db, agent.agentId);
         if (row) {
-          this.db.run(
-            "UPDATE agents SET key_hash = ?, key_source = 'static', role = ?, deleted_at = NULL WHERE agent_id = ?",
-            hashKey(agent.key),
-            role,
-            agent.agentId,
-          );
+          restoreAgentKey(this.db, agent.agentId, hashKey(agent.key), "static", role);
         } else {
           insertAgent(this.db, {
             agent_id: agent.agentId,
@@ -273,7 +283,7 @@ export class AgentService {
         }
       }
       // Identities dropped from AGENT_KEYS lose their key (their records stay).
-      for (const row of this.db.all<AgentRow>("SELECT * FROM agents WHERE key_source = 'static' AND key_hash IS NOT NULL")) {
+      for (const row of staticAgentsWithKeys(this.db)) {
         if (!staticIds.has(row.agent_id)) setAgentKey(this.db, row.agent_id, null);
       }
       for (const [id, role] of [
@@ -284,18 +294,13 @@ export class AgentService {
         const row = getAgentRow(this.db, id);
         const fromFile = stored[id]?.api_key;
         if (row && row.deleted_at === null && row.key_hash !== null && row.key_source !== "static") {
-          if (row.role !== role) this.db.run("UPDATE agents SET role = ? WHERE agent_id = ?", role, id);
+          if (row.role !== role) setAgentRole(this.db, id, role);
           continue;
         }
         const apiKey = fromFile ?? newApiKey();
         if (fromFile === undefined) generated[id] = { agent_id: id, role, api_key: apiKey };
         if (row) {
-          this.db.run(
-            "UPDATE agents SET key_hash = ?, key_source = 'bootstrap', role = ?, deleted_at = NULL WHERE agent_id = ?",
-            hashKey(apiKey),
-            role,
-            id,
-          );
+          restoreAgentKey(this.db, id, hashKey(apiKey), "bootstrap", role);
         } else {
           insertAgent(this.db, { agent_id: id, display_name: null, role, key_hash: hashKey(apiKey), key_source: "bootstrap", created_at: at });
         }
