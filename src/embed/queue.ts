@@ -33,6 +33,8 @@ export class EmbeddingQueue {
   private retryMs = RETRY_MIN_MS;
   private retryTimer: NodeJS.Timeout | null = null;
   private settledWaiters: (() => void)[] = [];
+  private batches = 0;
+  private embedded = 0;
   private readyListeners: ((embedder: Embedder) => void)[] = [];
 
   constructor(
@@ -43,6 +45,11 @@ export class EmbeddingQueue {
 
   get status(): EmbeddingStatus {
     return this.state;
+  }
+
+  /** Batches sent to the model and texts embedded so far (texts / batches = the batching gain). */
+  get stats(): { batches: number; texts: number } {
+    return { batches: this.batches, texts: this.embedded };
   }
 
   get model(): { id: string; dimensions: number } | null {
@@ -133,6 +140,8 @@ export class EmbeddingQueue {
     if (this.busy || this.jobs.length === 0 || !embedder) return;
     const batch = this.jobs.splice(0, this.batchSize);
     this.busy = true;
+    this.batches++;
+    this.embedded += batch.length;
     embedder.embed(batch.map((job) => job.text)).then(
       (vectors) => {
         batch.forEach((job, index) => {

@@ -1,0 +1,71 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/store/db.js";
+import { loadMigrations, SchemaTooNewError } from "../../src/store/migrate.js";
+import { tempDir } from "../helpers/server.js";
+
+describe("the SQLite store", () => {
+  const dirs: string[] = [];
+  const fresh = (): string => {
+    const dir = tempDir();
+    dirs.push(dir);
+    return join(dir, "cairn.db");
+  };
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("opens with WAL, synchronous=FULL, foreign keys and a busy timeout", () => {
+    const db = openDatabase(fresh());
+    expect(db.sqlite.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(db.sqlite.pragma("synchronous", { simple: true })).toBe(2); // FULL
+    expect(db.sqlite.pragma("foreign_keys", { simple: true })).toBe(1);
+    expect(db.sqlite.pragma("busy_timeout", { simple: true })).toBeGreaterThanOrEqual(1000);
+    db.close();
+  });
+
+  it("applies every migration once and records it", () => {
+    const file = fresh();
+    openDatabase(file).close();
+    const db = openDatabase(file);
+    const applied = db.all<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version");
+    expect(applied.map((row) => row.version)).toEqual(loadMigrations().map((migration) => migration.version));
+    db.close();
+  });
+
+  it("refuses a database written by a newer version", () => {
+    const file = fresh();
+    const db = openDatabase(file);
+    db.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, '999_future.sql', '2030-01-01T00:00:00.000Z')");
+    db.close();
+    expect(() => openDatabase(file)).toThrow(SchemaTooNewError);
+  });
+
+  it("runs after-commit hooks only when the transaction commits", () => {
+    const db = openDatabase(fresh());
+    const heard: string[] = [];
+    db.write(() => db.afterCommit(() => heard.push("committed")));
+    expect(() =>
+      db.write(() => {
+        db.afterCommit(() => heard.push("rolled back"));
+        throw new Error("abort");
+      }),
+    ).toThrow("abort");
+    expect(heard).toEqual(["committed"]);
+    db.close();
+  });
+
+  it("keeps the keyword index in step with memory rows in the same transaction", () => {
+    const db = openDatabase(fresh());
+    db.run(
+      `INSERT INTO memory (id, type, agent_id, project, scope, content, content_key, confidence, created_at, updated_at)
+       VALUES ('00000000-0000-4000-8000-000000000001', 'memory', 'a', NULL, 'project', 'zebra crossing', 'k', 1, 't', 't')`,
+    );
+    const match = () => db.all("SELECT rowid FROM memory_fts WHERE memory_fts MATCH 'zebra'").length;
+    expect(match()).toBe(1);
+    db.run("UPDATE memory SET content = 'pelican crossing' WHERE id = '00000000-0000-4000-8000-000000000001'");
+    expect(match()).toBe(0);
+    db.close();
+  });
+});
