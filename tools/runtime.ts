@@ -8,6 +8,9 @@ import { openServices, type ServiceOptions, type Services } from "../src/service
 import { catalogue } from "./catalogue.js";
 import type { Operation, Outcome } from "./operation.js";
 
+// Adapters reach service types through here, never by importing src/services (DESIGN §1).
+export type { Caller, ServiceOptions };
+
 export interface Credentials {
   agentId?: string | undefined;
   apiKey?: string | undefined;

@@ -16,13 +16,14 @@ export function configOrExit(): Config {
 
 export const cliLogger = (config: Config): Logger => createLogger(config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL);
 
-/** Opens the data directory for a one-shot command (no background jobs). */
+/** Opens the data directory for a one-shot command (no background jobs, no identity bootstrap). */
 export async function withRuntime<T>(
   config: Config,
   options: { embeddings: boolean },
   run: (runtime: Runtime) => Promise<T>,
 ): Promise<T> {
-  const runtime = Runtime.open(config, cliLogger(config), { jobs: false, embeddings: options.embeddings });
+  // No bootstrap: identities are the server's to reconcile, with the server's own settings.
+  const runtime = Runtime.open(config, cliLogger(config), { jobs: false, embeddings: options.embeddings, bootstrap: false });
   try {
     return await run(runtime);
   } finally {

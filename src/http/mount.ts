@@ -1,8 +1,7 @@
 import type { NextFunction, Request, Response, Router } from "express";
 import { AppError } from "../core/errors.js";
 import { parseInput, type Operation } from "../../tools/operation.js";
-import type { Runtime } from "../../tools/runtime.js";
-import type { Caller } from "../services/caller.js";
+import type { Caller, Runtime } from "../../tools/runtime.js";
 import { jsonBody } from "./body.js";
 import { rawInput } from "./input.js";
 import { inputLayout } from "../../tools/layout.js";

@@ -2,8 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "../core/config.js";
 import { createLogger, type Logger } from "../core/log.js";
-import type { ServiceOptions } from "../services/index.js";
-import { Runtime } from "../../tools/runtime.js";
+import { Runtime, type ServiceOptions } from "../../tools/runtime.js";
 import { createHttpApp } from "./app.js";
 
 export interface ServerOptions extends Omit<ServiceOptions, "config" | "log"> {

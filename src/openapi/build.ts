@@ -159,9 +159,12 @@ export function buildOpenApi(operations: readonly Operation[], options: OpenApiO
   };
   const paths: Record<string, Json> = {};
   for (const operation of operations) {
-    for (const path of [operation.http.path, ...(operation.http.aliases ?? [])]) {
+    for (const [index, path] of [operation.http.path, ...(operation.http.aliases ?? [])].entries()) {
       const item = (paths[openApiPath(path)] ??= {});
-      item[operation.http.method.toLowerCase()] = operationObject(operation, components);
+      const documented = operationObject(operation, components);
+      // operationId must be unique in the document: an alias path gets one derived from the path.
+      if (index > 0) documented.operationId = `${operation.name}_via${path.replace(/[^a-z0-9]+/g, "_")}`;
+      item[operation.http.method.toLowerCase()] = documented;
     }
   }
   return {

@@ -143,7 +143,10 @@ export class AgentService {
     const apiKey = newApiKey();
     const createdAt = now();
     this.db.write(() => {
-      if (getAgentRow(this.db, agentId)) throw new AppError("CONFLICT", "agent id taken");
+      // The UI and archivist ids belong to the bootstrap identities even before the first start
+      // creates them (the CLI can add agents to a data directory no server has opened yet).
+      const reserved = agentId === this.config.UI_AGENT_ID || agentId === this.config.ARCHIVIST_AGENT_ID;
+      if (reserved || getAgentRow(this.db, agentId)) throw new AppError("CONFLICT", "agent id taken");
       insertAgent(this.db, {
         agent_id: agentId,
         display_name: displayName,

@@ -45,7 +45,11 @@ export class IdempotencyService {
     }
     const stored = findStoredResponse(this.db, agentId, key);
     if (stored) {
-      if (stored.request_hash !== hash) throw new AppError("VALIDATION_FAILED", "idempotency key reused with a different request");
+      if (stored.request_hash !== hash) {
+        throw new AppError("VALIDATION_FAILED", "idempotency key reused with a different request", {
+          errors: [{ path: "Idempotency-Key", message: "already used with a different request" }],
+        });
+      }
       return {
         reply: {
           status: stored.status,

@@ -30,6 +30,12 @@ export interface ServiceOptions {
   sweepIntervalMs?: number;
   /** Load the embedding model (off for CLI commands that never embed). */
   embeddings?: boolean;
+  /**
+   * Apply AGENT_KEYS and create the UI and archivist identities (default on). Off for one-shot CLI
+   * commands: their environment often lacks the server's AGENT_KEYS, and reconciling against it
+   * would strip the static agents' keys from under a running server.
+   */
+  bootstrap?: boolean;
 }
 
 export interface Health {
@@ -82,7 +88,7 @@ export function openServices(options: ServiceOptions): Services {
   const search = new MemorySearch(db, embeddings, reads);
   const events = new EventService(db);
   const idempotency = new IdempotencyService(db);
-  const credentialsWritten = agents.bootstrap();
+  const credentialsWritten = (options.bootstrap ?? true) ? agents.bootstrap() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
 
   const jobs = new Jobs(log.child({ component: "jobs" }));

@@ -44,6 +44,14 @@ export const setAgentKey = (db: Db, agentId: string, keyHash: Buffer | null, sou
   else db.run("UPDATE agents SET key_hash = ? WHERE agent_id = ?", keyHash, agentId);
 };
 
+/** Gives a (possibly deleted) agent a key again, from configuration or bootstrap. */
+export const restoreAgentKey = (db: Db, agentId: string, keyHash: Buffer, source: AgentRow["key_source"], role: Role): void => {
+  db.run("UPDATE agents SET key_hash = ?, key_source = ?, role = ?, deleted_at = NULL WHERE agent_id = ?", keyHash, source, role, agentId);
+};
+
+export const staticAgentsWithKeys = (db: Db): AgentRow[] =>
+  db.all<AgentRow>("SELECT * FROM agents WHERE key_source = 'static' AND key_hash IS NOT NULL");
+
 export const setAgentRole = (db: Db, agentId: string, role: Role): void => {
   db.run("UPDATE agents SET role = ? WHERE agent_id = ?", role, agentId);
 };

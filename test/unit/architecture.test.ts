@@ -1,0 +1,200 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/core/config.js";
+import { errorCodes, errorStatus } from "../../src/core/errors.js";
+import { silentLogger } from "../../src/core/log.js";
+import { createHttpApp } from "../../src/http/app.js";
+import { catalogue } from "../../tools/catalogue.js";
+import { Runtime } from "../../tools/runtime.js";
+import { tempDir, testEnv } from "../helpers/server.js";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+function sourceFiles(folder: string): string[] {
+  const entries = readdirSync(join(root, folder), { withFileTypes: true, recursive: true });
+  return entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts"))
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)));
+}
+
+// `import x from "…"`, `import type {…} from "…"`, `import "…"`, `export * from "…"`, `export {…} from "…"`,
+// spread over several lines or not; the clause holds only names, braces, commas and `*`, so an
+// `export const x = f("… from '…'")` never matches.
+const STATIC_IMPORT = /^\s*(?:import|export)\s+(?:type\s+)?(?:[\w$*{},\s]+?\s+from\s*)?["']([^"']+)["']/gm;
+const DYNAMIC_IMPORT = /\bimport\(\s*["']([^"']+)["']\s*\)/g;
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(root, file), "utf8");
+  return [...text.matchAll(STATIC_IMPORT), ...text.matchAll(DYNAMIC_IMPORT)].map((match) => match[1] as string);
+}
+
+type Layer = "core" | "store" | "embed" | "events" | "services" | "tools" | "http" | "openapi" | "cli" | "mcp" | "archivist" | "plugin";
+
+const ADAPTERS: Layer[] = ["http", "openapi", "cli", "mcp"];
+
+/** DESIGN §1: what each layer may import (besides packages and itself). */
+const allowed: Record<Layer, Layer[]> = {
+  core: [],
+  store: ["core"],
+  embed: ["core"],
+  events: ["store", "core"],
+  services: ["store", "embed", "events", "core"],
+  tools: ["services", "core"],
+  http: ["tools", "core", ...ADAPTERS],
+  openapi: ["tools", "core", ...ADAPTERS],
+  cli: ["tools", "core", ...ADAPTERS],
+  mcp: ["tools", "core", ...ADAPTERS],
+  archivist: ["core", "tools"],
+  plugin: ["core", "tools"],
+};
+
+/** The layer a repository-relative path belongs to, or undefined for anything unclassified. */
+function layerOf(path: string): Layer | undefined {
+  const parts = path.split(/[\\/]/);
+  if (parts[0] === "tools" || parts[0] === "archivist" || parts[0] === "plugin") return parts[0];
+  if (parts[0] !== "src") return undefined;
+  if (parts[1] === "cli.ts") return "cli";
+  const layer = parts[1];
+  return layer !== undefined && layer in allowed && parts.length > 2 ? (layer as Layer) : undefined;
+}
+
+const ownFiles = [...sourceFiles("src"), ...sourceFiles("tools")];
+
+describe("the layering rule (DESIGN §1)", () => {
+  it("finds the source files and their imports", () => {
+    expect(ownFiles).toContain(join("src", "core", "errors.ts"));
+    expect(ownFiles).toContain(join("tools", "catalogue.ts"));
+    expect(importsOf(join("tools", "catalogue.ts"))).toContain("./operation.js");
+    // Multi-line import clauses are read too.
+    expect(importsOf(join("tools", "memory.ts"))).toContain("./schemas.js");
+  });
+
+  it("classifies every file under src/ and tools/ into a layer", () => {
+    expect(ownFiles.filter((file) => layerOf(file) === undefined)).toEqual([]);
+  });
+
+  it("lets each layer import only the layers below it", () => {
+    const violations: string[] = [];
+    for (const file of ownFiles) {
+      const from = layerOf(file) as Layer;
+      for (const specifier of importsOf(file)) {
+        if (!specifier.startsWith(".")) continue;
+        const target = relative(root, resolve(root, dirname(file), specifier));
+        const to = layerOf(target);
+        if (to === from) continue;
+        if (to === undefined || !allowed[from].includes(to)) violations.push(`${file} (${from}) imports ${target} (${to ?? "unknown"})`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("keeps SQL inside src/store", () => {
+    const literal = /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`/g;
+    const sql = /\bSELECT\s|\bINSERT\s+INTO\b|\bDELETE\s+FROM\b|\bUPDATE\s+\w+\s+SET\b/;
+    const offending: string[] = [];
+    for (const file of ownFiles) {
+      if (layerOf(file) === "store") continue;
+      for (const match of readFileSync(join(root, file), "utf8").matchAll(literal)) {
+        if (sql.test(match[0])) offending.push(`${file}: ${match[0].slice(0, 80)}`);
+      }
+    }
+    expect(offending).toEqual([]);
+  });
+
+  it("recognises SQL in a string literal when it sees one", () => {
+    const sql = /\bSELECT\s|\bINSERT\s+INTO\b|\bDELETE\s+FROM\b|\bUPDATE\s+\w+\s+SET\b/;
+    expect(sql.test("UPDATE agents SET role = ?")).toBe(true);
+    expect(sql.test("SELECT * FROM memory")).toBe(true);
+    expect(sql.test("select a role for the agent")).toBe(false);
+  });
+});
+
+describe("the operation catalogue", () => {
+  it("gives every operation a unique snake_case name", () => {
+    const names = catalogue.map((operation) => operation.name);
+    expect(names.length).toBeGreaterThan(0);
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of names) expect(name).toMatch(/^[a-z]+(_[a-z]+)+$|^health$/);
+  });
+
+  it("gives every operation a title and a description", () => {
+    for (const operation of catalogue) {
+      expect(operation.title.trim(), operation.name).not.toBe("");
+      expect(operation.description.trim(), operation.name).not.toBe("");
+    }
+  });
+
+  it("binds every operation to a unique method and path", () => {
+    const routes = catalogue.flatMap((operation) =>
+      [operation.http.path, ...(operation.http.aliases ?? [])].map((path) => `${operation.http.method} ${path}`),
+    );
+    expect(new Set(routes).size).toBe(routes.length);
+    for (const route of routes) expect(route).toMatch(/^(GET|POST|PUT|PATCH|DELETE) \/[a-z0-9/:_.-]*$/);
+  });
+
+  it("names every path parameter as an input field", () => {
+    for (const operation of catalogue) {
+      for (const [, parameter] of operation.http.path.matchAll(/:([a-z_]+)/g)) {
+        expect(Object.keys(operation.input.shape), `${operation.name} :${parameter}`).toContain(parameter);
+      }
+    }
+  });
+});
+
+describe("error codes", () => {
+  it("map every code to an HTTP error status", () => {
+    expect(errorCodes.length).toBeGreaterThan(0);
+    for (const code of errorCodes) {
+      expect(code).toMatch(/^[A-Z]+(_[A-Z]+)*$/);
+      expect(errorStatus[code], code).toBeGreaterThanOrEqual(400);
+      expect(errorStatus[code], code).toBeLessThan(600);
+    }
+  });
+});
+
+interface RouterLayer {
+  route?: { path: string; methods: Record<string, boolean> };
+  handle: { stack?: RouterLayer[] };
+  slash: boolean;
+  name: string;
+}
+
+describe("the express app", () => {
+  let runtime: Runtime;
+  beforeAll(() => {
+    runtime = Runtime.open(loadConfig(testEnv(tempDir())), silentLogger);
+  });
+  afterAll(() => runtime.close());
+
+  it("has no route that does not come from the catalogue, besides the documentation", () => {
+    const { app } = createHttpApp(runtime, silentLogger, () => "http://127.0.0.1");
+    const routes: string[] = [];
+    const pathSpecificMiddleware: string[] = [];
+    const walk = (stack: RouterLayer[]): void => {
+      for (const layer of stack) {
+        if (layer.route) {
+          for (const method of Object.keys(layer.route.methods)) routes.push(`${method.toUpperCase()} ${layer.route.path}`);
+        } else if (!layer.slash) {
+          // Middleware mounted at a path would answer requests like a hand-written route.
+          pathSpecificMiddleware.push(layer.name);
+        } else if (layer.handle.stack) {
+          walk(layer.handle.stack);
+        }
+      }
+    };
+    walk((app as unknown as { router: { stack: RouterLayer[] } }).router.stack);
+
+    const expected = [
+      ...catalogue.flatMap((operation) =>
+        [operation.http.path, ...(operation.http.aliases ?? [])].map((path) => `${operation.http.method} ${path}`),
+      ),
+      "GET /openapi.json",
+      "GET /docs",
+      "GET /docs/assets/:file",
+    ];
+    expect(pathSpecificMiddleware).toEqual([]);
+    expect(routes.sort()).toEqual(expected.sort());
+  });
+});
