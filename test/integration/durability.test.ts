@@ -15,7 +15,7 @@ function spawnServer(dataDir: string): Promise<{ child: ChildProcess; url: strin
     stdio: ["ignore", "pipe", "inherit"],
   });
   return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stdout! });
+    const lines = createInterface({ input: child.stdout });
     lines.on("line", (line) => {
       const match = /^cairn (http:\/\/\S+)$/.exec(line);
       if (match?.[1]) resolve({ child, url: match[1] });
