@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { backupDatabase, runChecks } from "../../tools/admin.js";
+import { backupDatabase, runChecks, type Check } from "../../tools/admin.js";
 import { configOrExit, print, printError, UsageError, withRuntime } from "./common.js";
 
 export const backupHelp = `usage: cairn backup FILE [--force]
@@ -41,7 +41,13 @@ the embedding model. Prints one line per check; exits 1 if any check fails.`;
 
 export async function doctor(): Promise<boolean> {
   const config = configOrExit();
-  const checks = await withRuntime(config, { embeddings: true }, (runtime) => runChecks(runtime.services, 120_000));
+  let checks: Check[];
+  try {
+    checks = await withRuntime(config, { embeddings: true }, (runtime) => runChecks(runtime.services, 120_000));
+  } catch (error) {
+    // A database that cannot even be opened is a finding, not a crash.
+    checks = [{ name: "database", ok: false, detail: error instanceof Error ? error.message : String(error) }];
+  }
   for (const check of checks) print(`${check.ok ? "ok  " : "FAIL"}  ${check.name}: ${check.detail}`);
   return checks.every((check) => check.ok);
 }

@@ -1,4 +1,4 @@
-import { existsSync, statSync } from "node:fs";
+import { chmodSync, existsSync, statSync, writeFileSync } from "node:fs";
 import { backupTo, foreignKeyViolations, integrityCheck, keywordIndexProblem } from "../store/maintenance.js";
 import { schemaVersion, loadMigrations } from "../store/migrate.js";
 import { credentialsPath } from "./credentials.js";
@@ -12,6 +12,10 @@ export interface Check {
 
 /** Consistent online copy through SQLite's backup API (safe while the server writes). */
 export async function backupDatabase(services: Services, file: string): Promise<number> {
+  // The copy holds what the database holds (private entries, key hashes), so it is created as
+  // private as the database itself (0600) before SQLite writes into it, never world-readable.
+  writeFileSync(file, "", { mode: 0o600 });
+  chmodSync(file, 0o600);
   return backupTo(services.db, file);
 }
 

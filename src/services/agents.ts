@@ -310,9 +310,12 @@ export class AgentService {
       }
     });
 
-    if (Object.keys(generated).length === 0) return null;
+    // A key in the file for an identity AGENT_KEYS now defines would no longer work: drop it.
+    const superseded = Object.keys(stored).filter((id) => staticIds.has(id));
+    for (const id of superseded) delete stored[id];
+    if (Object.keys(generated).length === 0 && superseded.length === 0) return null;
     const path = writeCredentials(this.config.DATA_DIR, this.config.PUBLIC_URL, { ...stored, ...generated });
-    this.log.info("generated bootstrap credentials", { path, agents: Object.keys(generated) });
+    if (Object.keys(generated).length > 0) this.log.info("generated bootstrap credentials", { path, agents: Object.keys(generated) });
     return path;
   }
 

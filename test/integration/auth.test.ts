@@ -1,0 +1,336 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type Credentials, type Response, type TestServer } from "../helpers/server.js";
+
+/** CONTRACT §2.1/§2.2: one 401 for every credential problem. */
+function expectUnauthenticated(response: Response): void {
+  expect(response.status).toBe(401);
+  expect(response.body).toEqual({ detail: "invalid credentials", code: "UNAUTHENTICATED" });
+  expect(response.headers.get("www-authenticate")).toBeTruthy();
+}
+
+interface Registration {
+  agent_id: string;
+  api_key: string;
+  role: string;
+  created_at: string;
+}
+
+const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function expectRegistration(response: Response<Registration>, agentId: string): void {
+  expect(response.status).toBe(201);
+  expect(Object.keys(response.body).sort()).toEqual(["agent_id", "api_key", "created_at", "role"]);
+  expect(response.body.agent_id).toBe(agentId);
+  expect(response.body.role).toBe("agent");
+  expect(response.body.api_key).toMatch(/^cairn_[A-Za-z0-9_-]{43,}$/);
+  expect(response.body.created_at).toMatch(RFC3339_MS);
+}
+
+/** A refused registration: the status asked for, the error shape, and never a key. */
+function expectRefused(response: Response, status: number, code: string): void {
+  expect(response.status).toBe(status);
+  expect(response.body).toMatchObject({ code });
+  expect(response.body).not.toHaveProperty("api_key");
+  expect(response.text).not.toContain("cairn_");
+}
+
+describe("authentication with X-Agent-ID and X-API-Key", () => {
+  let server: TestServer;
+  let alice: Credentials;
+  beforeAll(async () => {
+    server = await startTestServer();
+    alice = await server.agent("alice");
+  });
+  afterAll(() => server.close());
+
+  it("accepts valid credentials", async () => {
+    const me = await server.request<{ agent_id: string }>("/agents/me", { as: alice });
+    expect(me.status).toBe(200);
+    expect(me.body.agent_id).toBe("alice");
+  });
+
+  it.each(["/agents", "/agents/me", "/participants", "/memory", "/events"])("%s without headers → 401", async (path) => {
+    expectUnauthenticated(await server.request(path));
+  });
+
+  it("a write without headers → 401 and nothing is written", async () => {
+    expectUnauthenticated(await server.request("/memory", { body: { content: "anonymous write attempt" } }));
+    const list = await server.request<{ content: string }[]>("/memory", { as: server.owner });
+    expect(list.body.map((entry) => entry.content)).not.toContain("anonymous write attempt");
+  });
+
+  it("only X-Agent-ID → 401", async () => {
+    expectUnauthenticated(await server.request("/agents/me", { headers: { "x-agent-id": alice.agentId } }));
+  });
+
+  it("only X-API-Key → 401", async () => {
+    expectUnauthenticated(await server.request("/agents/me", { headers: { "x-api-key": alice.apiKey } }));
+  });
+
+  it("an empty key → 401", async () => {
+    expectUnauthenticated(await server.request("/agents/me", { headers: { "x-agent-id": "alice", "x-api-key": "" } }));
+  });
+
+  it("a wrong key → 401", async () => {
+    expectUnauthenticated(await server.request("/agents/me", { as: { agentId: "alice", apiKey: `${alice.apiKey}x` } }));
+  });
+
+  it("another agent's key → 401", async () => {
+    expectUnauthenticated(await server.request("/agents/me", { as: { agentId: "alice", apiKey: server.owner.apiKey } }));
+  });
+
+  it("an unknown agent → 401", async () => {
+    expectUnauthenticated(await server.request("/agents/me", { as: { agentId: "nobody-here", apiKey: alice.apiKey } }));
+  });
+
+  it("an unknown agent and a wrong key get identical answers", async () => {
+    const unknown = await server.request("/agents/me", { as: { agentId: "nobody-here", apiKey: "cairn_wrong-key-wrong-key" } });
+    const wrongKey = await server.request("/agents/me", { as: { agentId: "alice", apiKey: "cairn_wrong-key-wrong-key" } });
+    expect(unknown.status).toBe(wrongKey.status);
+    expect(unknown.text).toBe(wrongKey.text);
+    expect(unknown.headers.get("www-authenticate")).toBe(wrongKey.headers.get("www-authenticate"));
+    expect(unknown.headers.get("content-type")).toBe(wrongKey.headers.get("content-type"));
+  });
+
+  it("a deleted agent's key → 401", async () => {
+    const doomed = await server.agent("doomed");
+    expect((await server.request("/agents/me", { as: doomed, method: "DELETE" })).status).toBe(204);
+    expectUnauthenticated(await server.request("/agents/me", { as: doomed }));
+    expectUnauthenticated(await server.request("/memory", { as: doomed, body: { content: "from beyond" } }));
+  });
+
+  it("exempt routes answer without credentials", async () => {
+    expect((await server.request("/health")).status).toBe(200);
+    expect((await server.request("/openapi.json")).status).toBe(200);
+  });
+});
+
+describe("POST /agents/register without REGISTRATION_KEY", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(() => server.close());
+
+  it("is disabled → 403, whatever key is sent", async () => {
+    expectRefused(await server.request("/agents/register", { body: { agent_id: "newbie" } }), 403, "FORBIDDEN");
+    expectRefused(
+      await server.request("/agents/register", { body: { agent_id: "newbie" }, headers: { "x-registration-key": "guess" } }),
+      403,
+      "FORBIDDEN",
+    );
+    expect((await server.request<{ agent_id: string }[]>("/agents", { as: server.owner })).body.map((a) => a.agent_id)).not.toContain(
+      "newbie",
+    );
+  });
+});
+
+describe("POST /agents/register with REGISTRATION_KEY", () => {
+  const registrationKey = "reg-key-0123456789";
+  let server: TestServer;
+  // `null`: send no registration key header at all.
+  const register = (body: unknown, key: string | null = registrationKey) =>
+    server.request<Registration>("/agents/register", { body, headers: key === null ? {} : { "x-registration-key": key } });
+
+  beforeAll(async () => {
+    server = await startTestServer({ REGISTRATION_KEY: registrationKey });
+  });
+  afterAll(() => server.close());
+
+  it("a missing key → 401", async () => {
+    expectRefused(await register({ agent_id: "nokey" }, null), 401, "UNAUTHENTICATED");
+  });
+
+  it("a wrong key → 401", async () => {
+    const response = await register({ agent_id: "wrongkey" }, `${registrationKey}-nope`);
+    expectRefused(response, 401, "UNAUTHENTICATED");
+    expect(response.headers.get("www-authenticate")).toBeTruthy();
+    expect(response.text).not.toContain(registrationKey);
+  });
+
+  it("the right key → 201 with a working cairn_ key", async () => {
+    const response = await register({ agent_id: "worker-1", display_name: "Worker One" });
+    expectRegistration(response, "worker-1");
+    const me = await server.request<{ agent_id: string; role: string; display_name: string }>("/agents/me", {
+      as: { agentId: "worker-1", apiKey: response.body.api_key },
+    });
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ agent_id: "worker-1", role: "agent", display_name: "Worker One" });
+  });
+
+  it("keys are distinct per agent", async () => {
+    const one = await register({ agent_id: "distinct-a" });
+    const two = await register({ agent_id: "distinct-b" });
+    expect(one.body.api_key).not.toBe(two.body.api_key);
+  });
+
+  it.each([
+    ["upper case", "Worker"],
+    ["too long", "a".repeat(65)],
+    ["empty", ""],
+    ["leading dash", "-worker"],
+    ["a space", "has space"],
+    ["a dot", "a.b"],
+  ])("an id with %s → 422", async (_label, agentId) => {
+    const response = await register({ agent_id: agentId });
+    expectRefused(response, 422, "VALIDATION_FAILED");
+    expect(response.body).toMatchObject({ detail: expect.any(String) as string, errors: expect.any(Array) as unknown[] });
+  });
+
+  it("the reserved id me → 422 (it would be shadowed by /agents/me)", async () => {
+    expectRefused(await register({ agent_id: "me" }), 422, "VALIDATION_FAILED");
+  });
+
+  it("the longest valid id (64 characters) is accepted", async () => {
+    const id = `a${"b".repeat(63)}`;
+    expectRegistration(await register({ agent_id: id }), id);
+  });
+
+  it("a missing agent_id or an unknown field → 422", async () => {
+    expectRefused(await register({}), 422, "VALIDATION_FAILED");
+    expectRefused(await register({ agent_id: "extra-field", role: "owner" }), 422, "VALIDATION_FAILED");
+  });
+
+  it.each(["human", "archivist"])("the bootstrap id %s is taken → 409", async (id) => {
+    expectRefused(await register({ agent_id: id }), 409, "CONFLICT");
+  });
+
+  it("an id registered before → 409 and the first key keeps working", async () => {
+    const first = await register({ agent_id: "twice" });
+    expect(first.status).toBe(201);
+    expectRefused(await register({ agent_id: "twice" }), 409, "CONFLICT");
+    expect((await server.request("/agents/me", { as: { agentId: "twice", apiKey: first.body.api_key } })).status).toBe(200);
+  });
+
+  it("a deleted agent's id → 409", async () => {
+    const gone = await register({ agent_id: "gone" });
+    const credentials = { agentId: "gone", apiKey: gone.body.api_key };
+    expect((await server.request("/agents/me", { as: credentials, method: "DELETE" })).status).toBe(204);
+    expectRefused(await register({ agent_id: "gone" }), 409, "CONFLICT");
+  });
+
+  it("a wrong key with a taken id is 401, not 409 (no existence oracle)", async () => {
+    expectRefused(await register({ agent_id: "human" }, "wrong-registration-key"), 401, "UNAUTHENTICATED");
+  });
+});
+
+describe("POST /agents/self-register on a loopback HOST without a registration key", () => {
+  let server: TestServer;
+  const selfRegister = (body: unknown) => server.request<Registration>("/agents/self-register", { body });
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(() => server.close());
+
+  it("is open → 201 with a working key", async () => {
+    const response = await selfRegister({ agent_id: "solo" });
+    expectRegistration(response, "solo");
+    expect((await server.request("/agents/me", { as: { agentId: "solo", apiKey: response.body.api_key } })).status).toBe(200);
+  });
+
+  it("an invalid id → 422", async () => {
+    expectRefused(await selfRegister({ agent_id: "NotValid" }), 422, "VALIDATION_FAILED");
+  });
+
+  it.each(["human", "archivist"])("never returns the key of an existing agent (%s) → 409", async (id) => {
+    expectRefused(await selfRegister({ agent_id: id }), 409, "CONFLICT");
+  });
+
+  it("a self-registered id cannot be taken over → 409", async () => {
+    const first = await selfRegister({ agent_id: "mine" });
+    expect(first.status).toBe(201);
+    const again = await selfRegister({ agent_id: "mine" });
+    expectRefused(again, 409, "CONFLICT");
+    expect(again.text).not.toContain(first.body.api_key);
+  });
+});
+
+describe("POST /agents/self-register with REGISTRATION_KEY", () => {
+  const registrationKey = "self-reg-key-0123456789";
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ REGISTRATION_KEY: registrationKey });
+  });
+  afterAll(() => server.close());
+
+  it("without the key → 401", async () => {
+    expectRefused(await server.request("/agents/self-register", { body: { agent_id: "sneaky" } }), 401, "UNAUTHENTICATED");
+  });
+
+  it("with a wrong key → 401", async () => {
+    expectRefused(
+      await server.request("/agents/self-register", { body: { agent_id: "sneaky" }, headers: { "x-registration-key": "nope" } }),
+      401,
+      "UNAUTHENTICATED",
+    );
+  });
+
+  it("with the key → 201", async () => {
+    const response = await server.request<Registration>("/agents/self-register", {
+      body: { agent_id: "keyed" },
+      headers: { "x-registration-key": registrationKey },
+    });
+    expectRegistration(response, "keyed");
+  });
+
+  it("with the key and a taken id → 409, no key", async () => {
+    expectRefused(
+      await server.request("/agents/self-register", { body: { agent_id: "human" }, headers: { "x-registration-key": registrationKey } }),
+      409,
+      "CONFLICT",
+    );
+  });
+});
+
+describe("POST /agents/self-register on a non-loopback HOST", () => {
+  it("without a registration key → 403", async () => {
+    const server = await startTestServer({ HOST: "0.0.0.0" });
+    try {
+      expectRefused(await server.request("/agents/self-register", { body: { agent_id: "remote" } }), 403, "FORBIDDEN");
+      const agents = await server.request<{ agent_id: string }[]>("/agents", { as: server.owner });
+      expect(agents.body.map((agent) => agent.agent_id)).not.toContain("remote");
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("with a registration key configured, the key opens it", async () => {
+    const server = await startTestServer({ HOST: "0.0.0.0", REGISTRATION_KEY: "remote-key-0123456789" });
+    try {
+      expectRefused(await server.request("/agents/self-register", { body: { agent_id: "remote" } }), 401, "UNAUTHENTICATED");
+      const response = await server.request<Registration>("/agents/self-register", {
+        body: { agent_id: "remote" },
+        headers: { "x-registration-key": "remote-key-0123456789" },
+      });
+      expectRegistration(response, "remote");
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("roles", () => {
+  let server: TestServer;
+  const viewer = { agentId: "watcher", apiKey: "watcher-static-key-0123" };
+  beforeAll(async () => {
+    server = await startTestServer({ AGENT_KEYS: `${viewer.agentId}:${viewer.apiKey}:viewer` });
+  });
+  afterAll(() => server.close());
+
+  it("a viewer can read but not write", async () => {
+    const author = await server.agent("author");
+    const written = await server.request<{ id: string }>("/memory", { as: author, body: { content: "readable by viewers" } });
+    expect(written.status).toBe(201);
+    const list = await server.request<{ id: string }[]>("/memory", { as: viewer });
+    expect(list.status).toBe(200);
+    expect(list.body.map((entry) => entry.id)).toContain(written.body.id);
+    expect((await server.request(`/memory/${written.body.id}`, { as: viewer })).status).toBe(200);
+
+    const write = await server.request("/memory", { as: viewer, body: { content: "a viewer write" } });
+    expect(write.status).toBe(403);
+    expect(write.body).toMatchObject({ code: "FORBIDDEN" });
+    expect((await server.request(`/memory/${written.body.id}`, { as: viewer, method: "DELETE" })).status).toBe(403);
+    expect((await server.request("/agents/me", { as: viewer, method: "PATCH", body: { display_name: "V" } })).status).toBe(403);
+    expect((await server.request<{ id: string }[]>("/memory", { as: author })).body.map((e) => e.id)).toHaveLength(1);
+  });
+});
