@@ -4,12 +4,9 @@ import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { packageRoot } from "../core/paths.js";
 import type { Embedder } from "./embedder.js";
-import type { WorkerReply, WorkerSource } from "./fastembed-worker.js";
+import type { WorkerReply, WorkerRequest, WorkerSource } from "./fastembed-worker.js";
 
-interface Pending {
-  resolve: (vectors: Float32Array[]) => void;
-  reject: (error: Error) => void;
-}
+type Request = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, "id"> : never) : never;
 
 /**
  * The worker runs compiled JavaScript. When this module itself runs from TypeScript sources (the
@@ -22,68 +19,83 @@ function workerUrl(): URL {
   return pathToFileURL(built);
 }
 
-function startWorker(source: WorkerSource): Worker {
-  return new Worker(workerUrl(), { workerData: source, execArgv: [] });
+/**
+ * One worker thread per process, shared by every fastembed model and never terminated:
+ * onnxruntime-node cannot be loaded again in a new thread once its first thread has exited, and
+ * two threads holding it at once crash the process.
+ */
+class EmbeddingThread {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve: (reply: WorkerReply) => void; reject: (error: Error) => void }>();
+  private nextId = 1;
+  private failure: Error | null = null;
+
+  constructor() {
+    this.worker = new Worker(workerUrl(), { execArgv: [] });
+    // An idle thread must not keep a finished process (a CLI command, a test) alive; it is
+    // referenced only while a call waits for it.
+    this.worker.unref();
+    this.worker.on("message", (reply: WorkerReply) => {
+      const waiting = this.pending.get(reply.id);
+      if (reply.type === "error") waiting?.reject(new Error(reply.message));
+      else waiting?.resolve(reply);
+    });
+    const fail = (error: Error): void => {
+      this.failure ??= error;
+      for (const waiting of [...this.pending.values()]) waiting.reject(error);
+    };
+    this.worker.on("error", fail);
+    this.worker.on("exit", (code) => fail(new Error(`embedding worker exited with code ${code}`)));
+  }
+
+  call(request: Request, timeoutMs: number): Promise<WorkerReply> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++;
+      const settle = (): void => {
+        clearTimeout(timer);
+        this.pending.delete(id);
+        if (this.pending.size === 0) this.worker.unref();
+      };
+      const timer = setTimeout(() => {
+        settle();
+        reject(new Error(`embedding worker did not answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.pending.set(id, {
+        resolve: (reply) => {
+          settle();
+          resolve(reply);
+        },
+        reject: (error) => {
+          settle();
+          reject(error);
+        },
+      });
+      this.worker.ref();
+      this.worker.postMessage({ ...request, id });
+    });
+  }
 }
 
-/** Starts a worker thread that loads the model; resolves once it has embedded a probe sentence. */
-export function loadFastembed(id: string, source: WorkerSource, timeoutMs: number): Promise<Embedder> {
-  return new Promise((resolve, reject) => {
-    const worker = startWorker(source);
-    const pending = new Map<number, Pending>();
-    let nextId = 1;
-    let ready = false;
-    let dead: Error | null = null;
-    const fail = (error: Error): void => {
-      dead ??= error;
-      for (const request of pending.values()) request.reject(error);
-      pending.clear();
-      if (!ready) reject(error);
-    };
-    const timer = setTimeout(() => {
-      fail(new Error(`model ${id} did not load within ${timeoutMs} ms`));
-      void worker.terminate();
-    }, timeoutMs);
-    worker.on("error", (error) => fail(error));
-    worker.on("exit", (code) => fail(new Error(`embedding worker exited with code ${code}`)));
-    worker.on("message", (reply: WorkerReply) => {
-      switch (reply.type) {
-        case "ready":
-          ready = true;
-          clearTimeout(timer);
-          resolve({
-            id,
-            dimensions: reply.dimensions,
-            embed: (texts) =>
-              new Promise((resolveEmbed, rejectEmbed) => {
-                if (dead) {
-                  rejectEmbed(dead);
-                  return;
-                }
-                const requestId = nextId++;
-                pending.set(requestId, { resolve: resolveEmbed, reject: rejectEmbed });
-                worker.postMessage({ id: requestId, texts });
-              }),
-            close: async () => {
-              clearTimeout(timer);
-              await worker.terminate();
-            },
-          });
-          return;
-        case "failed":
-          clearTimeout(timer);
-          fail(new Error(reply.message));
-          void worker.terminate();
-          return;
-        case "vectors":
-        case "error": {
-          const request = pending.get(reply.id);
-          pending.delete(reply.id);
-          if (reply.type === "vectors") request?.resolve(reply.vectors);
-          else request?.reject(new Error(reply.message));
-          return;
-        }
-      }
-    });
-  });
+let thread: EmbeddingThread | null = null;
+
+const EMBED_TIMEOUT_MS = 120_000;
+
+/** Loads a model in the shared embedding thread; resolves once it has embedded a probe sentence. */
+export async function loadFastembed(id: string, source: WorkerSource, timeoutMs: number): Promise<Embedder> {
+  thread ??= new EmbeddingThread();
+  const shared = thread;
+  const loaded = await shared.call({ type: "load", key: id, source }, timeoutMs);
+  if (loaded.type !== "loaded") throw new Error("unexpected reply from the embedding worker");
+  return {
+    id,
+    dimensions: loaded.dimensions,
+    embed: async (texts) => {
+      const reply = await shared.call({ type: "embed", key: id, texts }, EMBED_TIMEOUT_MS);
+      if (reply.type !== "vectors") throw new Error("unexpected reply from the embedding worker");
+      return reply.vectors;
+    },
+    // The model stays loaded in the shared thread, ready for the next server in this process.
+    close: () => Promise.resolve(),
+  };
 }

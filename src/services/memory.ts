@@ -22,7 +22,7 @@ import {
   type MemoryType,
   type Scope,
 } from "../store/memory.js";
-import { deleteVector, getVectors, nearest, updateVectorMeta } from "../store/vectors.js";
+import { deleteVector, getVectors, nearest, updateVectorMeta, visKeyFor } from "../store/vectors.js";
 import { isProjectMember, vectorScope, type Viewer } from "../store/visibility.js";
 import { cosine } from "../embed/embedder.js";
 import type { EventBus } from "../events/bus.js";
@@ -77,6 +77,15 @@ export interface BulkDeleteResult {
 
 const DIRECTIVE_DENIED = "directive writes require elevated permission";
 const DIRECTIVE_LIMIT = 1000;
+const DUPLICATE_CANDIDATES = 3;
+
+/** Tokens that carry digits: numbers, versions, ports, dates, ids. */
+const numbersIn = (text: string): Set<string> =>
+  new Set(
+    (text.toLowerCase().match(/[\p{L}\p{N}._:/-]*\p{N}[\p{L}\p{N}._:/-]*/gu) ?? []).map((token) => token.replace(/^[._:/-]+|[._:/-]+$/g, "")),
+  );
+
+const sameSet = (a: Set<string>, b: Set<string>): boolean => a.size === b.size && [...a].every((item) => b.has(item));
 
 const round = (value: number): number => Math.round(value * 1e6) / 1e6;
 
@@ -150,7 +159,7 @@ export class MemoryService {
       const at = now();
       const dupKey = { type, project, scope, agentId: caller.agentId, contentKey: key };
       if (!input.allow_duplicate) {
-        const duplicate = this.findDuplicate(dupKey, vector, at);
+        const duplicate = this.findDuplicate(dupKey, input.content, vector, at);
         if (duplicate) return { created: false, entry: this.reinforce(caller, duplicate.row, duplicate.similarity, at) };
       }
       const row: Omit<MemoryRow, "pk"> = {
@@ -187,6 +196,7 @@ export class MemoryService {
 
   private findDuplicate(
     key: { type: MemoryType; project: string | null; scope: Scope; agentId: string; contentKey: string },
+    content: string,
     vector: Float32Array | null,
     at: string,
   ): { row: MemoryRow; similarity: number } | null {
@@ -196,15 +206,21 @@ export class MemoryService {
       return { row: exact, similarity: stored && vector ? round(cosine(stored, vector)) : 1 };
     }
     if (!vector) return null;
-    const [best] = nearest(this.db, vector, 1, {
-      visKeys: [key.scope === "agent" ? `a:${key.agentId}` : key.project === null ? "g" : `p:${key.project}`],
+    const numbers = numbersIn(content);
+    const candidates = nearest(this.db, vector, DUPLICATE_CANDIDATES, {
+      visKeys: [visKeyFor(key.scope, key.project, key.agentId)],
       projectKey: key.project ?? "",
       types: [key.type],
       nowMs: Date.parse(at),
+      maxDistance: 1 - this.config.DUPLICATE_THRESHOLD,
     });
-    if (!best || 1 - best.distance < this.config.DUPLICATE_THRESHOLD) return null;
-    const row = memoryByPk(this.db, best.pk);
-    return row ? { row, similarity: round(1 - best.distance) } : null;
+    for (const candidate of candidates) {
+      const row = memoryByPk(this.db, candidate.pk);
+      // Sentence embeddings barely notice numbers: "port 8080" and "port 8081" embed alike but
+      // are different facts. A near-identical text with other numbers is new (and shows as similar).
+      if (row && sameSet(numbersIn(row.content), numbers)) return { row, similarity: round(1 - candidate.distance) };
+    }
+    return null;
   }
 
   private reinforce(
