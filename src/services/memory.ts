@@ -413,6 +413,7 @@ export class MemoryService {
   setHeadline(caller: Caller, ref: string, headline: string | null): MemoryEntry {
     return this.db.write(() => {
       const row = this.resolve(viewerOf(caller), ref);
+      if (row.type === "directive") throw forbidden("directives are never modified by the archivist");
       if (row.headline === headline) return toEntry(row);
       patchMemory(this.db, row.pk, { headline });
       const updated = { ...row, headline };

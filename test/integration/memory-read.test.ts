@@ -543,4 +543,16 @@ describe("setting a headline", () => {
     const read = await server.request<MemoryEntry>(`/memory/${entry.id}`, { as: author });
     expect(read.body.headline).toBeNull();
   });
+
+  it("refuses the archivist a headline on a directive with 403: directives are never modified by it", async () => {
+    const directive = await write(server, server.owner, { content: "Always write tests before merging", type: "directive" });
+    const response = await server.request<ErrorBody>(`/memory/${directive.id}/headline`, {
+      method: "PATCH",
+      as: server.archivist,
+      body: { headline: "Tests first" },
+    });
+    expect(response.status).toBe(403);
+    const read = await server.request<MemoryEntry>(`/memory/${directive.id}`, { as: server.owner });
+    expect(read.body.headline).toBeNull();
+  });
 });
