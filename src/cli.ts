@@ -1,7 +1,5 @@
-import { agent, agentHelp } from "./cli/agent.js";
-import { printError, UsageError, print } from "./cli/common.js";
-import { backup, backupHelp, doctor, doctorHelp, reindex, reindexHelp } from "./cli/maintenance.js";
-import { serve, serveHelp } from "./cli/serve.js";
+import { agentHelp, backupHelp, doctorHelp, reindexHelp, serveHelp } from "./cli/help.js";
+import { print, printError, UsageError } from "./cli/output.js";
 import { packageVersion } from "./core/paths.js";
 
 const help = `usage: cairn <command> [options]
@@ -16,55 +14,73 @@ commands:
 
 Each command takes --help. Settings are environment variables (see README.md).`;
 
-const helps: Record<string, string> = { serve: serveHelp, agent: agentHelp, backup: backupHelp, reindex: reindexHelp, doctor: doctorHelp };
+interface Command {
+  help: string;
+  /** Resolves to the exit code, or -1 for a long-running command that exits on its own. */
+  run(args: string[]): Promise<number>;
+}
+
+// Each command loads its modules only when it runs, so help and usage errors answer at once.
+const commands: Record<string, Command> = {
+  serve: {
+    help: serveHelp,
+    run: async () => {
+      await (await import("./cli/serve.js")).serve();
+      return -1;
+    },
+  },
+  agent: {
+    help: agentHelp,
+    run: async (args) => {
+      await (await import("./cli/agent.js")).agent(args);
+      return 0;
+    },
+  },
+  backup: {
+    help: backupHelp,
+    run: async (args) => {
+      await (await import("./cli/maintenance.js")).backup(args);
+      return 0;
+    },
+  },
+  reindex: {
+    help: reindexHelp,
+    run: async () => {
+      await (await import("./cli/maintenance.js")).reindex();
+      return 0;
+    },
+  },
+  doctor: {
+    help: doctorHelp,
+    run: async () => ((await (await import("./cli/maintenance.js")).doctor()) ? 0 : 1),
+  },
+};
 
 async function main(argv: string[]): Promise<number> {
-  const [command, ...args] = argv;
-  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
+  const [name, ...args] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     print(help);
-    return command === undefined ? 2 : 0;
+    return name === undefined ? 2 : 0;
   }
-  if (command === "--version") {
+  if (name === "--version") {
     print(packageVersion);
     return 0;
   }
+  const command = commands[name];
+  if (!command) throw new UsageError(`unknown command ${name}\n\n${help}`);
   if (args.includes("--help") || args.includes("-h")) {
-    const text = helps[command];
-    if (!text) throw new UsageError(`unknown command ${command}\n\n${help}`);
-    print(text);
+    print(command.help);
     return 0;
   }
-  switch (command) {
-    case "serve":
-      await serve();
-      return -1;
-    case "agent":
-      await agent(args);
-      return 0;
-    case "backup":
-      await backup(args);
-      return 0;
-    case "reindex":
-      await reindex();
-      return 0;
-    case "doctor":
-      return (await doctor()) ? 0 : 1;
-    default:
-      throw new UsageError(`unknown command ${command}\n\n${help}`);
-  }
+  return command.run(args);
 }
 
 main(process.argv.slice(2)).then(
   (code) => {
-    // -1: a long-running command that exits on its own (serve).
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
-    if (error instanceof UsageError) {
-      printError(`cairn: ${error.message}`);
-      process.exit(2);
-    }
     printError(`cairn: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
+    process.exit(error instanceof UsageError ? 2 : 1);
   },
 );

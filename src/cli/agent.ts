@@ -1,12 +1,8 @@
 import { parseArgs } from "node:util";
 import { AGENT_ID_PATTERN, roles, type Role } from "../core/config.js";
-import { configOrExit, print, UsageError, withRuntime } from "./common.js";
-
-export const agentHelp = `usage: cairn agent add ID [--role agent|owner|viewer] [--name DISPLAY_NAME]
-       cairn agent rotate-key ID
-
-add         creates an agent directly in DATA_DIR and prints its API key once
-rotate-key  issues a new key (the old one stops working) and prints it once`;
+import { configOrExit, withRuntime } from "./common.js";
+import { agentHelp } from "./help.js";
+import { print, UsageError } from "./output.js";
 
 export async function agent(args: string[]): Promise<void> {
   const [action, ...rest] = args;

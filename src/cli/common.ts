@@ -1,9 +1,7 @@
 import { ConfigError, loadConfig, type Config } from "../core/config.js";
 import { createLogger, type Logger } from "../core/log.js";
 import { Runtime } from "../../tools/runtime.js";
-
-/** A usage or input problem: printed without a stack, exit code 2. */
-export class UsageError extends Error {}
+import { UsageError } from "./output.js";
 
 export function configOrExit(): Config {
   try {
@@ -30,10 +28,3 @@ export async function withRuntime<T>(
     await runtime.close();
   }
 }
-
-export const print = (line: string): void => {
-  process.stdout.write(`${line}\n`);
-};
-export const printError = (line: string): void => {
-  process.stderr.write(`${line}\n`);
-};

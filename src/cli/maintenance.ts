@@ -2,12 +2,9 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { backupDatabase, runChecks, type Check } from "../../tools/admin.js";
-import { configOrExit, print, printError, UsageError, withRuntime } from "./common.js";
-
-export const backupHelp = `usage: cairn backup FILE [--force]
-
-Writes a consistent copy of the database to FILE using SQLite's online backup API; safe while
-the server runs. Refuses to overwrite FILE unless --force is given.`;
+import { configOrExit, withRuntime } from "./common.js";
+import { backupHelp } from "./help.js";
+import { print, printError, UsageError } from "./output.js";
 
 export async function backup(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { force: { type: "boolean", default: false } } });
@@ -19,11 +16,6 @@ export async function backup(args: string[]): Promise<void> {
   print(`backed up ${pages} pages to ${file}`);
 }
 
-export const reindexHelp = `usage: cairn reindex
-
-Re-embeds every memory entry with the configured EMBEDDING_MODEL (for example after changing it).
-Run it with the same settings as the server.`;
-
 export async function reindex(): Promise<void> {
   const config = configOrExit();
   const count = await withRuntime(config, { embeddings: true }, async (runtime) => {
@@ -33,11 +25,6 @@ export async function reindex(): Promise<void> {
   });
   print(`re-embedded ${count} entries with ${config.EMBEDDING_MODEL}`);
 }
-
-export const doctorHelp = `usage: cairn doctor
-
-Checks the configuration, data directory permissions, database integrity, the keyword index and
-the embedding model. Prints one line per check; exits 1 if any check fails.`;
 
 export async function doctor(): Promise<boolean> {
   const config = configOrExit();

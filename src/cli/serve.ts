@@ -1,13 +1,8 @@
 import { credentialsPath } from "../../tools/paths.js";
 import { startServer } from "../http/server.js";
 import { createLogger } from "../core/log.js";
-import { configOrExit, print } from "./common.js";
-
-export const serveHelp = `usage: cairn serve
-
-Runs the HTTP server (REST, /docs, /openapi.json) on HOST:PORT with the data in DATA_DIR.
-Settings come from the environment; see the README. SIGTERM or SIGINT drain in-flight
-requests and close the database.`;
+import { configOrExit } from "./common.js";
+import { print } from "./output.js";
 
 export async function serve(): Promise<void> {
   const config = configOrExit();
