@@ -116,3 +116,14 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     },
   };
 }
+
+/** The error body every route answers with (CONTRACT §2.1); `current_version` comes with a 412. */
+export interface ErrorBody {
+  detail: string;
+  code: string;
+  current_version?: number;
+  errors?: { path: string; message: string }[];
+}
+
+/** A timestamp as the server writes it: UTC with milliseconds. */
+export const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

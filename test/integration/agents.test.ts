@@ -1,7 +1,8 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type Credentials, type Response, type TestServer } from "../helpers/server.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { RFC3339_MS, startTestServer, type Credentials, type Response, type TestServer } from "../helpers/server.js";
+import { serverForSuite } from "../helpers/suite.js";
 
 interface AgentRecord {
   agent_id: string;
@@ -25,8 +26,6 @@ interface Entry {
   content: string;
 }
 
-const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
 /** The path and query of a `Link: <…>; rel="next"` header, or null when there is none. */
 function nextLink(link: string | null, base: string): string | null {
   if (link === null) return null;
@@ -46,6 +45,7 @@ async function status(server: TestServer, path: string, as: Credentials): Promis
   return (await server.request(path, { as })).status;
 }
 
+/** A plain POST /memory (no `allow_duplicate`) that must create the entry. */
 async function write(server: TestServer, as: Credentials, content: string, extra: Record<string, unknown> = {}): Promise<Entry> {
   const response = await server.request<Entry>("/memory", { as, body: { content, ...extra } });
   expect(response.status).toBe(201);
@@ -53,11 +53,7 @@ async function write(server: TestServer, as: Credentials, content: string, extra
 }
 
 describe("GET /agents and /participants", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   it("lists every agent with presence, and /participants is the same list", async () => {
     const fresh = await server.agent("fresh");
@@ -107,14 +103,12 @@ describe("GET /agents and /participants", () => {
 });
 
 describe("GET /agents paging", () => {
-  let server: TestServer;
+  const server = serverForSuite();
   let expected: string[];
   beforeAll(async () => {
-    server = await startTestServer();
     for (const id of ["p-delta", "p-alpha", "p-golf", "p-charlie", "p-echo", "p-bravo", "p-foxtrot"]) await server.agent(id);
     expected = (await listAll(server, server.owner)).map((agent) => agent.agent_id);
   });
-  afterAll(() => server.close());
 
   it("has all nine agents in one page when the page is big enough", () => {
     expect(expected).toHaveLength(9);
@@ -175,11 +169,7 @@ describe("GET /agents paging", () => {
 });
 
 describe("GET /agents/me", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer({ DIRECTIVE_WRITERS: "human,lead" });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ DIRECTIVE_WRITERS: "human,lead" });
 
   it("adds projects and can_write_directives to the record", async () => {
     const me = await server.request<SelfRecord>("/agents/me", { as: server.owner });
@@ -229,11 +219,7 @@ describe("GET /agents/me with the default DIRECTIVE_WRITERS", () => {
 });
 
 describe("PATCH /agents/me", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   it("renames: the new id works with the same key, the old id does not, and entries follow", async () => {
     const old = await server.agent("old-name");
@@ -360,11 +346,7 @@ describe("PATCH /agents/me", () => {
 });
 
 describe("DELETE /agents/me", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   it("→ 204; the key stops working, entries stay attributed to the old id, the id is never reissued", async () => {
     const quitter = await server.agent("quitter");
@@ -395,11 +377,7 @@ describe("DELETE /agents/me", () => {
 });
 
 describe("PATCH and DELETE /agents/{id} (owner only)", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   it("an agent or the archivist → 403 and nothing changes", async () => {
     const actor = await server.agent("actor");
@@ -454,11 +432,7 @@ describe("PATCH and DELETE /agents/{id} (owner only)", () => {
 });
 
 describe("POST /agents/{id}/rotate-key", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   const rotate = (id: string, as: Credentials) =>
     server.request<{ api_key: string }>(`/agents/${id}/rotate-key`, { as, method: "POST" });

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type Credentials, type Response, type TestServer } from "../helpers/server.js";
+import { describe, expect, it } from "vitest";
+import { RFC3339_MS, startTestServer, type Response } from "../helpers/server.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
 /** CONTRACT §2.1/§2.2: one 401 for every credential problem. */
 function expectUnauthenticated(response: Response): void {
@@ -14,8 +15,6 @@ interface Registration {
   role: string;
   created_at: string;
 }
-
-const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 function expectRegistration(response: Response<Registration>, agentId: string): void {
   expect(response.status).toBe(201);
@@ -35,13 +34,8 @@ function expectRefused(response: Response, status: number, code: string): void {
 }
 
 describe("authentication with X-Agent-ID and X-API-Key", () => {
-  let server: TestServer;
-  let alice: Credentials;
-  beforeAll(async () => {
-    server = await startTestServer();
-    alice = await server.agent("alice");
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
+  const alice = agentForSuite(server, "alice");
 
   it("accepts valid credentials", async () => {
     const me = await server.request<{ agent_id: string }>("/agents/me", { as: alice });
@@ -106,11 +100,7 @@ describe("authentication with X-Agent-ID and X-API-Key", () => {
 });
 
 describe("POST /agents/register without REGISTRATION_KEY", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   it("is disabled → 403, whatever key is sent", async () => {
     expectRefused(await server.request("/agents/register", { body: { agent_id: "newbie" } }), 403, "FORBIDDEN");
@@ -127,15 +117,11 @@ describe("POST /agents/register without REGISTRATION_KEY", () => {
 
 describe("POST /agents/register with REGISTRATION_KEY", () => {
   const registrationKey = "reg-key-0123456789";
-  let server: TestServer;
+  const server = serverForSuite({ REGISTRATION_KEY: registrationKey });
   // `null`: send no registration key header at all.
   const register = (body: unknown, key: string | null = registrationKey) =>
     server.request<Registration>("/agents/register", { body, headers: key === null ? {} : { "x-registration-key": key } });
 
-  beforeAll(async () => {
-    server = await startTestServer({ REGISTRATION_KEY: registrationKey });
-  });
-  afterAll(() => server.close());
 
   it("a missing key → 401", async () => {
     expectRefused(await register({ agent_id: "nokey" }, null), 401, "UNAUTHENTICATED");
@@ -215,12 +201,8 @@ describe("POST /agents/register with REGISTRATION_KEY", () => {
 });
 
 describe("POST /agents/self-register on a loopback HOST without a registration key", () => {
-  let server: TestServer;
+  const server = serverForSuite();
   const selfRegister = (body: unknown) => server.request<Registration>("/agents/self-register", { body });
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(() => server.close());
 
   it("is open → 201 with a working key", async () => {
     const response = await selfRegister({ agent_id: "solo" });
@@ -247,11 +229,7 @@ describe("POST /agents/self-register on a loopback HOST without a registration k
 
 describe("POST /agents/self-register with REGISTRATION_KEY", () => {
   const registrationKey = "self-reg-key-0123456789";
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer({ REGISTRATION_KEY: registrationKey });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ REGISTRATION_KEY: registrationKey });
 
   it("without the key → 401", async () => {
     expectRefused(await server.request("/agents/self-register", { body: { agent_id: "sneaky" } }), 401, "UNAUTHENTICATED");
@@ -310,12 +288,8 @@ describe("POST /agents/self-register on a non-loopback HOST", () => {
 });
 
 describe("roles", () => {
-  let server: TestServer;
   const viewer = { agentId: "watcher", apiKey: "watcher-static-key-0123" };
-  beforeAll(async () => {
-    server = await startTestServer({ AGENT_KEYS: `${viewer.agentId}:${viewer.apiKey}:viewer` });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ AGENT_KEYS: `${viewer.agentId}:${viewer.apiKey}:viewer` });
 
   it("a viewer can read but not write", async () => {
     const author = await server.agent("author");

@@ -1,78 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MemoryEntry } from "../../src/services/memory-records.js";
-import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
+import { describe, expect, it } from "vitest";
+import { eventsOf, ids, list, patch, read, searchHits, UNKNOWN_ID, write, type EventRecord, type MemoryEntry } from "../helpers/memory.js";
+import { RFC3339_MS, type ErrorBody, type TestServer } from "../helpers/server.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { afterMillisecond, eventually } from "../helpers/wait.js";
 
 /** Changing memory, black box: PATCH, DELETE, bulk delete, expiry (CONTRACT §3). */
 
-interface ErrorBody {
-  detail: string;
-  code: string;
-  current_version?: number;
-  errors?: { path: string; message: string }[];
-}
-interface EventRecord {
-  seq: number;
-  type: string;
-  agent_id: string;
-  payload: Record<string, unknown>;
-}
-type SearchHit = MemoryEntry & { score: number; similarity: number | null; match: string };
-
-const UNKNOWN_ID = "0badc0de-0000-4000-8000-000000000000";
-
-async function write(server: TestServer, as: Credentials, body: Record<string, unknown>): Promise<MemoryEntry> {
-  const response = await server.request<MemoryEntry>("/memory", { as, body: { allow_duplicate: true, ...body } });
-  expect(response.status).toBe(201);
-  return response.body;
-}
-
-const patch = <T = MemoryEntry>(server: TestServer, as: Credentials, id: string, body: unknown, headers: Record<string, string> = {}) =>
-  server.request<T>(`/memory/${id}`, { as, method: "PATCH", body, headers });
-
-const read = (server: TestServer, as: Credentials, id: string) => server.request<MemoryEntry>(`/memory/${id}`, { as });
-
 async function eventsAbout(server: TestServer, type: string, memoryId: string): Promise<EventRecord[]> {
-  const response = await server.request<EventRecord[]>(`/events?since=seq:0&limit=500&type=${type}`, { as: server.owner });
-  expect(response.status).toBe(200);
-  return response.body.filter((event) => event.payload.memory_id === memoryId);
-}
-
-async function listIds(server: TestServer, as: Credentials, query = ""): Promise<string[]> {
-  const response = await server.request<MemoryEntry[]>(`/memory?limit=500${query ? `&${query}` : ""}`, { as });
-  expect(response.status).toBe(200);
-  return response.body.map((entry) => entry.id);
-}
-
-async function searchHits(server: TestServer, as: Credentials, q: string): Promise<SearchHit[]> {
-  const response = await server.request<SearchHit[]>(`/memory/search?limit=100&q=${encodeURIComponent(q)}`, { as });
-  expect(response.status).toBe(200);
-  return response.body;
-}
-
-/** Polls `check` until it returns true (or gives up after `timeoutMs`, letting the assertion fail). */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function afterMillisecond(timestamp: string): Promise<void> {
-  while (Date.now() <= Date.parse(timestamp)) await new Promise((resolve) => setTimeout(resolve, 2));
+  return (await eventsOf(server, type)).filter((event) => event.payload.memory_id === memoryId);
 }
 
 describe("updating an entry with PATCH", () => {
-  let server: TestServer;
-  let author: Credentials;
-  let stranger: Credentials;
-  beforeAll(async () => {
-    server = await startTestServer();
-    author = await server.agent("author");
-    stranger = await server.agent("stranger");
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
+  const author = agentForSuite(server, "author");
+  const stranger = agentForSuite(server, "stranger");
 
   it("applies a change with a matching quoted If-Match and answers 200 with version + 1", async () => {
     const entry = await write(server, author, { content: "If-Match quoted original" });
@@ -243,15 +184,9 @@ describe("updating an entry with PATCH", () => {
 });
 
 describe("who may change a directive (DIRECTIVE_WRITERS=human,alice)", () => {
-  let server: TestServer;
-  let alice: Credentials;
-  let bob: Credentials;
-  beforeAll(async () => {
-    server = await startTestServer({ DIRECTIVE_WRITERS: "human,alice" });
-    alice = await server.agent("alice");
-    bob = await server.agent("bob");
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ DIRECTIVE_WRITERS: "human,alice" });
+  const alice = agentForSuite(server, "alice");
+  const bob = agentForSuite(server, "bob");
 
   it("lets the author of a directive patch it", async () => {
     const directive = await write(server, alice, { content: "Alice directive v1", type: "directive" });
@@ -298,15 +233,9 @@ describe("who may change a directive (DIRECTIVE_WRITERS=human,alice)", () => {
 });
 
 describe("deleting entries", () => {
-  let server: TestServer;
-  let author: Credentials;
-  let stranger: Credentials;
-  beforeAll(async () => {
-    server = await startTestServer();
-    author = await server.agent("author");
-    stranger = await server.agent("stranger");
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
+  const author = agentForSuite(server, "author");
+  const stranger = agentForSuite(server, "stranger");
 
   it("answers 204 and hides the entry from get, list and search", async () => {
     const entry = await write(server, author, { content: "Doomed entry about pelicans" });
@@ -315,7 +244,7 @@ describe("deleting entries", () => {
     expect(response.text).toBe("");
     expect((await read(server, author, entry.id)).status).toBe(404);
     expect((await read(server, server.owner, entry.id)).status).toBe(404);
-    expect(await listIds(server, author)).not.toContain(entry.id);
+    expect(ids(await list(server, author))).not.toContain(entry.id);
     expect((await searchHits(server, author, "pelicans")).map((hit) => hit.id)).not.toContain(entry.id);
   });
 
@@ -329,7 +258,7 @@ describe("deleting entries", () => {
     expect(tombstone).toBeDefined();
     expect(Object.keys(tombstone ?? {}).sort()).toEqual(["deleted_at", "id", "updated_at", "version"]);
     expect(tombstone).toMatchObject({ id: entry.id, version: 2 });
-    expect(tombstone?.deleted_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(tombstone?.deleted_at).toMatch(RFC3339_MS);
   });
 
   it("emits memory.deleted", async () => {
@@ -398,14 +327,9 @@ describe("deleting entries", () => {
 });
 
 describe("expiring entries", () => {
-  let server: TestServer;
-  let author: Credentials;
-  beforeAll(async () => {
-    // No background jobs: whatever hides an expired entry here is the read path, not the sweeper.
-    server = await startTestServer({}, { jobs: false });
-    author = await server.agent("expiring-author");
-  });
-  afterAll(() => server.close());
+  // No background jobs: whatever hides an expired entry here is the read path, not the sweeper.
+  const server = serverForSuite({}, { jobs: false });
+  const author = agentForSuite(server, "expiring-author");
 
   it("rejects an expires_at in the past with 422", async () => {
     const response = await server.request<ErrorBody>("/memory", {
@@ -434,7 +358,7 @@ describe("expiring entries", () => {
     const gone = await eventually(async () => (await read(server, author, entry.id)).status === 404);
     expect(gone).toBe(true);
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(expiresAt));
-    expect(await listIds(server, author)).not.toContain(entry.id);
+    expect(ids(await list(server, author))).not.toContain(entry.id);
     expect((await searchHits(server, author, "flamingos")).map((hit) => hit.id)).not.toContain(entry.id);
     const response = await server.request<Record<string, unknown>[]>(`/memory/delta?since=${since}&limit=500`, { as: author });
     const tombstone = response.body.find((item) => item.id === entry.id);
@@ -453,13 +377,8 @@ describe("expiring entries", () => {
 });
 
 describe("the expiry sweeper", () => {
-  let server: TestServer;
-  let author: Credentials;
-  beforeAll(async () => {
-    server = await startTestServer({}, { sweepIntervalMs: 200 });
-    author = await server.agent("swept-author");
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({}, { sweepIntervalMs: 200 });
+  const author = agentForSuite(server, "swept-author");
 
   it("soft-deletes an expired entry and emits memory.deleted with reason expired", async () => {
     const since = new Date(Date.now() - 1000).toISOString();

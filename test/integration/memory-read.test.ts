@@ -1,36 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MemoryEntry } from "../../src/services/memory-records.js";
-import { startTestServer, type Credentials, type Response, type TestServer } from "../helpers/server.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ids, list, patch, searchHits, UNKNOWN_ID, write, type MemoryEntry } from "../helpers/memory.js";
+import type { Credentials, ErrorBody, Response, TestServer } from "../helpers/server.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { afterMillisecond } from "../helpers/wait.js";
 
 /** Reading memory, black box: get, visibility, list filters, directives, delta, headline (CONTRACT §2.3, §3). */
 
-interface ErrorBody {
-  detail: string;
-  code: string;
-  errors?: { path: string; message: string }[];
-}
 type Tombstone = { id: string; deleted_at: string; updated_at: string; version: number };
-type SearchHit = MemoryEntry & { score: number; similarity: number | null; match: string };
-
-const UNKNOWN_ID = "0badc0de-0000-4000-8000-000000000000";
-
-async function write(server: TestServer, as: Credentials, body: Record<string, unknown>): Promise<MemoryEntry> {
-  const response = await server.request<MemoryEntry>("/memory", { as, body: { allow_duplicate: true, ...body } });
-  expect(response.status).toBe(201);
-  return response.body;
-}
-
-async function list(server: TestServer, as: Credentials, query = ""): Promise<MemoryEntry[]> {
-  const response = await server.request<MemoryEntry[]>(`/memory?limit=500${query ? `&${query}` : ""}`, { as });
-  expect(response.status).toBe(200);
-  return response.body;
-}
-
-async function search(server: TestServer, as: Credentials, q: string): Promise<SearchHit[]> {
-  const response = await server.request<SearchHit[]>(`/memory/search?limit=100&q=${encodeURIComponent(q)}`, { as });
-  expect(response.status).toBe(200);
-  return response.body;
-}
 
 async function delta(server: TestServer, as: Credentials, query: string): Promise<(MemoryEntry | Tombstone)[]> {
   const response = await server.request<(MemoryEntry | Tombstone)[]>(`/memory/delta?limit=500&${query}`, { as });
@@ -38,26 +14,13 @@ async function delta(server: TestServer, as: Credentials, query: string): Promis
   return response.body;
 }
 
-const ids = (entries: { id: string }[]): string[] => entries.map((entry) => entry.id);
 const EPOCH = "since=2000-01-01T00:00:00.000Z";
 
-/** Waits until the clock has passed `timestamp`, so the next write gets a later one. */
-async function afterMillisecond(timestamp: string): Promise<void> {
-  while (Date.now() <= Date.parse(timestamp)) await new Promise((resolve) => setTimeout(resolve, 2));
-}
-
 describe("reading one entry", () => {
-  let server: TestServer;
-  let author: Credentials;
-  let reader: Credentials;
-  let secondReader: Credentials;
-  beforeAll(async () => {
-    server = await startTestServer();
-    author = await server.agent("author");
-    reader = await server.agent("reader");
-    secondReader = await server.agent("second-reader");
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
+  const author = agentForSuite(server, "author");
+  const reader = agentForSuite(server, "reader");
+  const secondReader = agentForSuite(server, "second-reader");
 
   it("returns the entry with ETag set to its quoted version", async () => {
     const entry = await write(server, author, { content: "ETag check entry" });
@@ -136,17 +99,13 @@ describe("reading one entry", () => {
 });
 
 describe("visibility of private (scope=agent) entries", () => {
-  let server: TestServer;
-  let alice: Credentials;
-  let bob: Credentials;
+  const server = serverForSuite();
+  const alice = agentForSuite(server, "alice");
+  const bob = agentForSuite(server, "bob");
   let secret: MemoryEntry;
   beforeAll(async () => {
-    server = await startTestServer();
-    alice = await server.agent("alice");
-    bob = await server.agent("bob");
     secret = await write(server, alice, { content: "Alice private zanzibar note", scope: "agent" });
   });
-  afterAll(() => server.close());
 
   it("answers another agent's GET with 404 and the same body as an unknown id", async () => {
     const hidden = await server.request<ErrorBody>(`/memory/${secret.id}`, { as: bob });
@@ -168,7 +127,7 @@ describe("visibility of private (scope=agent) entries", () => {
     for (const viewer of [bob, server.owner, server.archivist]) {
       expect(ids(await list(server, viewer))).not.toContain(secret.id);
       expect(ids(await list(server, viewer, "agent=alice&scope=agent"))).toEqual([]);
-      expect(ids(await search(server, viewer, "zanzibar"))).not.toContain(secret.id);
+      expect(ids(await searchHits(server, viewer, "zanzibar"))).not.toContain(secret.id);
       expect(ids(await delta(server, viewer, EPOCH))).not.toContain(secret.id);
     }
   });
@@ -186,7 +145,7 @@ describe("visibility of private (scope=agent) entries", () => {
   it("shows it to its author in get, list, search and delta", async () => {
     expect((await server.request(`/memory/${secret.id}`, { as: alice })).status).toBe(200);
     expect(ids(await list(server, alice, "scope=agent"))).toEqual([secret.id]);
-    expect(ids(await search(server, alice, "zanzibar"))).toContain(secret.id);
+    expect(ids(await searchHits(server, alice, "zanzibar"))).toContain(secret.id);
     expect(ids(await delta(server, alice, EPOCH))).toContain(secret.id);
   });
 
@@ -194,21 +153,18 @@ describe("visibility of private (scope=agent) entries", () => {
     const shared = await write(server, alice, { content: "Alice shared zanzibar fact" });
     for (const viewer of [bob, server.owner, server.archivist]) {
       expect((await server.request(`/memory/${shared.id}`, { as: viewer })).status).toBe(200);
-      expect(ids(await search(server, viewer, "zanzibar"))).toContain(shared.id);
+      expect(ids(await searchHits(server, viewer, "zanzibar"))).toContain(shared.id);
     }
   });
 });
 
 describe("visibility of project entries", () => {
-  let server: TestServer;
-  let outsider: Credentials;
+  const server = serverForSuite();
+  const outsider = agentForSuite(server, "outsider");
   let inP1: MemoryEntry;
   beforeAll(async () => {
-    server = await startTestServer();
-    outsider = await server.agent("outsider");
     inP1 = await write(server, server.owner, { content: "Project p1 quokka entry", project: "p1" });
   });
-  afterAll(() => server.close());
 
   it("refuses a write into a project by an agent that is not a member with 403", async () => {
     const response = await server.request<ErrorBody>("/memory", { as: outsider, body: { content: "sneaking in", project: "p1" } });
@@ -222,7 +178,7 @@ describe("visibility of project entries", () => {
     expect(response.body).toEqual((await server.request(`/memory/${UNKNOWN_ID}`, { as: outsider })).body);
     expect(ids(await list(server, outsider))).not.toContain(inP1.id);
     expect(await list(server, outsider, "project=p1")).toEqual([]);
-    expect(ids(await search(server, outsider, "quokka"))).not.toContain(inP1.id);
+    expect(ids(await searchHits(server, outsider, "quokka"))).not.toContain(inP1.id);
     expect(ids(await delta(server, outsider, EPOCH))).not.toContain(inP1.id);
   });
 
@@ -230,16 +186,16 @@ describe("visibility of project entries", () => {
     for (const viewer of [server.owner, server.archivist]) {
       expect((await server.request(`/memory/${inP1.id}`, { as: viewer })).status).toBe(200);
       expect(ids(await list(server, viewer, "project=p1"))).toEqual([inP1.id]);
-      expect(ids(await search(server, viewer, "quokka"))).toContain(inP1.id);
+      expect(ids(await searchHits(server, viewer, "quokka"))).toContain(inP1.id);
       expect(ids(await delta(server, viewer, EPOCH))).toContain(inP1.id);
     }
   });
 });
 
 describe("listing entries", () => {
-  let server: TestServer;
-  let alice: Credentials;
-  let bob: Credentials;
+  const server = serverForSuite();
+  const alice = agentForSuite(server, "alice");
+  const bob = agentForSuite(server, "bob");
   let first: MemoryEntry;
   let second: MemoryEntry;
   let third: MemoryEntry;
@@ -247,9 +203,6 @@ describe("listing entries", () => {
   let bobsPrivate: MemoryEntry;
   let secondPatched: MemoryEntry;
   beforeAll(async () => {
-    server = await startTestServer();
-    alice = await server.agent("alice");
-    bob = await server.agent("bob");
     first = await write(server, alice, { content: "List entry one", tags: ["deploy"], confidence: 0.4 });
     await afterMillisecond(first.updated_at);
     second = await write(server, alice, { content: "List entry two", type: "doc", tags: ["deploy", "infra"], confidence: 0.9 });
@@ -261,14 +214,9 @@ describe("listing entries", () => {
     bobsPrivate = await write(server, bob, { content: "List entry five, private", scope: "agent" });
     await afterMillisecond(bobsPrivate.updated_at);
     await server.request(`/memory/${third.id}`, { as: alice });
-    const patched = await server.request<MemoryEntry>(`/memory/${second.id}`, {
-      as: alice,
-      method: "PATCH",
-      body: { content: "List entry two, revised" },
-    });
+    const patched = await patch(server, alice, second.id, { content: "List entry two, revised" });
     secondPatched = patched.body;
   });
-  afterAll(() => server.close());
 
   it("lists visible entries newest updated_at first", async () => {
     expect(ids(await list(server, alice))).toEqual([second.id, third.id, first.id]);
@@ -369,9 +317,9 @@ describe("listing entries", () => {
 });
 
 describe("standing directives (DIRECTIVE_WRITERS=human,alice)", () => {
-  let server: TestServer;
-  let alice: Credentials;
-  let bob: Credentials;
+  const server = serverForSuite({ DIRECTIVE_WRITERS: "human,alice" });
+  const alice = agentForSuite(server, "alice");
+  const bob = agentForSuite(server, "bob");
   let ownerPrivate: MemoryEntry;
   let projectDirective: MemoryEntry;
   let ownerGlobal: MemoryEntry;
@@ -379,9 +327,6 @@ describe("standing directives (DIRECTIVE_WRITERS=human,alice)", () => {
   let aliceGlobal: MemoryEntry;
   let plainMemory: MemoryEntry;
   beforeAll(async () => {
-    server = await startTestServer({ DIRECTIVE_WRITERS: "human,alice" });
-    alice = await server.agent("alice");
-    bob = await server.agent("bob");
     // Written in the reverse of the loading order, so creation order cannot explain the result.
     ownerPrivate = await write(server, server.owner, { content: "Owner private directive", type: "directive", scope: "agent" });
     await afterMillisecond(ownerPrivate.created_at);
@@ -394,7 +339,6 @@ describe("standing directives (DIRECTIVE_WRITERS=human,alice)", () => {
     aliceGlobal = await write(server, alice, { content: "Global directive from alice: cite sources", type: "directive" });
     plainMemory = await write(server, server.owner, { content: "An ordinary memory, not a directive" });
   });
-  afterAll(() => server.close());
 
   const directives = async (as: Credentials, query = ""): Promise<string[]> => {
     const response = await server.request<MemoryEntry[]>(`/memory/directives${query}`, { as });
@@ -434,18 +378,15 @@ describe("standing directives (DIRECTIVE_WRITERS=human,alice)", () => {
 });
 
 describe("memory delta", () => {
-  let server: TestServer;
-  let alice: Credentials;
-  let bob: Credentials;
+  const server = serverForSuite();
+  const alice = agentForSuite(server, "alice");
+  const bob = agentForSuite(server, "bob");
   let a: MemoryEntry;
   let b: MemoryEntry;
   let c: MemoryEntry;
   let d: MemoryEntry;
   let before: string;
   beforeAll(async () => {
-    server = await startTestServer();
-    alice = await server.agent("alice");
-    bob = await server.agent("bob");
     before = new Date(Date.now() - 1000).toISOString();
     a = await write(server, alice, { content: "Delta entry a" });
     await afterMillisecond(a.updated_at);
@@ -455,7 +396,6 @@ describe("memory delta", () => {
     await afterMillisecond(c.updated_at);
     d = await write(server, server.owner, { content: "Delta entry d in p1", project: "p1" });
   });
-  afterAll(() => server.close());
 
   it("requires since (422 without it)", async () => {
     const response = await server.request<ErrorBody>("/memory/delta", { as: alice });
@@ -507,13 +447,8 @@ describe("memory delta", () => {
 });
 
 describe("setting a headline", () => {
-  let server: TestServer;
-  let author: Credentials;
-  beforeAll(async () => {
-    server = await startTestServer();
-    author = await server.agent("headline-author");
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
+  const author = agentForSuite(server, "headline-author");
 
   it("lets the archivist set a headline without changing version or updated_at", async () => {
     const entry = await write(server, author, { content: "A long entry about the caching strategy that deserves a headline" });

@@ -2,47 +2,26 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MemoryEntry } from "../../src/services/memory-records.js";
-import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
+import { write, type MemoryEntry, type SearchHit } from "../helpers/memory.js";
+import { startTestServer, type Credentials, type ErrorBody, type TestServer } from "../helpers/server.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { eventually } from "../helpers/wait.js";
 
 /** GET /memory/search, black box: hybrid ranking, filters before ranking, truncation, keyword-only mode (CONTRACT §3). */
 
-type SearchHit = MemoryEntry & { score: number; similarity: number | null; match: "semantic" | "keyword" | "both"; truncated?: true };
-interface ErrorBody {
-  detail: string;
-  code: string;
-}
+/** How long to wait for the embedding model to load or fail, and for a backfill to finish. */
+const SLOW_MS = 20_000;
 
-async function write(server: TestServer, as: Credentials, body: Record<string, unknown>): Promise<MemoryEntry> {
-  const response = await server.request<MemoryEntry>("/memory", { as, body: { allow_duplicate: true, ...body } });
-  expect(response.status).toBe(201);
-  return response.body;
-}
-
+/** Hits for `q` at the route's default limit unless `query` sets one; expects 200. */
 async function search(server: TestServer, as: Credentials, q: string, query = ""): Promise<SearchHit[]> {
   const response = await server.request<SearchHit[]>(`/memory/search?q=${encodeURIComponent(q)}${query ? `&${query}` : ""}`, { as });
   expect(response.status).toBe(200);
   return response.body;
 }
 
-/** Polls `check` until it returns true, or gives up after `timeoutMs` (the caller's assertion then fails). */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 describe("hybrid search", () => {
-  let server: TestServer;
-  let agent: Credentials;
-  beforeAll(async () => {
-    server = await startTestServer();
-    agent = await server.agent("searcher");
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
+  const agent = agentForSuite(server, "searcher");
 
   it("returns entries with score, similarity and match, best first, in hybrid mode", async () => {
     const exact = await write(server, agent, { content: "The ingress controller terminates TLS for every service" });
@@ -138,14 +117,11 @@ describe("hybrid search", () => {
 });
 
 describe("search filters apply before ranking", () => {
-  let server: TestServer;
-  let loud: Credentials;
-  let quiet: Credentials;
+  const server = serverForSuite();
+  const loud = agentForSuite(server, "loud");
+  const quiet = agentForSuite(server, "quiet");
   const query = "Kubernetes cluster upgrade procedure";
   beforeAll(async () => {
-    server = await startTestServer();
-    loud = await server.agent("loud");
-    quiet = await server.agent("quiet");
     // Sixty entries that match the query better than any target, so a filter applied after
     // ranking a bounded candidate pool would find few or none of the targets.
     for (let index = 0; index < 60; index++) {
@@ -159,7 +135,6 @@ describe("search filters apply before ranking", () => {
       await write(server, loud, { content: `Kubernetes confident note ${index} about scheduling`, confidence: 0.9 });
     }
   });
-  afterAll(() => server.close());
 
   it("ranks the better matches first without a filter", async () => {
     const hits = await search(server, server.owner, query, "limit=20");
@@ -213,13 +188,8 @@ describe("search filters apply before ranking", () => {
 });
 
 describe("search by meaning (use-lite model)", () => {
-  let server: TestServer;
-  let agent: Credentials;
-  beforeAll(async () => {
-    server = await startTestServer({ EMBEDDING_MODEL: "use-lite" });
-    agent = await server.agent("semantic-searcher");
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ EMBEDDING_MODEL: "use-lite" });
+  const agent = agentForSuite(server, "semantic-searcher");
 
   it("finds a paraphrase that shares no keyword with the query, as a semantic match", async () => {
     const football = await write(server, agent, { content: "The football match ended in a draw" });
@@ -248,6 +218,7 @@ describe("search without an embedding model", () => {
   it("reports embeddings unavailable in /health", async () => {
     const unavailable = await eventually(
       async () => (await server.request<{ embeddings: string }>("/health")).body.embeddings === "unavailable",
+      SLOW_MS,
     );
     expect(unavailable).toBe(true);
   });
@@ -310,7 +281,7 @@ describe("entries written while the model is unavailable", () => {
       const embedded = await eventually(async () => {
         const entries = await Promise.all(written.map((entry) => after.request<MemoryEntry>(`/memory/${entry.id}`, { as: agent })));
         return entries.every((entry) => entry.status === 200 && entry.body.embedding_model !== null);
-      });
+      }, SLOW_MS);
       expect(embedded).toBe(true);
       const hits = await search(after, agent, "Backfill: the gecko terrarium humidity is 70 percent", "max_distance=0.2");
       const hit = hits.find((candidate) => candidate.id === written[0]?.id);

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { MemoryEntry } from "../../src/services/memory-records.js";
-import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
+import { describe, expect, it } from "vitest";
+import { eventsOf, list, type MemoryEntry } from "../helpers/memory.js";
+import { RFC3339_MS, type Credentials, type ErrorBody, type TestServer } from "../helpers/server.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
 /** POST /memory, black box: defaults, duplicate detection, directive permission, limits (CONTRACT §3). */
 
@@ -9,45 +10,17 @@ type WriteResult = MemoryEntry & {
   duplicate_of?: string;
   similarity?: number;
 };
-interface ErrorBody {
-  detail: string;
-  code: string;
-  errors?: { path: string; message: string }[];
-}
-interface EventRecord {
-  seq: number;
-  type: string;
-  agent_id: string;
-  payload: Record<string, unknown>;
-}
 
 const DIRECTIVE_DENIED = "directive writes require elevated permission";
 
+/** Posts `body` as it is (duplicates included) and returns the whole response, whatever its status. */
 const write = (server: TestServer, as: Credentials, body: Record<string, unknown>) =>
   server.request<WriteResult>("/memory", { as, body });
 
-async function entriesOf(server: TestServer, as: Credentials, query: string): Promise<MemoryEntry[]> {
-  const response = await server.request<MemoryEntry[]>(`/memory?limit=500&${query}`, { as });
-  expect(response.status).toBe(200);
-  return response.body;
-}
-
-async function eventsOf(server: TestServer, type: string): Promise<EventRecord[]> {
-  const response = await server.request<EventRecord[]>(`/events?since=seq:0&limit=500&type=${type}`, { as: server.owner });
-  expect(response.status).toBe(200);
-  return response.body;
-}
-
 describe("writing a memory entry", () => {
-  let server: TestServer;
-  let writer: Credentials;
-  let other: Credentials;
-  beforeAll(async () => {
-    server = await startTestServer();
-    writer = await server.agent("writer");
-    other = await server.agent("other-writer");
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
+  const writer = agentForSuite(server, "writer");
+  const other = agentForSuite(server, "other-writer");
 
   it("answers 201 with the stored entry and a similar list", async () => {
     const response = await write(server, writer, { content: "The staging database is reset every night at 02:00 UTC" });
@@ -59,7 +32,7 @@ describe("writing a memory entry", () => {
     expect(Array.isArray(response.body.similar)).toBe(true);
     expect(response.body).not.toHaveProperty("duplicate_of");
     expect(response.body).not.toHaveProperty("embedding");
-    expect(response.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(response.body.created_at).toMatch(RFC3339_MS);
     expect(response.body.updated_at).toBe(response.body.created_at);
 
     const read = await server.request<MemoryEntry>(`/memory/${response.body.id}`, { as: writer });
@@ -149,7 +122,7 @@ describe("writing a memory entry", () => {
     const stored = await server.request<MemoryEntry>(`/memory/${first.body.id}`, { as: writer });
     expect(stored.body.confidence).toBeCloseTo(0.6, 6);
     expect(stored.body.reinforcement_count).toBe(1);
-    const listed = (await entriesOf(server, writer, "agent=writer")).filter((entry) => entry.content === content);
+    const listed = (await list(server, writer, "agent=writer")).filter((entry) => entry.content === content);
     expect(listed).toHaveLength(1);
   });
 
@@ -186,7 +159,7 @@ describe("writing a memory entry", () => {
     expect(created).toHaveLength(1);
     const id = created[0]?.body.id;
     expect(responses.filter((response) => response.status === 200).every((response) => response.body.duplicate_of === id)).toBe(true);
-    const listed = (await entriesOf(server, writer, "agent=writer")).filter((entry) => entry.content === content);
+    const listed = (await list(server, writer, "agent=writer")).filter((entry) => entry.content === content);
     expect(listed).toHaveLength(1);
     // 0.5 reinforced four times: 0.6, 0.68, 0.744, 0.7952.
     expect(listed[0]).toMatchObject({ reinforcement_count: 4 });
@@ -200,7 +173,7 @@ describe("writing a memory entry", () => {
     expect(second.status).toBe(201);
     expect(second.body.id).not.toBe(first.body.id);
     expect(second.body).not.toHaveProperty("duplicate_of");
-    const listed = (await entriesOf(server, writer, "agent=writer")).filter((entry) => entry.content === content);
+    const listed = (await list(server, writer, "agent=writer")).filter((entry) => entry.content === content);
     expect(listed).toHaveLength(2);
   });
 
@@ -276,19 +249,14 @@ describe("writing a memory entry", () => {
 });
 
 describe("writing directives with the default DIRECTIVE_WRITERS", () => {
-  let server: TestServer;
-  let agent: Credentials;
-  beforeAll(async () => {
-    server = await startTestServer();
-    agent = await server.agent("plain-agent");
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
+  const agent = agentForSuite(server, "plain-agent");
 
   it("refuses a directive from an agent outside DIRECTIVE_WRITERS with 403 and the exact detail", async () => {
     const response = await server.request<ErrorBody>("/memory", { as: agent, body: { content: "Always use tabs", type: "directive" } });
     expect(response.status).toBe(403);
     expect(response.body).toEqual({ detail: DIRECTIVE_DENIED, code: "FORBIDDEN" });
-    expect(await entriesOf(server, server.owner, "type=directive")).toEqual([]);
+    expect(await list(server, server.owner, "type=directive")).toEqual([]);
   });
 
   it("never lets the archivist write a directive", async () => {
@@ -325,11 +293,7 @@ describe("writing directives with the default DIRECTIVE_WRITERS", () => {
 });
 
 describe("writing directives with DIRECTIVE_WRITERS=human,alice", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer({ DIRECTIVE_WRITERS: "human,alice" });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ DIRECTIVE_WRITERS: "human,alice" });
 
   it("lets a listed agent write a directive", async () => {
     const alice = await server.agent("alice");
@@ -352,13 +316,8 @@ describe("writing directives with DIRECTIVE_WRITERS=human,alice", () => {
 });
 
 describe("write limits", () => {
-  let server: TestServer;
-  let agent: Credentials;
-  beforeAll(async () => {
-    server = await startTestServer({ MAX_CONTENT_BYTES: "1000" });
-    agent = await server.agent("limits");
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ MAX_CONTENT_BYTES: "1000" });
+  const agent = agentForSuite(server, "limits");
 
   it("accepts content of exactly MAX_CONTENT_BYTES bytes", async () => {
     const response = await write(server, agent, { content: "a".repeat(1000) });
@@ -411,13 +370,8 @@ describe("write limits", () => {
 });
 
 describe("duplicate and similar detection by meaning (use-lite model)", () => {
-  let server: TestServer;
-  let agent: Credentials;
-  beforeAll(async () => {
-    server = await startTestServer({ EMBEDDING_MODEL: "use-lite" });
-    agent = await server.agent("semantic");
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ EMBEDDING_MODEL: "use-lite" });
+  const agent = agentForSuite(server, "semantic");
 
   // Cosines measured with the bundled model (defaults: DUPLICATE_THRESHOLD 0.95, SIMILAR_THRESHOLD 0.80):
   // "Deploys run …every Friday" vs "Deployments run …every Friday" 0.965, vs "Deploys happen …each Friday"

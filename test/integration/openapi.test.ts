@@ -1,9 +1,9 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { errorStatus } from "../../src/core/errors.js";
 import { catalogue } from "../../tools/catalogue.js";
 import type { Operation } from "../../tools/operation.js";
-import { startTestServer, type TestServer } from "../helpers/server.js";
+import { serverForSuite } from "../helpers/suite.js";
 
 interface Parameter {
   name: string;
@@ -34,16 +34,14 @@ const headerFields = (operation: Operation): string[] => Object.keys(operation.h
 const ERROR_STATUSES = new Set<string>(Object.values(errorStatus).map(String));
 
 describe("GET /openapi.json", () => {
-  let server: TestServer;
+  const server = serverForSuite();
   let doc: Document;
   beforeAll(async () => {
-    server = await startTestServer();
     const response = await server.request<Document>("/openapi.json");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
     doc = response.body;
   });
-  afterAll(() => server.close());
 
   const operationAt = (operation: Operation, path: string): OperationObject | undefined =>
     doc.paths[openApiPath(path)]?.[operation.http.method.toLowerCase()];
@@ -192,11 +190,7 @@ describe("GET /openapi.json", () => {
 });
 
 describe("GET /docs", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite();
 
   it("serves an HTML page without credentials", async () => {
     const response = await server.request("/docs");

@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type Credentials, type Response, type TestServer } from "../helpers/server.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Credentials, ErrorBody, Response } from "../helpers/server.js";
+import { serverForSuite } from "../helpers/suite.js";
 
 type Row = Record<string, unknown>;
-
-interface ErrorBody {
-  code: string;
-  errors?: { path: string }[];
-}
 
 const ENTRIES = 30;
 const AGENTS = 12;
 
 describe("pagination", () => {
-  let server: TestServer;
+  const server = serverForSuite();
   let writer: Credentials;
   let startedAt: string;
   let deletedIds: string[];
@@ -73,7 +69,6 @@ describe("pagination", () => {
   }
 
   beforeAll(async () => {
-    server = await startTestServer();
     startedAt = new Date(Date.now() - 1000).toISOString();
     writer = await server.agent("page-writer");
     for (let index = 0; index < AGENTS; index++) await server.agent(`page-agent-${String(index).padStart(2, "0")}`);
@@ -93,7 +88,6 @@ describe("pagination", () => {
     expect(deleted.status).toBe(200);
     expect(deleted.body.deleted).toHaveLength(deletedIds.length);
   });
-  afterAll(() => server.close());
 
   it("rejects limit=0 and limit=501 on every list route with 422", async () => {
     for (const { path } of listRoutes()) {

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { corpus, queries } from "../fixtures/search-corpus.js";
-import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
 interface Hit {
   id: string;
@@ -9,17 +9,14 @@ interface Hit {
 }
 
 describe("semantic search with the bundled model (use-lite)", () => {
-  let server: TestServer;
-  let agent: Credentials;
+  const server = serverForSuite({ EMBEDDING_MODEL: "use-lite" });
+  const agent = agentForSuite(server, "quality");
   beforeAll(async () => {
-    server = await startTestServer({ EMBEDDING_MODEL: "use-lite" });
-    agent = await server.agent("quality");
     for (const content of corpus) {
       const written = await server.request("/memory", { as: agent, body: { content } });
       expect(written.status).toBe(201);
     }
   });
-  afterAll(() => server.close());
 
   const top = async (q: string, limit = 3): Promise<Hit[]> => {
     const response = await server.request<Hit[]>(`/memory/search?q=${encodeURIComponent(q)}&limit=${limit}`, { as: agent });

@@ -1,12 +1,7 @@
 import { request as httpRequest } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type Credentials, type Response, type TestServer } from "../helpers/server.js";
-
-interface ErrorBody {
-  detail: string;
-  code: string;
-  errors?: { path: string; message: string }[];
-}
+import { describe, expect, it } from "vitest";
+import type { Credentials, ErrorBody, Response } from "../helpers/server.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
 /** CONTRACT §2.1: `{detail, code}` (+ `errors` on 422), lower-case detail, UPPER_SNAKE code. */
 function expectError(response: Response<unknown>, status: number, code: string): ErrorBody {
@@ -50,9 +45,9 @@ function rawRequest(url: string, options: { method: string; headers: Record<stri
 }
 
 describe("wire conventions", () => {
-  let server: TestServer;
-  let agent: Credentials;
-  let other: Credentials;
+  const server = serverForSuite();
+  const agent = agentForSuite(server, "wire-agent");
+  const other = agentForSuite(server, "wire-other");
   const memoryCount = async (as: Credentials): Promise<number> => {
     const response = await server.request<Entry[]>(`/memory?agent=${as.agentId}&limit=500`, { as });
     expect(response.status).toBe(200);
@@ -64,12 +59,6 @@ describe("wire conventions", () => {
     expect(write.status).toBe(201);
   };
 
-  beforeAll(async () => {
-    server = await startTestServer();
-    agent = await server.agent("wire-agent");
-    other = await server.agent("wire-other");
-  });
-  afterAll(() => server.close());
 
   describe("bad input", () => {
     it("rejects malformed JSON with 400 BAD_REQUEST", async () => {
@@ -197,13 +186,8 @@ describe("wire conventions", () => {
   });
 
   describe("a small MAX_BODY_BYTES", () => {
-    let small: TestServer;
-    let writer: Credentials;
-    beforeAll(async () => {
-      small = await startTestServer({ MAX_BODY_BYTES: "2048", MAX_CONTENT_BYTES: "1024" });
-      writer = await small.agent("small-writer");
-    });
-    afterAll(() => small.close());
+    const small = serverForSuite({ MAX_BODY_BYTES: "2048", MAX_CONTENT_BYTES: "1024" });
+    const writer = agentForSuite(small, "small-writer");
 
     it("rejects a larger body with 413 PAYLOAD_TOO_LARGE", async () => {
       const response = await small.request("/memory", { as: writer, body: { content: "x".repeat(3000) } });
@@ -388,11 +372,7 @@ describe("wire conventions", () => {
 });
 
 describe("rate limit", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer({ RATE_LIMIT_PER_MINUTE: "5" });
-  });
-  afterAll(() => server.close());
+  const server = serverForSuite({ RATE_LIMIT_PER_MINUTE: "5" });
 
   it("answers the sixth request in a minute with 429 and Retry-After, per agent", async () => {
     const busy = await server.agent("busy-agent");
