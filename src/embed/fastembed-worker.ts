@@ -2,6 +2,14 @@
 // for a couple of milliseconds per sentence. One such thread serves every model of the process.
 import { parentPort } from "node:worker_threads";
 import { EmbeddingModel, FlagEmbedding } from "fastembed";
+import { InferenceSession } from "onnxruntime-node";
+
+// fastembed opens its sessions with onnxruntime's defaults: a pool of spinning threads, one per
+// core, which on a small machine takes the main thread's core away from HTTP and SQLite for a few
+// percent of speed. One thread here: this worker is the embedding core, the main thread keeps its own.
+const createSession = InferenceSession.create.bind(InferenceSession) as (path: string, options?: InferenceSession.SessionOptions) => Promise<InferenceSession>;
+(InferenceSession as unknown as { create: typeof createSession }).create = (path, options) =>
+  createSession(path, { ...options, intraOpNumThreads: 1, interOpNumThreads: 1 });
 
 export type WorkerSource =
   | { kind: "custom"; dir: string; modelFile: string }

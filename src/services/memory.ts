@@ -12,10 +12,12 @@ import {
   listDirectives,
   listMemory,
   memoryByPk,
+  memoryByPks,
   memoryDelta,
   patchMemory,
   replaceTags,
   visibleMemoryIds,
+  type DuplicateKey,
   type MemoryFilters,
   type MemoryPatch,
   type MemoryRow,
@@ -78,6 +80,30 @@ export interface BulkDeleteResult {
 const DIRECTIVE_DENIED = "directive writes require elevated permission";
 const DIRECTIVE_LIMIT = 1000;
 const DUPLICATE_CANDIDATES = 3;
+const SIMILAR_LIMIT = 3;
+// A KNN scan reads every vector, so it is most of a write's cost: one scan of this many
+// neighbours (at least SIMILAR_LIMIT and DUPLICATE_CANDIDATES) serves both the duplicate check
+// and `similar`.
+const NEIGHBOURS = 8;
+
+interface NearHit {
+  row: MemoryRow;
+  distance: number;
+}
+
+/** The nearest visible entries to a new text, down to the lower of the two thresholds. */
+interface Neighbourhood {
+  vector: Float32Array;
+  hits: NearHit[];
+  /** False when the list is full and still duplicate-close at its end, so candidates may be missing. */
+  complete: boolean;
+}
+
+/** The rows a duplicate may come from: same type, project and scope (and author, if private). */
+const inDuplicateScope = (row: MemoryRow, key: DuplicateKey): boolean =>
+  row.type === key.type &&
+  (row.project ?? "") === (key.project ?? "") &&
+  visKeyFor(row.scope, row.project, row.agent_id) === visKeyFor(key.scope, key.project, key.agentId);
 
 /** Tokens that carry digits: numbers, versions, ports, dates, ids. */
 const numbersIn = (text: string): Set<string> =>
@@ -155,13 +181,14 @@ export class MemoryService {
 
     // Everything from the duplicate check to the insert is one synchronous transaction, so two
     // identical writes racing each other cannot both be inserted.
-    return this.db.write((): WriteResult => {
+    return this.db.writeSoon((): WriteResult => {
       const at = now();
       const dupKey = { type, project, scope, agentId: caller.agentId, contentKey: key };
-      if (!input.allow_duplicate) {
-        const duplicate = this.findDuplicate(dupKey, input.content, vector, at);
-        if (duplicate) return { created: false, entry: this.reinforce(caller, duplicate.row, duplicate.similarity, at) };
-      }
+      const exact = input.allow_duplicate ? null : this.exactDuplicate(dupKey, vector, at);
+      if (exact) return { created: false, entry: this.reinforce(caller, exact.row, exact.similarity, at) };
+      const near = vector ? this.neighbourhood(viewer, vector, at) : null;
+      const duplicate = input.allow_duplicate || !near ? null : this.nearDuplicate(dupKey, input.content, near, at);
+      if (duplicate) return { created: false, entry: this.reinforce(caller, duplicate.row, duplicate.similarity, at) };
       const row: Omit<MemoryRow, "pk"> = {
         id: newId(),
         type,
@@ -187,38 +214,61 @@ export class MemoryService {
         deleted_at: null,
       };
       const pk = insertMemory(this.db, row, tags);
-      const similar = vector ? this.similarTo(viewer, vector, pk, at) : [];
+      const similar = near ? this.similarAmong(near) : [];
       if (vector) row.embedding_model = this.embeddings.store(pk, vector, row);
       this.emitChange("memory.written", caller.agentId, row, {});
       return { created: true, entry: { ...toEntry({ ...row, pk }), similar } };
     });
   }
 
-  private findDuplicate(
-    key: { type: MemoryType; project: string | null; scope: Scope; agentId: string; contentKey: string },
-    content: string,
-    vector: Float32Array | null,
-    at: string,
-  ): { row: MemoryRow; similarity: number } | null {
+  private exactDuplicate(key: DuplicateKey, vector: Float32Array | null, at: string): { row: MemoryRow; similarity: number } | null {
     const exact = findExactDuplicate(this.db, key, at);
-    if (exact) {
-      const stored = vector ? getVectors(this.db, [exact.pk]).get(exact.pk) : undefined;
-      return { row: exact, similarity: stored && vector ? round(cosine(stored, vector)) : 1 };
+    if (!exact) return null;
+    const stored = vector ? getVectors(this.db, [exact.pk]).get(exact.pk) : undefined;
+    return { row: exact, similarity: stored && vector ? round(cosine(stored, vector)) : 1 };
+  }
+
+  private neighbourhood(viewer: Viewer, vector: Float32Array, at: string): Neighbourhood {
+    const floor = Math.min(this.config.SIMILAR_THRESHOLD, this.config.DUPLICATE_THRESHOLD);
+    const found = nearest(this.db, vector, NEIGHBOURS, { ...vectorScope(this.db, viewer), nowMs: Date.parse(at), maxDistance: 1 - floor });
+    const rows = memoryByPks(this.db, found.map((hit) => hit.pk));
+    const hits = found.flatMap((hit) => {
+      const row = rows.get(hit.pk);
+      return row ? [{ row, distance: hit.distance }] : [];
+    });
+    const farthest = found.at(-1);
+    const complete = found.length < NEIGHBOURS || farthest === undefined || farthest.distance > 1 - this.config.DUPLICATE_THRESHOLD;
+    return { vector, hits, complete };
+  }
+
+  /**
+   * The nearest duplicate-close entries in the duplicate scope, taken from the neighbourhood when
+   * it holds them all (the writer sees every row of that scope), else from a scan of the scope.
+   */
+  private duplicateCandidates(key: DuplicateKey, near: Neighbourhood, at: string): NearHit[] {
+    const maxDistance = 1 - this.config.DUPLICATE_THRESHOLD;
+    if (near.complete) {
+      return near.hits.filter((hit) => hit.distance <= maxDistance && inDuplicateScope(hit.row, key)).slice(0, DUPLICATE_CANDIDATES);
     }
-    if (!vector) return null;
-    const numbers = numbersIn(content);
-    const candidates = nearest(this.db, vector, DUPLICATE_CANDIDATES, {
+    const found = nearest(this.db, near.vector, DUPLICATE_CANDIDATES, {
       visKeys: [visKeyFor(key.scope, key.project, key.agentId)],
       projectKey: key.project ?? "",
       types: [key.type],
       nowMs: Date.parse(at),
-      maxDistance: 1 - this.config.DUPLICATE_THRESHOLD,
+      maxDistance,
     });
-    for (const candidate of candidates) {
-      const row = memoryByPk(this.db, candidate.pk);
+    return found.flatMap((hit) => {
+      const row = memoryByPk(this.db, hit.pk);
+      return row ? [{ row, distance: hit.distance }] : [];
+    });
+  }
+
+  private nearDuplicate(key: DuplicateKey, content: string, near: Neighbourhood, at: string): { row: MemoryRow; similarity: number } | null {
+    const numbers = numbersIn(content);
+    for (const candidate of this.duplicateCandidates(key, near, at)) {
       // Sentence embeddings barely notice numbers: "port 8080" and "port 8081" embed alike but
       // are different facts. A near-identical text with other numbers is new (and shows as similar).
-      if (row && sameSet(numbersIn(row.content), numbers)) return { row, similarity: round(1 - candidate.distance) };
+      if (sameSet(numbersIn(candidate.row.content), numbers)) return { row: candidate.row, similarity: round(1 - candidate.distance) };
     }
     return null;
   }
@@ -238,17 +288,12 @@ export class MemoryService {
     return { ...toEntry(updated), duplicate_of: row.id, similarity };
   }
 
-  private similarTo(viewer: Viewer, vector: Float32Array, excludePk: number, at: string): SimilarEntry[] {
-    const neighbours = nearest(this.db, vector, 3, {
-      ...vectorScope(this.db, viewer),
-      nowMs: Date.parse(at),
-      maxDistance: 1 - this.config.SIMILAR_THRESHOLD,
-      excludePk,
-    });
-    return neighbours.flatMap((neighbour) => {
-      const row = memoryByPk(this.db, neighbour.pk);
-      return row ? [{ id: row.id, similarity: round(1 - neighbour.distance), agent_id: row.agent_id }] : [];
-    });
+  private similarAmong(near: Neighbourhood): SimilarEntry[] {
+    const maxDistance = 1 - this.config.SIMILAR_THRESHOLD;
+    return near.hits
+      .filter((hit) => hit.distance <= maxDistance)
+      .slice(0, SIMILAR_LIMIT)
+      .map((hit) => ({ id: hit.row.id, similarity: round(1 - hit.distance), agent_id: hit.row.agent_id }));
   }
 
   private emitChange(

@@ -4,6 +4,12 @@ import { chmodSync, existsSync } from "node:fs";
 import { runMigrations } from "./migrate.js";
 
 export type Row = Record<string, unknown>;
+
+interface QueuedWrite {
+  run: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
 export type Statement = Database.Statement<unknown[], Row>;
 
 /**
@@ -14,6 +20,7 @@ export class Db {
   readonly sqlite: Database.Database;
   private readonly statements = new Map<string, Statement>();
   private pendingHooks: (() => void)[] | null = null;
+  private queued: QueuedWrite[] = [];
 
   constructor(sqlite: Database.Database) {
     this.sqlite = sqlite;
@@ -63,6 +70,52 @@ export class Db {
     return result;
   }
 
+  /**
+   * Group commit: writes queued in the same turn of the event loop share one transaction, so one
+   * fsync (synchronous=FULL) serves them all. Each runs in its own savepoint, so one that throws
+   * rolls back alone; every promise settles only after the commit, so nothing is acknowledged
+   * before it is durable.
+   */
+  writeSoon<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ run: fn, resolve: resolve as (value: unknown) => void, reject });
+      if (this.queued.length === 1) setImmediate(() => this.flushQueued());
+    });
+  }
+
+  private flushQueued(): void {
+    const jobs = this.queued.splice(0);
+    if (jobs.length === 0) return;
+    const hooks: (() => void)[] = [];
+    const settle: (() => void)[] = [];
+    try {
+      this.sqlite
+        .transaction(() => {
+          for (const job of jobs) {
+            const jobHooks: (() => void)[] = [];
+            this.pendingHooks = jobHooks;
+            try {
+              // Nested in the outer transaction, better-sqlite3 runs this in a savepoint.
+              const value = this.sqlite.transaction(job.run)();
+              hooks.push(...jobHooks);
+              settle.push(() => job.resolve(value));
+            } catch (error) {
+              settle.push(() => job.reject(error));
+            }
+          }
+        })
+        .immediate();
+    } catch (error) {
+      // The commit itself failed: none of the writes happened.
+      for (const job of jobs) job.reject(error);
+      return;
+    } finally {
+      this.pendingHooks = null;
+    }
+    for (const hook of hooks) hook();
+    for (const done of settle) done();
+  }
+
   afterCommit(hook: () => void): void {
     if (!this.pendingHooks) throw new Error("afterCommit outside a write transaction");
     this.pendingHooks.push(hook);
@@ -78,6 +131,7 @@ export class Db {
 
   close(): void {
     if (!this.sqlite.open) return;
+    this.flushQueued();
     try {
       this.sqlite.pragma("wal_checkpoint(TRUNCATE)");
     } finally {
@@ -104,6 +158,9 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("temp_store = MEMORY");
   sqlite.pragma("cache_size = -32768");
+  // Every KNN scan reads every stored vector; reading them through a memory map instead of copying
+  // pages into the cache makes a scan about a third cheaper. Writes keep the normal, fsynced path.
+  sqlite.pragma("mmap_size = 1073741824");
   const db = new Db(sqlite);
   if (options.migrate ?? !options.readonly) runMigrations(db);
   return db;

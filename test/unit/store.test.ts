@@ -56,6 +56,28 @@ describe("the SQLite store", () => {
     db.close();
   });
 
+  it("commits writes queued together in one transaction, rolling back only the one that fails", async () => {
+    const file = fresh();
+    const db = openDatabase(file);
+    db.sqlite.exec("CREATE TABLE notes (text TEXT NOT NULL)");
+    const heard: string[] = [];
+    const add = (text: string, fail = false) =>
+      db.writeSoon(() => {
+        db.run("INSERT INTO notes (text) VALUES (?)", text);
+        db.afterCommit(() => heard.push(text));
+        if (fail) throw new Error(`${text} failed`);
+        return text;
+      });
+    const results = await Promise.allSettled([add("first"), add("second", true), add("third")]);
+    expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(heard).toEqual(["first", "third"]);
+    // Settled means committed: another connection sees exactly the two that succeeded.
+    const reader = openDatabase(file, { migrate: false });
+    expect(reader.all<{ text: string }>("SELECT text FROM notes ORDER BY rowid").map((row) => row.text)).toEqual(["first", "third"]);
+    reader.close();
+    db.close();
+  });
+
   it("keeps the keyword index in step with memory rows in the same transaction", () => {
     const db = openDatabase(fresh());
     db.run(

@@ -1,0 +1,366 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { packageRoot } from "../src/core/paths.js";
+
+// ---- numbers ----
+
+export interface LatencyStats {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  mean: number;
+  max: number;
+}
+
+/** Nearest-rank percentile over sorted samples. */
+function percentile(sorted: number[], fraction: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
+  return sorted[rank] ?? Number.NaN;
+}
+
+export function latencyStats(samples: number[]): LatencyStats {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const sum = sorted.reduce((total, value) => total + value, 0);
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 0.5),
+    p95: percentile(sorted, 0.95),
+    p99: percentile(sorted, 0.99),
+    mean: sorted.length ? sum / sorted.length : Number.NaN,
+    max: sorted.at(-1) ?? Number.NaN,
+  };
+}
+
+export const round = (value: number, digits = 1): number => Math.round(value * 10 ** digits) / 10 ** digits;
+
+// ---- HTTP ----
+
+export interface Reply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+export interface Credentials {
+  agentId: string;
+  apiKey: string;
+}
+
+/**
+ * A keep-alive client on node:http: lighter than fetch, so less of the shared CPU goes to the
+ * load generator and more of each measured millisecond is the server's.
+ */
+export class HttpClient {
+  private readonly agent: http.Agent;
+  private readonly base: URL;
+
+  constructor(baseUrl: string, sockets: number) {
+    this.base = new URL(baseUrl);
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  }
+
+  request(method: string, path: string, options: { body?: unknown; as?: Credentials } = {}): Promise<Reply> {
+    const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const headers: Record<string, string> = {};
+    if (payload !== undefined) {
+      headers["content-type"] = "application/json";
+      headers["content-length"] = String(Buffer.byteLength(payload));
+    }
+    if (options.as) {
+      headers["x-agent-id"] = options.as.agentId;
+      headers["x-api-key"] = options.as.apiKey;
+    }
+    return new Promise((resolve, reject) => {
+      const request = http.request(
+        { host: this.base.hostname, port: this.base.port, method, path, headers, agent: this.agent },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () =>
+            resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString("utf8") }),
+          );
+          response.on("error", reject);
+        },
+      );
+      request.on("error", reject);
+      request.end(payload);
+    });
+  }
+
+  get(path: string, as?: Credentials): Promise<Reply> {
+    return this.request("GET", path, as ? { as } : {});
+  }
+
+  post(path: string, body: unknown, as?: Credentials): Promise<Reply> {
+    return this.request("POST", path, as ? { body, as } : { body });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  async registerAgent(agentId: string): Promise<Credentials> {
+    const reply = await this.post("/agents/self-register", { agent_id: agentId });
+    if (reply.status !== 201) throw new Error(`self-register ${agentId}: ${reply.status} ${reply.body}`);
+    const body = JSON.parse(reply.body) as { agent_id: string; api_key: string };
+    return { agentId: body.agent_id, apiKey: body.api_key };
+  }
+}
+
+// ---- load generation ----
+
+/**
+ * `clients` concurrent loops share one counter and run `operation(index, client)` until `total`
+ * operations have been issued; each operation's latency is recorded, and the server's CPU time.
+ */
+export async function runClients(
+  server: Pick<ServerProcess, "cpuMs">,
+  clients: number,
+  total: number,
+  operation: (index: number, client: number) => Promise<void>,
+): Promise<RunResult> {
+  const latencies: number[] = [];
+  let next = 0;
+  const loop = async (client: number): Promise<void> => {
+    for (let index = next++; index < total; index = next++) {
+      const started = performance.now();
+      await operation(index, client);
+      latencies.push(performance.now() - started);
+    }
+  };
+  const cpuBefore = server.cpuMs();
+  const started = performance.now();
+  await Promise.all(Array.from({ length: clients }, (_, client) => loop(client)));
+  return { latencies, wallMs: performance.now() - started, serverCpuMs: server.cpuMs() - cpuBefore };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---- the server process ----
+
+export interface Memory {
+  rssMb: number;
+  peakRssMb: number;
+  /** Heap and other private memory; the rest of RSS is file pages (code, a memory-mapped database). */
+  anonMb: number;
+  fileMb: number;
+}
+
+/** VmRSS and VmHWM of a process (the embedding worker is a thread, so it is included). */
+export function processMemory(pid: number): Memory {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN) / 1024;
+  return {
+    rssMb: round(field("VmRSS")),
+    peakRssMb: round(field("VmHWM")),
+    anonMb: round(field("RssAnon")),
+    fileMb: round(field("RssFile") + field("RssShmem")),
+  };
+}
+
+/**
+ * CPU time (user + system, all threads) a process has used, in ms. Unlike latency it hardly moves
+ * when other work shares the machine, so it is the number to compare across runs.
+ */
+export function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+// USER_HZ is 100 on every Linux architecture Node runs on.
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** The settings every benchmark server runs with; nothing else leaks in from the caller's environment. */
+export function serverEnv(dataDir: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? tmpdir(),
+    DATA_DIR: dataDir,
+    HOST: "127.0.0.1",
+    PORT: "0",
+    EMBEDDING_MODEL: "use-lite",
+    RATE_LIMIT_PER_MINUTE: "0",
+    LOG_LEVEL: "warn",
+    // The archivist is a separate client process with its own schedule; it would only add noise.
+    ARCHIVIST: "off",
+  };
+}
+
+export interface ServerProcess {
+  url: string;
+  pid: number;
+  dataDir: string;
+  /** performance.now() at spawn. */
+  spawnedAt: number;
+  client: HttpClient;
+  memory(): Memory;
+  cpuMs(): number;
+  /** Milliseconds from spawn until `/health` answers 200 and `ready(body)` holds. */
+  waitForHealth(ready?: (health: { embeddings: string }) => boolean, timeoutMs?: number): Promise<number>;
+  owner(): Credentials;
+  /** Exit code once the process has ended, undefined while it runs; and its last stderr lines. */
+  exitCode(): number | null | undefined;
+  stderrTail(): string;
+  stop(): Promise<void>;
+}
+
+export const newDataDir = (): string => mkdtempSync(join(tmpdir(), "cairn-bench-"));
+
+/** Spawns `node dist/src/cli.js serve` and resolves once it has printed its URL. */
+export function startServerProcess(dataDir: string, sockets = 16): Promise<ServerProcess> {
+  const spawnedAt = performance.now();
+  // BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server under load.
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, join(packageRoot, "dist", "src", "cli.js"), "serve"], {
+    cwd: packageRoot,
+    env: serverEnv(dataDir),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString("utf8")).slice(-8000);
+  });
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code, signal) => {
+      exitCode = code ?? (signal ? -1 : null);
+      resolve(code);
+    }),
+  );
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    const failed = (why: string): void => reject(new Error(`server ${why}\n${stderr}`));
+    void exited.then((code) => failed(`exited with code ${code} before printing its url`));
+    lines.once("line", (line) => {
+      const url = /^cairn (http:\/\/\S+)/.exec(line)?.[1];
+      if (!url || child.pid === undefined) {
+        failed(`printed an unexpected first line: ${line}`);
+        return;
+      }
+      lines.on("line", () => undefined);
+      const pid = child.pid;
+      const client = new HttpClient(url, sockets);
+      resolve({
+        url,
+        pid,
+        dataDir,
+        spawnedAt,
+        client,
+        memory: () => processMemory(pid),
+        cpuMs: () => processCpuMs(pid),
+        async waitForHealth(ready = () => true, timeoutMs = 180_000) {
+          const deadline = performance.now() + timeoutMs;
+          for (;;) {
+            const reply = await client.get("/health").catch(() => null);
+            if (reply?.status === 200 && ready(JSON.parse(reply.body) as { embeddings: string })) {
+              return performance.now() - spawnedAt;
+            }
+            if (performance.now() > deadline) throw new Error(`server not healthy within ${timeoutMs} ms\n${stderr}`);
+            await sleep(5);
+          }
+        },
+        owner() {
+          const file = JSON.parse(readFileSync(join(dataDir, "credentials.json"), "utf8")) as {
+            agents: Record<string, { agent_id: string; api_key: string }>;
+          };
+          const human = file.agents.human;
+          if (!human) throw new Error("credentials.json has no human agent");
+          return { agentId: human.agent_id, apiKey: human.api_key };
+        },
+        exitCode: () => exitCode,
+        stderrTail: () => stderr,
+        async stop() {
+          client.close();
+          child.kill("SIGTERM");
+          const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+          await exited;
+          clearTimeout(timer);
+        },
+      });
+    });
+  });
+}
+
+/** Runs `body` against a fresh server on `dataDir`, then stops it and removes the directory. */
+export async function withServer<T>(dataDir: string, sockets: number, body: (server: ServerProcess) => Promise<T>): Promise<T> {
+  const server = await startServerProcess(dataDir, sockets);
+  try {
+    return await body(server);
+  } catch (error) {
+    const state = server.exitCode() === undefined ? "still running" : `exited with ${server.exitCode()}`;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(`${message}\n(server ${state}; its stderr:)\n${server.stderrTail() || "(empty)"}`, { cause: error });
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// ---- results ----
+
+export interface Row {
+  scenario: string;
+  n: number;
+  p50Ms: number | null;
+  p95Ms: number | null;
+  opsPerSec: number | null;
+  /** Server CPU time per operation. */
+  cpuMsPerOp: number | null;
+  rssMb: number | null;
+  note?: string;
+}
+
+export interface Target {
+  what: string;
+  goal: string;
+  measured: string;
+  met: boolean | null;
+}
+
+export interface Section {
+  name: string;
+  title: string;
+  rows: Row[];
+  targets: Target[];
+  details: Record<string, unknown>;
+}
+
+export const memoryNote = (memory: Memory): string => `anon ${Math.round(memory.anonMb)} + file ${Math.round(memory.fileMb)} MB`;
+
+/** Whether a measured value meets its goal; null when there is nothing to judge. */
+export const judge = (value: number | null | undefined, meets: (value: number) => boolean): boolean | null =>
+  value === null || value === undefined || Number.isNaN(value) ? null : meets(value);
+
+export interface RunResult {
+  latencies: number[];
+  wallMs: number;
+  /** Server CPU ms used during the run. */
+  serverCpuMs: number;
+}
+
+export function rowOf(scenario: string, run: RunResult, rssMb: number | null, note?: string): Row {
+  const stats = latencyStats(run.latencies);
+  return {
+    scenario,
+    n: stats.n,
+    p50Ms: round(stats.p50, 2),
+    p95Ms: round(stats.p95, 2),
+    opsPerSec: round((stats.n * 1000) / run.wallMs, 1),
+    cpuMsPerOp: round(run.serverCpuMs / stats.n, 2),
+    rssMb,
+    ...(note === undefined ? {} : { note }),
+  };
+}
+
+export type Progress = (message: string) => void;
+
+export const progress: Progress = (message) => process.stderr.write(`  · ${message}\n`);

@@ -1,0 +1,130 @@
+// GET /memory/search on seeded stores: sequential and concurrent latency, plus the server's RSS
+// once it has served the queries.
+import { queryStream } from "./corpus.js";
+import {
+  judge,
+  memoryNote,
+  newDataDir,
+  progress,
+  rowOf,
+  runClients,
+  withServer,
+  type Credentials,
+  type Row,
+  type Section,
+  type ServerProcess,
+} from "./lib.js";
+import { installStore, seededStore, type SeededStore } from "./seed.js";
+
+export interface SearchOptions {
+  stores: number[];
+  queries: number;
+  concurrentClients: number;
+  agents: number;
+  warmup: number;
+}
+
+interface Hit {
+  match: "semantic" | "keyword" | "both";
+}
+
+interface StoreResult {
+  entries: number;
+  rows: Row[];
+  readyMs: number;
+  store: SeededStore;
+  matches: Record<string, number>;
+  keywordOnlyResponses: number;
+}
+
+const QUERY_STREAM = 3001;
+
+/** Fails early when the server rebuilt the vector index instead of using the seeded one. */
+async function checkSemanticHits(server: ServerProcess, reader: Credentials): Promise<void> {
+  const reply = await server.client.get(`/memory/search?q=${encodeURIComponent("flaky test on staging")}&limit=10`, reader);
+  const hits = JSON.parse(reply.body) as Hit[];
+  if (reply.status !== 200 || reply.headers["x-search-mode"] === "keyword" || !hits.some((hit) => hit.match !== "keyword")) {
+    throw new Error(`the seeded store returned no semantic hits (status ${reply.status}): is the vector index meta right?`);
+  }
+}
+
+async function searchStore(options: SearchOptions, entries: number, stream: number): Promise<StoreResult> {
+  const store = await seededStore(entries, progress);
+  const dataDir = newDataDir();
+  installStore(store, dataDir);
+  const size = entries.toLocaleString("en");
+  progress(`search: ${size} entries`);
+  return withServer(dataDir, options.concurrentClients, async (server) => {
+    const readyMs = await server.waitForHealth((health) => health.embeddings === "ready");
+    const readers: Credentials[] = [];
+    for (let index = 1; index <= options.agents; index++) readers.push(await server.client.registerAgent(`bench-reader-${index}`));
+    const firstReader = readers[0];
+    if (!firstReader) throw new Error("no readers");
+    await checkSemanticHits(server, firstReader);
+
+    const matches: Record<string, number> = {};
+    let keywordOnlyResponses = 0;
+    const search = (next: () => string, clients: number) => async (index: number, client: number) => {
+      const reader = readers[(clients === 1 ? index : client) % readers.length] ?? firstReader;
+      const reply = await server.client.get(`/memory/search?q=${encodeURIComponent(next())}&limit=10`, reader);
+      if (reply.status !== 200) throw new Error(`GET /memory/search: ${reply.status} ${reply.body}`);
+      if (reply.headers["x-search-mode"] === "keyword") keywordOnlyResponses++;
+      for (const hit of JSON.parse(reply.body) as Hit[]) matches[hit.match] = (matches[hit.match] ?? 0) + 1;
+    };
+
+    await runClients(server, 1, options.warmup, search(queryStream(stream + 500), 1));
+    for (const key of Object.keys(matches)) delete matches[key];
+    const sequential = await runClients(server, 1, options.queries, search(queryStream(stream), 1));
+    const afterSequential = server.memory();
+    const clients = options.concurrentClients;
+    const concurrent = await runClients(server, clients, options.queries, search(queryStream(stream + 1), clients));
+    const afterConcurrent = server.memory();
+    return {
+      entries,
+      readyMs,
+      store,
+      matches,
+      keywordOnlyResponses,
+      rows: [
+        rowOf(`${size} entries, sequential`, sequential, afterSequential.rssMb, memoryNote(afterSequential)),
+        rowOf(`${size} entries, ${clients} clients`, concurrent, afterConcurrent.rssMb, memoryNote(afterConcurrent)),
+      ],
+    };
+  });
+}
+
+export async function runSearchBench(options: SearchOptions): Promise<Section> {
+  const results: StoreResult[] = [];
+  let stream = QUERY_STREAM;
+  for (const entries of options.stores) {
+    results.push(await searchStore(options, entries, stream));
+    stream += 10;
+  }
+  const at10k = results.find((result) => result.entries === 10_000)?.rows[0];
+  return {
+    name: "search",
+    title: `GET /memory/search?limit=10 — ${options.queries} varied queries per scenario by ${options.agents} agents`,
+    rows: results.flatMap((result) => result.rows),
+    targets: [
+      {
+        what: "p50 at 10,000 entries, sequential",
+        goal: "≤ 25 ms",
+        measured: at10k ? `${at10k.p50Ms} ms` : "not run",
+        met: judge(at10k?.p50Ms, (p50) => p50 <= 25),
+      },
+    ],
+    details: Object.fromEntries(
+      results.map((result) => [
+        `${result.entries} entries`,
+        {
+          store_file: result.store.file,
+          store_size_mb: result.store.sizeMb,
+          seeded_this_run_seconds: result.store.builtSeconds ?? null,
+          spawn_to_embeddings_ready_ms: Math.round(result.readyMs),
+          hits_by_match: result.matches,
+          keyword_only_responses: result.keywordOnlyResponses,
+        },
+      ]),
+    ),
+  };
+}

@@ -1,0 +1,150 @@
+// Pre-seeded stores, written through the project's store modules (not HTTP) so 100,000 entries
+// take minutes rather than an hour, and cached under /tmp/cairn-bench-cache keyed by size, corpus
+// and schema, so only the first run pays for the embedding.
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { newId } from "../src/core/ids.js";
+import { migrationsDir } from "../src/core/paths.js";
+import type { Embedder } from "../src/embed/embedder.js";
+import { embedderLoaderFor } from "../src/embed/models.js";
+import { openDatabase, type Db } from "../src/store/db.js";
+import { insertMemory, type NewMemoryRow } from "../src/store/memory.js";
+import { ensureVectorIndex, putVector } from "../src/store/vectors.js";
+import { contentKey, vectorMetaOf } from "../src/services/memory-records.js";
+import { CORPUS_VERSION, noteStream, type Note } from "./corpus.js";
+import { round, type Progress } from "./lib.js";
+
+export const CACHE_DIR = "/tmp/cairn-bench-cache";
+/** The seeded entries' stream; the timed writes use other seeds. */
+const SEED_STREAM = 1001;
+const AUTHORS = ["planner", "coder", "reviewer", "tester"];
+const EMBED_BATCH = 512;
+const HISTORY_MS = 90 * 86_400_000;
+
+export interface SeededStore {
+  file: string;
+  entries: number;
+  /** Set when this run built it (seconds it took), absent when it came from the cache. */
+  builtSeconds?: number;
+  sizeMb: number;
+}
+
+/** Changes when a migration changes, so a cached store always has the schema the server expects. */
+function schemaFingerprint(): string {
+  const hash = createHash("sha256");
+  for (const name of readdirSync(migrationsDir).sort()) hash.update(name).update(readFileSync(join(migrationsDir, name)));
+  return hash.digest("hex").slice(0, 10);
+}
+
+export const cacheFileFor = (entries: number): string =>
+  join(CACHE_DIR, `store-${entries}-corpus${CORPUS_VERSION}-schema${schemaFingerprint()}.db`);
+
+/**
+ * The cached store of `entries` entries, built first if missing. The build runs in a child
+ * process: onnxruntime's native addon cannot be loaded by a second worker thread in one process,
+ * and the benchmark process should not keep a model in memory anyway.
+ */
+export async function seededStore(entries: number, progress: Progress): Promise<SeededStore> {
+  const file = cacheFileFor(entries);
+  let builtSeconds: number | undefined;
+  if (!existsSync(file)) {
+    const started = performance.now();
+    progress(`seeding ${entries.toLocaleString("en")} entries into ${file} (once; later runs reuse it)`);
+    const child = spawn(process.execPath, [...process.execArgv, join(import.meta.dirname, "seed-store.ts"), String(entries)], {
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    if (code !== 0 || !existsSync(file)) throw new Error(`seeding ${entries} entries failed (exit ${code})`);
+    builtSeconds = round((performance.now() - started) / 1000);
+  }
+  return { file, entries, sizeMb: round(statSync(file).size / 2 ** 20), ...(builtSeconds === undefined ? {} : { builtSeconds }) };
+}
+
+/** Builds the cache file for `entries` (in this process: the child that `seededStore` starts). */
+export async function buildCachedStore(entries: number, progress: Progress): Promise<void> {
+  const file = cacheFileFor(entries);
+  mkdirSync(CACHE_DIR, { recursive: true });
+  const building = `${file}.building-${process.pid}`;
+  const started = performance.now();
+  const embedder = await embedderLoaderFor({ EMBEDDING_MODEL: "use-lite", DATA_DIR: CACHE_DIR })();
+  try {
+    await buildStore(building, entries, embedder, progress);
+  } finally {
+    await embedder.close();
+  }
+  for (const suffix of ["-wal", "-shm"]) rmSync(`${building}${suffix}`, { force: true });
+  renameSync(building, file);
+  progress(`seeded ${entries.toLocaleString("en")} entries in ${round((performance.now() - started) / 1000)} s`);
+}
+
+async function buildStore(file: string, entries: number, embedder: Embedder, progress: Progress): Promise<void> {
+  // The server would reset (and re-embed) an index built for another model.
+  if (embedder.id !== "use-lite" || embedder.dimensions !== 512) {
+    throw new Error(`expected use-lite/512, the embedder is ${embedder.id}/${embedder.dimensions}`);
+  }
+  const db = openDatabase(file);
+  try {
+    ensureVectorIndex(db, "use-lite", 512);
+    const next = noteStream(SEED_STREAM);
+    const firstAt = Date.now() - HISTORY_MS;
+    const batches = Math.ceil(entries / EMBED_BATCH);
+    const batchOf = (batch: number): Note[] =>
+      Array.from({ length: Math.min(EMBED_BATCH, entries - batch * EMBED_BATCH) }, () => next());
+    // Embedding the next batch (in the worker thread) overlaps inserting this one.
+    let notes = batchOf(0);
+    let vectors = embedder.embed(notes.map((note) => note.content));
+    for (let batch = 0; batch < batches; batch++) {
+      const ready = await vectors;
+      const current = notes;
+      if (batch + 1 < batches) {
+        notes = batchOf(batch + 1);
+        vectors = embedder.embed(notes.map((note) => note.content));
+      }
+      insertBatch(db, current, ready, batch * EMBED_BATCH, entries, firstAt);
+      const done = Math.min(entries, (batch + 1) * EMBED_BATCH);
+      if ((batch + 1) % 20 === 0) progress(`  ${done.toLocaleString("en")} / ${entries.toLocaleString("en")}`);
+    }
+  } finally {
+    db.close();
+  }
+}
+
+/** One transaction per batch: rows (FTS follows by trigger), tags and vectors. */
+function insertBatch(db: Db, notes: Note[], vectors: Float32Array[], offset: number, entries: number, firstAt: number): void {
+  db.write(() => {
+    notes.forEach((note, index) => {
+      const vector = vectors[index];
+      if (!vector) throw new Error("embedder returned too few vectors");
+      const position = offset + index;
+      const at = new Date(firstAt + Math.floor((position / entries) * HISTORY_MS)).toISOString();
+      const row: NewMemoryRow = {
+        id: newId(),
+        type: "memory",
+        agent_id: AUTHORS[position % AUTHORS.length] ?? "planner",
+        project: null,
+        scope: "project",
+        content: note.content,
+        content_key: contentKey(note.content),
+        confidence: 1,
+        parents: "[]",
+        tags: JSON.stringify(note.tags),
+        created_at: at,
+        updated_at: at,
+        version: 1,
+        expires_at: null,
+        embedding_model: "use-lite",
+      };
+      const pk = insertMemory(db, row, note.tags);
+      putVector(db, pk, vector, vectorMetaOf(row));
+    });
+  });
+}
+
+/** Copies a cached store into a fresh data directory as its database. */
+export function installStore(store: SeededStore, dataDir: string): void {
+  const target = join(dataDir, "cairn.db");
+  copyFileSync(store.file, target);
+  chmodSync(target, 0o600);
+}

@@ -1,0 +1,113 @@
+// Startup: spawn → first 200 from /health → embeddings "ready", and the server's resident memory
+// idle after start and once it has served searches over a large store.
+import { queryStream } from "./corpus.js";
+import {
+  latencyStats,
+  memoryNote,
+  newDataDir,
+  progress,
+  round,
+  runClients,
+  sleep,
+  withServer,
+  type Memory,
+  type Row,
+  type Section,
+} from "./lib.js";
+import { installStore, seededStore } from "./seed.js";
+
+export interface StartupOptions {
+  runs: number;
+  largeStore: number;
+  searchesAfterLoad: number;
+  idleMs: number;
+}
+
+interface StartSample {
+  healthMs: number;
+  readyMs: number;
+  idle: Memory;
+  afterSearch?: Memory;
+}
+
+async function startOnce(entries: number, options: StartupOptions, searches: number): Promise<StartSample> {
+  const store = entries > 0 ? await seededStore(entries, progress) : null;
+  const dataDir = newDataDir();
+  if (store) installStore(store, dataDir);
+  return withServer(dataDir, 1, async (server) => {
+    const healthMs = await server.waitForHealth();
+    const readyMs = await server.waitForHealth((health) => health.embeddings === "ready");
+    await sleep(options.idleMs);
+    const idle = server.memory();
+    if (searches === 0) return { healthMs, readyMs, idle };
+    const reader = await server.client.registerAgent("bench-reader");
+    const next = queryStream(4001);
+    await runClients(server, 1, searches, async () => {
+      const reply = await server.client.get(`/memory/search?q=${encodeURIComponent(next())}&limit=10`, reader);
+      if (reply.status !== 200) throw new Error(`GET /memory/search: ${reply.status} ${reply.body}`);
+    });
+    return { healthMs, readyMs, idle, afterSearch: server.memory() };
+  });
+}
+
+function timingRow(scenario: string, samples: number[], memory: Memory | null): Row {
+  const stats = latencyStats(samples);
+  return {
+    scenario,
+    n: stats.n,
+    p50Ms: round(stats.p50),
+    p95Ms: round(stats.p95),
+    opsPerSec: null,
+    cpuMsPerOp: null,
+    rssMb: memory?.rssMb ?? null,
+    ...(memory ? { note: `idle: ${memoryNote(memory)}` } : {}),
+  };
+}
+
+/** The sample with the median idle RSS. */
+const medianIdle = (samples: StartSample[]): Memory | null =>
+  [...samples].sort((a, b) => a.idle.rssMb - b.idle.rssMb)[Math.floor((samples.length - 1) / 2)]?.idle ?? null;
+
+export async function runStartupBench(options: StartupOptions): Promise<Section> {
+  const empty: StartSample[] = [];
+  for (let run = 0; run < options.runs; run++) {
+    progress(`startup: empty store, run ${run + 1}/${options.runs}`);
+    empty.push(await startOnce(0, options, 0));
+  }
+  const large: StartSample[] = [];
+  const size = options.largeStore.toLocaleString("en");
+  for (let run = 0; run < options.runs; run++) {
+    progress(`startup: ${size} entries, run ${run + 1}/${options.runs}`);
+    large.push(await startOnce(options.largeStore, options, run === 0 ? options.searchesAfterLoad : 0));
+  }
+  const afterSearch = large[0]?.afterSearch;
+  return {
+    name: "startup",
+    title: `Startup and memory — ${options.runs} starts per store; RSS = VmRSS of the server process`,
+    rows: [
+      timingRow("empty store: spawn → /health 200", empty.map((sample) => sample.healthMs), null),
+      timingRow("empty store: spawn → embeddings ready", empty.map((sample) => sample.readyMs), medianIdle(empty)),
+      timingRow(`${size} entries: spawn → /health 200`, large.map((sample) => sample.healthMs), null),
+      timingRow(`${size} entries: spawn → embeddings ready`, large.map((sample) => sample.readyMs), medianIdle(large)),
+      {
+        scenario: `${size} entries: after ${options.searchesAfterLoad} searches`,
+        n: options.searchesAfterLoad,
+        p50Ms: null,
+        p95Ms: null,
+        opsPerSec: null,
+        cpuMsPerOp: null,
+        rssMb: afterSearch?.rssMb ?? null,
+        ...(afterSearch ? { note: memoryNote(afterSearch) } : {}),
+      },
+    ],
+    targets: [],
+    details: {
+      idle_rss_measured_after_ready_plus_ms: options.idleMs,
+      peak_rss_mb: {
+        empty: Math.max(...empty.map((sample) => sample.idle.peakRssMb)),
+        large: Math.max(...large.map((sample) => (sample.afterSearch ?? sample.idle).peakRssMb)),
+      },
+      samples: { empty, large },
+    },
+  };
+}
