@@ -11,7 +11,7 @@ import type { Embedder } from "../src/embed/embedder.js";
 import { embedderLoaderFor } from "../src/embed/models.js";
 import { openDatabase, type Db } from "../src/store/db.js";
 import { insertMemory, type NewMemoryRow } from "../src/store/memory.js";
-import { ensureVectorIndex, putVector } from "../src/store/vectors.js";
+import { ensureVectorIndex, putVector, VECTOR_LAYOUT } from "../src/store/vectors.js";
 import { contentKey, vectorMetaOf } from "../src/services/memory-records.js";
 import { CORPUS_VERSION, noteStream, type Note } from "./corpus.js";
 import { round, type Progress } from "./lib.js";
@@ -31,9 +31,9 @@ export interface SeededStore {
   sizeMb: number;
 }
 
-/** Changes when a migration changes, so a cached store always has the schema the server expects. */
+/** Changes when a migration or the vector layout changes, so a cached store is one the server expects. */
 function schemaFingerprint(): string {
-  const hash = createHash("sha256");
+  const hash = createHash("sha256").update(VECTOR_LAYOUT);
   for (const name of readdirSync(migrationsDir).sort()) hash.update(name).update(readFileSync(join(migrationsDir, name)));
   return hash.digest("hex").slice(0, 10);
 }
