@@ -2,6 +2,9 @@ import { createHash } from "node:crypto";
 import type { MemoryRow, MemoryType, Scope } from "../store/memory.js";
 import { NO_EXPIRY, ownerKeyFor, visKeyFor, type VectorMeta } from "../store/vectors.js";
 
+/** Scores and similarities go out with six decimals: enough to rank, no float noise. */
+export const round6 = (value: number): number => Math.round(value * 1e6) / 1e6;
+
 export interface MemoryEntry {
   id: string;
   type: MemoryType;

@@ -6,7 +6,7 @@ import { getVectors, nearest } from "../store/vectors.js";
 import { vectorScope } from "../store/visibility.js";
 import { viewerOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
-import { toEntry, type MemoryEntry } from "./memory-records.js";
+import { toEntry, type MemoryEntry, round6 } from "./memory-records.js";
 import type { ReadRecorder } from "./reads.js";
 
 export interface SearchInput {
@@ -66,8 +66,6 @@ export function keywordQuery(text: string): string | null {
   const terms = (meaningful.length > 0 ? meaningful : words).slice(0, MAX_QUERY_TERMS);
   return terms.length === 0 ? null : terms.map((term) => `"${term}"`).join(" OR ");
 }
-
-const round = (value: number): number => Math.round(value * 1e6) / 1e6;
 
 export class MemorySearch {
   constructor(
@@ -138,8 +136,8 @@ export class MemorySearch {
       const entry = toEntry(row, input.include_embedding ? vectors.get(pk) : undefined);
       const hit: SearchHit = {
         ...entry,
-        score: round(info.score),
-        similarity: info.similarity === null ? null : round(info.similarity),
+        score: round6(info.score),
+        similarity: info.similarity === null ? null : round6(info.similarity),
         match: info.semantic && info.keyword ? "both" : info.semantic ? "semantic" : "keyword",
       };
       const limit = input.max_content_length;

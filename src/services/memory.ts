@@ -6,31 +6,28 @@ import { getAgentRow } from "../store/agents.js";
 import type { Db } from "../store/db.js";
 import {
   expiredMemory,
-  findExactDuplicate,
   findLiveMemory,
   insertMemory,
   listDirectives,
   listMemory,
   memoryByPk,
-  memoryByPks,
   memoryDelta,
   patchMemory,
   replaceTags,
   visibleMemoryIds,
-  type DuplicateKey,
   type MemoryFilters,
   type MemoryPatch,
   type MemoryRow,
   type MemoryType,
   type Scope,
 } from "../store/memory.js";
-import { deleteVector, getVectors, nearest, updateVectorMeta, visKeyFor } from "../store/vectors.js";
-import { isProjectMember, vectorScope, type Viewer } from "../store/visibility.js";
-import { cosine } from "../embed/embedder.js";
+import { deleteVector, getVectors, updateVectorMeta } from "../store/vectors.js";
+import { isProjectMember, type Viewer } from "../store/visibility.js";
 import type { EventBus } from "../events/bus.js";
 import { seesAllProjects, viewerOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
-import { contentKey, toEntry, toTombstone, vectorMetaOf, type MemoryEntry, type Tombstone } from "./memory-records.js";
+import { OverlapFinder, type SimilarEntry } from "./memory-overlap.js";
+import { contentKey, toEntry, toTombstone, vectorMetaOf, type MemoryEntry, type Tombstone, round6 } from "./memory-records.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "./paging.js";
 import type { ReadRecorder } from "./reads.js";
 
@@ -46,11 +43,6 @@ export interface WriteInput {
   allow_duplicate?: boolean | undefined;
 }
 
-export interface SimilarEntry {
-  id: string;
-  similarity: number;
-  agent_id: string;
-}
 
 export type WriteResult =
   | { created: true; entry: MemoryEntry & { similar: SimilarEntry[] } }
@@ -79,42 +71,6 @@ export interface BulkDeleteResult {
 
 const DIRECTIVE_DENIED = "directive writes require elevated permission";
 const DIRECTIVE_LIMIT = 1000;
-const DUPLICATE_CANDIDATES = 3;
-const SIMILAR_LIMIT = 3;
-// A KNN scan reads every vector, so it is most of a write's cost: one scan of this many
-// neighbours (at least SIMILAR_LIMIT and DUPLICATE_CANDIDATES) serves both the duplicate check
-// and `similar`.
-const NEIGHBOURS = 8;
-
-interface NearHit {
-  row: MemoryRow;
-  distance: number;
-}
-
-/** The nearest visible entries to a new text, down to the lower of the two thresholds. */
-interface Neighbourhood {
-  vector: Float32Array;
-  hits: NearHit[];
-  /** False when the list is full and still duplicate-close at its end, so candidates may be missing. */
-  complete: boolean;
-}
-
-/** The rows a duplicate may come from: same type, project and scope (and author, if private). */
-const inDuplicateScope = (row: MemoryRow, key: DuplicateKey): boolean =>
-  row.type === key.type &&
-  (row.project ?? "") === (key.project ?? "") &&
-  visKeyFor(row.scope, row.project, row.agent_id) === visKeyFor(key.scope, key.project, key.agentId);
-
-/** Tokens that carry digits: numbers, versions, ports, dates, ids. */
-const numbersIn = (text: string): Set<string> =>
-  new Set(
-    (text.toLowerCase().match(/[\p{L}\p{N}._:/-]*\p{N}[\p{L}\p{N}._:/-]*/gu) ?? []).map((token) => token.replace(/^[._:/-]+|[._:/-]+$/g, "")),
-  );
-
-const sameSet = (a: Set<string>, b: Set<string>): boolean => a.size === b.size && [...a].every((item) => b.has(item));
-
-const round = (value: number): number => Math.round(value * 1e6) / 1e6;
-
 /** Parses `If-Match: "3"` (quotes and a weak prefix optional). */
 export function parseIfMatch(header: string): number {
   const match = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(header);
@@ -123,13 +79,17 @@ export function parseIfMatch(header: string): number {
 }
 
 export class MemoryService {
+  private readonly overlap: OverlapFinder;
+
   constructor(
     private readonly db: Db,
     private readonly bus: EventBus,
     private readonly config: Config,
     private readonly embeddings: MemoryEmbeddings,
     private readonly reads: ReadRecorder,
-  ) {}
+  ) {
+    this.overlap = new OverlapFinder(db, config);
+  }
 
   private checkContentSize(content: string): void {
     if (Buffer.byteLength(content, "utf8") > this.config.MAX_CONTENT_BYTES) {
@@ -184,10 +144,10 @@ export class MemoryService {
     return this.db.writeSoon((): WriteResult => {
       const at = now();
       const dupKey = { type, project, scope, agentId: caller.agentId, contentKey: key };
-      const exact = input.allow_duplicate ? null : this.exactDuplicate(dupKey, vector, at);
+      const exact = input.allow_duplicate ? null : this.overlap.exactDuplicate(dupKey, vector, at);
       if (exact) return { created: false, entry: this.reinforce(caller, exact.row, exact.similarity, at) };
-      const near = vector ? this.neighbourhood(viewer, vector, at) : null;
-      const duplicate = input.allow_duplicate || !near ? null : this.nearDuplicate(dupKey, input.content, near, at);
+      const near = vector ? this.overlap.neighbourhood(viewer, vector, at) : null;
+      const duplicate = input.allow_duplicate || !near ? null : this.overlap.nearDuplicate(dupKey, input.content, near, at);
       if (duplicate) return { created: false, entry: this.reinforce(caller, duplicate.row, duplicate.similarity, at) };
       const row: Omit<MemoryRow, "pk"> = {
         id: newId(),
@@ -214,63 +174,11 @@ export class MemoryService {
         deleted_at: null,
       };
       const pk = insertMemory(this.db, row, tags);
-      const similar = near ? this.similarAmong(near) : [];
+      const similar = near ? this.overlap.similarAmong(near) : [];
       if (vector) row.embedding_model = this.embeddings.store(pk, vector, row);
       this.emitChange("memory.written", caller.agentId, row, {});
       return { created: true, entry: { ...toEntry({ ...row, pk }), similar } };
     });
-  }
-
-  private exactDuplicate(key: DuplicateKey, vector: Float32Array | null, at: string): { row: MemoryRow; similarity: number } | null {
-    const exact = findExactDuplicate(this.db, key, at);
-    if (!exact) return null;
-    const stored = vector ? getVectors(this.db, [exact.pk]).get(exact.pk) : undefined;
-    return { row: exact, similarity: stored && vector ? round(cosine(stored, vector)) : 1 };
-  }
-
-  private neighbourhood(viewer: Viewer, vector: Float32Array, at: string): Neighbourhood {
-    const floor = Math.min(this.config.SIMILAR_THRESHOLD, this.config.DUPLICATE_THRESHOLD);
-    const found = nearest(this.db, vector, NEIGHBOURS, { ...vectorScope(this.db, viewer), nowMs: Date.parse(at), maxDistance: 1 - floor });
-    const rows = memoryByPks(this.db, found.map((hit) => hit.pk));
-    const hits = found.flatMap((hit) => {
-      const row = rows.get(hit.pk);
-      return row ? [{ row, distance: hit.distance }] : [];
-    });
-    const farthest = found.at(-1);
-    const complete = found.length < NEIGHBOURS || farthest === undefined || farthest.distance > 1 - this.config.DUPLICATE_THRESHOLD;
-    return { vector, hits, complete };
-  }
-
-  /**
-   * The nearest duplicate-close entries in the duplicate scope, taken from the neighbourhood when
-   * it holds them all (the writer sees every row of that scope), else from a scan of the scope.
-   */
-  private duplicateCandidates(key: DuplicateKey, near: Neighbourhood, at: string): NearHit[] {
-    const maxDistance = 1 - this.config.DUPLICATE_THRESHOLD;
-    if (near.complete) {
-      return near.hits.filter((hit) => hit.distance <= maxDistance && inDuplicateScope(hit.row, key)).slice(0, DUPLICATE_CANDIDATES);
-    }
-    const found = nearest(this.db, near.vector, DUPLICATE_CANDIDATES, {
-      visKeys: [visKeyFor(key.scope, key.project, key.agentId)],
-      projectKey: key.project ?? "",
-      types: [key.type],
-      nowMs: Date.parse(at),
-      maxDistance,
-    });
-    return found.flatMap((hit) => {
-      const row = memoryByPk(this.db, hit.pk);
-      return row ? [{ row, distance: hit.distance }] : [];
-    });
-  }
-
-  private nearDuplicate(key: DuplicateKey, content: string, near: Neighbourhood, at: string): { row: MemoryRow; similarity: number } | null {
-    const numbers = numbersIn(content);
-    for (const candidate of this.duplicateCandidates(key, near, at)) {
-      // Sentence embeddings barely notice numbers: "port 8080" and "port 8081" embed alike but
-      // are different facts. A near-identical text with other numbers is new (and shows as similar).
-      if (sameSet(numbersIn(candidate.row.content), numbers)) return { row: candidate.row, similarity: round(1 - candidate.distance) };
-    }
-    return null;
   }
 
   private reinforce(
@@ -279,21 +187,13 @@ export class MemoryService {
     similarity: number,
     at: string,
   ): MemoryEntry & { duplicate_of: string; similarity: number } {
-    const confidence = row.type === "directive" ? row.confidence : round(row.confidence + 0.2 * (1 - row.confidence));
+    const confidence = row.type === "directive" ? row.confidence : round6(row.confidence + 0.2 * (1 - row.confidence));
     const patch = { confidence, last_reinforced_at: at, reinforcement_count: row.reinforcement_count + 1 };
     patchMemory(this.db, row.pk, patch);
     const updated = { ...row, ...patch };
     if (row.embedding_model !== null) updateVectorMeta(this.db, row.pk, vectorMetaOf(updated));
     this.emitChange("memory.updated", caller.agentId, updated, { reason: "reinforced" });
     return { ...toEntry(updated), duplicate_of: row.id, similarity };
-  }
-
-  private similarAmong(near: Neighbourhood): SimilarEntry[] {
-    const maxDistance = 1 - this.config.SIMILAR_THRESHOLD;
-    return near.hits
-      .filter((hit) => hit.distance <= maxDistance)
-      .slice(0, SIMILAR_LIMIT)
-      .map((hit) => ({ id: hit.row.id, similarity: round(1 - hit.distance), agent_id: hit.row.agent_id }));
   }
 
   private emitChange(

@@ -1,0 +1,123 @@
+import type { Config } from "../core/config.js";
+import { cosine } from "../embed/embedder.js";
+import type { Db } from "../store/db.js";
+import { findExactDuplicate, memoryByPk, memoryByPks, type DuplicateKey, type MemoryRow } from "../store/memory.js";
+import { getVectors, nearest, visKeyFor } from "../store/vectors.js";
+import { vectorScope, type Viewer } from "../store/visibility.js";
+import { round6 } from "./memory-records.js";
+
+const DUPLICATE_CANDIDATES = 3;
+const SIMILAR_LIMIT = 3;
+// A KNN scan reads every vector, so it is most of a write's cost: one scan of this many
+// neighbours (at least SIMILAR_LIMIT and DUPLICATE_CANDIDATES) serves both the duplicate check
+// and `similar`.
+const NEIGHBOURS = 8;
+
+export interface NearHit {
+  row: MemoryRow;
+  distance: number;
+}
+
+/** The nearest visible entries to a new text, down to the lower of the two thresholds. */
+export interface Neighbourhood {
+  vector: Float32Array;
+  hits: NearHit[];
+  /** False when the list is full and still duplicate-close at its end, so candidates may be missing. */
+  complete: boolean;
+}
+
+/** The rows a duplicate may come from: same type, project and scope (and author, if private). */
+const inDuplicateScope = (row: MemoryRow, key: DuplicateKey): boolean =>
+  row.type === key.type &&
+  (row.project ?? "") === (key.project ?? "") &&
+  visKeyFor(row.scope, row.project, row.agent_id) === visKeyFor(key.scope, key.project, key.agentId);
+
+/** Tokens that carry digits: numbers, versions, ports, dates, ids. */
+const numbersIn = (text: string): Set<string> =>
+  new Set(
+    (text.toLowerCase().match(/[\p{L}\p{N}._:/-]*\p{N}[\p{L}\p{N}._:/-]*/gu) ?? []).map((token) => token.replace(/^[._:/-]+|[._:/-]+$/g, "")),
+  );
+
+const sameSet = (a: Set<string>, b: Set<string>): boolean => a.size === b.size && [...a].every((item) => b.has(item));
+
+export interface SimilarEntry {
+  id: string;
+  similarity: number;
+  agent_id: string;
+}
+
+export interface Duplicate {
+  row: MemoryRow;
+  similarity: number;
+}
+
+/**
+ * What a new text overlaps: the entry it duplicates (reinforced instead of writing a copy) and the
+ * entries similar enough to show the writer. Runs inside the write's transaction.
+ */
+export class OverlapFinder {
+  constructor(
+    private readonly db: Db,
+    private readonly config: Config,
+  ) {}
+
+  exactDuplicate(key: DuplicateKey, vector: Float32Array | null, at: string): Duplicate | null {
+    const exact = findExactDuplicate(this.db, key, at);
+    if (!exact) return null;
+    const stored = vector ? getVectors(this.db, [exact.pk]).get(exact.pk) : undefined;
+    return { row: exact, similarity: stored && vector ? round6(cosine(stored, vector)) : 1 };
+  }
+
+  neighbourhood(viewer: Viewer, vector: Float32Array, at: string): Neighbourhood {
+    const floor = Math.min(this.config.SIMILAR_THRESHOLD, this.config.DUPLICATE_THRESHOLD);
+    const found = nearest(this.db, vector, NEIGHBOURS, { ...vectorScope(this.db, viewer), nowMs: Date.parse(at), maxDistance: 1 - floor });
+    const rows = memoryByPks(this.db, found.map((hit) => hit.pk));
+    const hits = found.flatMap((hit) => {
+      const row = rows.get(hit.pk);
+      return row ? [{ row, distance: hit.distance }] : [];
+    });
+    const farthest = found.at(-1);
+    const complete = found.length < NEIGHBOURS || farthest === undefined || farthest.distance > 1 - this.config.DUPLICATE_THRESHOLD;
+    return { vector, hits, complete };
+  }
+
+  /**
+   * The nearest duplicate-close entries in the duplicate scope, taken from the neighbourhood when
+   * it holds them all (the writer sees every row of that scope), else from a scan of the scope.
+   */
+  private duplicateCandidates(key: DuplicateKey, near: Neighbourhood, at: string): NearHit[] {
+    const maxDistance = 1 - this.config.DUPLICATE_THRESHOLD;
+    if (near.complete) {
+      return near.hits.filter((hit) => hit.distance <= maxDistance && inDuplicateScope(hit.row, key)).slice(0, DUPLICATE_CANDIDATES);
+    }
+    const found = nearest(this.db, near.vector, DUPLICATE_CANDIDATES, {
+      visKeys: [visKeyFor(key.scope, key.project, key.agentId)],
+      projectKey: key.project ?? "",
+      types: [key.type],
+      nowMs: Date.parse(at),
+      maxDistance,
+    });
+    return found.flatMap((hit) => {
+      const row = memoryByPk(this.db, hit.pk);
+      return row ? [{ row, distance: hit.distance }] : [];
+    });
+  }
+
+  nearDuplicate(key: DuplicateKey, content: string, near: Neighbourhood, at: string): Duplicate | null {
+    const numbers = numbersIn(content);
+    for (const candidate of this.duplicateCandidates(key, near, at)) {
+      // Sentence embeddings barely notice numbers: "port 8080" and "port 8081" embed alike but
+      // are different facts. A near-identical text with other numbers is new (and shows as similar).
+      if (sameSet(numbersIn(candidate.row.content), numbers)) return { row: candidate.row, similarity: round6(1 - candidate.distance) };
+    }
+    return null;
+  }
+
+  similarAmong(near: Neighbourhood): SimilarEntry[] {
+    const maxDistance = 1 - this.config.SIMILAR_THRESHOLD;
+    return near.hits
+      .filter((hit) => hit.distance <= maxDistance)
+      .slice(0, SIMILAR_LIMIT)
+      .map((hit) => ({ id: hit.row.id, similarity: round6(1 - hit.distance), agent_id: hit.row.agent_id }));
+  }
+}
