@@ -158,7 +158,29 @@ export const agentRotateKey = defineOperation({
   },
 });
 
+const outcomeStats = {
+  completed: z.number().int(),
+  failed: z.number().int(),
+  success_rate: z.number().nullable(),
+  median_seconds: z.number().nullable().describe("median seconds from claim to outcome"),
+};
+
+export const agentPerformance = defineOperation({
+  name: "agent_performance",
+  title: "Task outcomes per agent",
+  description: "For each agent, and per tag: tasks completed and failed, success rate and median claim-to-outcome time. `tag` narrows to one tag.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/agents/performance" },
+  input: z.strictObject({ tag: z.string().min(1).max(64).optional() }),
+  output: z.array(z.object({ agent_id: z.string(), ...outcomeStats, by_tag: z.array(z.object({ tag: z.string(), ...outcomeStats })) })),
+  handle({ services, caller }, input) {
+    return services.performance(caller, input.tag);
+  },
+});
+
 export const agentOperations = [
+  agentPerformance,
   agentRegister,
   agentSelfRegister,
   agentList,

@@ -2,7 +2,20 @@ import { agentOperations } from "./agents.js";
 import { eventOperations } from "./events.js";
 import { healthOperations } from "./health.js";
 import { memoryOperations } from "./memory.js";
+import { messageOperations } from "./messages.js";
 import type { Operation } from "./operation.js";
+import { projectOperations } from "./projects.js";
+import { sessionOperations } from "./sessions.js";
+import { taskOperations } from "./tasks.js";
 
 /** Every operation Cairn offers. REST routes, MCP tools and the OpenAPI document all come from here. */
-export const catalogue: readonly Operation[] = [...memoryOperations, ...agentOperations, ...eventOperations, ...healthOperations];
+export const catalogue: readonly Operation[] = [
+  ...memoryOperations,
+  ...projectOperations,
+  ...taskOperations,
+  ...messageOperations,
+  ...sessionOperations,
+  ...agentOperations,
+  ...eventOperations,
+  ...healthOperations,
+];

@@ -118,6 +118,7 @@ export const agentRecord = z
     last_seen_at: timestamp.nullable(),
     online: z.boolean(),
     current_project: z.string().nullable(),
+    claimed_tasks: z.array(z.string()).describe("ids of the tasks it has claimed"),
   })
   .meta({ id: "Agent" });
 
@@ -132,3 +133,68 @@ export const eventRecord = z
     created_at: timestamp,
   })
   .meta({ id: "Event" });
+
+export const project = z
+  .object({
+    id: z.string().describe("the lower-cased slug of the name; what every project field holds"),
+    name: z.string(),
+    description: z.string(),
+    owner: z.string().describe("the agent that created it"),
+    created_at: timestamp,
+    member_count: z.number().int(),
+  })
+  .meta({ id: "Project" });
+
+export const taskStatus = z.enum(["open", "claimed", "completed", "failed"]);
+export const priority = z.enum(["low", "normal", "high"]);
+
+export const task = z
+  .object({
+    id: z.uuid(),
+    title: z.string(),
+    description: z.string(),
+    status: taskStatus,
+    created_by: z.string(),
+    assigned_to: z.string().nullable().describe("the claimant; on an open task, the agent it is reserved for"),
+    project: z.string().nullable(),
+    priority,
+    tags: z.array(z.string()),
+    depends_on: z.array(z.uuid()),
+    blocked: z.boolean().describe("true while a dependency is not completed"),
+    due_at: timestamp.nullable(),
+    expected_outcome: z.string().nullable(),
+    result: z.unknown().describe("the output sent with complete"),
+    created_at: timestamp,
+    updated_at: timestamp,
+    claimed_at: timestamp.nullable(),
+    completed_at: timestamp.nullable(),
+    lease_expires_at: timestamp.nullable().describe("when an unrenewed claim is released"),
+  })
+  .meta({ id: "Task" });
+
+export const taskComment = z
+  .object({
+    id: z.uuid(),
+    task_id: z.uuid(),
+    agent_id: z.string(),
+    kind: z.enum(["claim", "unclaim", "complete", "fail", "reopen", "comment"]),
+    comment: z.string(),
+    created_at: timestamp,
+  })
+  .meta({ id: "TaskComment" });
+
+export const message = z
+  .object({
+    id: z.uuid(),
+    from: z.string(),
+    to: z.string().describe("an agent id, broadcast, or project:<id>"),
+    project: z.string().nullable(),
+    subject: z.string(),
+    body: z.string(),
+    read: z.boolean().describe("your own read state"),
+    reply_to: z.uuid().nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: "Message" });
+
+export const comment = z.string().max(8000).describe("recorded in the task's comment log");

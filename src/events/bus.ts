@@ -13,9 +13,11 @@ export interface EventRecord {
   created_at: string;
 }
 
-/** An event as stored, with the audience field live subscribers filter on. */
+/** An event as stored, with the audience fields live subscribers filter on. */
 export interface BusEvent extends EventRecord {
   private_to: string | null;
+  /** Only these agents may see it (messages: sender and recipients); null: no such limit. */
+  audience: string[] | null;
 }
 
 export interface EmitInput {
@@ -24,6 +26,8 @@ export interface EmitInput {
   project: string | null;
   /** Only this agent may see the event (events about private entries). */
   privateTo?: string | null;
+  /** Only these agents may see the event (a message's sender and recipients). */
+  audience?: string[];
   payload: Record<string, unknown>;
 }
 
@@ -57,8 +61,8 @@ export class EventBus {
       payload: JSON.stringify(input.payload),
       created_at: now(),
     };
-    const seq = insertEvent(this.db, row);
-    const event: BusEvent = { ...row, seq, payload: input.payload };
+    const seq = insertEvent(this.db, row, input.audience);
+    const event: BusEvent = { ...row, seq, payload: input.payload, audience: input.audience ?? null };
     this.db.afterCommit(() => {
       for (const listener of this.listeners) listener(event);
     });

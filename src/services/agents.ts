@@ -2,7 +2,7 @@ import type { Config, Role } from "../core/config.js";
 import { AppError, forbidden, notFound } from "../core/errors.js";
 import { newApiKey } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
-import { now } from "../core/time.js";
+import { addSeconds, now } from "../core/time.js";
 import {
   getAgentRow,
   insertAgent,
@@ -18,6 +18,7 @@ import {
   type AgentRow,
 } from "../store/agents.js";
 import type { Db } from "../store/db.js";
+import { claimedTaskIds, extendLeases } from "../store/tasks.js";
 import { renameVectorAgent } from "../store/vectors.js";
 import { memberProjectIds } from "../store/visibility.js";
 import type { EventBus } from "../events/bus.js";
@@ -33,6 +34,8 @@ export interface AgentRecord {
   last_seen_at: string | null;
   online: boolean;
   current_project: string | null;
+  /** Ids of the tasks it holds a claim on. */
+  claimed_tasks: string[];
 }
 
 export interface SelfRecord extends AgentRecord {
@@ -83,6 +86,7 @@ export class AgentService {
       last_seen_at: row.last_seen_at,
       online: seenRecently || (this.connected.get(row.agent_id) ?? 0) > 0,
       current_project: row.current_project,
+      claimed_tasks: claimedTaskIds(this.db, row.agent_id),
     };
   }
 
@@ -95,10 +99,19 @@ export class AgentService {
     return { agentId: row.agent_id, role: row.role };
   }
 
+  /**
+   * Records liveness: any authenticated request also keeps the agent's task claims alive. Written
+   * at most every TOUCH_INTERVAL_MS (or a quarter of the lease, if shorter).
+   */
   private touch(row: AgentRow): void {
     const at = now();
-    if (row.last_seen_at !== null && Date.parse(at) - Date.parse(row.last_seen_at) < TOUCH_INTERVAL_MS) return;
-    this.db.write(() => touchAgent(this.db, row.agent_id, at));
+    const lease = this.config.TASK_LEASE_SECONDS;
+    const interval = lease > 0 ? Math.min(TOUCH_INTERVAL_MS, (lease * 1000) / 4) : TOUCH_INTERVAL_MS;
+    if (row.last_seen_at !== null && Date.parse(at) - Date.parse(row.last_seen_at) < interval) return;
+    this.db.write(() => {
+      touchAgent(this.db, row.agent_id, at);
+      if (lease > 0) extendLeases(this.db, row.agent_id, addSeconds(at, lease));
+    });
   }
 
   /** Fixed identities: renaming or deleting them would break the UI, the archivist or configuration. */

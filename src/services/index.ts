@@ -16,6 +16,12 @@ import { Jobs } from "./jobs.js";
 import { MemoryService } from "./memory.js";
 import { MemoryEmbeddings } from "./memory-embeddings.js";
 import { MemorySearch } from "./memory-search.js";
+import type { Caller } from "./caller.js";
+import { MessageService } from "./messages.js";
+import { agentPerformance, type AgentPerformance } from "./performance.js";
+import { ProjectService } from "./projects.js";
+import { SessionService } from "./sessions.js";
+import { TaskService } from "./tasks.js";
 import { RateLimiter } from "./rate-limit.js";
 import { ReadRecorder } from "./reads.js";
 
@@ -28,6 +34,8 @@ export interface ServiceOptions {
   jobs?: boolean;
   /** How often expired entries are swept (default 15 s: well inside the contract's minute). */
   sweepIntervalMs?: number;
+  /** How often lapsed task claims are released (default 5 s). */
+  leaseSweepIntervalMs?: number;
   /** Load the embedding model (off for CLI commands that never embed). */
   embeddings?: boolean;
   /**
@@ -55,9 +63,14 @@ export interface Services {
   agents: AgentService;
   memory: MemoryService;
   search: MemorySearch;
+  projects: ProjectService;
+  tasks: TaskService;
+  messages: MessageService;
+  sessions: SessionService;
   events: EventService;
   idempotency: IdempotencyService;
   rateLimiter: RateLimiter;
+  performance(caller: Caller, tag?: string): AgentPerformance[];
   /** Set when this start generated keys into it. */
   credentialsWritten: string | null;
   health(): Health;
@@ -86,6 +99,10 @@ export function openServices(options: ServiceOptions): Services {
   const agents = new AgentService(db, bus, config, log);
   const memory = new MemoryService(db, bus, config, embeddings, reads);
   const search = new MemorySearch(db, embeddings, reads);
+  const projects = new ProjectService(db, bus, memory);
+  const tasks = new TaskService(db, bus, config);
+  const messages = new MessageService(db, bus, config);
+  const sessions = new SessionService(db, bus);
   const events = new EventService(db);
   const idempotency = new IdempotencyService(db);
   const credentialsWritten = (options.bootstrap ?? true) ? agents.bootstrap() : null;
@@ -95,6 +112,7 @@ export function openServices(options: ServiceOptions): Services {
   if (options.jobs ?? true) {
     jobs.every("sweep-expired", options.sweepIntervalMs ?? 15_000, () => memory.sweepExpired());
     jobs.every("embed-backfill", 60_000, () => embeddings.backfill());
+    if (config.TASK_LEASE_SECONDS > 0) jobs.every("release-lapsed-claims", options.leaseSweepIntervalMs ?? 5_000, () => tasks.releaseLapsed());
     jobs.every("prune", 3600_000, () => {
       idempotency.prune();
       const cutoff = new Date(Date.now() - config.EVENT_RETENTION_DAYS * 86400_000).toISOString();
@@ -113,10 +131,15 @@ export function openServices(options: ServiceOptions): Services {
     agents,
     memory,
     search,
+    projects,
+    tasks,
+    messages,
+    sessions,
     events,
     idempotency,
     rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_MINUTE),
     credentialsWritten,
+    performance: (caller, tag) => agentPerformance(db, caller, tag),
     health: () => {
       const database: Health["database"] = db.ping() ? "ok" : "error";
       const status = embeddingQueue.status;

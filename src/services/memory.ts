@@ -22,13 +22,14 @@ import {
   type Scope,
 } from "../store/memory.js";
 import { deleteVector, getVectors, updateVectorMeta } from "../store/vectors.js";
-import { isProjectMember, type Viewer } from "../store/visibility.js";
+import type { Viewer } from "../store/visibility.js";
 import type { EventBus } from "../events/bus.js";
-import { seesAllProjects, viewerOf, type Caller } from "./caller.js";
+import { viewerOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { OverlapFinder, type SimilarEntry } from "./memory-overlap.js";
 import { contentKey, toEntry, toTombstone, vectorMetaOf, type MemoryEntry, type Tombstone, round6 } from "./memory-records.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "./paging.js";
+import { checkProjectWrite } from "./projects.js";
 import type { ReadRecorder } from "./reads.js";
 
 export interface WriteInput {
@@ -97,11 +98,6 @@ export class MemoryService {
     }
   }
 
-  private checkProjectWrite(caller: Caller, project: string | null): void {
-    if (project === null || seesAllProjects(caller.role)) return;
-    if (!isProjectMember(this.db, project, caller.agentId)) throw forbidden("not a member of this project");
-  }
-
   private checkFutureExpiry(expiresAt: string | null | undefined): void {
     if (expiresAt && expiresAt <= now()) throw invalid("expires_at", "must be in the future");
   }
@@ -124,7 +120,7 @@ export class MemoryService {
     const scope = input.scope ?? "project";
     const project =
       input.project === undefined ? (getAgentRow(this.db, caller.agentId)?.current_project ?? null) : input.project;
-    this.checkProjectWrite(caller, project);
+    checkProjectWrite(this.db, caller, project);
     this.checkFutureExpiry(input.expires_at);
     const viewer = viewerOf(caller);
     const parents = [...new Set(input.parents ?? [])];
@@ -267,7 +263,7 @@ export class MemoryService {
       throw invalid("type", "an entry cannot become or stop being a directive");
     }
     if (patch.type === "compiled" && current.type !== "compiled") throw invalid("type", "compiled entries are written by the compile routes only");
-    if (patch.project !== undefined && patch.project !== current.project) this.checkProjectWrite(caller, patch.project);
+    if (patch.project !== undefined && patch.project !== current.project) checkProjectWrite(this.db, caller, patch.project);
     if (patch.expires_at !== undefined) this.checkFutureExpiry(patch.expires_at);
     const contentChanged = patch.content !== undefined && patch.content !== current.content;
     const vector = contentChanged && patch.content !== undefined ? await this.embeddings.embedForWrite(patch.content) : null;
@@ -319,7 +315,8 @@ export class MemoryService {
     });
   }
 
-  private softDelete(caller: Caller, row: MemoryRow, reason: string): void {
+  /** Inside the caller's transaction: marks the entry deleted, drops its vectors, emits the event. */
+  softDelete(caller: Caller, row: MemoryRow, reason: string): void {
     const at = now();
     patchMemory(this.db, row.pk, { deleted_at: at, updated_at: at });
     deleteVector(this.db, row.pk);

@@ -11,6 +11,7 @@ export interface AgentRow {
   last_seen_at: string | null;
   current_project: string | null;
   deleted_at: string | null;
+  memory_seen_at: string | null;
 }
 
 export const getAgentRow = (db: Db, agentId: string): AgentRow | undefined =>
@@ -79,4 +80,14 @@ export function renameAgentRows(db: Db, from: string, to: string): void {
   db.run("UPDATE events SET agent_id = ? WHERE agent_id = ?", to, from);
   db.run("UPDATE events SET private_to = ? WHERE private_to = ?", to, from);
   db.run("UPDATE idempotency SET agent_id = ? WHERE agent_id = ?", to, from);
+  db.run("UPDATE event_audience SET agent_id = ? WHERE agent_id = ?", to, from);
+  db.run("UPDATE tasks SET created_by = ? WHERE created_by = ?", to, from);
+  db.run("UPDATE tasks SET assigned_to = ? WHERE assigned_to = ?", to, from);
+  db.run("UPDATE task_comments SET agent_id = ? WHERE agent_id = ?", to, from);
+  db.run("UPDATE task_outcomes SET agent_id = ? WHERE agent_id = ?", to, from);
+  db.run("UPDATE messages SET sender = ? WHERE sender = ?", to, from);
+  // A direct message's address is the recipient's id; 'broadcast' and 'project:…' never match one.
+  db.run("UPDATE messages SET recipient = ? WHERE recipient = ?", to, from);
+  db.run("UPDATE message_recipients SET agent_id = ? WHERE agent_id = ?", to, from);
+  db.run("UPDATE handoffs SET agent_id = ? WHERE agent_id = ?", to, from);
 }

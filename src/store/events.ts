@@ -10,13 +10,16 @@ export interface EventRow {
   private_to: string | null;
   payload: string;
   created_at: string;
+  /** 1 when only the agents in `event_audience` may see it. */
+  restricted: number;
 }
 
-export type NewEventRow = Omit<EventRow, "seq">;
+export type NewEventRow = Omit<EventRow, "seq" | "restricted">;
 
-export function insertEvent(db: Db, row: NewEventRow): number {
+/** Stores the event; with an `audience`, only those agents may ever see it. */
+export function insertEvent(db: Db, row: NewEventRow, audience?: string[]): number {
   const result = db.run(
-    "INSERT INTO events (id, type, agent_id, project, private_to, payload, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO events (id, type, agent_id, project, private_to, payload, created_at, restricted) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     row.id,
     row.type,
     row.agent_id,
@@ -24,9 +27,15 @@ export function insertEvent(db: Db, row: NewEventRow): number {
     row.private_to,
     row.payload,
     row.created_at,
+    audience ? 1 : 0,
   );
-  return Number(result.lastInsertRowid);
+  const seq = Number(result.lastInsertRowid);
+  for (const agentId of new Set(audience ?? [])) db.run("INSERT INTO event_audience (event_seq, agent_id) VALUES (?, ?)", seq, agentId);
+  return seq;
 }
+
+export const eventAudience = (db: Db, seq: number): string[] =>
+  db.all<{ agent_id: string }>("SELECT agent_id FROM event_audience WHERE event_seq = ?", seq).map((row) => row.agent_id);
 
 export interface EventFilters {
   /** Exact type, or a family such as `memory.*`. */

@@ -337,3 +337,25 @@ export function visibleMemoryIds(db: Db, viewer: Viewer, ids: string[]): Set<str
   );
   return new Set(rows.map((row) => row.id));
 }
+
+/** A project's live shared entries (private entries stay their authors'). */
+export const liveProjectMemory = (db: Db, project: string): MemoryRow[] =>
+  db.all<MemoryRow>("SELECT * FROM memory WHERE project = ? AND scope = 'project' AND deleted_at IS NULL ORDER BY pk", project);
+
+/** The newest `limit` visible entries changed after `since` (all when null), deleted ones included, oldest first. */
+/** Visible entries changed after `since` (null: ever), oldest change first. */
+export function changesSince(db: Db, viewer: Viewer, since: string | null, limit: number): MemoryRow[] {
+  const visible = visibleMemory("m", viewer);
+  return db.all<MemoryRow>(
+    `SELECT m.* FROM memory m WHERE ${visible.sql} AND m.updated_at > ? ORDER BY m.updated_at, m.pk LIMIT ?`,
+    ...visible.params,
+    since ?? "",
+    limit,
+  );
+}
+
+/** Visible entries whose last change has exactly the timestamp `at`. */
+export function changesAt(db: Db, viewer: Viewer, at: string, limit: number): MemoryRow[] {
+  const visible = visibleMemory("m", viewer);
+  return db.all<MemoryRow>(`SELECT m.* FROM memory m WHERE ${visible.sql} AND m.updated_at = ? ORDER BY m.pk LIMIT ?`, ...visible.params, at, limit);
+}

@@ -15,23 +15,33 @@ export interface SqlFragment {
   params: unknown[];
 }
 
-/** An agent sees global rows, rows of its projects, and its own private (`scope=agent`) entries. */
-export function visibleMemory(alias: string, viewer: Viewer): SqlFragment {
+/** Rows of no project are everyone's; a project's rows are its members' (and the all-seeing roles'). */
+export function visibleInProject(alias: string, viewer: Viewer): SqlFragment {
   return {
-    sql: `((${alias}.scope = 'project' AND (${alias}.project IS NULL OR ? = 1 OR ${alias}.project IN
-            (SELECT project_id FROM project_members WHERE agent_id = ?)))
-          OR (${alias}.scope = 'agent' AND ${alias}.agent_id = ?))`,
-    params: [viewer.allProjects ? 1 : 0, viewer.agentId, viewer.agentId],
+    sql: `(${alias}.project IS NULL OR ? = 1 OR ${alias}.project IN (SELECT project_id FROM project_members WHERE agent_id = ?))`,
+    params: [viewer.allProjects ? 1 : 0, viewer.agentId],
   };
 }
 
-/** The same rule for events: project events to members, private events to their one agent. */
-export function visibleEvent(alias: string, viewer: Viewer): SqlFragment {
+/** An agent sees global rows, rows of its projects, and its own private (`scope=agent`) entries. */
+export function visibleMemory(alias: string, viewer: Viewer): SqlFragment {
+  const project = visibleInProject(alias, viewer);
   return {
-    sql: `((${alias}.private_to IS NULL OR ${alias}.private_to = ?)
-          AND (${alias}.project IS NULL OR ? = 1 OR ${alias}.project IN
-            (SELECT project_id FROM project_members WHERE agent_id = ?)))`,
-    params: [viewer.agentId, viewer.allProjects ? 1 : 0, viewer.agentId],
+    sql: `((${alias}.scope = 'project' AND ${project.sql}) OR (${alias}.scope = 'agent' AND ${alias}.agent_id = ?))`,
+    params: [...project.params, viewer.agentId],
+  };
+}
+
+/**
+ * The same rule for events: project events to members, private events to their one agent, and
+ * events with an audience (messages) to exactly that audience.
+ */
+export function visibleEvent(alias: string, viewer: Viewer): SqlFragment {
+  const project = visibleInProject(alias, viewer);
+  return {
+    sql: `((${alias}.private_to IS NULL OR ${alias}.private_to = ?) AND ${project.sql}
+          AND (${alias}.restricted = 0 OR EXISTS (SELECT 1 FROM event_audience ea WHERE ea.event_seq = ${alias}.seq AND ea.agent_id = ?)))`,
+    params: [viewer.agentId, ...project.params, viewer.agentId],
   };
 }
 

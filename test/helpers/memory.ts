@@ -53,3 +53,9 @@ export async function eventsOf(server: TestServer, type: string): Promise<EventR
   expect(response.status).toBe(200);
   return response.body;
 }
+
+/** Creates a project (its id is the slug of `name`); `as` becomes its owner and first member. */
+export async function createProject(server: TestServer, as: Credentials, name: string): Promise<void> {
+  const response = await server.request("/projects", { as, body: { name } });
+  if (response.status !== 201) throw new Error(`POST /projects ${name} → ${response.status} ${response.text}`);
+}

@@ -91,7 +91,7 @@ describe("GET /agents and /participants", () => {
       }
     }
     const fields = Object.keys((await listAll(server, other))[0] ?? {}).sort();
-    expect(fields).toEqual(["agent_id", "created_at", "current_project", "display_name", "last_seen_at", "online", "role"]);
+    expect(fields).toEqual(["agent_id", "claimed_tasks", "created_at", "current_project", "display_name", "last_seen_at", "online", "role"]);
   });
 
   it("does not list deleted agents", async () => {

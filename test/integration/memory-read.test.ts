@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { ids, list, patch, searchHits, UNKNOWN_ID, write, type MemoryEntry } from "../helpers/memory.js";
+import { createProject, ids, list, patch, searchHits, UNKNOWN_ID, write, type MemoryEntry } from "../helpers/memory.js";
 import type { Credentials, ErrorBody, Response, TestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 import { afterMillisecond } from "../helpers/wait.js";
@@ -163,6 +163,7 @@ describe("visibility of project entries", () => {
   const outsider = agentForSuite(server, "outsider");
   let inP1: MemoryEntry;
   beforeAll(async () => {
+    await createProject(server, server.owner, "p1");
     inP1 = await write(server, server.owner, { content: "Project p1 quokka entry", project: "p1" });
   });
 
@@ -209,6 +210,7 @@ describe("listing entries", () => {
     await afterMillisecond(second.updated_at);
     third = await write(server, bob, { content: "List entry three", tags: ["infra"], confidence: 0.7 });
     await afterMillisecond(third.updated_at);
+    await createProject(server, server.owner, "p1");
     inProject = await write(server, server.owner, { content: "List entry four in p1", project: "p1" });
     await afterMillisecond(inProject.updated_at);
     bobsPrivate = await write(server, bob, { content: "List entry five, private", scope: "agent" });
@@ -330,6 +332,7 @@ describe("standing directives (DIRECTIVE_WRITERS=human,alice)", () => {
     // Written in the reverse of the loading order, so creation order cannot explain the result.
     ownerPrivate = await write(server, server.owner, { content: "Owner private directive", type: "directive", scope: "agent" });
     await afterMillisecond(ownerPrivate.created_at);
+    await createProject(server, server.owner, "p1");
     projectDirective = await write(server, server.owner, { content: "P1 directive: use pnpm", type: "directive", project: "p1" });
     await afterMillisecond(projectDirective.created_at);
     alicePrivate = await write(server, alice, { content: "Alice private directive", type: "directive", scope: "agent" });
@@ -394,6 +397,7 @@ describe("memory delta", () => {
     await afterMillisecond(b.updated_at);
     c = await write(server, alice, { content: "Delta entry c" });
     await afterMillisecond(c.updated_at);
+    await createProject(server, server.owner, "p1");
     d = await write(server, server.owner, { content: "Delta entry d in p1", project: "p1" });
   });
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { write, type MemoryEntry, type SearchHit } from "../helpers/memory.js";
+import { createProject, write, type MemoryEntry, type SearchHit } from "../helpers/memory.js";
 import { startTestServer, type Credentials, type ErrorBody, type TestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 import { eventually } from "../helpers/wait.js";
@@ -122,6 +122,7 @@ describe("search filters apply before ranking", () => {
   const quiet = agentForSuite(server, "quiet");
   const query = "Kubernetes cluster upgrade procedure";
   beforeAll(async () => {
+    await createProject(server, server.owner, "p1");
     // Sixty entries that match the query better than any target, so a filter applied after
     // ranking a bounded candidate pool would find few or none of the targets.
     for (let index = 0; index < 60; index++) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { eventsOf, list, type MemoryEntry } from "../helpers/memory.js";
+import { createProject, eventsOf, list, type MemoryEntry } from "../helpers/memory.js";
 import { RFC3339_MS, type Credentials, type ErrorBody, type TestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
@@ -206,6 +206,8 @@ describe("writing a memory entry", () => {
 
   it("does not treat the same content in another project as a duplicate", async () => {
     const content = "Project boundary: the same words in two projects";
+    await createProject(server, server.owner, "alpha");
+    await createProject(server, server.owner, "beta");
     const global = await write(server, server.owner, { content, project: null });
     const inAlpha = await write(server, server.owner, { content, project: "alpha" });
     const inBeta = await write(server, server.owner, { content, project: "beta" });
@@ -226,19 +228,28 @@ describe("writing a memory entry", () => {
     expect(again.body.id).not.toBe(first.body.id);
   });
 
-  it("rejects a write into a project the agent is not a member of with 403", async () => {
-    const response = await server.request<ErrorBody>("/memory", { as: writer, body: { content: "Not my project", project: "p1" } });
-    expect(response.status).toBe(403);
-    expect(response.body).toMatchObject({ code: "FORBIDDEN", detail: "not a member of this project" });
+  it("rejects a write into a project the agent is not a member of with 403, whether or not it exists", async () => {
+    await createProject(server, other, "p1");
+    for (const project of ["p1", "no-such-project"]) {
+      const response = await server.request<ErrorBody>("/memory", { as: writer, body: { content: "Not my project", project } });
+      expect(response.status).toBe(403);
+      expect(response.body).toMatchObject({ code: "FORBIDDEN", detail: "not a member of this project" });
+    }
   });
 
-  it("lets the owner and archivist roles write into any project id", async () => {
+  it("lets the owner and archivist roles write into a project they have not joined, but not into one that does not exist", async () => {
+    await createProject(server, other, "p2");
     const byOwner = await write(server, server.owner, { content: "Owner writes into p1", project: "p1" });
     expect(byOwner.status).toBe(201);
     expect(byOwner.body.project).toBe("p1");
     const byArchivist = await write(server, server.archivist, { content: "Archivist writes into p2", project: "p2" });
     expect(byArchivist.status).toBe(201);
     expect(byArchivist.body.project).toBe("p2");
+    for (const as of [server.owner, server.archivist]) {
+      const missing = await server.request<ErrorBody>("/memory", { as, body: { content: "Nowhere", project: "no-such-project" } });
+      expect(missing.status).toBe(404);
+      expect(missing.body.code).toBe("NOT_FOUND");
+    }
   });
 
   it("rejects a write without credentials with 401", async () => {

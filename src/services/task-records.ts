@@ -1,0 +1,47 @@
+import type { CommentRow, Priority, TaskRow, TaskStatus } from "../store/tasks.js";
+
+export interface Task {
+  id: string;
+  title: string;
+  description: string;
+  status: TaskStatus;
+  created_by: string;
+  assigned_to: string | null;
+  project: string | null;
+  priority: Priority;
+  tags: string[];
+  depends_on: string[];
+  blocked: boolean;
+  due_at: string | null;
+  expected_outcome: string | null;
+  result: unknown;
+  created_at: string;
+  updated_at: string;
+  claimed_at: string | null;
+  completed_at: string | null;
+  lease_expires_at: string | null;
+}
+
+export type TaskComment = CommentRow;
+
+export const toTask = (row: TaskRow): Task => ({
+  id: row.id,
+  title: row.title,
+  description: row.description,
+  status: row.status,
+  created_by: row.created_by,
+  assigned_to: row.assigned_to,
+  project: row.project,
+  priority: row.priority,
+  tags: JSON.parse(row.tags) as string[],
+  depends_on: (JSON.parse(row.depends_on) as string[]).sort(),
+  blocked: row.blocked === 1,
+  due_at: row.due_at,
+  expected_outcome: row.expected_outcome,
+  result: row.result === null ? null : (JSON.parse(row.result) as unknown),
+  created_at: row.created_at,
+  updated_at: row.updated_at,
+  claimed_at: row.claimed_at,
+  completed_at: row.completed_at,
+  lease_expires_at: row.lease_expires_at,
+});

@@ -1,0 +1,122 @@
+import { z } from "zod";
+import { defineOperation } from "./operation.js";
+import { cursorParam, idRef, limitParam, message } from "./schemas.js";
+
+const messageParam = { id: idRef.describe("message id or unique prefix") };
+
+export const messageSend = defineOperation({
+  name: "message_send",
+  title: "Send a message",
+  description:
+    "Send to one agent (its id), to every agent (`broadcast`) or to a project's members (`project:<id>`, members " +
+    "only). Each recipient has its own read state. `reply_to` threads it under an earlier message.",
+  kind: "create",
+  access: "agent",
+  http: { method: "POST", path: "/messages" },
+  input: z.strictObject({
+    to: z
+      .string()
+      .regex(/^(broadcast|project:[a-z0-9][a-z0-9_-]{0,63}|[a-z0-9][a-z0-9_-]{0,63})$/, "an agent id, broadcast, or project:<id>"),
+    subject: z.string().max(300).optional(),
+    body: z.string().min(1).describe("at most MAX_CONTENT_BYTES bytes"),
+    reply_to: idRef.optional(),
+  }),
+  output: message,
+  errors: ["NOT_FOUND", "FORBIDDEN", "PAYLOAD_TOO_LARGE"],
+  handle({ services, caller }, input) {
+    return services.messages.send(caller, input);
+  },
+});
+
+export const messageInbox = defineOperation({
+  name: "message_inbox",
+  title: "Your unread messages",
+  description: "Unread messages to you (direct, broadcast, your projects'), oldest first. Reading them here does not mark them read.",
+  kind: "list",
+  access: "agent",
+  http: { method: "GET", path: "/messages/inbox" },
+  input: z.strictObject({ limit: limitParam(500, 50), cursor: cursorParam }),
+  output: message,
+  handle({ services, caller }, input) {
+    return services.messages.inbox(caller, input.cursor, input.limit);
+  },
+});
+
+export const messageConsume = defineOperation({
+  name: "message_consume",
+  title: "Take your unread messages",
+  description: "Return your unread messages and mark exactly those read, atomically. With an Idempotency-Key a retry returns the same batch.",
+  kind: "action",
+  access: "agent",
+  http: { method: "POST", path: "/messages/inbox/consume" },
+  input: z.strictObject({ limit: limitParam(500, 50).optional() }),
+  output: z.array(message),
+  handle({ services, caller }, input) {
+    return services.messages.consume(caller, input.limit ?? 50);
+  },
+});
+
+export const messageReadAll = defineOperation({
+  name: "message_read_all",
+  title: "Mark all read",
+  description: "Mark every unread message to you read.",
+  kind: "action",
+  access: "agent",
+  http: { method: "POST", path: "/messages/inbox/read-all" },
+  input: z.strictObject({}),
+  output: z.object({ marked: z.number().int() }),
+  handle({ services, caller }) {
+    return services.messages.readAll(caller);
+  },
+});
+
+export const messageList = defineOperation({
+  name: "message_list",
+  title: "List messages",
+  description: "Messages you sent or received, newest first; `agent` is the other party, `read` your read state.",
+  kind: "list",
+  access: "agent",
+  http: { method: "GET", path: "/messages" },
+  input: z.strictObject({
+    read: z.boolean().optional(),
+    agent: z.string().min(1).max(64).optional(),
+    limit: limitParam(500, 50),
+    cursor: cursorParam,
+  }),
+  output: message,
+  handle({ services, caller }, input) {
+    return services.messages.list(caller, input);
+  },
+});
+
+export const messageGet = defineOperation({
+  name: "message_get",
+  title: "Read a message",
+  description: "One message you sent or received.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/messages/:id" },
+  input: z.strictObject(messageParam),
+  output: message,
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.messages.get(caller, input.id);
+  },
+});
+
+export const messageMarkRead = defineOperation({
+  name: "message_mark_read",
+  title: "Mark a message read",
+  description: "Mark one message you received read.",
+  kind: "action",
+  access: "agent",
+  http: { method: "POST", path: "/messages/:id/read" },
+  input: z.strictObject(messageParam),
+  output: message,
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.messages.markRead(caller, input.id);
+  },
+});
+
+export const messageOperations = [messageSend, messageInbox, messageConsume, messageReadAll, messageList, messageGet, messageMarkRead];

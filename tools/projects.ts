@@ -1,0 +1,125 @@
+import { z } from "zod";
+import { defineOperation } from "./operation.js";
+import { cursorParam, limitParam, project, projectId, role, timestamp } from "./schemas.js";
+
+const projectParam = { id: projectId };
+
+export const projectCreate = defineOperation({
+  name: "project_create",
+  title: "Create a project",
+  description:
+    "Create a project and join it (it becomes your current project). Its id is the lower-cased slug of the name. " +
+    "Memory, tasks and messages of a project are visible to its members only.",
+  kind: "create",
+  access: "agent",
+  http: { method: "POST", path: "/projects" },
+  input: z.strictObject({
+    name: z.string().trim().min(1).max(100),
+    description: z.string().max(2000).optional(),
+  }),
+  output: project,
+  errors: ["CONFLICT"],
+  handle({ services, caller }, input) {
+    return services.projects.create(caller, input);
+  },
+});
+
+export const projectList = defineOperation({
+  name: "project_list",
+  title: "List projects",
+  description: "Every project, by id. Any agent may join one.",
+  kind: "list",
+  access: "agent",
+  http: { method: "GET", path: "/projects" },
+  input: z.strictObject({ limit: limitParam(500, 50), cursor: cursorParam }),
+  output: project,
+  handle({ services }, input) {
+    return services.projects.list(input.cursor, input.limit);
+  },
+});
+
+export const projectMine = defineOperation({
+  name: "project_mine",
+  title: "Your projects",
+  description: "The projects you are a member of.",
+  kind: "list",
+  access: "agent",
+  http: { method: "GET", path: "/projects/mine" },
+  input: z.strictObject({ limit: limitParam(500, 50), cursor: cursorParam }),
+  output: project,
+  handle({ services, caller }, input) {
+    return services.projects.list(input.cursor, input.limit, caller.agentId);
+  },
+});
+
+export const projectJoin = defineOperation({
+  name: "project_join",
+  title: "Join a project",
+  description: "Join a project and make it your current one: writes that name no project go there.",
+  kind: "action",
+  access: "agent",
+  http: { method: "POST", path: "/projects/:id/join" },
+  input: z.strictObject(projectParam),
+  output: project,
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.projects.join(caller, input.id);
+  },
+});
+
+export const projectLeave = defineOperation({
+  name: "project_leave",
+  title: "Leave a project",
+  description: "Leave a project; its memory, tasks and messages are no longer visible to you.",
+  kind: "delete",
+  access: "agent",
+  http: { method: "DELETE", path: "/projects/:id/leave" },
+  input: z.strictObject(projectParam),
+  output: undefined,
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    services.projects.leave(caller, input.id);
+  },
+});
+
+export const projectMembers = defineOperation({
+  name: "project_members",
+  title: "Who is in a project",
+  description: "Its members, and the owner and archivist roles, which see every project. Members only.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/projects/:id/members" },
+  input: z.strictObject(projectParam),
+  output: z.array(
+    z.object({
+      agent_id: z.string(),
+      role,
+      member: z.boolean().describe("joined the project (roles that see every project may not have)"),
+      project_owner: z.boolean(),
+      joined_at: timestamp.nullable(),
+    }),
+  ),
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.projects.members(caller, input.id);
+  },
+});
+
+export const projectClear = defineOperation({
+  name: "project_clear",
+  title: "Clear a project",
+  description:
+    "Project owner only: soft-delete the project's shared memory (each with a memory.deleted event), and delete " +
+    "its tasks and messages, as chosen. Returns how many of each.",
+  kind: "delete",
+  access: "agent",
+  http: { method: "POST", path: "/projects/:id/clear", status: 200 },
+  input: z.strictObject({ ...projectParam, memory: z.boolean().optional(), tasks: z.boolean().optional(), messages: z.boolean().optional() }),
+  output: z.object({ memory: z.number().int(), tasks: z.number().int(), messages: z.number().int() }),
+  errors: ["NOT_FOUND", "FORBIDDEN"],
+  handle({ services, caller }, { id, ...what }) {
+    return services.projects.clear(caller, id, what);
+  },
+});
+
+export const projectOperations = [projectCreate, projectList, projectMine, projectJoin, projectLeave, projectMembers, projectClear];

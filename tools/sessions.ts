@@ -1,0 +1,91 @@
+import { z } from "zod";
+import { defineOperation } from "./operation.js";
+import { agentId, memoryEntry, message, task, timestamp, tombstone } from "./schemas.js";
+
+const handoff = z
+  .object({
+    id: z.uuid(),
+    agent_id: z.string(),
+    host: z.string().nullable(),
+    summary: z.string(),
+    in_progress: z.array(z.string()),
+    next_steps: z.array(z.string()),
+    memory_refs: z.array(z.string()),
+    created_at: timestamp,
+  })
+  .meta({ id: "Handoff" });
+
+const contextPack = z
+  .object({
+    last_handoff: handoff.nullable(),
+    memory_delta_since_last_seen: z
+      .array(z.union([memoryEntry, tombstone]))
+      .describe("visible entries changed since the memory cursor: the oldest 200 changes at most, newest last; deleted ones as tombstones"),
+    delta_truncated: z.boolean().describe("more changes follow; the next call (its cursor now at seen_until) returns them"),
+    seen_until: timestamp.describe("the last change this delta holds: the memory cursor after this call unless peek"),
+    unread_messages: z.array(message),
+    claimed_tasks: z.array(task),
+    directives: z.array(memoryEntry),
+  })
+  .meta({ id: "ContextPack" });
+
+const lines = z.array(z.string().max(2000)).max(100);
+
+export const sessionHandoff = defineOperation({
+  name: "session_handoff",
+  title: "Hand off at the end of a session",
+  description:
+    "Save where you stopped: a summary, the tasks in progress, next steps and the entries that matter. The next " +
+    "session gets it back from session_start.",
+  kind: "create",
+  access: "agent",
+  http: { method: "POST", path: "/sessions/handoff" },
+  input: z.strictObject({
+    agent_id: agentId.optional().describe("if given, must be you"),
+    host: z.string().max(200).optional().describe("where the session ran"),
+    summary: z.string().min(1).max(20_000),
+    in_progress: lines.optional().describe("task ids"),
+    next_steps: lines.optional(),
+    memory_refs: lines.optional().describe("memory entry ids"),
+  }),
+  output: handoff,
+  errors: ["FORBIDDEN"],
+  handle({ services, caller }, input) {
+    return services.sessions.save(caller, input);
+  },
+});
+
+export const sessionStart = defineOperation({
+  name: "session_start",
+  title: "Start a session",
+  description:
+    "Everything a session starts with, in one call: your last handoff, the memory changed since you last looked, " +
+    "unread messages, your claimed tasks and the standing directives. Moves your memory cursor unless `peek`.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/sessions/handoff" },
+  input: z.strictObject({ peek: z.boolean().optional().describe("do not move the memory cursor") }),
+  output: contextPack,
+  handle({ services, caller }, input) {
+    return services.sessions.load(caller, caller.agentId, input.peek ?? false);
+  },
+});
+
+export const sessionLoadAgent = defineOperation({
+  name: "session_load_agent",
+  title: "An agent's session pack",
+  description:
+    "The context pack of a given agent: yourself (as session_start), or any agent for an owner, which shows only " +
+    "what the owner may see and never moves that agent's cursor.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/sessions/handoff/:agent_id" },
+  input: z.strictObject({ agent_id: agentId, peek: z.boolean().optional().describe("for yourself: do not move the memory cursor") }),
+  output: contextPack,
+  errors: ["NOT_FOUND", "FORBIDDEN"],
+  handle({ services, caller }, input) {
+    return services.sessions.load(caller, input.agent_id, input.agent_id !== caller.agentId || (input.peek ?? false));
+  },
+});
+
+export const sessionOperations = [sessionHandoff, sessionStart, sessionLoadAgent];

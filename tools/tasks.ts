@@ -1,0 +1,282 @@
+import { z } from "zod";
+import { defineOperation } from "./operation.js";
+import { agentId, comment, cursorParam, idRef, limitParam, priority, projectId, tags, task, taskComment, taskStatus, timestampInput } from "./schemas.js";
+
+const taskParam = { id: idRef.describe("task id or unique prefix") };
+const lifecycleComment = { comment: comment.optional() };
+
+export const taskCreate = defineOperation({
+  name: "task_create",
+  title: "Create a task",
+  description:
+    "Create a unit of work for any agent to claim. `depends_on` lists tasks that must be completed first " +
+    "(the task is blocked until then); `assigned_to` reserves it for one agent. Goes to your current project " +
+    "unless `project` says otherwise (null: global).",
+  kind: "create",
+  access: "agent",
+  http: { method: "POST", path: "/tasks" },
+  input: z.strictObject({
+    title: z.string().trim().min(1).max(300),
+    description: z.string().optional().describe("at most MAX_CONTENT_BYTES bytes"),
+    priority: priority.optional().describe("default normal"),
+    tags: tags.optional(),
+    due_at: timestampInput.nullable().optional(),
+    depends_on: z.array(idRef).max(100).optional(),
+    assigned_to: agentId.nullable().optional().describe("reserve the task for this agent"),
+    project: projectId.nullable().optional(),
+    expected_outcome: z.string().max(2000).nullable().optional(),
+  }),
+  output: task,
+  errors: ["NOT_FOUND", "FORBIDDEN", "PAYLOAD_TOO_LARGE"],
+  handle({ services, caller }, input) {
+    return services.tasks.create(caller, input);
+  },
+});
+
+export const taskList = defineOperation({
+  name: "task_list",
+  title: "List tasks",
+  description: "Tasks you can see, newest first. `unblocked=true` keeps open tasks whose dependencies are all completed.",
+  kind: "list",
+  access: "agent",
+  http: { method: "GET", path: "/tasks" },
+  input: z.strictObject({
+    status: taskStatus.optional(),
+    agent: z.string().min(1).max(64).optional().describe("creator or assignee"),
+    project: projectId.nullable().optional().describe("only this project; empty (REST) or null for global tasks"),
+    tag: z.string().min(1).max(64).optional(),
+    priority: priority.optional(),
+    unblocked: z.boolean().optional(),
+    limit: limitParam(500, 50),
+    cursor: cursorParam,
+  }),
+  output: task,
+  handle({ services, caller }, input) {
+    return services.tasks.list(caller, input);
+  },
+});
+
+export const taskRecommended = defineOperation({
+  name: "task_recommended",
+  title: "Tasks to take next",
+  description:
+    "Open, unblocked tasks you may claim, best first: by your earned affinity for their tags (completions " +
+    "raise it, failures lower it), then priority, then age.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/tasks/recommended" },
+  input: z.strictObject({ project: projectId.nullable().optional(), limit: limitParam(100, 10) }),
+  output: z.array(task.extend({ affinity: z.number().describe("sum over its tags of your completions minus failures") })),
+  handle({ services, caller }, input) {
+    return services.tasks.recommended(caller, input.project, input.limit);
+  },
+});
+
+export const taskGet = defineOperation({
+  name: "task_get",
+  title: "Read a task",
+  description: "One task by id or unique prefix.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/tasks/:id" },
+  input: z.strictObject(taskParam),
+  output: task,
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.tasks.get(caller, input.id);
+  },
+});
+
+export const taskUpdate = defineOperation({
+  name: "task_update",
+  title: "Update a task",
+  description: "Change title, description, priority, tags, due date or expected outcome. By its creator, its assignee or an owner; not once closed (409).",
+  kind: "update",
+  access: "agent",
+  http: { method: "PATCH", path: "/tasks/:id" },
+  input: z.strictObject({
+    ...taskParam,
+    title: z.string().trim().min(1).max(300).optional(),
+    description: z.string().optional(),
+    priority: priority.optional(),
+    tags: tags.optional(),
+    due_at: timestampInput.nullable().optional(),
+    expected_outcome: z.string().max(2000).nullable().optional(),
+  }),
+  output: task,
+  errors: ["NOT_FOUND", "FORBIDDEN", "CONFLICT"],
+  handle({ services, caller }, { id, ...change }) {
+    return services.tasks.update(caller, id, change);
+  },
+});
+
+export const taskClaim = defineOperation({
+  name: "task_claim",
+  title: "Claim a task",
+  description:
+    "Take an open, unblocked task before working on it. Exactly one of several racing agents wins; the others get " +
+    "409 `task not open` (or `task is blocked`). Keep the claim alive by using the API or task_heartbeat; a silent " +
+    "claim lapses after TASK_LEASE_SECONDS.",
+  kind: "action",
+  access: "agent",
+  http: { method: "POST", path: "/tasks/:id/claim" },
+  input: z.strictObject({ ...taskParam, ...lifecycleComment }),
+  output: task,
+  errors: ["NOT_FOUND", "FORBIDDEN", "CONFLICT"],
+  handle({ services, caller }, input) {
+    return services.tasks.claim(caller, input.id, input.comment ?? "");
+  },
+});
+
+export const taskUnclaim = defineOperation({
+  name: "task_unclaim",
+  title: "Release a claim",
+  description: "Give a claimed task back (assignee only); it is open again.",
+  kind: "action",
+  access: "agent",
+  http: { method: "POST", path: "/tasks/:id/unclaim" },
+  input: z.strictObject({ ...taskParam, ...lifecycleComment }),
+  output: task,
+  errors: ["NOT_FOUND", "FORBIDDEN", "CONFLICT"],
+  handle({ services, caller }, input) {
+    return services.tasks.unclaim(caller, input.id, input.comment ?? "");
+  },
+});
+
+export const taskComplete = defineOperation({
+  name: "task_complete",
+  title: "Complete a task",
+  description: "Finish a claimed task (assignee only), optionally with `output` (any JSON up to 64 KiB, stored as `result`). Unblocks its dependents.",
+  kind: "action",
+  access: "agent",
+  http: { method: "POST", path: "/tasks/:id/complete" },
+  input: z.strictObject({ ...taskParam, ...lifecycleComment, output: z.unknown().optional().describe("any JSON, at most 64 KiB") }),
+  output: task,
+  errors: ["NOT_FOUND", "FORBIDDEN", "CONFLICT", "PAYLOAD_TOO_LARGE"],
+  handle({ services, caller }, input) {
+    return services.tasks.complete(caller, input.id, input.comment ?? "", input.output);
+  },
+});
+
+export const taskFail = defineOperation({
+  name: "task_fail",
+  title: "Fail a task",
+  description: "Record that a claimed task could not be done (assignee only). Its creator or an owner may reopen it.",
+  kind: "action",
+  access: "agent",
+  http: { method: "POST", path: "/tasks/:id/fail" },
+  input: z.strictObject({ ...taskParam, ...lifecycleComment }),
+  output: task,
+  errors: ["NOT_FOUND", "FORBIDDEN", "CONFLICT"],
+  handle({ services, caller }, input) {
+    return services.tasks.fail(caller, input.id, input.comment ?? "");
+  },
+});
+
+export const taskReopen = defineOperation({
+  name: "task_reopen",
+  title: "Reopen a task",
+  description: "Put a completed or failed task back to open (its creator or an owner).",
+  kind: "action",
+  access: "agent",
+  http: { method: "POST", path: "/tasks/:id/reopen" },
+  input: z.strictObject({ ...taskParam, ...lifecycleComment }),
+  output: task,
+  errors: ["NOT_FOUND", "FORBIDDEN", "CONFLICT"],
+  handle({ services, caller }, input) {
+    return services.tasks.reopen(caller, input.id, input.comment ?? "");
+  },
+});
+
+export const taskHeartbeat = defineOperation({
+  name: "task_heartbeat",
+  title: "Keep a claim alive",
+  description: "Extend your claim's lease by TASK_LEASE_SECONDS (assignee only). Any other request of yours does the same.",
+  kind: "action",
+  access: "agent",
+  http: { method: "POST", path: "/tasks/:id/heartbeat" },
+  input: z.strictObject(taskParam),
+  output: task,
+  errors: ["NOT_FOUND", "FORBIDDEN", "CONFLICT"],
+  handle({ services, caller }, input) {
+    return services.tasks.heartbeat(caller, input.id);
+  },
+});
+
+export const taskComments = defineOperation({
+  name: "task_comments",
+  title: "A task's comment log",
+  description: "Comments and lifecycle records (claim, unclaim, complete, fail, reopen), in order.",
+  kind: "list",
+  access: "agent",
+  http: { method: "GET", path: "/tasks/:id/comments" },
+  input: z.strictObject({ ...taskParam, limit: limitParam(500, 50), cursor: cursorParam }),
+  output: taskComment,
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.tasks.comments(caller, input.id, input.cursor, input.limit);
+  },
+});
+
+export const taskAddComment = defineOperation({
+  name: "task_comment",
+  title: "Comment on a task",
+  description: "Add a free-form comment to a task's log.",
+  kind: "create",
+  access: "agent",
+  http: { method: "POST", path: "/tasks/:id/comments" },
+  input: z.strictObject({ ...taskParam, comment: comment.min(1) }),
+  output: taskComment,
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.tasks.addComment(caller, input.id, input.comment);
+  },
+});
+
+export const taskAddDependency = defineOperation({
+  name: "task_add_dependency",
+  title: "Add a dependency",
+  description: "Make the task wait for another to be completed. A dependency on itself is 422, one that closes a cycle 409.",
+  kind: "create",
+  access: "agent",
+  http: { method: "POST", path: "/tasks/:id/dependencies" },
+  input: z.strictObject({ ...taskParam, depends_on: idRef.describe("the task it must wait for") }),
+  output: task,
+  errors: ["NOT_FOUND", "CONFLICT"],
+  handle({ services, caller }, input) {
+    return services.tasks.addDependency(caller, input.id, input.depends_on);
+  },
+});
+
+export const taskRemoveDependency = defineOperation({
+  name: "task_remove_dependency",
+  title: "Remove a dependency",
+  description: "The task no longer waits for that one.",
+  kind: "update",
+  access: "agent",
+  http: { method: "DELETE", path: "/tasks/:id/dependencies/:dep_id", status: 200 },
+  input: z.strictObject({ ...taskParam, dep_id: idRef.describe("the dependency to remove") }),
+  output: task,
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.tasks.removeDependency(caller, input.id, input.dep_id);
+  },
+});
+
+export const taskOperations = [
+  taskCreate,
+  taskList,
+  taskRecommended,
+  taskGet,
+  taskUpdate,
+  taskClaim,
+  taskUnclaim,
+  taskComplete,
+  taskFail,
+  taskReopen,
+  taskHeartbeat,
+  taskComments,
+  taskAddComment,
+  taskAddDependency,
+  taskRemoveDependency,
+];
