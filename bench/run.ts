@@ -1,27 +1,32 @@
 // `npm run bench [-- write|search|startup ...] [--quick]`: runs the benchmarks against a real
 // server process on loopback, prints one table per benchmark and writes bench/results/latest.json.
 // Benchmarks measure and report; they never assert.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../src/core/paths.js";
+import { runClaimBench, runHandoffBench, runMessageBench } from "./coordination.js";
 import { round, type Section } from "./lib.js";
 import { environment, formatSection, writeJson } from "./report.js";
 import { runSearchBench } from "./search.js";
 import { runStartupBench } from "./startup.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
-const usage = `usage: npm run bench [-- [write] [search] [startup] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
   startup   spawn → /health 200 → embeddings ready, and RSS idle and after a 100,000-entry load
+  claim     task claims by 20 concurrent agents over 2,000 tasks, and a 20-way claim race
+  messages  POST /messages and GET /messages/inbox, 50 agents, 10,000 messages in the store
+  handoff   GET /sessions/handoff with 1,000 changed entries since the cursor
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
-Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json.
+Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
+where each benchmark run replaces its own section and keeps the others.
 BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" passes node flags to every server it starts.`;
 
 /** Full and quick sizes. Quick keeps every code path but finishes in a minute or two. */
@@ -30,6 +35,9 @@ function plan(quick: boolean) {
     write: { writes: quick ? 200 : 2000, seededEntries: quick ? 2000 : 10_000, clientCounts: [1, 16], agents: 4, warmup: quick ? 16 : 48 },
     search: { stores: quick ? [2000, 5000] : [10_000, 100_000], queries: quick ? 50 : 300, concurrentClients: 4, agents: 4, warmup: quick ? 10 : 30 },
     startup: { runs: quick ? 1 : 3, largeStore: quick ? 5000 : 100_000, searchesAfterLoad: quick ? 50 : 200, idleMs: 2000 },
+    claim: { agents: 20, tasks: quick ? 200 : 2000 },
+    messages: { agents: 50, seeded: quick ? 1000 : 10_000, timed: quick ? 200 : 2000, concurrentClients: 50 },
+    handoff: { changedEntries: quick ? 200 : 1000, loads: quick ? 20 : 100 },
   };
 }
 
@@ -42,6 +50,36 @@ function parseArgs(args: string[]): { selected: Benchmark[]; quick: boolean } | 
     else return null;
   }
   return { selected: selected.length > 0 ? BENCHMARKS.filter((name) => selected.includes(name)) : [...BENCHMARKS], quick };
+}
+
+type Sizes = ReturnType<typeof plan>;
+
+function run(name: Benchmark, sizes: Sizes): Promise<Section> {
+  switch (name) {
+    case "startup":
+      return runStartupBench(sizes.startup);
+    case "write":
+      return runWriteBench(sizes.write);
+    case "search":
+      return runSearchBench(sizes.search);
+    case "claim":
+      return runClaimBench(sizes.claim);
+    case "messages":
+      return runMessageBench(sizes.messages);
+    case "handoff":
+      return runHandoffBench(sizes.handoff);
+  }
+}
+
+/** The sections and plan of the last results file, so running one benchmark keeps the others' numbers. */
+function previousResults(file: string): { sections: Section[]; plan: Record<string, unknown> } {
+  if (!existsSync(file)) return { sections: [], plan: {} };
+  try {
+    const parsed = JSON.parse(readFileSync(file, "utf8")) as { sections?: Section[]; plan?: Record<string, unknown> };
+    return { sections: parsed.sections ?? [], plan: parsed.plan ?? {} };
+  } catch {
+    return { sections: [], plan: {} };
+  }
 }
 
 async function main(): Promise<number> {
@@ -61,22 +99,24 @@ async function main(): Promise<number> {
   const started = performance.now();
   const sections: Section[] = [];
   for (const name of parsed.selected) {
-    const section =
-      name === "write" ? await runWriteBench(sizes.write) : name === "search" ? await runSearchBench(sizes.search) : await runStartupBench(sizes.startup);
+    const section = await run(name, sizes);
+    section.details.measured_at = new Date().toISOString();
+    section.details.commit = env.commit;
+    section.details.quick = parsed.quick;
     section.details.load_average_after = loadavg().map((value) => round(value, 2));
     sections.push(section);
     console.log(`${formatSection(section)}\nload average after: ${loadavg().map((value) => value.toFixed(2)).join(" ")}\n`);
   }
   const minutes = round((performance.now() - started) / 60_000);
   const file = join(packageRoot, "bench", "results", "latest.json");
+  const earlier = previousResults(file);
+  const kept = earlier.sections.filter((section) => !parsed.selected.includes(section.name as Benchmark));
   writeJson(file, {
     generated_at: new Date().toISOString(),
-    quick: parsed.quick,
     environment: { ...env, load_average_at_end: loadavg().map((value) => round(value, 2)) },
     server: "node dist/src/cli.js serve; EMBEDDING_MODEL=use-lite RATE_LIMIT_PER_MINUTE=0 LOG_LEVEL=warn ARCHIVIST=off, loopback",
-    plan: Object.fromEntries(parsed.selected.map((name) => [name, sizes[name]])),
-    minutes,
-    sections,
+    plan: { ...earlier.plan, ...Object.fromEntries(parsed.selected.map((name) => [name, sizes[name]])) },
+    sections: [...kept, ...sections].sort((a, b) => BENCHMARKS.indexOf(a.name as Benchmark) - BENCHMARKS.indexOf(b.name as Benchmark)),
   });
   console.log(`done in ${minutes} min; results in ${file}`);
   return 0;
