@@ -38,7 +38,7 @@ export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => st
       log.info("request", {
         request_id: requestId,
         method: request.method,
-        path: request.path,
+        path: request.originalUrl.split("?")[0],
         status: response.statusCode,
         ms: Math.round((performance.now() - started) * 10) / 10,
         agent: (response.locals.caller as { agentId?: string } | null | undefined)?.agentId,

@@ -21,7 +21,7 @@ export function errorHandler(log: Logger) {
       sendError(response, error);
       return;
     }
-    log.error("unhandled error", { request_id: response.get("X-Request-Id"), method: request.method, path: request.path, error });
+    log.error("unhandled error", { request_id: response.get("X-Request-Id"), method: request.method, path: request.originalUrl.split("?")[0], error });
     sendError(response, internalError());
   };
 }

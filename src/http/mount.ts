@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response, Router } from "express";
+import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { AppError } from "../core/errors.js";
 import { parseInput, type Operation } from "../../tools/operation.js";
 import type { Caller, Runtime } from "../../tools/runtime.js";
@@ -36,8 +36,28 @@ function nextPageLink(request: Request, cursor: string): string {
 const byParameterCount = (a: Operation, b: Operation): number =>
   (a.http.path.match(/:/g)?.length ?? 0) - (b.http.path.match(/:/g)?.length ?? 0);
 
-/** Mounts every catalogue operation as a route: the only way a REST route comes to exist. */
+/** `/tasks/:id/claim` → ["/tasks", "/:id/claim"]; `/tasks` → ["/tasks", "/"]. */
+function splitFirstSegment(path: string): [string, string] {
+  const slash = path.indexOf("/", 1);
+  return slash === -1 ? [path, "/"] : [path.slice(0, slash), path.slice(slash)];
+}
+
+/**
+ * Mounts every catalogue operation as a route: the only way a REST route comes to exist. Routes
+ * are grouped under one sub-router per first path segment, so a request is matched against its
+ * own resource's dozen routes rather than every route of the API.
+ */
 export function mountOperations(router: Router, runtime: Runtime): void {
+  const groups = new Map<string, Router>();
+  const groupFor = (prefix: string): Router => {
+    let group = groups.get(prefix);
+    if (!group) {
+      group = express.Router();
+      groups.set(prefix, group);
+      router.use(prefix, group);
+    }
+    return group;
+  };
   for (const operation of [...runtime.operations].sort(byParameterCount)) {
     const authenticate = (request: Request, response: Response<unknown, RouteLocals>, next: NextFunction): void => {
       response.locals.caller =
@@ -70,7 +90,8 @@ export function mountOperations(router: Router, runtime: Runtime): void {
       : [authenticate, handle];
     for (const path of [operation.http.path, ...(operation.http.aliases ?? [])]) {
       const method = operation.http.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
-      router[method](path, ...handlers);
+      const [prefix, rest] = splitFirstSegment(path);
+      groupFor(prefix)[method](rest, ...handlers);
     }
   }
 }

@@ -89,11 +89,11 @@ export class MessageService {
     return { recipients: [to], project: null };
   }
 
-  send(caller: Caller, input: SendInput): Message {
+  send(caller: Caller, input: SendInput): Promise<Message> {
     if (Buffer.byteLength(input.body, "utf8") > this.config.MAX_CONTENT_BYTES) {
       throw new AppError("PAYLOAD_TOO_LARGE", `body exceeds ${this.config.MAX_CONTENT_BYTES} bytes`);
     }
-    return this.db.write(() => {
+    return this.db.writeSoon(() => {
       const { recipients, project } = this.recipientsOf(caller, input.to);
       const replyTo = input.reply_to === undefined ? null : this.resolve(caller, input.reply_to).id;
       const pk = insertMessage(
@@ -149,8 +149,8 @@ export class MessageService {
   }
 
   /** Returns the unread messages and marks exactly those read, in one transaction. */
-  consume(caller: Caller, limit: number): Message[] {
-    return this.db.write(() => {
+  consume(caller: Caller, limit: number): Promise<Message[]> {
+    return this.db.writeSoon(() => {
       const rows = unreadMessages(this.db, caller.agentId, 0, limit);
       const at = now();
       markRead(this.db, caller.agentId, rows.map((row) => row.pk), at);
@@ -159,8 +159,8 @@ export class MessageService {
     });
   }
 
-  readAll(caller: Caller): { marked: number } {
-    return this.db.write(() => {
+  readAll(caller: Caller): Promise<{ marked: number }> {
+    return this.db.writeSoon(() => {
       const marked = markAllRead(this.db, caller.agentId, now());
       this.emitRead(caller, [], marked);
       return { marked };
@@ -168,8 +168,8 @@ export class MessageService {
   }
 
   /** Recipients only: the sender of a message it did not also receive gets 404. */
-  markRead(caller: Caller, ref: string): Message {
-    return this.db.write(() => {
+  markRead(caller: Caller, ref: string): Promise<Message> {
+    return this.db.writeSoon(() => {
       const row = this.resolve(caller, ref);
       if (row.is_recipient !== 1) throw notFound("message");
       const changed = markRead(this.db, caller.agentId, [row.pk], now());

@@ -106,10 +106,10 @@ export class TaskService {
     return { ...entry, task_id: row.id };
   }
 
-  create(caller: Caller, input: CreateTaskInput): Task {
+  create(caller: Caller, input: CreateTaskInput): Promise<Task> {
     this.checkDescription(input.description);
     const project = input.project === undefined ? (getAgentRow(this.db, caller.agentId)?.current_project ?? null) : input.project;
-    return this.db.write(() => {
+    return this.db.writeSoon(() => {
       checkProjectWrite(this.db, caller, project);
       const dependencies = [...new Set(input.depends_on ?? [])].map((ref) => this.resolve(caller, ref, "dependency").pk);
       const assignee = input.assigned_to ?? null;
@@ -165,9 +165,9 @@ export class TaskService {
   }
 
   /** Title, description, priority, tags, due date, expected outcome: by creator, assignee or owner. */
-  update(caller: Caller, ref: string, change: TaskChange): Task {
+  update(caller: Caller, ref: string, change: TaskChange): Promise<Task> {
     this.checkDescription(change.description);
-    return this.db.write(() => {
+    return this.db.writeSoon(() => {
       const row = this.resolve(caller, ref);
       if (caller.agentId !== row.created_by && caller.agentId !== row.assigned_to && caller.role !== "owner") {
         throw forbidden("only the task's creator, its assignee or an owner may change it");
@@ -194,13 +194,21 @@ export class TaskService {
     });
   }
 
-  /** Atomic: of any number of racing claimants exactly one wins; the rest get 409. */
-  claim(caller: Caller, ref: string, comment: string): Task {
-    return this.db.write(() => {
+  private checkClaimable(caller: Caller, row: TaskRow): void {
+    if (row.reserved === 1 && row.assigned_to !== caller.agentId) throw forbidden("task is reserved for another agent");
+    if (row.status !== "open") throw conflict("task not open");
+    if (row.blocked === 1) throw conflict("task is blocked");
+  }
+
+  /**
+   * Atomic: of any number of racing claimants exactly one wins; the rest get 409. A claim that
+   * cannot succeed is refused before it queues for a write, so a crowd of losers costs no commits.
+   */
+  claim(caller: Caller, ref: string, comment: string): Promise<Task> {
+    this.checkClaimable(caller, this.resolve(caller, ref));
+    return this.db.writeSoon(() => {
       const row = this.resolve(caller, ref);
-      if (row.reserved === 1 && row.assigned_to !== caller.agentId) throw forbidden("task is reserved for another agent");
-      if (row.status !== "open") throw conflict("task not open");
-      if (row.blocked === 1) throw conflict("task is blocked");
+      this.checkClaimable(caller, row);
       const at = now();
       const claimed = patchTask(
         this.db,
@@ -234,8 +242,8 @@ export class TaskService {
     };
   }
 
-  unclaim(caller: Caller, ref: string, comment: string): Task {
-    return this.db.write(() => {
+  unclaim(caller: Caller, ref: string, comment: string): Promise<Task> {
+    return this.db.writeSoon(() => {
       const row = this.assigneeOnly(caller, ref);
       const at = now();
       patchTask(this.db, row.pk, this.release(row, at));
@@ -246,7 +254,7 @@ export class TaskService {
     });
   }
 
-  complete(caller: Caller, ref: string, comment: string, output: unknown): Task {
+  complete(caller: Caller, ref: string, comment: string, output: unknown): Promise<Task> {
     const result = output === undefined ? null : JSON.stringify(output);
     if (result !== null && Buffer.byteLength(result, "utf8") > MAX_OUTPUT_BYTES) {
       throw new AppError("PAYLOAD_TOO_LARGE", `output exceeds ${MAX_OUTPUT_BYTES} bytes`);
@@ -254,12 +262,12 @@ export class TaskService {
     return this.finish(caller, ref, "completed", comment, result);
   }
 
-  fail(caller: Caller, ref: string, comment: string): Task {
+  fail(caller: Caller, ref: string, comment: string): Promise<Task> {
     return this.finish(caller, ref, "failed", comment, undefined);
   }
 
-  private finish(caller: Caller, ref: string, outcome: "completed" | "failed", comment: string, result: string | null | undefined): Task {
-    return this.db.write(() => {
+  private finish(caller: Caller, ref: string, outcome: "completed" | "failed", comment: string, result: string | null | undefined): Promise<Task> {
+    return this.db.writeSoon(() => {
       const row = this.assigneeOnly(caller, ref);
       const at = now();
       patchTask(this.db, row.pk, { status: outcome, completed_at: at, lease_expires_at: null, updated_at: at, result });
@@ -283,8 +291,8 @@ export class TaskService {
   }
 
   /** A completed or failed task back to open, by its creator or an owner. */
-  reopen(caller: Caller, ref: string, comment: string): Task {
-    return this.db.write(() => {
+  reopen(caller: Caller, ref: string, comment: string): Promise<Task> {
+    return this.db.writeSoon(() => {
       const row = this.resolve(caller, ref);
       if (caller.agentId !== row.created_by && caller.role !== "owner") throw forbidden("only the task's creator or an owner may reopen it");
       if (row.status !== "completed" && row.status !== "failed") throw conflict("task not closed");
@@ -298,8 +306,8 @@ export class TaskService {
   }
 
   /** Assignee only: pushes the claim's lease out by TASK_LEASE_SECONDS. */
-  heartbeat(caller: Caller, ref: string): Task {
-    return this.db.write(() => {
+  heartbeat(caller: Caller, ref: string): Promise<Task> {
+    return this.db.writeSoon(() => {
       const row = this.assigneeOnly(caller, ref);
       const at = now();
       patchTask(this.db, row.pk, { lease_expires_at: this.leaseFrom(at) });
@@ -314,8 +322,8 @@ export class TaskService {
     return pageOf(rows, limit, ({ pk: _pk, ...comment }) => comment, (comment) => comment.pk);
   }
 
-  addComment(caller: Caller, ref: string, comment: string): TaskComment {
-    return this.db.write(() => {
+  addComment(caller: Caller, ref: string, comment: string): Promise<TaskComment> {
+    return this.db.writeSoon(() => {
       const row = this.resolve(caller, ref);
       const at = now();
       const entry = this.record(row, caller.agentId, "comment", comment, at);
@@ -324,8 +332,8 @@ export class TaskService {
     });
   }
 
-  addDependency(caller: Caller, ref: string, dependencyRef: string): Task {
-    return this.db.write(() => {
+  addDependency(caller: Caller, ref: string, dependencyRef: string): Promise<Task> {
+    return this.db.writeSoon(() => {
       const row = this.resolve(caller, ref);
       const dependency = this.resolve(caller, dependencyRef, "dependency");
       if (dependency.pk === row.pk) throw invalid("depends_on", "a task cannot depend on itself");
@@ -338,8 +346,8 @@ export class TaskService {
     });
   }
 
-  removeDependency(caller: Caller, ref: string, dependencyRef: string): Task {
-    return this.db.write(() => {
+  removeDependency(caller: Caller, ref: string, dependencyRef: string): Promise<Task> {
+    return this.db.writeSoon(() => {
       const row = this.resolve(caller, ref);
       const dependency = this.resolve(caller, dependencyRef, "dependency");
       if (!removeDependency(this.db, row.pk, dependency.pk)) throw notFound("dependency");

@@ -94,12 +94,15 @@ export class Db {
           for (const job of jobs) {
             const jobHooks: (() => void)[] = [];
             this.pendingHooks = jobHooks;
+            this.run("SAVEPOINT queued_write");
             try {
-              // Nested in the outer transaction, better-sqlite3 runs this in a savepoint.
-              const value = this.sqlite.transaction(job.run)();
+              const value = job.run();
+              this.run("RELEASE queued_write");
               hooks.push(...jobHooks);
               settle.push(() => job.resolve(value));
             } catch (error) {
+              this.run("ROLLBACK TO queued_write");
+              this.run("RELEASE queued_write");
               settle.push(() => job.reject(error));
             }
           }

@@ -186,9 +186,10 @@ export function recommendedTasks(db: Db, viewer: Viewer, project: string | null 
 }
 
 /** Open tasks that depend on `pk` and have no unfinished dependency left. */
+// CROSS JOIN keeps the planner on the dependency index: from the tasks side it would walk every open task.
 export const unblockedDependents = (db: Db, pk: number): TaskRow[] =>
   db.all<TaskRow>(
-    `SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.pk IN (SELECT task_pk FROM task_dependencies WHERE depends_on_pk = ?) AND ${UNBLOCKED}`,
+    `SELECT ${TASK_COLUMNS} FROM task_dependencies dep CROSS JOIN tasks t ON t.pk = dep.task_pk WHERE dep.depends_on_pk = ? AND ${UNBLOCKED}`,
     pk,
   );
 

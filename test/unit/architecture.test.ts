@@ -159,6 +159,7 @@ interface RouterLayer {
   handle: { stack?: RouterLayer[] };
   slash: boolean;
   name: string;
+  rawPath?: unknown;
 }
 
 describe("the express app", () => {
@@ -172,15 +173,17 @@ describe("the express app", () => {
     const { app } = createHttpApp(runtime, silentLogger, () => "http://127.0.0.1");
     const routes: string[] = [];
     const pathSpecificMiddleware: string[] = [];
-    const walk = (stack: RouterLayer[]): void => {
+    const walk = (stack: RouterLayer[], prefix = ""): void => {
       for (const layer of stack) {
         if (layer.route) {
-          for (const method of Object.keys(layer.route.methods)) routes.push(`${method.toUpperCase()} ${layer.route.path}`);
+          const path = layer.route.path === "/" && prefix !== "" ? prefix : `${prefix}${layer.route.path}`;
+          for (const method of Object.keys(layer.route.methods)) routes.push(`${method.toUpperCase()} ${path}`);
+        } else if (layer.handle.stack && (layer.slash || typeof layer.rawPath === "string")) {
+          // A router: its routes are checked one by one, under the path it is mounted at.
+          walk(layer.handle.stack, layer.slash ? prefix : `${prefix}${String(layer.rawPath)}`);
         } else if (!layer.slash) {
           // Middleware mounted at a path would answer requests like a hand-written route.
           pathSpecificMiddleware.push(layer.name);
-        } else if (layer.handle.stack) {
-          walk(layer.handle.stack);
         }
       }
     };
