@@ -342,7 +342,6 @@ export function visibleMemoryIds(db: Db, viewer: Viewer, ids: string[]): Set<str
 export const liveProjectMemory = (db: Db, project: string): MemoryRow[] =>
   db.all<MemoryRow>("SELECT * FROM memory WHERE project = ? AND scope = 'project' AND deleted_at IS NULL ORDER BY pk", project);
 
-/** The newest `limit` visible entries changed after `since` (all when null), deleted ones included, oldest first. */
 /** Visible entries changed after `since` (null: ever), oldest change first. */
 export function changesSince(db: Db, viewer: Viewer, since: string | null, limit: number): MemoryRow[] {
   const visible = visibleMemory("m", viewer);
