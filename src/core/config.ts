@@ -156,6 +156,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (settings.UI_AGENT_ID === settings.ARCHIVIST_AGENT_ID) {
     throw new ConfigError("invalid setting ARCHIVIST_AGENT_ID: must differ from UI_AGENT_ID");
   }
+  // The archivist can never write a directive: the rule lives in configuration, so no code path
+  // needs a special case for it.
+  if (settings.DIRECTIVE_WRITERS?.includes(settings.ARCHIVIST_AGENT_ID)) {
+    throw new ConfigError("invalid setting DIRECTIVE_WRITERS: must not name ARCHIVIST_AGENT_ID; the archivist never writes directives");
+  }
   const hostForUrl = settings.HOST.includes(":") ? `[${settings.HOST}]` : settings.HOST;
   return {
     ...settings,

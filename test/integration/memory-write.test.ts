@@ -300,6 +300,8 @@ describe("writing directives with the default DIRECTIVE_WRITERS", () => {
     expect(again.status).toBe(200);
     expect(again.body.duplicate_of).toBe(first.body.id);
     expect(again.body.confidence).toBe(1);
+    // Only an explicit PATCH moves a directive's version.
+    expect(again.body.version).toBe(first.body.version);
   });
 });
 

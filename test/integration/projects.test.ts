@@ -50,6 +50,9 @@ describe("projects and their boundaries", () => {
     expect(list.body.map((row) => row.id)).not.toContain(entry.body.id);
     const search = await server.request<{ id: string }[]>("/memory/search?q=launch%20code%20vault", { as: carol });
     expect(search.body.map((row) => row.id)).not.toContain(entry.body.id);
+    const delta = await server.request<{ id: string }[]>("/memory/delta?since=2000-01-01T00:00:00Z&limit=500", { as: carol });
+    expect(delta.status).toBe(200);
+    expect(delta.body.map((row) => row.id)).not.toContain(entry.body.id);
     const tasks = await server.request<{ id: string }[]>("/tasks?limit=500", { as: carol });
     expect(tasks.body.map((row) => row.id)).not.toContain(taskCreated.body.id);
     const events = await server.request<{ project: string | null }[]>("/events?since=seq:0&limit=500", { as: carol });
@@ -67,6 +70,8 @@ describe("projects and their boundaries", () => {
     expect(joined.status).toBe(200);
     expect((await server.request(`/memory/${entry.body.id}`, { as: carol })).status).toBe(200);
     expect((await server.request(`/tasks/${taskCreated.body.id}`, { as: carol })).status).toBe(200);
+    const deltaAfter = await server.request<{ id: string }[]>("/memory/delta?since=2000-01-01T00:00:00Z&limit=500", { as: carol });
+    expect(deltaAfter.body.map((row) => row.id)).toContain(entry.body.id);
     const members = await server.request<{ agent_id: string; member: boolean; project_owner: boolean }[]>("/projects/secret/members", { as: carol });
     expect(members.body.filter((row) => row.member).map((row) => row.agent_id)).toEqual(["alice", "carol"]);
     expect(members.body.find((row) => row.agent_id === "alice")?.project_owner).toBe(true);

@@ -285,9 +285,12 @@ describe("draining a queue of tasks", () => {
     await Promise.all(
       workers.map(async (worker) => {
         for (;;) {
-          const open = await server.request<Task[]>("/tasks?status=open&limit=20", { as: worker });
+          const open = await server.request<Task[]>("/tasks?status=open&limit=50", { as: worker });
           if (open.body.length === 0) return;
-          for (const task of open.body) {
+          // Each worker tries the page in its own order, as independent agents would: they still
+          // collide often, but not on every single task.
+          const page = open.body.map((task) => ({ task, order: Math.random() })).sort((a, b) => a.order - b.order);
+          for (const { task } of page) {
             const claim = await act(server, worker, task.id, "claim");
             if (claim.status !== 200) continue;
             const done = await act(server, worker, task.id, "complete");

@@ -180,6 +180,15 @@ describe("invalid settings throw a ConfigError naming the setting", () => {
     expect(configError({ UI_AGENT_ID: "same", ARCHIVIST_AGENT_ID: "same" }).message).toContain("ARCHIVIST_AGENT_ID");
   });
 
+  it("the archivist among the directive writers, under its default or a configured id", () => {
+    expect(configError({ DIRECTIVE_WRITERS: "human,archivist" }).message).toContain("DIRECTIVE_WRITERS");
+    expect(configError({ DIRECTIVE_WRITERS: "human,curator", ARCHIVIST_AGENT_ID: "curator" }).message).toContain("DIRECTIVE_WRITERS");
+    expect(loadConfig({ DIRECTIVE_WRITERS: "human,archivist", ARCHIVIST_AGENT_ID: "curator" }).DIRECTIVE_WRITERS).toEqual([
+      "human",
+      "archivist",
+    ]);
+  });
+
   it("never echoes a secret from AGENT_KEYS", () => {
     const error = configError({ AGENT_KEYS: "ci:supersecretvalue-123:admin" });
     expect(error.message).not.toContain("supersecretvalue-123");
