@@ -1,6 +1,12 @@
 import { z } from "zod";
-import { defineOperation } from "./operation.js";
-import { cursorParam, eventRecord, limitParam } from "./schemas.js";
+import { defineOperation, reply } from "./operation.js";
+import { cursorParam, eventRecord, limitParam, projectId } from "./schemas.js";
+
+const typePattern = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*(\.\*)?$/, "an event type such as memory.written, or a family such as memory.*")
+  .max(100);
+const seqText = z.string().regex(/^\d{1,15}$/, "an event seq (a non-negative integer)");
 
 export const eventList = defineOperation({
   name: "event_list",
@@ -13,11 +19,7 @@ export const eventList = defineOperation({
   http: { method: "GET", path: "/events" },
   input: z.strictObject({
     since: z.string().min(1).max(64).describe("RFC 3339 timestamp, or seq:<n>"),
-    type: z
-      .string()
-      .regex(/^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*(\.\*)?$/, "an event type such as memory.written, or a family such as memory.*")
-      .max(100)
-      .optional(),
+    type: typePattern.optional(),
     agent: z.string().min(1).max(64).optional(),
     limit: limitParam(500, 50),
     cursor: cursorParam,
@@ -28,4 +30,79 @@ export const eventList = defineOperation({
   },
 });
 
-export const eventOperations = [eventList];
+export const eventStream = defineOperation({
+  name: "event_stream",
+  title: "Live events",
+  description:
+    "Server-sent events: every event you may see, as it happens. Each arrives as `id: <seq>`, `event: <type>`, " +
+    "`data: <event JSON>`; the stream opens with `retry: 3000` and sends a `: ping` comment every 15 s. To resume " +
+    "after a dropped connection send `Last-Event-ID` (or `?last_event_id=`): the events after it are replayed from " +
+    "the log, then the stream goes live, with no gap and no duplicate. If that point is older than retention the " +
+    "stream starts with `event: reset` (refetch what you hold) and replays what is left. A client that falls too " +
+    "far behind is disconnected and should reconnect with its last id. Filters: `type` (exact, or a family such " +
+    "as `task.*`) and `agent` (the emitter). While a stream is open the agent counts as online.",
+  kind: "stream",
+  access: "agent",
+  http: { method: "GET", path: "/events/stream", headers: { last_event_header: "Last-Event-ID" } },
+  input: z.strictObject({
+    type: typePattern.optional(),
+    agent: z.string().min(1).max(64).optional(),
+    last_event_id: seqText.optional().describe("resume after this event (the Last-Event-ID header takes precedence)"),
+    last_event_header: seqText.optional().describe("the SSE Last-Event-ID header"),
+  }),
+  output: eventRecord,
+  handle({ services, caller }, input) {
+    const resume = input.last_event_header ?? input.last_event_id;
+    return services.events.subscribe(caller, { type: input.type, agent: input.agent, lastEventId: resume === undefined ? undefined : Number(resume) });
+  },
+});
+
+export const eventWait = defineOperation({
+  name: "event_wait",
+  title: "Wait for an event",
+  description:
+    "Blocks until an event of one of `types` (comma-separated; exact or families such as `task.*`; empty: any) that " +
+    "you may see happens after the call began (or after `after_seq`), and returns it; 204 when `timeout` seconds " +
+    "(1–60, default 30) pass first. The REST twin of the MCP `wait_for` tool.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/events/wait", otherStatuses: [{ status: 204, description: "nothing happened before the timeout" }] },
+  input: z.strictObject({
+    types: z.array(typePattern).max(20).optional(),
+    timeout: z.number().int().min(1).max(60).optional().describe("seconds, default 30"),
+    after_seq: z.number().int().min(0).optional().describe("wait for an event after this seq instead of after now"),
+  }),
+  output: eventRecord,
+  async handle({ services, caller }, input) {
+    const event = await services.events.wait(caller, { types: input.types ?? [], timeoutSeconds: input.timeout ?? 30, afterSeq: input.after_seq });
+    return event ?? reply(undefined as never, { status: 204 });
+  },
+});
+
+export const eventEmit = defineOperation({
+  name: "event_emit",
+  title: "Emit a custom event",
+  description:
+    "Records a custom event and delivers it to every subscriber who may see it: everyone, or with `project` the " +
+    "project's members. The server's own families (`memory.*`, `task.*`, `message.*`, `project.*`, `agent.*`, " +
+    "`session.*`, `archivist.*`) are refused with 422, except `archivist.*` from the archivist. The payload is a " +
+    "JSON object of at most 16 KiB.",
+  kind: "create",
+  access: "agent",
+  http: { method: "POST", path: "/events" },
+  input: z.strictObject({
+    type: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$/, "a dotted event type such as deploy.finished")
+      .max(100),
+    payload: z.record(z.string(), z.unknown()).optional().describe("default {}"),
+    project: projectId.nullable().optional().describe("limit the event to a project's members; default global"),
+  }),
+  output: eventRecord,
+  errors: ["PAYLOAD_TOO_LARGE"],
+  handle({ services, caller }, input) {
+    return services.events.emit(caller, { type: input.type, payload: input.payload ?? {}, project: input.project });
+  },
+});
+
+export const eventOperations = [eventEmit, eventList, eventWait, eventStream];

@@ -9,7 +9,20 @@ import type { Page } from "../src/services/paging.js";
  * What an operation does to state. It decides the default success status, whether viewers may
  * call it, and (for MCP) the read-only / destructive / idempotent hints.
  */
-export type OperationKind = "read" | "list" | "create" | "update" | "delete" | "action";
+export type OperationKind = "read" | "list" | "create" | "update" | "delete" | "action" | "stream";
+
+/**
+ * What a `stream` operation hands its transport: items in order, pulled only as fast as the
+ * client takes them. `onReady` says when `next` has more; `onEnd` when the source has finished.
+ */
+export interface StreamSource {
+  /** The client's resume point could not be honoured: it should refetch state. */
+  readonly reset: boolean;
+  next(max: number): { seq: number; type: string }[];
+  onReady(callback: () => void): void;
+  onEnd(listener: (reason: string) => void): void;
+  end(): void;
+}
 
 /** `agent`: credentials required. `registration`: the registration-key header instead. `public`: nothing. */
 export type Access = "agent" | "registration" | "public";
@@ -63,7 +76,9 @@ type Output<O extends z.ZodType | undefined> = O extends z.ZodType ? z.input<O> 
 
 type HandlerResult<K extends OperationKind, O extends z.ZodType | undefined> = K extends "list"
   ? Page<Output<O>>
-  : Output<O> | Reply<Output<O>>;
+  : K extends "stream"
+    ? StreamSource
+    : Output<O> | Reply<Output<O>>;
 
 export interface OperationSpec<
   I extends z.ZodObject,
@@ -83,7 +98,7 @@ export interface OperationSpec<
   roles?: readonly Role[];
   http: HttpBinding<Extract<keyof z.input<I>, string>>;
   input: I;
-  /** The success body (the item schema for list kinds); absent for 204 responses. */
+  /** The success body (the item schema for list and stream kinds); absent for 204 responses. */
   output: O;
   /** Failure codes worth documenting beyond the common ones. */
   errors?: ErrorCode[];
@@ -113,7 +128,7 @@ export interface Operation {
   run(context: AgentContext | AnonymousContext, input: unknown): Promise<Outcome>;
 }
 
-const defaultStatus: Record<OperationKind, number> = { read: 200, list: 200, create: 201, update: 200, delete: 204, action: 200 };
+const defaultStatus: Record<OperationKind, number> = { read: 200, list: 200, create: 201, update: 200, delete: 204, action: 200, stream: 200 };
 
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access>(
   spec: OperationSpec<I, O, K, A>,

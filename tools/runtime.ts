@@ -29,7 +29,7 @@ export interface InvocationResult extends Outcome {
   replayed: boolean;
 }
 
-const READ_KINDS = new Set(["read", "list"]);
+const READ_KINDS = new Set(["read", "list", "stream"]);
 
 /**
  * The one path from a transport to the services: authentication, role rules, rate limits,
@@ -88,7 +88,9 @@ export class Runtime {
       ? { services: this.services, caller: invocation.caller, requestId: invocation.requestId }
       : { services: this.services, caller: null, requestId: invocation.requestId, registrationKey: invocation.registrationKey };
     const outcome = await operation.run(context, invocation.input);
-    if (operation.output === undefined) return { ...outcome, body: undefined };
+    // A stream's items are checked by nothing but the services that build them: the transport pulls them later.
+    if (operation.kind === "stream") return outcome;
+    if (operation.output === undefined || outcome.status === 204) return { ...outcome, body: undefined };
     const schema = operation.kind === "list" ? z.array(operation.output) : operation.output;
     const shaped = schema.safeParse(outcome.body);
     if (!shaped.success) {

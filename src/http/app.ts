@@ -8,17 +8,25 @@ import type { Runtime } from "../../tools/runtime.js";
 import { docsRouter } from "./docs.js";
 import { errorHandler } from "./errors.js";
 import { mountOperations } from "./mount.js";
+import { StreamRegistry } from "./sse.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface HttpApp {
   app: Express;
-  /** From now on every request is answered 503, so in-flight ones can finish before close. */
+  /** From now on every request is answered 503 and open event streams end, so in-flight requests can finish before close. */
   drain(): void;
+  /** Requests still being answered, open event streams not counted. */
   inFlight(): number;
 }
 
-export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => string): HttpApp {
+export interface HttpOptions {
+  /** Milliseconds between SSE `: ping` comments (default 15 s). */
+  ssePingMs?: number | undefined;
+}
+
+export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => string, options: HttpOptions = {}): HttpApp {
+  const streams = new StreamRegistry();
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -60,7 +68,7 @@ export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => st
   app.use(docsRouter());
 
   const api = express.Router();
-  mountOperations(api, runtime);
+  mountOperations(api, runtime, { registry: streams, options: { pingMs: options.ssePingMs ?? 15_000 } });
   app.use(api);
 
   app.use((_request: Request, _response: Response, next: NextFunction) => {
@@ -72,7 +80,8 @@ export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => st
     app,
     drain: () => {
       draining = true;
+      streams.endAll();
     },
-    inFlight: () => inFlight,
+    inFlight: () => inFlight - streams.size,
   };
 }

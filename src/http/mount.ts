@@ -1,9 +1,10 @@
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { AppError } from "../core/errors.js";
-import { parseInput, type Operation } from "../../tools/operation.js";
+import { parseInput, type Operation, type StreamSource } from "../../tools/operation.js";
 import type { Caller, Runtime } from "../../tools/runtime.js";
 import { jsonBody } from "./body.js";
 import { rawInput } from "./input.js";
+import { serveEventStream, type SseOptions, type StreamRegistry } from "./sse.js";
 import { inputLayout } from "../../tools/layout.js";
 
 interface RouteLocals {
@@ -47,7 +48,7 @@ function splitFirstSegment(path: string): [string, string] {
  * are grouped under one sub-router per first path segment, so a request is matched against its
  * own resource's dozen routes rather than every route of the API.
  */
-export function mountOperations(router: Router, runtime: Runtime): void {
+export function mountOperations(router: Router, runtime: Runtime, streams: { registry: StreamRegistry; options: SseOptions }): void {
   const groups = new Map<string, Router>();
   const groupFor = (prefix: string): Router => {
     let group = groups.get(prefix);
@@ -76,6 +77,10 @@ export function mountOperations(router: Router, runtime: Runtime): void {
         idempotencyKey: idempotencyKey(request),
       });
       response.set(result.headers);
+      if (operation.kind === "stream") {
+        serveEventStream(request, response, result.body as StreamSource, streams.registry, streams.options);
+        return;
+      }
       if (result.replayed) response.set("Idempotent-Replayed", "true");
       if (result.nextCursor) {
         response.set("X-Next-Cursor", result.nextCursor);

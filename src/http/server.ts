@@ -9,6 +9,8 @@ export interface ServerOptions extends Omit<ServiceOptions, "config" | "log"> {
   log?: Logger;
   /** How long shutdown waits for in-flight requests before cutting connections. */
   drainTimeoutMs?: number;
+  /** Milliseconds between SSE `: ping` comments (default 15 s). */
+  ssePingMs?: number;
 }
 
 export interface RunningServer {
@@ -33,7 +35,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const log = options.log ?? createLogger(config.LOG_LEVEL);
   const runtime = Runtime.open(config, log, options);
   let publicUrl = config.PUBLIC_URL;
-  const http = createHttpApp(runtime, log, () => publicUrl);
+  const http = createHttpApp(runtime, log, () => publicUrl, { ssePingMs: options.ssePingMs });
   const server = createServer(http.app);
   try {
     await listen(server, config.PORT, config.HOST);

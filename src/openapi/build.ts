@@ -112,16 +112,25 @@ function responses(operation: Operation, components: Json): Json {
     operation.output === undefined
       ? undefined
       : toSchema(operation.kind === "list" ? z.array(operation.output) : operation.output, "output", components);
+  const mediaType = operation.kind === "stream" ? "text/event-stream" : "application/json";
   const success = (description: string): Json => ({
     description,
     headers,
-    ...(body ? { content: { "application/json": { schema: body } } } : {}),
+    ...(body ? { content: { [mediaType]: { schema: body } } } : {}),
   });
-  out[String(operation.http.status)] = success(operation.kind === "list" ? "one page, in order" : "success");
-  for (const other of operation.http.otherStatuses ?? []) out[String(other.status)] = success(other.description);
+  const described =
+    operation.kind === "list"
+      ? "one page, in order"
+      : operation.kind === "stream"
+        ? "server-sent events: each is `id: <seq>`, `event: <type>`, `data: <the JSON below>`"
+        : "success";
+  out[String(operation.http.status)] = success(described);
+  for (const other of operation.http.otherStatuses ?? []) {
+    out[String(other.status)] = other.status === 204 ? { description: other.description, headers } : success(other.description);
+  }
   const codes = new Set<ErrorCode>([...COMMON_ERRORS, ...operation.errors]);
   if (operation.access !== "public") codes.add("UNAUTHENTICATED");
-  if (operation.access === "agent" && (operation.kind !== "read" && operation.kind !== "list" || operation.roles)) codes.add("FORBIDDEN");
+  if (operation.access === "agent" && (operation.kind !== "read" && operation.kind !== "list" && operation.kind !== "stream" || operation.roles)) codes.add("FORBIDDEN");
   if (operation.http.method !== "GET" && inputLayout(operation).inBody) {
     codes.add("PAYLOAD_TOO_LARGE");
     codes.add("UNSUPPORTED_MEDIA_TYPE");

@@ -76,6 +76,19 @@ export class AgentService {
     private readonly log: Logger,
   ) {}
 
+  /** Counts an open connection (an event stream) as presence until the returned release is called. */
+  connect(agentId: string): () => void {
+    this.connected.set(agentId, (this.connected.get(agentId) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.connected.get(agentId) ?? 1) - 1;
+      if (left > 0) this.connected.set(agentId, left);
+      else this.connected.delete(agentId);
+    };
+  }
+
   toRecord(row: AgentRow): AgentRecord {
     const seenRecently = row.last_seen_at !== null && Date.now() - Date.parse(row.last_seen_at) < ONLINE_WINDOW_MS;
     return {

@@ -1,10 +1,13 @@
-import { invalid } from "../core/errors.js";
+import { AppError, invalid } from "../core/errors.js";
 import { normalizeTimestamp } from "../core/time.js";
 import type { Db } from "../store/db.js";
-import { listEvents } from "../store/events.js";
-import { toEventRecord, type EventRecord } from "../events/bus.js";
+import { listEvents, pruneEventBatch } from "../store/events.js";
+import { toEventRecord, type EventBus, type EventRecord } from "../events/bus.js";
+import { EventSubscription, matchesType } from "../events/subscription.js";
+import type { AgentService } from "./agents.js";
 import { viewerOf, type Caller } from "./caller.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
+import { checkProjectWrite } from "./projects.js";
 
 export interface EventQuery {
   since: string;
@@ -13,6 +16,31 @@ export interface EventQuery {
   cursor?: string | undefined;
   limit: number;
 }
+
+export interface StreamRequest {
+  type?: string | undefined;
+  agent?: string | undefined;
+  /** Resume after this seq (the SSE Last-Event-ID). */
+  lastEventId?: number | undefined;
+}
+
+export interface WaitRequest {
+  /** Exact types or families (`task.*`); empty: any type. */
+  types: string[];
+  timeoutSeconds: number;
+  afterSeq?: number | undefined;
+}
+
+export interface CustomEvent {
+  type: string;
+  payload: Record<string, unknown>;
+  project?: string | null | undefined;
+}
+
+/** Families the server itself emits: nobody may forge them, but the archivist its own. */
+const SERVER_FAMILIES = ["memory", "task", "message", "project", "agent", "session", "archivist"];
+const MAX_PAYLOAD_BYTES = 16_384;
+const PRUNE_BATCH = 5_000;
 
 /** `since` is a timestamp, or `seq:<n>` to continue exactly after a known event. */
 export function parseSince(since: string): { afterSeq: number } | { since: string } {
@@ -26,12 +54,92 @@ export function parseSince(since: string): { afterSeq: number } | { since: strin
 const isSeq = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 
 export class EventService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly bus: EventBus,
+    private readonly agents: AgentService,
+    /** Live events a stream may fall behind by before it is cut off. */
+    private readonly streamQueueLimit: number,
+  ) {}
 
   list(caller: Caller, query: EventQuery): Page<EventRecord> {
     const afterSeq = decodeCursor(query.cursor, isSeq);
     const start = afterSeq === null ? parseSince(query.since) : { afterSeq };
     const rows = listEvents(this.db, viewerOf(caller), start, query, query.limit + 1);
     return pageOf(rows, query.limit, toEventRecord, (row) => row.seq);
+  }
+
+  /** A live subscription; the caller counts as online until it ends. */
+  subscribe(caller: Caller, request: StreamRequest): EventSubscription {
+    const subscription = new EventSubscription(this.db, this.bus, {
+      viewer: viewerOf(caller),
+      filters: { type: request.type, agent: request.agent },
+      afterSeq: request.lastEventId,
+      queueLimit: this.streamQueueLimit,
+    });
+    subscription.onEnd(this.agents.connect(caller.agentId));
+    return subscription;
+  }
+
+  /** The first visible event of `types` after `afterSeq` (default: now), or null at the timeout. */
+  wait(caller: Caller, request: WaitRequest): Promise<EventRecord | null> {
+    const subscription = new EventSubscription(this.db, this.bus, {
+      viewer: viewerOf(caller),
+      filters: {},
+      afterSeq: request.afterSeq,
+      queueLimit: this.streamQueueLimit,
+    });
+    const wanted = (type: string): boolean => request.types.length === 0 || request.types.some((pattern) => matchesType(pattern, type));
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (event: EventRecord | null): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(event);
+        // Ending wakes `look` once more; `settled` keeps that from answering again.
+        subscription.end();
+      };
+      const look = (): void => {
+        for (;;) {
+          const batch = subscription.next(500);
+          if (batch.length === 0) break;
+          const found = batch.find((event) => wanted(event.type));
+          if (found) return finish(found);
+        }
+        // Reading on every wake-up, it cannot fall behind; were it cut off, answer as a timeout.
+        if (subscription.endReason !== null) return finish(null);
+      };
+      const timer = setTimeout(() => finish(null), request.timeoutSeconds * 1000);
+      subscription.onReady(look);
+      look();
+    });
+  }
+
+  /** A custom event: any type outside the server's own families, into a project the caller is in. */
+  emit(caller: Caller, input: CustomEvent): EventRecord {
+    const family = input.type.split(".")[0] ?? "";
+    if (SERVER_FAMILIES.includes(family) && !(family === "archivist" && caller.role === "archivist")) {
+      throw invalid("type", `${family}.* events are emitted by the server itself`);
+    }
+    if (Buffer.byteLength(JSON.stringify(input.payload), "utf8") > MAX_PAYLOAD_BYTES) {
+      throw new AppError("PAYLOAD_TOO_LARGE", `payload exceeds ${MAX_PAYLOAD_BYTES} bytes`);
+    }
+    const project = input.project ?? null;
+    return this.db.write(() => {
+      checkProjectWrite(this.db, caller, project);
+      const event = this.bus.emit({ type: input.type, agentId: caller.agentId, project, payload: input.payload });
+      return { id: event.id, seq: event.seq, type: event.type, agent_id: event.agent_id, project: event.project, payload: event.payload, created_at: event.created_at };
+    });
+  }
+
+  /** Retention: removes events created before `before`, a batch per transaction. */
+  prune(before: string): number {
+    let total = 0;
+    for (;;) {
+      const removed = this.db.write(() => pruneEventBatch(this.db, before, PRUNE_BATCH));
+      total += removed;
+      if (removed < PRUNE_BATCH) return total;
+    }
   }
 }

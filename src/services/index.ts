@@ -8,7 +8,6 @@ import { embedderLoaderFor } from "../embed/models.js";
 import { EmbeddingQueue } from "../embed/queue.js";
 import { EventBus } from "../events/bus.js";
 import { openDatabase, type Db } from "../store/db.js";
-import { pruneEvents } from "../store/events.js";
 import { AgentService } from "./agents.js";
 import { EventService } from "./events.js";
 import { IdempotencyService } from "./idempotency.js";
@@ -28,6 +27,8 @@ import { ReadRecorder } from "./reads.js";
 export interface ServiceOptions {
   config: Config;
   log: Logger;
+  /** Live events an event stream may fall behind by before it is disconnected (default 1,000). */
+  streamQueueLimit?: number;
   /** Replaces the loader `EMBEDDING_MODEL` selects (the CLI's doctor probes with it). */
   embedderLoader?: EmbedderLoader;
   /** Background jobs (sweeper, backfill, pruning); off for one-shot CLI commands. */
@@ -103,7 +104,7 @@ export function openServices(options: ServiceOptions): Services {
   const tasks = new TaskService(db, bus, config);
   const messages = new MessageService(db, bus, config);
   const sessions = new SessionService(db, bus);
-  const events = new EventService(db);
+  const events = new EventService(db, bus, agents, options.streamQueueLimit ?? 1000);
   const idempotency = new IdempotencyService(db);
   const credentialsWritten = (options.bootstrap ?? true) ? agents.bootstrap() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
@@ -115,8 +116,7 @@ export function openServices(options: ServiceOptions): Services {
     if (config.TASK_LEASE_SECONDS > 0) jobs.every("release-lapsed-claims", options.leaseSweepIntervalMs ?? 5_000, () => tasks.releaseLapsed());
     jobs.every("prune", 3600_000, () => {
       idempotency.prune();
-      const cutoff = new Date(Date.now() - config.EVENT_RETENTION_DAYS * 86400_000).toISOString();
-      db.write(() => pruneEvents(db, cutoff));
+      events.prune(new Date(Date.now() - config.EVENT_RETENTION_DAYS * 86400_000).toISOString());
     });
   }
 

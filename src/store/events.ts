@@ -76,4 +76,31 @@ export function listEvents(
   return db.all<EventRow>(`SELECT e.* FROM events e WHERE ${where.join(" AND ")} ORDER BY e.seq LIMIT ?`, ...params, limit);
 }
 
-export const pruneEvents = (db: Db, before: string): number => db.run("DELETE FROM events WHERE created_at < ?", before).changes;
+export const maxEventSeq = (db: Db): number => db.get<{ seq: number | null }>("SELECT max(seq) AS seq FROM events")?.seq ?? 0;
+
+const PRUNED_THROUGH = "events_pruned_through";
+
+/** The highest seq retention has removed: a reader asking to resume before it has missed events. */
+export const prunedThrough = (db: Db): number =>
+  Number(db.get<{ value: string }>("SELECT value FROM meta WHERE key = ?", PRUNED_THROUGH)?.value ?? 0);
+
+/**
+ * Deletes up to `batch` of the oldest events created before `before` and records how far the log
+ * has been cut; returns how many went. Call it in a loop, one transaction per batch, so a large
+ * backlog never holds the write lock for long.
+ */
+export function pruneEventBatch(db: Db, before: string, batch: number): number {
+  const last = db.get<{ seq: number | null }>(
+    "SELECT max(seq) AS seq FROM (SELECT seq FROM events WHERE created_at < ? ORDER BY seq LIMIT ?)",
+    before,
+    batch,
+  )?.seq;
+  if (last === null || last === undefined) return 0;
+  const removed = db.run("DELETE FROM events WHERE seq <= ? AND created_at < ?", last, before).changes;
+  db.run(
+    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = CAST(max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER)) AS TEXT)",
+    PRUNED_THROUGH,
+    String(last),
+  );
+  return removed;
+}

@@ -4,7 +4,7 @@ export async function afterMillisecond(timestamp: string): Promise<void> {
 }
 
 /** Polls `check` every 50 ms until it returns true, or gives up after `timeoutMs` (the caller's assertion then fails). */
-export async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<boolean> {
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return true;

@@ -107,9 +107,13 @@ describe("GET /openapi.json", () => {
     for (const operation of catalogue) {
       const responses = operationAt(operation, operation.http.path)?.responses ?? {};
       expect(responses, operation.name).toHaveProperty([String(operation.http.status)]);
-      for (const other of operation.http.otherStatuses ?? []) expect(responses, operation.name).toHaveProperty([String(other.status)]);
+      for (const other of operation.http.otherStatuses ?? []) {
+        expect(responses, operation.name).toHaveProperty([String(other.status)]);
+        if (other.status === 204) expect(responses["204"]?.content, operation.name).toBeUndefined();
+      }
       if (operation.output !== undefined && operation.http.status !== 204) {
-        expect(responses[String(operation.http.status)]?.content?.["application/json"]?.schema, operation.name).toBeDefined();
+        const mediaType = operation.kind === "stream" ? "text/event-stream" : "application/json";
+        expect(responses[String(operation.http.status)]?.content?.[mediaType]?.schema, operation.name).toBeDefined();
       }
       const errors = Object.keys(responses).filter((status) => Number(status) >= 400);
       expect(errors, operation.name).toEqual(expect.arrayContaining(["422", "500"]));

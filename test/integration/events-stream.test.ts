@@ -1,0 +1,310 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ErrorBody, TestServer } from "../helpers/server.js";
+import { startTestServer } from "../helpers/server.js";
+import { openStream, parseFrames, stalledStream, type StreamedEvent } from "../helpers/stream.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { eventually } from "../helpers/wait.js";
+
+interface EventBody {
+  seq: number;
+  type: string;
+  project: string | null;
+  agent_id: string;
+}
+
+const seqs = (events: { seq: number }[]): number[] => events.map((event) => event.seq);
+
+async function newestSeq(server: TestServer): Promise<number> {
+  const marker = await server.request<EventBody>("/events", { as: server.owner, body: { type: "test.marker", payload: {} } });
+  return marker.body.seq;
+}
+
+describe("the live event stream", () => {
+  const server = serverForSuite();
+  const alice = agentForSuite(server, "stream-alice");
+  const bob = agentForSuite(server, "stream-bob");
+
+  /** 100 changes of mixed kinds by alice and bob: memory, tasks, messages, custom events. */
+  async function hundredChanges(): Promise<void> {
+    for (let index = 0; index < 20; index++) {
+      await server.request("/memory", { as: alice, body: { content: `stream note ${index} about the deploy pipeline ${index * 7}` } });
+      const task = await server.request<{ id: string }>("/tasks", { as: bob, body: { title: `stream task ${index}` } });
+      await server.request(`/tasks/${task.body.id}/claim`, { as: alice, method: "POST" });
+      await server.request("/messages", { as: bob, body: { to: alice.agentId, body: `ping ${index}` } });
+      await server.request("/events", { as: alice, body: { type: "test.marker", payload: { index } } });
+    }
+  }
+
+  it("delivers 100 changes in seq order, then after a dropped connection exactly the ones missed", async () => {
+    const start = await newestSeq(server);
+    const first = openStream(server, alice);
+    await first.opened;
+    await hundredChanges();
+    expect(await eventually(() => first.received.length >= 100)).toBe(true);
+    const all = first.received.slice(0, 100);
+    expect(seqs(all)).toEqual([...seqs(all)].sort((a, b) => a - b));
+    expect(all[0]?.seq).toBeGreaterThan(start);
+    expect(all.every((event) => event.lastEventId === String(event.seq))).toBe(true);
+    expect(new Set(all.map((event) => event.type))).toEqual(new Set(["memory.written", "task.created", "task.claimed", "message.received", "test.marker"]));
+    first.close();
+
+    // Resume after the 40th: the 60 not yet taken and 30 made while away, each once.
+    const fortieth = all[39] as StreamedEvent;
+    for (let index = 0; index < 30; index++) await server.request("/events", { as: bob, body: { type: "test.marker", payload: { away: index } } });
+    const second = openStream(server, alice, { lastEventId: fortieth.seq });
+    await second.opened;
+    expect(await eventually(() => second.received.length >= 90)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    second.close();
+    expect(second.received).toHaveLength(90);
+    expect(seqs(second.received).slice(0, 60)).toEqual(seqs(all.slice(40)));
+    expect(new Set(seqs(second.received)).size).toBe(90);
+    expect(second.received.every((event) => event.seq > fortieth.seq)).toBe(true);
+    expect(second.resets).toBe(0);
+  });
+
+  it("resumes from ?last_event_id= as from the header", async () => {
+    const before = await newestSeq(server);
+    await server.request("/events", { as: bob, body: { type: "test.marker", payload: { n: 1 } } });
+    await server.request("/events", { as: bob, body: { type: "test.marker", payload: { n: 2 } } });
+    const stream = openStream(server, alice, { query: `?last_event_id=${before}` });
+    expect(await eventually(() => stream.received.length >= 2)).toBe(true);
+    stream.close();
+    expect(stream.received.map((event) => event.payload)).toEqual([{ n: 1 }, { n: 2 }]);
+  });
+
+  it("filters by type (exact or a family) and by emitter", async () => {
+    const before = await newestSeq(server);
+    const tasksOnly = openStream(server, alice, { query: `?type=task.*&last_event_id=${before}` });
+    const bobsOnly = openStream(server, alice, { query: `?agent=${bob.agentId}&type=test.marker&last_event_id=${before}` });
+    const task = await server.request<{ id: string }>("/tasks", { as: alice, body: { title: "filtered" } });
+    await server.request(`/tasks/${task.body.id}/claim`, { as: alice, method: "POST" });
+    await server.request("/events", { as: alice, body: { type: "test.marker", payload: { from: "alice" } } });
+    await server.request("/events", { as: bob, body: { type: "test.marker", payload: { from: "bob" } } });
+    expect(await eventually(() => tasksOnly.received.length >= 2 && bobsOnly.received.length >= 1)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    tasksOnly.close();
+    bobsOnly.close();
+    expect(tasksOnly.received.map((event) => event.type)).toEqual(["task.created", "task.claimed"]);
+    expect(bobsOnly.received.map((event) => event.payload)).toEqual([{ from: "bob" }]);
+  });
+
+  it("returns the same events to polling as to the stream, for the same caller", async () => {
+    const before = await newestSeq(server);
+    const stream = openStream(server, bob, { lastEventId: before });
+    await stream.opened;
+    await hundredChanges();
+    const polled: EventBody[] = [];
+    let cursor = `seq:${before}`;
+    for (;;) {
+      const page = await server.request<EventBody[]>(`/events?since=${cursor}&limit=37`, { as: bob });
+      polled.push(...page.body);
+      if (page.body.length < 37) break;
+      cursor = `seq:${page.body.at(-1)?.seq}`;
+    }
+    expect(await eventually(() => stream.received.length >= polled.length)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    stream.close();
+    expect(polled.length).toBeGreaterThanOrEqual(100);
+    expect(seqs(stream.received)).toEqual(seqs(polled));
+  });
+
+  it("counts an agent with an open stream as online", async () => {
+    const quiet = await server.agent("stream-quiet");
+    // Last seen long ago (opening the stream counts as being seen, so this is set again after it).
+    const longAgo = (): void => {
+      server.server.runtime.services.db.run("UPDATE agents SET last_seen_at = '2000-01-01T00:00:00.000Z' WHERE agent_id = ?", quiet.agentId);
+    };
+    const online = async (): Promise<boolean | undefined> =>
+      (await server.request<{ agent_id: string; online: boolean }[]>("/agents?limit=500", { as: server.owner })).body.find(
+        (agent) => agent.agent_id === quiet.agentId,
+      )?.online;
+    longAgo();
+    expect(await online()).toBe(false);
+    const stream = openStream(server, quiet);
+    await stream.opened;
+    longAgo();
+    expect(await online()).toBe(true);
+    stream.close();
+    expect(await eventually(async () => (await online()) === false, 5000)).toBe(true);
+  });
+});
+
+describe("a stream whose agent is renamed", () => {
+  const server = serverForSuite();
+
+  it("ends, and the old credentials cannot reopen it", async () => {
+    const agent = await server.agent("stream-renamed");
+    const stream = openStream(server, agent);
+    await stream.opened;
+    const renamed = await server.request("/agents/me", { as: agent, method: "PATCH", body: { agent_id: "stream-renamed-2" } });
+    expect(renamed.status).toBe(200);
+    // The server ends the stream; the client's reconnect with the old id is refused (401), so it gives up.
+    expect(await eventually(() => stream.source.readyState === stream.source.CLOSED, 10_000)).toBe(true);
+    stream.close();
+  });
+});
+
+describe("who receives what", () => {
+  const server = serverForSuite();
+  const alice = agentForSuite(server, "scope-alice");
+  const bob = agentForSuite(server, "scope-bob");
+  const carol = agentForSuite(server, "scope-carol");
+
+  it("never gives B A's private memory events, another project's task events, or messages between A and C", async () => {
+    const stream = openStream(server, bob);
+    await stream.opened;
+    await server.request("/projects", { as: alice, body: { name: "hidden" } });
+    const secret = await server.request<{ id: string }>("/memory", { as: alice, body: { content: "alice's private reminder", scope: "agent" } });
+    await server.request(`/memory/${secret.body.id}`, { as: alice, method: "PATCH", body: { content: "alice's private reminder, edited" } });
+    await server.request(`/memory/${secret.body.id}`, { as: alice, method: "DELETE" });
+    const task = await server.request<{ id: string }>("/tasks", { as: alice, body: { title: "hidden work", project: "hidden" } });
+    await server.request(`/tasks/${task.body.id}/claim`, { as: alice, method: "POST" });
+    await server.request("/messages", { as: alice, body: { to: carol.agentId, body: "between us" } });
+    await server.request("/messages/inbox/consume", { as: carol, method: "POST", body: {} });
+    // What B may see, last, so everything before it has been decided.
+    // Global: alice's current project is now "hidden", where an unnamed write would go.
+    const open = await server.request<{ id: string }>("/memory", { as: alice, body: { content: "a note for the whole team", project: null } });
+    await server.request("/events", { as: alice, body: { type: "test.marker", payload: { last: true } } });
+    expect(await eventually(() => stream.received.some((event) => event.type === "test.marker"))).toBe(true);
+    stream.close();
+
+    expect(stream.received.map((event) => event.type)).toEqual(["memory.written", "test.marker"]);
+    expect(stream.received[0]?.payload.memory_id).toBe(open.body.id);
+    const text = JSON.stringify(stream.received);
+    expect(text).not.toContain(secret.body.id);
+    expect(text).not.toContain(task.body.id);
+    expect(text).not.toContain("hidden");
+  });
+
+  it("delivers a project's events once B joins it", async () => {
+    await server.request("/projects", { as: alice, body: { name: "joinable" } });
+    const stream = openStream(server, bob);
+    await stream.opened;
+    await server.request("/projects/joinable/join", { as: bob, method: "POST" });
+    const task = await server.request<{ id: string }>("/tasks", { as: alice, body: { title: "now visible", project: "joinable" } });
+    expect(await eventually(() => stream.received.some((event) => event.type === "task.created"))).toBe(true);
+    stream.close();
+    expect(stream.received.map((event) => event.type)).toEqual(["project.joined", "task.created"]);
+    expect(stream.received[1]?.payload.task_id).toBe(task.body.id);
+  });
+});
+
+describe("custom events, waiting and failed changes", () => {
+  const server = serverForSuite();
+  const agent = agentForSuite(server, "custom-agent");
+
+  it("refuses the server's own families with 422, but lets the archivist emit archivist.*", async () => {
+    for (const type of ["memory.written", "task.claimed", "message.received", "archivist.synthesis", "project.cleared", "agent.deleted", "session.handoff_saved"]) {
+      const response = await server.request<ErrorBody>("/events", { as: agent, body: { type, payload: {} } });
+      expect(response.status, type).toBe(422);
+      expect(response.body.code).toBe("VALIDATION_FAILED");
+    }
+    const byArchivist = await server.request<EventBody>("/events", { as: server.archivist, body: { type: "archivist.synthesis", payload: { entries: 3 } } });
+    expect(byArchivist.status).toBe(201);
+    expect(byArchivist.body).toMatchObject({ type: "archivist.synthesis", agent_id: server.archivist.agentId, project: null });
+    const custom = await server.request<EventBody>("/events", { as: agent, body: { type: "deploy.finished", payload: { build: 12 } } });
+    expect(custom.status).toBe(201);
+    expect((await server.request<ErrorBody>("/events", { as: agent, body: { type: "deploy.finished", project: "not-mine" } })).status).toBe(403);
+    expect((await server.request<ErrorBody>("/events", { as: agent, body: { type: "deploy.finished", payload: { big: "x".repeat(20_000) } } })).status).toBe(413);
+    expect((await server.request<ErrorBody>("/events", { as: agent, body: { type: "nodots" } })).status).toBe(422);
+  });
+
+  it("waits for the first matching event, or answers 204 at the timeout", async () => {
+    const waiting = server.request<EventBody>("/events/wait?types=deploy.*,test.marker&timeout=10", { as: agent });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await server.request("/events", { as: agent, body: { type: "other.thing", payload: {} } });
+    await server.request("/events", { as: agent, body: { type: "deploy.started", payload: { n: 1 } } });
+    const answered = await waiting;
+    expect(answered.status).toBe(200);
+    expect(answered.body).toMatchObject({ type: "deploy.started" });
+    const quiet = await server.request("/events/wait?types=never.happens&timeout=1", { as: agent });
+    expect(quiet.status).toBe(204);
+    const earlier = await server.request<EventBody>(`/events/wait?types=deploy.started&after_seq=${answered.body.seq - 1}&timeout=1`, { as: agent });
+    expect(earlier.body.seq).toBe(answered.body.seq);
+  });
+
+  it("records no event for a change that was refused or rolled back", async () => {
+    const before = await newestSeq(server);
+    expect((await server.request("/memory", { as: agent, body: { content: "" } })).status).toBe(422);
+    expect((await server.request("/memory", { as: agent, body: { content: "a directive attempt", type: "directive" } })).status).toBe(403);
+    const task = await server.request<{ id: string }>("/tasks", { as: server.owner, body: { title: "taken" } });
+    await server.request(`/tasks/${task.body.id}/claim`, { as: server.owner, method: "POST" });
+    expect((await server.request(`/tasks/${task.body.id}/claim`, { as: agent, method: "POST" })).status).toBe(409);
+    expect((await server.request(`/tasks/${task.body.id}/complete`, { as: agent, method: "POST" })).status).toBe(403);
+    expect((await server.request("/events", { as: agent, body: { type: "memory.written", payload: {} } })).status).toBe(422);
+    const events = await server.request<EventBody[]>(`/events?since=seq:${before}`, { as: server.owner });
+    expect(events.body.map((event) => event.type)).toEqual(["task.created", "task.claimed"]);
+  });
+});
+
+describe("a slow consumer", () => {
+  const server = serverForSuite({}, { streamQueueLimit: 50 });
+  const agent = agentForSuite(server, "slow-agent");
+
+  it("is disconnected when it falls behind, and on reconnect replays what it missed", async () => {
+    const before = await newestSeq(server);
+    const stalled = await stalledStream(server, agent);
+    const filler = "x".repeat(15_000);
+    const emitted: number[] = [];
+    // Far more than the socket buffers hold, so the server's queue for this client overflows.
+    for (let batch = 0; batch < 150; batch++) {
+      const replies = await Promise.all(
+        Array.from({ length: 10 }, (_, index) =>
+          server.request<EventBody>("/events", { as: agent, body: { type: "test.bulk", payload: { n: batch * 10 + index, filler } } }),
+        ),
+      );
+      emitted.push(...replies.map((reply) => reply.body.seq));
+    }
+    const frames = parseFrames(await stalled.readAll());
+    const delivered = frames.filter((frame) => frame.event === "test.bulk").map((frame) => Number(frame.id));
+    expect(delivered.length).toBeGreaterThan(0);
+    expect(delivered.length).toBeLessThan(emitted.length);
+    expect(delivered).toEqual([...delivered].sort((a, b) => a - b));
+    expect(delivered[0]).toBeGreaterThan(before);
+
+    const last = delivered.at(-1) as number;
+    const resumed = openStream(server, agent, { lastEventId: last });
+    const missing = [...emitted].sort((a, b) => a - b).filter((seq) => seq > last);
+    expect(await eventually(() => resumed.received.filter((event) => event.type === "test.bulk").length >= missing.length, 20_000)).toBe(true);
+    resumed.close();
+    expect(seqs(resumed.received.filter((event) => event.type === "test.bulk"))).toEqual(missing);
+  });
+});
+
+describe("retention and shutdown", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({}, { ssePingMs: 100 });
+  });
+  afterAll(() => server.close());
+
+  it("sends pings, and starts with a reset when the resume point was pruned", async () => {
+    const agent = await server.agent("retained");
+    const old = await newestSeq(server);
+    await server.request("/events", { as: agent, body: { type: "test.marker", payload: { kept: false } } });
+    // Everything so far falls out of retention.
+    server.server.runtime.services.events.prune(new Date(Date.now() + 60_000).toISOString());
+    await server.request("/events", { as: agent, body: { type: "test.marker", payload: { kept: true } } });
+
+    const stream = openStream(server, agent, { lastEventId: old });
+    expect(await eventually(() => stream.received.length >= 1)).toBe(true);
+    stream.close();
+    expect(stream.resets).toBe(1);
+    expect(stream.received.map((event) => event.payload)).toEqual([{ kept: true }]);
+  });
+
+  it("opens with retry, pings an idle stream every interval, and ends open streams promptly at shutdown", async () => {
+    const agent = await server.agent("pinged");
+    const stalled = await stalledStream(server, agent);
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    const ended = stalled.readAll();
+    const started = Date.now();
+    await server.close();
+    // The drain limit is 10 s: a stream that kept the server waiting would show here.
+    expect(Date.now() - started).toBeLessThan(3000);
+    const frames = parseFrames(await ended);
+    expect(frames[0]).toEqual({ retry: "3000" });
+    expect(frames.filter((frame) => frame.comment === "ping").length).toBeGreaterThanOrEqual(3);
+  });
+});
