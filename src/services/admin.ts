@@ -2,7 +2,8 @@ import { chmodSync, existsSync, statSync, writeFileSync } from "node:fs";
 import { backupTo, foreignKeyViolations, integrityCheck, keywordIndexProblem } from "../store/maintenance.js";
 import { schemaVersion, loadMigrations } from "../store/migrate.js";
 import { credentialsPath } from "./credentials.js";
-import { databasePath, type Services } from "./index.js";
+import { verifyAudit } from "../events/audit.js";
+import { auditDir, databasePath, type Services } from "./index.js";
 
 export interface Check {
   name: string;
@@ -61,5 +62,6 @@ export async function runChecks(services: Services, modelWaitMs: number): Promis
     if (!modelOk) detail += "; embedding a probe sentence failed";
   }
   checks.push({ name: "embedding model", ok: modelOk, detail });
+  if (config.AUDIT_LOG === "on") checks.push({ name: "audit log", ...(await verifyAudit(db, auditDir(config))) });
   return checks;
 }

@@ -6,6 +6,7 @@ import { packageVersion } from "../core/paths.js";
 import type { EmbedderLoader } from "../embed/embedder.js";
 import { embedderLoaderFor } from "../embed/models.js";
 import { EmbeddingQueue } from "../embed/queue.js";
+import { AuditLog } from "../events/audit.js";
 import { EventBus } from "../events/bus.js";
 import { openDatabase, type Db } from "../store/db.js";
 import { AgentService } from "./agents.js";
@@ -79,6 +80,7 @@ export interface Services {
 }
 
 export const databasePath = (config: Config): string => join(config.DATA_DIR, "cairn.db");
+export const auditDir = (config: Config): string => join(config.DATA_DIR, "audit");
 
 export function ensureDataDir(config: Config, log: Logger): void {
   if (!existsSync(config.DATA_DIR)) {
@@ -120,6 +122,10 @@ export function openServices(options: ServiceOptions): Services {
     });
   }
 
+  // The audit log belongs to the long-running server, not to one-shot commands that open the store.
+  const audit = config.AUDIT_LOG === "on" && (options.jobs ?? true) ? new AuditLog(db, auditDir(config), config.AUDIT_COMMIT_SECONDS, log.child({ component: "audit" })) : null;
+  const auditStarted = audit?.start().catch((error: unknown) => log.error("audit log unavailable", { error }));
+
   let closed = false;
   return {
     config,
@@ -155,6 +161,8 @@ export function openServices(options: ServiceOptions): Services {
       closed = true;
       jobs.stop();
       reads.flush();
+      await auditStarted;
+      await audit?.close();
       await embeddingQueue.close();
       db.close();
     },

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
@@ -436,6 +436,29 @@ describe("cairn doctor", () => {
     for (const line of lines) expect(line).toMatch(/^ok\b/);
     expect(run.stdout).toMatch(/integrity/);
     expect(run.stdout).toMatch(/credentials/);
+  });
+
+  it("checks that the audit repository holds every event up to its last commit", async () => {
+    const dir = dataDir();
+    const env = { AUDIT_LOG: "on", AUDIT_COMMIT_SECONDS: "3600" };
+    const server = await serverOn(dir, env);
+    const agent = await server.agent("audited-agent");
+    for (let index = 0; index < 5; index++) await server.request("/memory", { as: agent, body: { content: `doctor audit note ${index} ${index * 13}` } });
+    await closeServer(server);
+    const healthy = await cairn(["doctor"], cliEnv(dir, env));
+    expect(healthy.code, healthy.stdout).toBe(0);
+    expect(healthy.stdout).toMatch(/^ok\s+audit log: \d+ events committed through seq \d+/m);
+
+    // Someone drops a line from the history: doctor notices.
+    const audit = join(dir, "audit");
+    const git = (args: string[]): string => execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: audit, encoding: "utf8" });
+    const file = git(["ls-files", "events"]).trim().split("\n")[0] as string;
+    const lines = readFileSync(join(audit, file), "utf8").trim().split("\n");
+    writeFileSync(join(audit, file), `${lines.slice(1).join("\n")}\n`);
+    git(["commit", "-q", "-am", `tampered\n\nLast-Seq: ${(JSON.parse(lines.at(-1) as string) as { seq: number }).seq}`]);
+    const tampered = await cairn(["doctor"], cliEnv(dir, env));
+    expect(tampered.code).toBe(1);
+    expect(tampered.stdout).toMatch(/^FAIL\s+audit log: 1 events through seq \d+ are missing/m);
   });
 
   it("exits 1 and says FAIL when credentials.json is readable by others", async () => {

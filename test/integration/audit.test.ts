@@ -1,0 +1,137 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startTestServer, tempDir, type Credentials, type TestServer } from "../helpers/server.js";
+import { eventually } from "../helpers/wait.js";
+
+interface AuditLine {
+  seq: number;
+  type: string;
+  payload: Record<string, unknown>;
+  resource: Record<string, unknown> | null;
+}
+
+const servers: TestServer[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function auditedServer(dataDir: string): Promise<TestServer> {
+  const server = await startTestServer({ DATA_DIR: dataDir, AUDIT_LOG: "on", AUDIT_COMMIT_SECONDS: "1" });
+  servers.push(server);
+  return server;
+}
+
+function freshDir(): string {
+  const dir = tempDir("cairn-audit-");
+  dirs.push(dir);
+  return dir;
+}
+
+const gitIn = (dir: string, args: string[]): string => execFileSync("git", args, { cwd: dir, encoding: "utf8" });
+
+function commitList(audit: string): string[] {
+  try {
+    return gitIn(audit, ["log", "--format=%H"]).split("\n").filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+function auditLines(audit: string): AuditLine[] {
+  const dir = join(audit, "events");
+  return readdirSync(dir)
+    .sort()
+    .flatMap((file) => readFileSync(join(dir, file), "utf8").split("\n").filter(Boolean))
+    .map((line) => JSON.parse(line) as AuditLine);
+}
+
+const allSeqs = (server: TestServer): number[] =>
+  server.server.runtime.services.db.all<{ seq: number }>("SELECT seq FROM events ORDER BY seq").map((row) => row.seq);
+
+async function someChanges(server: TestServer, as: Credentials, tag: string): Promise<{ privateId: string; messageBody: string }> {
+  await server.request("/memory", { as, body: { content: `audited note ${tag}: the cache is warmed at boot` } });
+  const secret = await server.request<{ id: string }>("/memory", { as, body: { content: `private ${tag}: my own shortcut`, scope: "agent" } });
+  const task = await server.request<{ id: string }>("/tasks", { as, body: { title: `audited task ${tag}` } });
+  await server.request(`/tasks/${task.body.id}/claim`, { as, method: "POST" });
+  const messageBody = `confidential message ${tag}`;
+  await server.request("/messages", { as, body: { to: server.owner.agentId, body: messageBody } });
+  return { privateId: secret.body.id, messageBody };
+}
+
+describe("the git audit log", () => {
+  it("commits every event as one JSON line, never rewrites a line, and keeps private content out", async () => {
+    const server = await auditedServer(freshDir());
+    const audit = join(server.dataDir, "audit");
+    const agent = await server.agent("audited");
+    const first = await someChanges(server, agent, "one");
+    expect(await eventually(() => commitList(audit).length >= 1 && auditLines(audit).length === allSeqs(server).length, 10_000)).toBe(true);
+    const firstCommit = commitList(audit)[0] as string;
+    expect(gitIn(audit, ["log", "-1", "--format=%B"])).toMatch(/^Last-Seq: \d+$/m);
+
+    const second = await someChanges(server, agent, "two");
+    expect(await eventually(() => commitList(audit).length >= 2 && auditLines(audit).length === allSeqs(server).length, 10_000)).toBe(true);
+    const lines = auditLines(audit);
+    expect(lines.map((line) => line.seq)).toEqual(allSeqs(server));
+    // Later commits only add: no line of the first commit changed or went away.
+    const numstat = gitIn(audit, ["diff", "--numstat", firstCommit, "HEAD"]).trim().split("\n").filter(Boolean);
+    expect(numstat.length).toBeGreaterThan(0);
+    for (const row of numstat) expect(row.split("\t")[1]).toBe("0");
+
+    const text = readdirSync(join(audit, "events"))
+      .map((file) => readFileSync(join(audit, "events", file), "utf8"))
+      .join("");
+    for (const changes of [first, second]) {
+      expect(text).toContain(changes.privateId);
+      expect(text).not.toContain(changes.messageBody);
+    }
+    expect(text).not.toContain("my own shortcut");
+    const privateLine = lines.find((line) => line.payload.memory_id === first.privateId);
+    expect(privateLine?.resource).toMatchObject({ id: first.privateId, scope: "agent", content_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) as string });
+    expect(privateLine?.resource).not.toHaveProperty("content");
+    const publicLine = lines.find((line) => line.type === "memory.written" && line.resource?.scope === "project");
+    expect(publicLine?.resource?.content).toMatch(/^audited note one/);
+    const taskLine = lines.find((line) => line.type === "task.claimed");
+    expect(taskLine?.resource).toMatchObject({ status: "claimed", assigned_to: agent.agentId });
+  });
+
+  it("serves normally when the audit directory is deleted, and rebuilds it from the event log", async () => {
+    const dataDir = freshDir();
+    const server = await auditedServer(dataDir);
+    const audit = join(dataDir, "audit");
+    const agent = await server.agent("survivor");
+    await someChanges(server, agent, "before");
+    expect(await eventually(() => commitList(audit).length >= 1, 10_000)).toBe(true);
+
+    rmSync(audit, { recursive: true, force: true });
+    await someChanges(server, agent, "while gone");
+    expect((await server.request("/memory?limit=5", { as: agent })).status).toBe(200);
+    expect(await eventually(() => existsSync(join(audit, "events")) && commitList(audit).length >= 1 && auditLines(audit).length === allSeqs(server).length, 10_000)).toBe(true);
+    servers.splice(servers.indexOf(server), 1);
+    await server.close();
+
+    // And at a start without it.
+    rmSync(audit, { recursive: true, force: true });
+    const restarted = await auditedServer(dataDir);
+    expect((await restarted.request("/health")).status).toBe(200);
+    expect((await restarted.request("/memory?limit=5", { as: agent })).status).toBe(200);
+    expect(await eventually(() => commitList(audit).length >= 1 && auditLines(audit).length === allSeqs(restarted).length, 10_000)).toBe(true);
+    expect(auditLines(audit).map((line) => line.seq)).toEqual(allSeqs(restarted));
+  });
+
+  it("commits what is left at shutdown", async () => {
+    const dataDir = freshDir();
+    const server = await startTestServer({ DATA_DIR: dataDir, AUDIT_LOG: "on", AUDIT_COMMIT_SECONDS: "3600" });
+    const agent = await server.agent("closing");
+    await someChanges(server, agent, "last");
+    const seqs = allSeqs(server);
+    await server.close();
+    const audit = join(dataDir, "audit");
+    expect(commitList(audit)).toHaveLength(1);
+    expect(gitIn(audit, ["log", "-1", "--format=%B"])).toContain(`Last-Seq: ${seqs.at(-1)}`);
+    expect(auditLines(audit).map((line) => line.seq)).toEqual(seqs);
+  });
+});
