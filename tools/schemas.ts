@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { eventTypesDescription } from "./event-types.js";
 import { AGENT_ID_PATTERN, roles } from "../src/core/config.js";
 import { normalizeTimestamp } from "../src/core/time.js";
 
@@ -126,7 +127,7 @@ export const eventRecord = z
   .object({
     id: z.uuid(),
     seq: z.number().int(),
-    type: z.string(),
+    type: z.string().describe(eventTypesDescription()),
     agent_id: z.string(),
     project: z.string().nullable(),
     payload: z.record(z.string(), z.unknown()),

@@ -10,9 +10,11 @@ import type { EventRow } from "../store/events.js";
 
 const run = promisify(execFile);
 
-/** Appended per pass at most, so one pass never holds the event loop for long. */
-const PAGE = 500;
-const PAGES_PER_PASS = 20;
+/** Events per read; a pass reads pages until it has used its time slice. */
+const PAGE = 100;
+/** A pass yields the event loop after this long, so auditing never shows in request latency. */
+const SLICE_MS = 8;
+const APPEND_INTERVAL_MS = 250;
 const TAIL_BYTES = 65_536;
 
 const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
@@ -111,6 +113,7 @@ function lastAuditedSeq(eventsDir: string): number {
 export class AuditLog {
   private cursor = -1;
   private appendTimer: NodeJS.Timeout | null = null;
+  private pumping = false;
   private commitTimer: NodeJS.Timeout | null = null;
   private committing: Promise<void> = Promise.resolve();
   private gitAvailable = true;
@@ -136,7 +139,7 @@ export class AuditLog {
       this.log.warn("git not found: audit lines are written but not committed");
     }
     await this.ensureRepo();
-    this.appendTimer = setInterval(() => this.appendPass(), 1000);
+    this.appendTimer = setInterval(() => this.pump(), APPEND_INTERVAL_MS);
     this.appendTimer.unref();
     this.commitTimer = setInterval(() => void this.commit(), this.commitSeconds * 1000);
     this.commitTimer.unref();
@@ -150,15 +153,27 @@ export class AuditLog {
     this.cursor = lastAuditedSeq(this.eventsDir);
   }
 
-  /** Appends what has been committed to the database since the last pass; true when caught up. */
-  appendPass(): boolean {
+  /** Appends in time slices until caught up, yielding between them. */
+  private pump(): void {
+    if (this.pumping || this.closed) return;
+    this.pumping = true;
+    const slice = (): void => {
+      if (this.closed || this.appendPass(SLICE_MS)) this.pumping = false;
+      else setImmediate(slice);
+    };
+    slice();
+  }
+
+  /** Appends what the database committed since the last pass, for up to `budgetMs`; true when caught up. */
+  appendPass(budgetMs = Number.POSITIVE_INFINITY): boolean {
     if (this.cursor < 0 || !existsSync(this.eventsDir)) {
       // Deleted under a running server: start over once the repo is back.
       this.cursor = -1;
       void this.ensureRepo().catch((error: unknown) => this.log.error("audit log unavailable", { error }));
       return false;
     }
-    for (let page = 0; page < PAGES_PER_PASS; page++) {
+    const started = performance.now();
+    while (performance.now() - started < budgetMs) {
       const rows = eventsAfter(this.db, this.cursor, PAGE);
       if (rows.length === 0) return true;
       const byFile = new Map<string, string[]>();
@@ -188,7 +203,7 @@ export class AuditLog {
     this.committing = this.committing.then(async () => {
       try {
         await this.ensureRepo();
-        while (!this.appendPass()) await new Promise((resolve) => setImmediate(resolve));
+        while (!this.appendPass(SLICE_MS)) await new Promise((resolve) => setImmediate(resolve));
         if (!this.gitAvailable || this.cursor <= this.lastCommitted) return;
         await git(this.dir, ["add", "-A", "events"]);
         const status = await git(this.dir, ["status", "--porcelain", "events"]);
