@@ -6,13 +6,14 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../src/core/paths.js";
 import { runClaimBench, runHandoffBench, runMessageBench } from "./coordination.js";
+import { runFanoutBench, runReplayBench } from "./events.js";
 import { round, type Section } from "./lib.js";
 import { environment, formatSection, writeJson } from "./report.js";
 import { runSearchBench } from "./search.js";
 import { runStartupBench } from "./startup.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [--quick]]
@@ -23,6 +24,8 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   claim     task claims by 20 concurrent agents over 2,000 tasks, and a 20-way claim race
   messages  POST /messages and GET /messages/inbox, 50 agents, 10,000 messages in the store
   handoff   GET /sessions/handoff with 1,000 changed entries since the cursor
+  fanout    50 SSE subscribers while tasks are written at 200/s for 30 s: delay from 201 to delivery
+  replay    a stream resumed 100,000 events back: time until it has caught up
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -38,6 +41,8 @@ function plan(quick: boolean) {
     claim: { agents: 20, tasks: quick ? 200 : 2000 },
     messages: { agents: 50, seeded: quick ? 1000 : 10_000, timed: quick ? 200 : 2000, concurrentClients: 50 },
     handoff: { changedEntries: quick ? 200 : 1000, loads: quick ? 20 : 100 },
+    fanout: { subscribers: 50, writesPerSecond: 200, seconds: quick ? 5 : 30 },
+    replay: { events: quick ? 10_000 : 100_000 },
   };
 }
 
@@ -68,6 +73,10 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runMessageBench(sizes.messages);
     case "handoff":
       return runHandoffBench(sizes.handoff);
+    case "fanout":
+      return runFanoutBench(sizes.fanout);
+    case "replay":
+      return runReplayBench(sizes.replay);
   }
 }
 
