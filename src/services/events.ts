@@ -40,6 +40,8 @@ export interface CustomEvent {
 /** Families the server itself emits: nobody may forge them, but the archivist its own. */
 const SERVER_FAMILIES = ["memory", "task", "message", "project", "agent", "session", "archivist"];
 const MAX_PAYLOAD_BYTES = 16_384;
+/** Open streams one agent may hold at once (each is a connection and a subscription). */
+export const MAX_STREAMS_PER_AGENT = 16;
 const PRUNE_BATCH = 5_000;
 
 /** `since` is a timestamp, or `seq:<n>` to continue exactly after a known event. */
@@ -71,6 +73,9 @@ export class EventService {
 
   /** A live subscription; the caller counts as online until it ends. */
   subscribe(caller: Caller, request: StreamRequest): EventSubscription {
+    if ((this.agents.connected.get(caller.agentId) ?? 0) >= MAX_STREAMS_PER_AGENT) {
+      throw new AppError("RATE_LIMITED", `at most ${MAX_STREAMS_PER_AGENT} open event streams per agent`, { retryAfter: 5 });
+    }
     const subscription = new EventSubscription(this.db, this.bus, {
       viewer: viewerOf(caller),
       filters: { type: request.type, agent: request.agent },

@@ -458,7 +458,7 @@ describe("cairn doctor", () => {
     git(["commit", "-q", "-am", `tampered\n\nLast-Seq: ${(JSON.parse(lines.at(-1) as string) as { seq: number }).seq}`]);
     const tampered = await cairn(["doctor"], cliEnv(dir, env));
     expect(tampered.code).toBe(1);
-    expect(tampered.stdout).toMatch(/^FAIL\s+audit log: 1 events through seq \d+ are missing/m);
+    expect(tampered.stdout).toMatch(/^FAIL\s+audit log: 1 event through seq \d+ missing/m);
   });
 
   it("exits 1 and says FAIL when credentials.json is readable by others", async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ErrorBody, TestServer } from "../helpers/server.js";
 import { startTestServer } from "../helpers/server.js";
-import { openStream, parseFrames, stalledStream, type StreamedEvent } from "../helpers/stream.js";
+import { openStream, parseFrames, stalledStream, type OpenStream, type StreamedEvent } from "../helpers/stream.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 import { eventually } from "../helpers/wait.js";
 
@@ -127,6 +127,33 @@ describe("the live event stream", () => {
     expect(await online()).toBe(true);
     stream.close();
     expect(await eventually(async () => (await online()) === false, 5000)).toBe(true);
+  });
+});
+
+describe("limits", () => {
+  const server = serverForSuite();
+
+  it("refuses a 17th open stream of one agent with 429, and allows it again once one closes", async () => {
+    const agent = await server.agent("many-streams");
+    const streams = Array.from({ length: 16 }, () => openStream(server, agent));
+    await Promise.all(streams.map((stream) => stream.opened));
+    const refused = await server.request<ErrorBody>("/events/stream", { as: agent });
+    expect(refused.status).toBe(429);
+    expect(refused.body.detail).toBe("at most 16 open event streams per agent");
+    expect(refused.headers.get("retry-after")).toBe("5");
+    streams[0]?.close();
+    // The server notices the closed connection a moment later; then there is room again.
+    const opened: OpenStream[] = [];
+    const reopened = await eventually(async () => {
+      const attempt = openStream(server, agent);
+      opened.push(attempt);
+      return attempt.opened.then(
+        () => true,
+        () => false,
+      );
+    }, 5000);
+    expect(reopened).toBe(true);
+    for (const stream of [...streams, ...opened]) stream.close();
   });
 });
 
