@@ -9,6 +9,8 @@ import { docsRouter } from "./docs.js";
 import { errorHandler } from "./errors.js";
 import { mountOperations } from "./mount.js";
 import { StreamRegistry } from "./sse.js";
+import { McpEndpoint } from "../mcp/http.js";
+import { jsonBody } from "./body.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -67,6 +69,19 @@ export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => st
   });
   app.use(docsRouter());
 
+  // DNS rebinding: on a loopback bind only loopback names on this port (and PUBLIC_URL's host) may
+  // reach the server, so a web page cannot talk to it under a name it controls.
+  const allowedHost = (host: string, port: number): boolean => {
+    if (!runtime.config.hostIsLoopback) return true;
+    const names = ["127.0.0.1", "localhost", "[::1]"].map((name) => `${name}:${port}`);
+    if (runtime.config.publicUrlExplicit) names.push(new URL(runtime.config.PUBLIC_URL).host);
+    return names.includes(host.toLowerCase());
+  };
+  const mcp = new McpEndpoint(runtime, allowedHost);
+  app.post("/mcp", jsonBody(runtime.config.MAX_BODY_BYTES), mcp.handle);
+  app.get("/mcp", mcp.handle);
+  app.delete("/mcp", mcp.handle);
+
   const api = express.Router();
   mountOperations(api, runtime, { registry: streams, options: { pingMs: options.ssePingMs ?? 15_000 } });
   app.use(api);
@@ -81,6 +96,7 @@ export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => st
     drain: () => {
       draining = true;
       streams.endAll();
+      void mcp.close();
     },
     inFlight: () => inFlight - streams.size,
   };

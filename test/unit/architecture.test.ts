@@ -196,6 +196,10 @@ describe("the express app", () => {
       "GET /openapi.json",
       "GET /docs",
       "GET /docs/assets/:file",
+      // The MCP adapter: its tools are the catalogue's operations.
+      "POST /mcp",
+      "GET /mcp",
+      "DELETE /mcp",
     ];
     expect(pathSpecificMiddleware).toEqual([]);
     expect(routes.sort()).toEqual(expected.sort());

@@ -1,0 +1,132 @@
+import { randomUUID } from "node:crypto";
+import type { Request, Response } from "express";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { AppError } from "../core/errors.js";
+import { packageVersion } from "../core/paths.js";
+import type { Caller, Runtime } from "../../tools/runtime.js";
+import { callTool, mcpTools, type McpTool } from "./tools.js";
+import { SERVER_INSTRUCTIONS } from "./instructions.js";
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+  agentId: string;
+  /** Refreshed on every request: roles can change while a session lives. */
+  caller: Caller;
+  lastUsed: number;
+}
+
+export const MAX_SESSIONS_PER_AGENT = 32;
+const IDLE_MS = 30 * 60_000;
+
+const originHost = (origin: string): string => {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return "";
+  }
+};
+
+const rpcError = (response: Response, status: number, code: number, message: string): void => {
+  response.status(status).json({ jsonrpc: "2.0", error: { code, message }, id: null });
+};
+
+/**
+ * `/mcp`: MCP over Streamable HTTP. Every request authenticates like REST (no credentials, no
+ * identity: 401), and a session belongs to the agent that opened it — anyone else presenting its
+ * id gets 404, as for a session that does not exist.
+ */
+export class McpEndpoint {
+  private readonly sessions = new Map<string, Session>();
+  private readonly tools: McpTool[];
+  private readonly byName: Map<string, McpTool>;
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly allowedHost: (host: string, port: number) => boolean,
+  ) {
+    this.tools = mcpTools(runtime.operations, runtime.config.MCP_TOOLSET);
+    this.byName = new Map(this.tools.map((tool) => [tool.name, tool]));
+    this.sweeper = setInterval(() => this.closeIdle(), 60_000);
+    this.sweeper.unref();
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  readonly handle = async (request: Request, response: Response): Promise<void> => {
+    // DNS rebinding: a page in a browser must not reach a loopback server under another name.
+    const host = request.get("host") ?? "";
+    const origin = request.get("origin");
+    const port = request.socket.localPort ?? 0;
+    if (!this.allowedHost(host, port) || (origin !== undefined && !this.allowedHost(originHost(origin), port))) {
+      throw new AppError("FORBIDDEN", "host or origin not allowed");
+    }
+    const caller = this.runtime.authenticate({ agentId: request.get("x-agent-id"), apiKey: request.get("x-api-key") });
+    const sessionId = request.get("mcp-session-id");
+    if (sessionId !== undefined) {
+      const session = this.sessions.get(sessionId);
+      if (!session || session.agentId !== caller.agentId) {
+        rpcError(response, 404, -32001, "session not found");
+        return;
+      }
+      session.caller = caller;
+      session.lastUsed = Date.now();
+      await session.transport.handleRequest(request, response, request.body);
+      return;
+    }
+    if (request.method !== "POST" || !isInitializeRequest(request.body)) {
+      rpcError(response, 400, -32000, "no session: send an initialize request first");
+      return;
+    }
+    if ([...this.sessions.values()].filter((session) => session.agentId === caller.agentId).length >= MAX_SESSIONS_PER_AGENT) {
+      throw new AppError("RATE_LIMITED", `at most ${MAX_SESSIONS_PER_AGENT} open MCP sessions per agent`, { retryAfter: 60 });
+    }
+    await this.open(caller, request, response);
+  };
+
+  private async open(caller: Caller, request: Request, response: Response): Promise<void> {
+    const server = new Server({ name: "cairn", version: packageVersion }, { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS });
+    const session: Session = {
+      server,
+      agentId: caller.agentId,
+      caller,
+      lastUsed: Date.now(),
+      transport: new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          this.sessions.set(id, session);
+        },
+      }),
+    };
+    session.transport.onclose = () => {
+      if (session.transport.sessionId !== undefined) this.sessions.delete(session.transport.sessionId);
+    };
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools.map((tool) => tool.definition) }));
+    server.setRequestHandler(CallToolRequestSchema, async (call) => {
+      const tool = this.byName.get(call.params.name);
+      if (!tool) {
+        return { content: [{ type: "text", text: JSON.stringify({ detail: "unknown tool", code: "NOT_FOUND" }) }], structuredContent: { detail: "unknown tool", code: "NOT_FOUND" }, isError: true };
+      }
+      return callTool(this.runtime, tool, session.caller, call.params.arguments, randomUUID());
+    });
+    await server.connect(session.transport);
+    await session.transport.handleRequest(request, response, request.body);
+  }
+
+  private closeIdle(): void {
+    const cutoff = Date.now() - IDLE_MS;
+    for (const session of this.sessions.values()) if (session.lastUsed < cutoff) void session.transport.close();
+  }
+
+  /** Ends every session (shutdown). */
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await Promise.all([...this.sessions.values()].map((session) => session.transport.close()));
+    this.sessions.clear();
+  }
+}

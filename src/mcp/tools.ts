@@ -1,0 +1,162 @@
+import { z } from "zod";
+import { AppError } from "../core/errors.js";
+import type { JsonSchema } from "../../tools/layout.js";
+import { inputLayout } from "../../tools/layout.js";
+import { parseInput, type Operation } from "../../tools/operation.js";
+import type { Caller, Runtime } from "../../tools/runtime.js";
+
+export type Toolset = "core" | "standard" | "all";
+
+/** A catalogue operation as an MCP tool. */
+export interface McpTool {
+  name: string;
+  operation: Operation;
+  definition: {
+    name: string;
+    title: string;
+    description: string;
+    inputSchema: JsonSchema & { type: "object" };
+    outputSchema?: JsonSchema & { type: "object" };
+    annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+  };
+  /** How the operation's result becomes the tool's object-shaped structured content. */
+  shape: "object" | "list" | "wrapped" | "none";
+}
+
+/** Tool names that differ from the operation's: the contract names the waiting tool `wait_for`. */
+const TOOL_NAMES: Record<string, string> = { event_wait: "wait_for" };
+
+/** The dozen tools that carry a whole session. */
+const CORE = new Set([
+  "session_start",
+  "memory_search",
+  "memory_write",
+  "task_list",
+  "task_create",
+  "task_claim",
+  "task_complete",
+  "message_inbox",
+  "message_send",
+  "session_handoff",
+  "wait_for",
+]);
+const STANDARD_FAMILIES = ["memory_", "task_", "message_", "project_", "session_"];
+
+const inToolset = (name: string, toolset: Toolset): boolean =>
+  toolset === "all" || CORE.has(name) || (toolset === "standard" && STANDARD_FAMILIES.some((family) => name.startsWith(family)));
+
+const toJson = (schema: z.ZodType): JsonSchema => {
+  const json = z.toJSONSchema(schema, { io: "output", unrepresentable: "any" }) as JsonSchema;
+  delete json.$schema;
+  return json;
+};
+
+function inputSchema(operation: Operation): JsonSchema & { type: "object" } {
+  const json = z.toJSONSchema(operation.input, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  delete json.$schema;
+  // Header-borne fields (Last-Event-ID and the like) belong to HTTP, not to a tool's arguments.
+  const headerFields = Object.keys(inputLayout(operation).header);
+  const properties = Object.fromEntries(Object.entries(json.properties ?? {}).filter(([key]) => !headerFields.includes(key)));
+  const required = (json.required ?? []).filter((key) => !headerFields.includes(key));
+  const { required: _all, ...rest } = json;
+  return { ...rest, type: "object", properties, ...(required.length > 0 ? { required } : {}) };
+}
+
+/**
+ * Output schemas must be objects at the root. Named schemas come out of zod as a `$ref` into
+ * `$defs`: the root is resolved to its definition, and wrappers carry the `$defs` at their own
+ * root, where every `#/$defs/…` reference still points.
+ */
+function outputShape(operation: Operation): Pick<McpTool, "shape"> & { outputSchema?: JsonSchema & { type: "object" } } {
+  if (operation.output === undefined) return { shape: "none" };
+  const { $defs, ...item } = toJson(operation.output) as JsonSchema & { $defs?: Record<string, JsonSchema> };
+  const defs = $defs ? { $defs } : {};
+  const wrap = (properties: Record<string, JsonSchema>, required: string[]): JsonSchema & { type: "object" } => ({ type: "object", properties, required, ...defs });
+  if (operation.kind === "list") {
+    return {
+      shape: "list",
+      outputSchema: wrap({ items: { type: "array", items: item }, next_cursor: { type: ["string", "null"], description: "pass as `cursor` for the next page" } }, [
+        "items",
+        "next_cursor",
+      ]),
+    };
+  }
+  // An operation that may answer with nothing (204) still returns an object: `{result: null}`.
+  if ((operation.http.otherStatuses ?? []).some((other) => other.status === 204)) {
+    return { shape: "wrapped", outputSchema: wrap({ result: { anyOf: [item, { type: "null" }] } }, ["result"]) };
+  }
+  const ref = typeof item.$ref === "string" ? /^#\/\$defs\/(.+)$/.exec(item.$ref)?.[1] : undefined;
+  const root = ref !== undefined && $defs?.[ref] ? $defs[ref] : item;
+  if (root.type === "object") return { shape: "object", outputSchema: { ...root, type: "object", ...defs } };
+  return { shape: "wrapped", outputSchema: wrap({ result: item }, ["result"]) };
+}
+
+/** The catalogue's agent operations as tools, in catalogue order, filtered to the toolset. */
+export function mcpTools(operations: readonly Operation[], toolset: Toolset): McpTool[] {
+  return operations
+    .filter((operation) => operation.access === "agent" && operation.kind !== "stream")
+    .map((operation) => ({ operation, name: TOOL_NAMES[operation.name] ?? operation.name }))
+    .filter(({ name }) => inToolset(name, toolset))
+    .map(({ operation, name }) => {
+      const { shape, outputSchema } = outputShape(operation);
+      const readOnly = operation.kind === "read" || operation.kind === "list";
+      return {
+        name,
+        operation,
+        shape,
+        definition: {
+          name,
+          title: operation.title,
+          description: operation.description,
+          inputSchema: inputSchema(operation),
+          ...(outputSchema ? { outputSchema } : {}),
+          annotations: {
+            title: operation.title,
+            readOnlyHint: readOnly,
+            destructiveHint: operation.kind === "delete",
+            idempotentHint: readOnly || operation.kind === "update" || operation.kind === "delete",
+            openWorldHint: false,
+          },
+        },
+      };
+    });
+}
+
+export interface ToolResult {
+  [key: string]: unknown;
+  content: { type: "text"; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+const errorResult = (detail: string, code: string): ToolResult => ({
+  content: [{ type: "text", text: JSON.stringify({ detail, code }) }],
+  structuredContent: { detail, code },
+  isError: true,
+});
+
+/** Runs a tool for `caller` through the same runtime as REST: validation, roles, limits, services. */
+export async function callTool(runtime: Runtime, tool: McpTool, caller: Caller, args: unknown, requestId: string): Promise<ToolResult> {
+  try {
+    const input = parseInput(tool.operation, args ?? {});
+    const outcome = await runtime.invoke(tool.operation, { caller, input, requestId });
+    let structured: Record<string, unknown> | undefined;
+    if (tool.shape === "list") structured = { items: outcome.body, next_cursor: outcome.nextCursor ?? null };
+    else if (tool.shape === "object" && outcome.body !== undefined) structured = outcome.body as Record<string, unknown>;
+    else if (tool.shape === "wrapped") structured = { result: outcome.body ?? null };
+    if (structured === undefined) return { content: [{ type: "text", text: "done" }] };
+    return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
+  } catch (error) {
+    if (error instanceof AppError) {
+      const body = error.toBody() as { detail: string; code: string; errors?: unknown };
+      const result = errorResult(body.detail, body.code);
+      if (body.errors !== undefined) {
+        result.structuredContent = { ...result.structuredContent, errors: body.errors };
+        result.content = [{ type: "text", text: JSON.stringify(result.structuredContent) }];
+      }
+      return result;
+    }
+    runtime.services.log.error("tool failed", { tool: tool.name, request_id: requestId, error });
+    return errorResult("internal server error", "INTERNAL");
+  }
+}

@@ -1,0 +1,170 @@
+import http from "node:http";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { catalogue } from "../../tools/catalogue.js";
+import { callTool, mcpClient } from "../helpers/mcp.js";
+import { startTestServer } from "../helpers/server.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+
+const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+};
+const MCP_HEADERS = { accept: "application/json, text/event-stream", "content-type": "application/json" };
+
+describe("/mcp over Streamable HTTP", () => {
+  const server = serverForSuite({ DIRECTIVE_WRITERS: "human" });
+  const alice = agentForSuite(server, "mcp-alice");
+  const bob = agentForSuite(server, "mcp-bob");
+  const clients: Client[] = [];
+  const connect = async (as: typeof alice): Promise<Client> => {
+    const client = await mcpClient(server, as);
+    clients.push(client);
+    return client;
+  };
+  afterAll(async () => {
+    for (const client of clients) await client.close();
+  });
+
+  it("refuses a request without credentials with 401 and a challenge: there is no fallback identity", async () => {
+    const response = await fetch(new URL("/mcp", server.url), { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) });
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toBeTruthy();
+    expect(await response.json()).toMatchObject({ code: "UNAUTHENTICATED" });
+    const wrong = await fetch(new URL("/mcp", server.url), {
+      method: "POST",
+      headers: { ...MCP_HEADERS, "X-Agent-ID": alice.agentId, "X-API-Key": "cairn_wrong" },
+      body: JSON.stringify(INITIALIZE),
+    });
+    expect(wrong.status).toBe(401);
+  });
+
+  it("refuses a request under a foreign Host or Origin (DNS rebinding) with 403", async () => {
+    const port = new URL(server.url).port;
+    const headers = { ...MCP_HEADERS, "X-Agent-ID": alice.agentId, "X-API-Key": alice.apiKey };
+    // fetch will not send a Host of our choosing; node:http will.
+    const status = (extra: Record<string, string>): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const request = http.request(new URL("/mcp", server.url), { method: "POST", headers: { ...headers, ...extra } }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        request.on("error", reject);
+        request.end(JSON.stringify(INITIALIZE));
+      });
+    expect(await status({ host: `attacker.example:${port}` })).toBe(403);
+    expect(await status({ origin: "http://attacker.example" })).toBe(403);
+    expect(await status({ host: `localhost:${port}` })).toBe(200);
+    const local = await fetch(new URL("/mcp", server.url), { method: "POST", headers: { ...headers, origin: `http://localhost:${port}` }, body: JSON.stringify(INITIALIZE) });
+    expect(local.status).toBe(200);
+  });
+
+  it("lists the standard toolset with schemas, annotations and the session routine", async () => {
+    const client = await connect(alice);
+    expect(client.getInstructions()).toMatch(/session_start/);
+    const { tools } = await client.listTools();
+    const names = tools.map((tool) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(["memory_write", "memory_search", "task_claim", "message_send", "session_handoff", "session_start", "wait_for", "project_join"]));
+    expect(names).not.toContain("agent_rotate_key");
+    expect(names).not.toContain("event_stream");
+    for (const tool of tools) {
+      expect(tool.name).toMatch(/^[a-z]+_[a-z_]+$/);
+      expect(tool.description?.length, tool.name).toBeGreaterThan(20);
+      expect(tool.inputSchema.type).toBe("object");
+      if (tool.outputSchema) expect(tool.outputSchema.type).toBe("object");
+    }
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    expect(byName.get("memory_search")?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(byName.get("memory_delete")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(byName.get("memory_write")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+    expect(byName.get("memory_write")?.inputSchema.required).toEqual(["content"]);
+  });
+
+  it("runs the primitives as tools with structured results, under the caller's identity", async () => {
+    const client = await connect(alice);
+    const written = await callTool<{ id: string; agent_id: string }>(client, "memory_write", { content: "MCP note: the build cache lives in /var/cache/ci", tags: ["ci"] });
+    expect(written.isError).toBe(false);
+    expect(written.structured.agent_id).toBe(alice.agentId);
+    expect(JSON.parse(written.text)).toEqual(written.structured);
+    const found = await callTool<{ result: { id: string }[] }>(client, "memory_search", { q: "build cache" });
+    expect(found.structured.result.map((hit) => hit.id)).toContain(written.structured.id);
+    const listed = await callTool<{ items: { id: string }[]; next_cursor: string | null }>(client, "memory_list", { limit: 1 });
+    expect(listed.structured.items).toHaveLength(1);
+
+    const task = await callTool<{ id: string; status: string }>(client, "task_create", { title: "MCP task" });
+    const claimed = await callTool<{ status: string; assigned_to: string }>(client, "task_claim", { id: task.structured.id });
+    expect(claimed.structured).toMatchObject({ status: "claimed", assigned_to: alice.agentId });
+    const sent = await callTool<{ to: string }>(client, "message_send", { to: bob.agentId, body: "hello over MCP" });
+    expect(sent.structured.to).toBe(bob.agentId);
+    const pack = await callTool<{ claimed_tasks: { id: string }[] }>(client, "session_start", { peek: true });
+    expect(pack.structured.claimed_tasks.map((row) => row.id)).toContain(task.structured.id);
+
+    const bobsClient = await connect(bob);
+    const inbox = await callTool<{ items: { body: string }[] }>(bobsClient, "message_inbox");
+    expect(inbox.structured.items.map((message) => message.body)).toContain("hello over MCP");
+  });
+
+  it("returns refusals as isError results with REST's detail and code", async () => {
+    const client = await connect(bob);
+    const directive = await callTool<{ detail: string; code: string }>(client, "memory_write", { content: "always use tabs", type: "directive" });
+    expect(directive.isError).toBe(true);
+    expect(directive.structured).toEqual({ detail: "directive writes require elevated permission", code: "FORBIDDEN" });
+    const invalid = await callTool<{ code: string; errors: { path: string }[] }>(client, "memory_write", { content: "" });
+    expect(invalid.isError).toBe(true);
+    expect(invalid.structured.code).toBe("VALIDATION_FAILED");
+    expect(invalid.structured.errors.map((error) => error.path)).toContain("content");
+    const missing = await callTool<{ code: string }>(client, "task_get", { id: "0badc0de-0000-4000-8000-000000000000" });
+    expect(missing.structured.code).toBe("NOT_FOUND");
+  });
+
+  it("waits with wait_for, returning the event or null at the timeout", async () => {
+    const client = await connect(alice);
+    const quiet = await callTool<{ result: null }>(client, "wait_for", { types: ["never.happens"], timeout: 1 });
+    expect(quiet).toMatchObject({ isError: false, structured: { result: null } });
+    const waiting = callTool<{ result: { type: string } }>(client, "wait_for", { types: ["message.received"], timeout: 10 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await server.request("/messages", { as: bob, body: { to: alice.agentId, body: "wake up" } });
+    expect((await waiting).structured.result.type).toBe("message.received");
+  });
+
+  it("keeps a session to the agent that opened it: another agent presenting its id gets 404", async () => {
+    const opened = await fetch(new URL("/mcp", server.url), {
+      method: "POST",
+      headers: { ...MCP_HEADERS, "X-Agent-ID": alice.agentId, "X-API-Key": alice.apiKey },
+      body: JSON.stringify(INITIALIZE),
+    });
+    const sessionId = opened.headers.get("mcp-session-id") as string;
+    expect(sessionId).toBeTruthy();
+    const hijack = await fetch(new URL("/mcp", server.url), {
+      method: "POST",
+      headers: { ...MCP_HEADERS, "X-Agent-ID": bob.agentId, "X-API-Key": bob.apiKey, "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+    });
+    expect(hijack.status).toBe(404);
+  });
+});
+
+describe("tool sets", () => {
+  it("lists at most 12 tools in core and every agent operation in all", async () => {
+    for (const [toolset, check] of [
+      ["core", (names: string[]) => expect(names.length).toBeLessThanOrEqual(12)],
+      [
+        "all",
+        (names: string[]) =>
+          expect(names).toHaveLength(catalogue.filter((operation) => operation.access === "agent" && operation.kind !== "stream").length),
+      ],
+    ] as const) {
+      const server = await startTestServer({ MCP_TOOLSET: toolset });
+      try {
+        const client = await mcpClient(server, server.owner);
+        const { tools } = await client.listTools();
+        check(tools.map((tool) => tool.name));
+        await client.close();
+      } finally {
+        await server.close();
+      }
+    }
+  });
+});
