@@ -216,13 +216,13 @@ export interface ServerProcess {
 export const newDataDir = (): string => mkdtempSync(join(tmpdir(), "cairn-bench-"));
 
 /** Spawns `node dist/src/cli.js serve` and resolves once it has printed its URL. */
-export function startServerProcess(dataDir: string, sockets = 16): Promise<ServerProcess> {
+export function startServerProcess(dataDir: string, sockets = 16, env: Record<string, string> = {}): Promise<ServerProcess> {
   const spawnedAt = performance.now();
   // BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server under load.
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, join(packageRoot, "dist", "src", "cli.js"), "serve"], {
     cwd: packageRoot,
-    env: serverEnv(dataDir),
+    env: { ...serverEnv(dataDir), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
@@ -291,8 +291,13 @@ export function startServerProcess(dataDir: string, sockets = 16): Promise<Serve
 }
 
 /** Runs `body` against a fresh server on `dataDir`, then stops it and removes the directory. */
-export async function withServer<T>(dataDir: string, sockets: number, body: (server: ServerProcess) => Promise<T>): Promise<T> {
-  const server = await startServerProcess(dataDir, sockets);
+export async function withServer<T>(
+  dataDir: string,
+  sockets: number,
+  body: (server: ServerProcess) => Promise<T>,
+  env: Record<string, string> = {},
+): Promise<T> {
+  const server = await startServerProcess(dataDir, sockets, env);
   try {
     return await body(server);
   } catch (error) {

@@ -7,13 +7,14 @@ import { join } from "node:path";
 import { packageRoot } from "../src/core/paths.js";
 import { runClaimBench, runHandoffBench, runMessageBench } from "./coordination.js";
 import { runFanoutBench, runReplayBench } from "./events.js";
+import { runMcpBench } from "./mcp.js";
 import { round, type Section } from "./lib.js";
 import { environment, formatSection, writeJson } from "./report.js";
 import { runSearchBench } from "./search.js";
 import { runStartupBench } from "./startup.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [--quick]]
@@ -26,6 +27,7 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   handoff   GET /sessions/handoff with 1,000 changed entries since the cursor
   fanout    50 SSE subscribers while tasks are written at 200/s for 30 s: delay from 201 to delivery
   replay    a stream resumed 100,000 events back: time until it has caught up
+  mcp       the same operations through /mcp and REST, and tools/list size per tool set
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -43,6 +45,7 @@ function plan(quick: boolean) {
     handoff: { changedEntries: quick ? 200 : 1000, loads: quick ? 20 : 100 },
     fanout: { subscribers: 50, writesPerSecond: 200, seconds: quick ? 5 : 30 },
     replay: { events: quick ? 10_000 : 100_000 },
+    mcp: { calls: quick ? 200 : 2000, warmup: quick ? 20 : 200 },
   };
 }
 
@@ -77,6 +80,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runFanoutBench(sizes.fanout);
     case "replay":
       return runReplayBench(sizes.replay);
+    case "mcp":
+      return runMcpBench(sizes.mcp);
   }
 }
 

@@ -3,6 +3,7 @@ import type { Request, Response } from "express";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Role } from "../core/config.js";
 import { AppError } from "../core/errors.js";
 import { packageVersion } from "../core/paths.js";
 import type { Caller, Runtime } from "../../tools/runtime.js";
@@ -40,16 +41,14 @@ const rpcError = (response: Response, status: number, code: number, message: str
  */
 export class McpEndpoint {
   private readonly sessions = new Map<string, Session>();
-  private readonly tools: McpTool[];
-  private readonly byName: Map<string, McpTool>;
+  /** Per role: a session lists only the tools its agent may call. */
+  private readonly toolsByRole = new Map<Role, McpTool[]>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
     private readonly runtime: Runtime,
     private readonly allowedHost: (host: string, port: number) => boolean,
   ) {
-    this.tools = mcpTools(runtime.operations, runtime.config.MCP_TOOLSET);
-    this.byName = new Map(this.tools.map((tool) => [tool.name, tool]));
     this.sweeper = setInterval(() => this.closeIdle(), 60_000);
     this.sweeper.unref();
   }
@@ -106,9 +105,10 @@ export class McpEndpoint {
     session.transport.onclose = () => {
       if (session.transport.sessionId !== undefined) this.sessions.delete(session.transport.sessionId);
     };
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.tools.map((tool) => tool.definition) }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.toolsFor(session.caller.role).map((tool) => tool.definition) }));
     server.setRequestHandler(CallToolRequestSchema, async (call) => {
-      const tool = this.byName.get(call.params.name);
+      // Any tool of the catalogue may be called, listed or not: the runtime decides what the caller may do.
+      const tool = this.toolsFor(undefined).find((candidate) => candidate.name === call.params.name);
       if (!tool) {
         return { content: [{ type: "text", text: JSON.stringify({ detail: "unknown tool", code: "NOT_FOUND" }) }], structuredContent: { detail: "unknown tool", code: "NOT_FOUND" }, isError: true };
       }
@@ -116,6 +116,16 @@ export class McpEndpoint {
     });
     await server.connect(session.transport);
     await session.transport.handleRequest(request, response, request.body);
+  }
+
+  private toolsFor(role: Role | undefined): McpTool[] {
+    const key = role ?? ("*" as Role);
+    let tools = this.toolsByRole.get(key);
+    if (!tools) {
+      tools = mcpTools(this.runtime.operations, role === undefined ? "all" : this.runtime.config.MCP_TOOLSET, role);
+      this.toolsByRole.set(key, tools);
+    }
+    return tools;
   }
 
   private closeIdle(): void {

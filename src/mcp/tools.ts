@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../core/errors.js";
+import type { Role } from "../core/config.js";
 import type { JsonSchema } from "../../tools/layout.js";
 import { inputLayout } from "../../tools/layout.js";
 import { parseInput, type Operation } from "../../tools/operation.js";
@@ -13,11 +14,10 @@ export interface McpTool {
   operation: Operation;
   definition: {
     name: string;
-    title: string;
     description: string;
     inputSchema: JsonSchema & { type: "object" };
     outputSchema?: JsonSchema & { type: "object" };
-    annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+    annotations: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint: boolean };
   };
   /** How the operation's result becomes the tool's object-shaped structured content. */
   shape: "object" | "list" | "wrapped" | "none";
@@ -40,7 +40,7 @@ const CORE = new Set([
   "session_handoff",
   "wait_for",
 ]);
-const STANDARD_FAMILIES = ["memory_", "task_", "message_", "project_", "session_"];
+const STANDARD_FAMILIES = ["memory_", "task_", "message_", "project_"];
 
 const inToolset = (name: string, toolset: Toolset): boolean =>
   toolset === "all" || CORE.has(name) || (toolset === "standard" && STANDARD_FAMILIES.some((family) => name.startsWith(family)));
@@ -51,15 +51,40 @@ const toJson = (schema: z.ZodType): JsonSchema => {
   return json;
 };
 
+/**
+ * What a model needs to call a tool well: types, enums, descriptions, which fields are required.
+ * Lengths, patterns and formats stay on the server, which checks every call and names the field
+ * that is wrong; leaving them out keeps `tools/list` small enough to sit in every prompt.
+ */
+const KEPT_KEYWORDS = new Set(["type", "enum", "const", "description", "items", "properties", "required", "anyOf", "default"]);
+
+function compact(schema: unknown, isPropertyMap = false): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => compact(item));
+  if (schema === null || typeof schema !== "object") return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([key]) => isPropertyMap || KEPT_KEYWORDS.has(key))
+      .map(([key, value]) => [key, compact(value, key === "properties" && !isPropertyMap)]),
+  );
+}
+
 function inputSchema(operation: Operation): JsonSchema & { type: "object" } {
-  const json = z.toJSONSchema(operation.input, { io: "input", unrepresentable: "any" }) as JsonSchema;
-  delete json.$schema;
+  const json = compact(z.toJSONSchema(operation.input, { io: "input", unrepresentable: "any" })) as JsonSchema;
   // Header-borne fields (Last-Event-ID and the like) belong to HTTP, not to a tool's arguments.
   const headerFields = Object.keys(inputLayout(operation).header);
   const properties = Object.fromEntries(Object.entries(json.properties ?? {}).filter(([key]) => !headerFields.includes(key)));
   const required = (json.required ?? []).filter((key) => !headerFields.includes(key));
-  const { required: _all, ...rest } = json;
-  return { ...rest, type: "object", properties, ...(required.length > 0 ? { required } : {}) };
+  return { type: "object", properties, ...(required.length > 0 ? { required } : {}) };
+}
+
+/** Hints that differ from MCP's defaults (not read-only, destructive, not idempotent, open world). */
+function annotations(operation: Operation): McpTool["definition"]["annotations"] {
+  if (operation.kind === "read" || operation.kind === "list") return { readOnlyHint: true, openWorldHint: false };
+  return {
+    ...(operation.kind === "delete" ? {} : { destructiveHint: false }),
+    ...(operation.kind === "update" || operation.kind === "delete" ? { idempotentHint: true } : {}),
+    openWorldHint: false,
+  };
 }
 
 /**
@@ -91,32 +116,30 @@ function outputShape(operation: Operation): Pick<McpTool, "shape"> & { outputSch
   return { shape: "wrapped", outputSchema: wrap({ result: item }, ["result"]) };
 }
 
-/** The catalogue's agent operations as tools, in catalogue order, filtered to the toolset. */
-export function mcpTools(operations: readonly Operation[], toolset: Toolset): McpTool[] {
+/**
+ * The catalogue's agent operations as tools, in catalogue order, filtered to the toolset and (with
+ * `role`) to what that role may call. Output schemas are listed only with the `all` set: they are
+ * most of the listing's size, and results carry `structuredContent` either way.
+ */
+export function mcpTools(operations: readonly Operation[], toolset: Toolset, role?: Role): McpTool[] {
   return operations
     .filter((operation) => operation.access === "agent" && operation.kind !== "stream")
+    .filter((operation) => role === undefined || ((!operation.roles || operation.roles.includes(role)) && (role !== "viewer" || operation.kind === "read" || operation.kind === "list")))
     .map((operation) => ({ operation, name: TOOL_NAMES[operation.name] ?? operation.name }))
     .filter(({ name }) => inToolset(name, toolset))
     .map(({ operation, name }) => {
       const { shape, outputSchema } = outputShape(operation);
-      const readOnly = operation.kind === "read" || operation.kind === "list";
       return {
         name,
         operation,
         shape,
         definition: {
+          // No separate title: the snake_case name says as much, and every character here is in every prompt.
           name,
-          title: operation.title,
           description: operation.description,
           inputSchema: inputSchema(operation),
-          ...(outputSchema ? { outputSchema } : {}),
-          annotations: {
-            title: operation.title,
-            readOnlyHint: readOnly,
-            destructiveHint: operation.kind === "delete",
-            idempotentHint: readOnly || operation.kind === "update" || operation.kind === "delete",
-            openWorldHint: false,
-          },
+          ...(outputSchema && toolset === "all" ? { outputSchema } : {}),
+          annotations: annotations(operation),
         },
       };
     });

@@ -73,13 +73,18 @@ describe("/mcp over Streamable HTTP", () => {
       expect(tool.name).toMatch(/^[a-z]+_[a-z_]+$/);
       expect(tool.description?.length, tool.name).toBeGreaterThan(20);
       expect(tool.inputSchema.type).toBe("object");
-      if (tool.outputSchema) expect(tool.outputSchema.type).toBe("object");
+      expect(tool.outputSchema).toBeUndefined();
     }
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
-    expect(byName.get("memory_search")?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
-    expect(byName.get("memory_delete")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
-    expect(byName.get("memory_write")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+    // Hints are listed where they differ from MCP's defaults (not read-only, destructive, not idempotent).
+    expect(byName.get("memory_search")?.annotations).toEqual({ readOnlyHint: true, openWorldHint: false });
+    expect(byName.get("memory_delete")?.annotations).toEqual({ idempotentHint: true, openWorldHint: false });
+    expect(byName.get("memory_write")?.annotations).toEqual({ destructiveHint: false, openWorldHint: false });
     expect(byName.get("memory_write")?.inputSchema.required).toEqual(["content"]);
+    // An agent is not offered what its role may not do.
+    expect(names).not.toContain("memory_set_headline");
+    // Small enough to sit in every prompt.
+    expect(JSON.stringify({ tools }).length / 4).toBeLessThan(6000);
   });
 
   it("runs the primitives as tools with structured results, under the caller's identity", async () => {
@@ -147,24 +152,38 @@ describe("/mcp over Streamable HTTP", () => {
 });
 
 describe("tool sets", () => {
-  it("lists at most 12 tools in core and every agent operation in all", async () => {
-    for (const [toolset, check] of [
-      ["core", (names: string[]) => expect(names.length).toBeLessThanOrEqual(12)],
-      [
-        "all",
-        (names: string[]) =>
-          expect(names).toHaveLength(catalogue.filter((operation) => operation.access === "agent" && operation.kind !== "stream").length),
-      ],
-    ] as const) {
-      const server = await startTestServer({ MCP_TOOLSET: toolset });
-      try {
-        const client = await mcpClient(server, server.owner);
-        const { tools } = await client.listTools();
-        check(tools.map((tool) => tool.name));
-        await client.close();
-      } finally {
-        await server.close();
-      }
+  it("lists at most 12 tools in core", async () => {
+    const server = await startTestServer({ MCP_TOOLSET: "core" });
+    try {
+      const client = await mcpClient(server, server.owner);
+      const { tools } = await client.listTools();
+      expect(tools.length).toBeLessThanOrEqual(12);
+      expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(["session_start", "memory_search", "task_claim", "session_handoff", "wait_for"]));
+      await client.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("lists every operation the role may call in all, with output schemas the results satisfy", async () => {
+    const server = await startTestServer({ MCP_TOOLSET: "all" });
+    try {
+      const client = await mcpClient(server, server.owner);
+      const { tools } = await client.listTools();
+      const expected = catalogue.filter(
+        (operation) => operation.access === "agent" && operation.kind !== "stream" && (!operation.roles || operation.roles.includes("owner")),
+      );
+      expect(tools).toHaveLength(expected.length);
+      expect(tools.filter((tool) => tool.outputSchema).length).toBeGreaterThan(30);
+      // The SDK client checks structuredContent against the listed outputSchema: these would throw on a mismatch.
+      const written = await callTool<{ id: string }>(client, "memory_write", { content: "schema-checked note" });
+      await callTool(client, "memory_list", { limit: 2 });
+      await callTool(client, "memory_get", { id: written.structured.id });
+      await callTool(client, "wait_for", { timeout: 1, types: ["never.happens"] });
+      await callTool(client, "agent_me");
+      await client.close();
+    } finally {
+      await server.close();
     }
   });
 });
