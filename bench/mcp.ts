@@ -17,17 +17,19 @@ async function connect(server: ServerProcess, as: Credentials): Promise<Client> 
   return client;
 }
 
-async function timed(count: number, operation: (index: number) => Promise<void>): Promise<number[]> {
+async function timed(count: number, operation: (index: number) => Promise<void>, cpu?: { server: ServerProcess; total: number }): Promise<number[]> {
   const samples: number[] = [];
+  const before = cpu?.server.cpuMs() ?? 0;
   for (let index = 0; index < count; index++) {
     const started = performance.now();
     await operation(index);
     samples.push(performance.now() - started);
   }
+  if (cpu) cpu.total += cpu.server.cpuMs() - before;
   return samples;
 }
 
-const row = (scenario: string, samples: number[], note?: string): Row => {
+const row = (scenario: string, samples: number[], serverCpuMs: number, note?: string): Row => {
   const stats = latencyStats(samples);
   return {
     scenario,
@@ -35,7 +37,7 @@ const row = (scenario: string, samples: number[], note?: string): Row => {
     p50Ms: round(stats.p50, 2),
     p95Ms: round(stats.p95, 2),
     opsPerSec: round(1000 / stats.mean, 0),
-    cpuMsPerOp: null,
+    cpuMsPerOp: round(serverCpuMs / stats.n, 2),
     rssMb: null,
     ...(note === undefined ? {} : { note }),
   };
@@ -85,12 +87,14 @@ export async function runMcpBench(options: McpOptions): Promise<Section> {
       await timed(options.warmup, operation.mcp);
       const rest: number[] = [];
       const mcp: number[] = [];
+      const restCpu = { server, total: 0 };
+      const mcpCpu = { server, total: 0 };
       for (let block = 0; block < 10; block++) {
-        rest.push(...(await timed(options.calls / 10, operation.rest)));
-        mcp.push(...(await timed(options.calls / 10, operation.mcp)));
+        rest.push(...(await timed(options.calls / 10, operation.rest, restCpu)));
+        mcp.push(...(await timed(options.calls / 10, operation.mcp, mcpCpu)));
       }
-      const restRow = row(`${operation.name} via REST`, rest);
-      const mcpRow = row(`${operation.name} via /mcp`, mcp);
+      const restRow = row(`${operation.name} via REST`, rest, restCpu.total);
+      const mcpRow = row(`${operation.name} via /mcp`, mcp, mcpCpu.total);
       added[operation.name] = round((mcpRow.p50Ms ?? 0) - (restRow.p50Ms ?? 0), 2);
       mcpRow.note = `adds ${added[operation.name]} ms at p50`;
       rows.push(restRow, mcpRow);

@@ -97,6 +97,9 @@ export class McpEndpoint {
       lastUsed: Date.now(),
       transport: new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        // A call's answer as plain JSON, not a one-event SSE stream: cheaper on both ends.
+        // Notifications travel on the session's GET stream.
+        enableJsonResponse: true,
         onsessioninitialized: (id) => {
           this.sessions.set(id, session);
         },
