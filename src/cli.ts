@@ -1,11 +1,12 @@
-import { agentHelp, backupHelp, doctorHelp, reindexHelp, serveHelp } from "./cli/help.js";
+import { agentHelp, backupHelp, doctorHelp, mcpHelp, reindexHelp, serveHelp } from "./cli/help.js";
 import { print, printError, UsageError } from "./cli/output.js";
 import { packageVersion } from "./core/paths.js";
 
 const help = `usage: cairn <command> [options]
 
 commands:
-  serve               run the server (REST, /docs, /openapi.json)
+  serve               run the server (REST, /mcp, /docs, /openapi.json)
+  mcp                 MCP over stdio for an agent host, bridging to the server at CAIRN_URL
   agent add ID        create an agent and print its key once
   agent rotate-key ID issue a new key for an agent
   backup FILE         consistent online copy of the database
@@ -27,6 +28,13 @@ const commands: Record<string, Command> = {
     run: async () => {
       await (await import("./cli/serve.js")).serve();
       return -1;
+    },
+  },
+  mcp: {
+    help: mcpHelp,
+    run: async () => {
+      await (await import("./cli/mcp.js")).mcp();
+      return 0;
     },
   },
   agent: {

@@ -6,6 +6,14 @@ Runs the HTTP server (REST, /docs, /openapi.json) on HOST:PORT with the data in 
 Settings come from the environment; see the README. SIGTERM or SIGINT drain in-flight
 requests and close the database.`;
 
+export const mcpHelp = `usage: cairn mcp
+
+An MCP server on stdin/stdout for agent hosts (Claude Code, Cursor, Codex, ...). Every request is
+forwarded to the server at CAIRN_URL (default http://127.0.0.1:8470) as the agent CAIRN_AGENT_ID
+with the key CAIRN_API_KEY. When CAIRN_URL is a loopback address and nothing answers, it starts
+\`cairn serve\` there in the background (data in DATA_DIR, default ~/.cairn) and waits for it, so
+all agents on the machine share one server. Messages go to stderr; stdout carries only MCP.`;
+
 export const agentHelp = `usage: cairn agent add ID [--role agent|owner|viewer] [--name DISPLAY_NAME]
        cairn agent rotate-key ID
 

@@ -1,0 +1,86 @@
+import { spawn } from "node:child_process";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, CallToolResultSchema, ListToolsRequestSchema, ListToolsResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { packageVersion } from "../core/paths.js";
+
+export interface BridgeOptions {
+  url: string;
+  agentId: string;
+  apiKey: string;
+  /** The CLI entry to run `serve` with when a loopback server has to be started. */
+  cliPath: string;
+  /** Written to stderr: stdout carries nothing but the protocol. */
+  say: (line: string) => void;
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+const START_WAIT_MS = 10_000;
+
+async function healthy(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) });
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Makes sure a server answers at `url`. Nothing answering on a loopback address means no server
+ * runs on this machine yet: start `cairn serve` there in the background (its data in DATA_DIR,
+ * `~/.cairn` by default) so every agent's bridge shares that one server.
+ */
+export async function ensureServer(options: BridgeOptions): Promise<void> {
+  if (await healthy(options.url)) return;
+  const target = new URL(options.url);
+  if (!LOOPBACK.has(target.hostname)) throw new Error(`no Cairn server answers at ${options.url}`);
+  const child = spawn(process.execPath, [options.cliPath, "serve"], {
+    detached: true,
+    stdio: "ignore",
+    env: { ...process.env, HOST: target.hostname.replace(/^\[|\]$/g, ""), PORT: target.port || "80" },
+  });
+  child.unref();
+  options.say(`cairn mcp: started cairn serve (pid ${child.pid}) at ${options.url}`);
+  const deadline = Date.now() + START_WAIT_MS;
+  while (Date.now() < deadline) {
+    if (await healthy(options.url)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`started cairn serve, but nothing answered at ${options.url} within ${START_WAIT_MS / 1000} s`);
+}
+
+/**
+ * `cairn mcp`: an MCP server on stdin/stdout that forwards every request to the running server's
+ * `/mcp`, as the configured agent. The tools, their schemas, the instructions and every rule are
+ * the server's; the bridge only carries messages.
+ */
+export async function runBridge(options: BridgeOptions): Promise<void> {
+  await ensureServer(options);
+  const upstream = new Client({ name: "cairn-mcp-bridge", version: packageVersion });
+  try {
+    await upstream.connect(
+      new StreamableHTTPClientTransport(new URL("/mcp", options.url), {
+        requestInit: { headers: { "X-Agent-ID": options.agentId, "X-API-Key": options.apiKey } },
+      }),
+    );
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(/\b401\b|UNAUTHENTICATED/.test(message) ? `the server at ${options.url} refused the credentials of ${options.agentId}` : `cannot reach ${options.url}/mcp: ${message}`);
+  }
+  const instructions = upstream.getInstructions();
+  const local = new Server(
+    { name: "cairn", version: packageVersion },
+    { capabilities: { tools: {} }, ...(instructions === undefined ? {} : { instructions }) },
+  );
+  local.setRequestHandler(ListToolsRequestSchema, (request) => upstream.request({ method: "tools/list", params: request.params }, ListToolsResultSchema));
+  local.setRequestHandler(CallToolRequestSchema, (request) => upstream.request({ method: "tools/call", params: request.params }, CallToolResultSchema));
+  const closed = new Promise<void>((resolve) => {
+    local.onclose = () => resolve();
+  });
+  await local.connect(new StdioServerTransport());
+  await closed;
+  await upstream.close();
+}

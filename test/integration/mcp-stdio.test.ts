@@ -1,0 +1,136 @@
+import { execFileSync, spawn } from "node:child_process";
+import { rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { resolve } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { callTool } from "../helpers/mcp.js";
+import { tempDir, testEnv, type Credentials } from "../helpers/server.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+
+const CLI = resolve(import.meta.dirname, "../../dist/src/cli.js");
+
+/** The environment a host gives `cairn mcp`: nothing of the test server's own settings. */
+function bridgeEnv(url: string, as: Credentials | null, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    CAIRN_URL: url,
+    ...(as ? { CAIRN_AGENT_ID: as.agentId, CAIRN_API_KEY: as.apiKey } : {}),
+    ...extra,
+  };
+}
+
+async function bridge(env: Record<string, string>, stderr: string[] = []): Promise<Client> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], env, stderr: "pipe" });
+  transport.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk.toString("utf8")));
+  const client = new Client({ name: "stdio-test", version: "1.0.0" });
+  await client.connect(transport);
+  return client;
+}
+
+function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolveRun) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    child.on("close", (code) => resolveRun({ code, stdout, stderr }));
+    child.stdin.end();
+  });
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolvePort(port));
+    });
+  });
+
+describe("cairn mcp (stdio)", () => {
+  const server = serverForSuite({ DIRECTIVE_WRITERS: "human" });
+  const agent = agentForSuite(server, "stdio-agent");
+  const clients: Client[] = [];
+  afterAll(async () => {
+    for (const client of clients) await client.close();
+  });
+
+  it("lists the server's tools and runs them as the configured agent", async () => {
+    const client = await bridge(bridgeEnv(server.url, agent));
+    clients.push(client);
+    expect(client.getInstructions()).toMatch(/session_handoff/);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(["memory_write", "task_claim", "session_start", "wait_for"]));
+    const written = await callTool<{ id: string; agent_id: string }>(client, "memory_write", { content: "written through the stdio bridge" });
+    expect(written.structured.agent_id).toBe(agent.agentId);
+    const read = await server.request<{ content: string }>(`/memory/${written.structured.id}`, { as: agent });
+    expect(read.body.content).toBe("written through the stdio bridge");
+    const refused = await callTool<{ code: string; detail: string }>(client, "memory_write", { content: "a rule", type: "directive" });
+    expect(refused.isError).toBe(true);
+    expect(refused.structured).toEqual({ detail: "directive writes require elevated permission", code: "FORBIDDEN" });
+  });
+
+  it("says on stderr, not stdout, what is missing or wrong, and exits non-zero", async () => {
+    const missing = await run(["mcp"], bridgeEnv(server.url, null));
+    expect(missing.code).toBe(2);
+    expect(missing.stdout).toBe("");
+    expect(missing.stderr).toMatch(/CAIRN_AGENT_ID and CAIRN_API_KEY/);
+    const wrong = await run(["mcp"], bridgeEnv(server.url, { agentId: agent.agentId, apiKey: "cairn_not-the-key" }));
+    expect(wrong.code).toBe(1);
+    expect(wrong.stdout).toBe("");
+    expect(wrong.stderr).toMatch(/refused the credentials of stdio-agent/);
+    const remote = await run(["mcp"], bridgeEnv("http://192.0.2.1:9", agent));
+    expect(remote.code).toBe(1);
+    expect(remote.stderr).toMatch(/no Cairn server answers at http:\/\/192\.0\.2\.1:9/);
+  });
+});
+
+describe("cairn mcp without a running server", () => {
+  const dataDir = tempDir("cairn-bridge-");
+  let started: number | undefined;
+  afterAll(() => {
+    if (started !== undefined) {
+      try {
+        process.kill(started, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("starts one on the loopback address it was given, and a second bridge reuses it", async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const serverEnv = testEnv(dataDir);
+    delete serverEnv.PORT;
+    delete serverEnv.HOST;
+    // The agent exists before any server runs: `cairn agent add` works on the data directory.
+    const key = /cairn_[A-Za-z0-9_-]+/.exec(
+      execFileSync(process.execPath, [CLI, "agent", "add", "bridged"], { env: { ...process.env, ...serverEnv }, encoding: "utf8" }),
+    )?.[0] as string;
+    const env = bridgeEnv(url, { agentId: "bridged", apiKey: key }, serverEnv);
+
+    const firstLog: string[] = [];
+    const first = await bridge(env, firstLog);
+    const pid = /started cairn serve \(pid (\d+)\)/.exec(firstLog.join(""))?.[1];
+    expect(pid).toBeDefined();
+    started = Number(pid);
+    const written = await callTool<{ id: string }>(first, "memory_write", { content: "kept by the auto-started server" });
+    expect(written.isError).toBe(false);
+
+    const secondLog: string[] = [];
+    const second = await bridge(env, secondLog);
+    expect(secondLog.join("")).not.toMatch(/started cairn serve/);
+    const read = await callTool<{ content: string }>(second, "memory_get", { id: written.structured.id });
+    expect(read.structured.content).toBe("kept by the auto-started server");
+    await first.close();
+    await second.close();
+    // The server outlives the bridges: it belongs to the machine, not to one agent host.
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+  });
+});
