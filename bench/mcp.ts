@@ -1,7 +1,10 @@
 // MCP against REST: the same operations through /mcp and through their REST routes, and the size
 // of `tools/list` for each tool set.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { join } from "node:path";
+import { packageRoot } from "../src/core/paths.js";
 import { latencyStats, newDataDir, progress, round, withServer, type Credentials, type Row, type Section, type ServerProcess } from "./lib.js";
 
 export interface McpOptions {
@@ -61,6 +64,14 @@ export async function runMcpBench(options: McpOptions): Promise<Section> {
     await server.waitForHealth((health) => health.embeddings === "ready");
     const agent = await server.client.registerAgent("bench-mcp");
     const client = await connect(server, agent);
+    const bridged = new Client({ name: "cairn-bench-stdio", version: "1.0.0" });
+    await bridged.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [join(packageRoot, "dist", "src", "cli.js"), "mcp"],
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CAIRN_URL: server.url, CAIRN_AGENT_ID: agent.agentId, CAIRN_API_KEY: agent.apiKey },
+      }),
+    );
     const task = JSON.parse((await server.client.post("/tasks", { title: "read me" }, agent)).body) as { id: string };
     const operations: { name: string; rest: () => Promise<void>; mcp: () => Promise<void> }[] = [
       {
@@ -99,6 +110,24 @@ export async function runMcpBench(options: McpOptions): Promise<Section> {
       mcpRow.note = `adds ${added[operation.name]} ms at p50`;
       rows.push(restRow, mcpRow);
     }
+    progress("mcp: task_get through the stdio bridge");
+    const viaMcp = async (): Promise<void> => void (await client.callTool({ name: "task_get", arguments: { id: task.id } }));
+    const viaBridge = async (): Promise<void> => void (await bridged.callTool({ name: "task_get", arguments: { id: task.id } }));
+    await timed(options.warmup, viaBridge);
+    const direct: number[] = [];
+    const bridgedSamples: number[] = [];
+    for (let block = 0; block < 10; block++) {
+      direct.push(...(await timed(options.calls / 10, viaMcp)));
+      bridgedSamples.push(...(await timed(options.calls / 10, viaBridge)));
+    }
+    const directRow = row("task_get via /mcp (again)", direct, 0);
+    const bridgeRow = row("task_get via cairn mcp (stdio → /mcp)", bridgedSamples, 0);
+    const bridgeAdds = round((bridgeRow.p50Ms ?? 0) - (directRow.p50Ms ?? 0), 2);
+    bridgeRow.note = `adds ${bridgeAdds} ms at p50 over /mcp`;
+    directRow.cpuMsPerOp = null;
+    bridgeRow.cpuMsPerOp = null;
+    rows.push(directRow, bridgeRow);
+    await bridged.close();
     await client.close();
     for (const [toolset, size] of Object.entries(sizes)) {
       rows.push({ scenario: `tools/list, ${toolset}`, n: size.tools, p50Ms: null, p95Ms: null, opsPerSec: null, cpuMsPerOp: null, rssMb: null, note: `${size.chars} chars ≈ ${size.tokens} tokens` });
@@ -112,7 +141,7 @@ export async function runMcpBench(options: McpOptions): Promise<Section> {
         { what: "MCP overhead at p50 (worst operation)", goal: "≤ 3 ms", measured: `${worst} ms`, met: worst <= 3 },
         { what: "tools/list, standard", goal: "< 6,000 tokens", measured: `${sizes.standard?.tokens} tokens`, met: (sizes.standard?.tokens ?? Infinity) < 6000 },
       ],
-      details: { toolsets: sizes, added_ms_p50: added },
+      details: { toolsets: sizes, added_ms_p50: added, stdio_bridge_added_ms_p50: bridgeAdds },
     };
   });
 }
