@@ -14,6 +14,8 @@ export type { Caller, ServiceOptions };
 export interface Credentials {
   agentId?: string | undefined;
   apiKey?: string | undefined;
+  /** The Authorization header: `Bearer <token>` from POST /oauth/token. */
+  authorization?: string | undefined;
 }
 
 export interface Invocation {
@@ -48,9 +50,15 @@ export class Runtime {
     return this.services.config;
   }
 
+  /** Agent id and key first (CONTRACT §2.2), then a bearer token; nothing valid is 401. */
   authenticate(credentials: Credentials): Caller {
-    if (!credentials.agentId || !credentials.apiKey) throw new AppError("UNAUTHENTICATED", "invalid credentials");
-    return this.services.agents.authenticate(credentials.agentId, credentials.apiKey);
+    if (credentials.agentId || credentials.apiKey) {
+      if (!credentials.agentId || !credentials.apiKey) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+      return this.services.agents.authenticate(credentials.agentId, credentials.apiKey);
+    }
+    const bearer = /^Bearer\s+(\S+)$/i.exec(credentials.authorization ?? "")?.[1];
+    if (bearer === undefined) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+    return this.services.agents.authenticateToken(bearer);
   }
 
   async invoke(operation: Operation, invocation: Invocation): Promise<InvocationResult> {

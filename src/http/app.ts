@@ -10,6 +10,7 @@ import { errorHandler } from "./errors.js";
 import { mountOperations } from "./mount.js";
 import { StreamRegistry } from "./sse.js";
 import { McpEndpoint } from "../mcp/http.js";
+import { mcpChallenge, oauthRouter } from "./oauth.js";
 import { jsonBody } from "./body.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -77,7 +78,8 @@ export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => st
     if (runtime.config.publicUrlExplicit) names.push(new URL(runtime.config.PUBLIC_URL).host);
     return names.includes(host.toLowerCase());
   };
-  const mcp = new McpEndpoint(runtime, allowedHost);
+  app.use(oauthRouter(runtime, publicUrl));
+  const mcp = new McpEndpoint(runtime, allowedHost, () => mcpChallenge(publicUrl()));
   app.post("/mcp", jsonBody(runtime.config.MAX_BODY_BYTES), mcp.handle);
   app.get("/mcp", mcp.handle);
   app.delete("/mcp", mcp.handle);

@@ -63,7 +63,7 @@ export function mountOperations(router: Router, runtime: Runtime, streams: { reg
     const authenticate = (request: Request, response: Response<unknown, RouteLocals>, next: NextFunction): void => {
       response.locals.caller =
         operation.access === "agent"
-          ? runtime.authenticate({ agentId: request.get("x-agent-id"), apiKey: request.get("x-api-key") })
+          ? runtime.authenticate({ agentId: request.get("x-agent-id"), apiKey: request.get("x-api-key"), authorization: request.get("authorization") })
           : null;
       next();
     };

@@ -48,6 +48,8 @@ export class McpEndpoint {
   constructor(
     private readonly runtime: Runtime,
     private readonly allowedHost: (host: string, port: number) => boolean,
+    /** The WWW-Authenticate value of a 401: it points MCP clients at the OAuth metadata. */
+    private readonly challenge: () => string,
   ) {
     this.sweeper = setInterval(() => this.closeIdle(), 60_000);
     this.sweeper.unref();
@@ -65,7 +67,16 @@ export class McpEndpoint {
     if (!this.allowedHost(host, port) || (origin !== undefined && !this.allowedHost(originHost(origin), port))) {
       throw new AppError("FORBIDDEN", "host or origin not allowed");
     }
-    const caller = this.runtime.authenticate({ agentId: request.get("x-agent-id"), apiKey: request.get("x-api-key") });
+    let caller: Caller;
+    try {
+      caller = this.runtime.authenticate({ agentId: request.get("x-agent-id"), apiKey: request.get("x-api-key"), authorization: request.get("authorization") });
+    } catch (error) {
+      if (error instanceof AppError && error.code === "UNAUTHENTICATED") {
+        response.status(401).set("WWW-Authenticate", this.challenge()).json(error.toBody());
+        return;
+      }
+      throw error;
+    }
     const sessionId = request.get("mcp-session-id");
     if (sessionId !== undefined) {
       const session = this.sessions.get(sessionId);

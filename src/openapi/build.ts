@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { transportPaths } from "./transport-paths.js";
 import { errorStatus, type ErrorCode } from "../core/errors.js";
 import { inputLayout, type JsonSchema } from "../../tools/layout.js";
 import type { Operation } from "../../tools/operation.js";
@@ -186,13 +187,14 @@ export function buildOpenApi(operations: readonly Operation[], options: OpenApiO
         "X-API-Key headers. Errors are `{detail, code}`; lists page with `cursor` (see X-Next-Cursor).",
     },
     servers: [{ url: options.serverUrl }],
-    paths,
+    paths: { ...paths, ...transportPaths() },
     components: {
       schemas: components,
       securitySchemes: {
         agentId: { type: "apiKey", in: "header", name: "X-Agent-ID" },
         apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
         registrationKey: { type: "apiKey", in: "header", name: "x-registration-key" },
+        bearer: { type: "http", scheme: "bearer", description: "a token from POST /oauth/token" },
       },
     },
   };

@@ -1,3 +1,4 @@
+import { timingSafeEqual } from "node:crypto";
 import type { Config, Role } from "../core/config.js";
 import { AppError, forbidden, notFound } from "../core/errors.js";
 import { newApiKey } from "../core/ids.js";
@@ -18,6 +19,7 @@ import {
   type AgentRow,
 } from "../store/agents.js";
 import type { Db } from "../store/db.js";
+import { deleteAgentTokens, tokenByHash } from "../store/oauth.js";
 import { claimedTaskIds, extendLeases } from "../store/tasks.js";
 import { renameVectorAgent } from "../store/vectors.js";
 import { memberProjectIds } from "../store/visibility.js";
@@ -105,8 +107,30 @@ export class AgentService {
 
   /** Checks `X-Agent-ID`/`X-API-Key`; a wrong id and a wrong key fail the same way, in the same time. */
   authenticate(agentId: string, apiKey: string): Caller {
+    const row = this.verifiedRow(agentId, apiKey);
+    this.touch(row);
+    return { agentId: row.agent_id, role: row.role };
+  }
+
+  /** The live agent whose key this is (compared in constant time), or 401. */
+  verifiedRow(agentId: string, apiKey: string): AgentRow & { key_hash: Buffer } {
     const row = getAgentRow(this.db, agentId);
     const valid = keyMatches(apiKey, row?.key_hash) && row !== undefined && row.deleted_at === null;
+    if (!valid || row.key_hash === null) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+    return row as AgentRow & { key_hash: Buffer };
+  }
+
+  /** A bearer token's agent, if the token is unexpired and was issued against its current key. */
+  authenticateToken(token: string): Caller {
+    const stored = tokenByHash(this.db, hashKey(token));
+    const row = stored ? getAgentRow(this.db, stored.agent_id) : undefined;
+    const valid =
+      stored !== undefined &&
+      stored.expires_at > now() &&
+      row !== undefined &&
+      row.deleted_at === null &&
+      row.key_hash !== null &&
+      timingSafeEqual(row.key_hash, stored.key_hash);
     if (!valid) throw new AppError("UNAUTHENTICATED", "invalid credentials");
     this.touch(row);
     return { agentId: row.agent_id, role: row.role };
@@ -247,6 +271,7 @@ export class AgentService {
         });
       }
       markAgentDeleted(this.db, row.agent_id, now());
+      deleteAgentTokens(this.db, row.agent_id);
       this.bus.emit({ type: "agent.deleted", agentId: caller.agentId, project: null, payload: { agent_id: row.agent_id } });
     });
   }
@@ -270,6 +295,8 @@ export class AgentService {
         });
       }
       setAgentKey(this.db, targetId, hashKey(apiKey));
+      // Tokens issued against the old key go with it.
+      deleteAgentTokens(this.db, targetId);
       this.bus.emit({ type: "agent.key_rotated", agentId: actorId, project: null, payload: { agent_id: targetId } });
     });
     if (targetId === this.config.UI_AGENT_ID || targetId === this.config.ARCHIVIST_AGENT_ID) {

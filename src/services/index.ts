@@ -7,6 +7,7 @@ import type { EmbedderLoader } from "../embed/embedder.js";
 import { embedderLoaderFor } from "../embed/models.js";
 import { EmbeddingQueue } from "../embed/queue.js";
 import { AuditLog } from "../events/audit.js";
+import { OAuthService } from "./oauth.js";
 import { EventBus } from "../events/bus.js";
 import { openDatabase, type Db } from "../store/db.js";
 import { AgentService } from "./agents.js";
@@ -71,6 +72,7 @@ export interface Services {
   sessions: SessionService;
   events: EventService;
   idempotency: IdempotencyService;
+  oauth: OAuthService;
   rateLimiter: RateLimiter;
   performance(caller: Caller, tag?: string): AgentPerformance[];
   /** Set when this start generated keys into it. */
@@ -108,6 +110,7 @@ export function openServices(options: ServiceOptions): Services {
   const sessions = new SessionService(db, bus);
   const events = new EventService(db, bus, agents, options.streamQueueLimit ?? 1000);
   const idempotency = new IdempotencyService(db);
+  const oauth = new OAuthService(db, agents);
   const credentialsWritten = (options.bootstrap ?? true) ? agents.bootstrap() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
 
@@ -118,6 +121,7 @@ export function openServices(options: ServiceOptions): Services {
     if (config.TASK_LEASE_SECONDS > 0) jobs.every("release-lapsed-claims", options.leaseSweepIntervalMs ?? 5_000, () => tasks.releaseLapsed());
     jobs.every("prune", 3600_000, () => {
       idempotency.prune();
+      oauth.pruneExpired();
       events.prune(new Date(Date.now() - config.EVENT_RETENTION_DAYS * 86400_000).toISOString());
     });
   }
@@ -143,6 +147,7 @@ export function openServices(options: ServiceOptions): Services {
     sessions,
     events,
     idempotency,
+    oauth,
     rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_MINUTE),
     credentialsWritten,
     performance: (caller, tag) => agentPerformance(db, caller, tag),

@@ -90,4 +90,5 @@ export function renameAgentRows(db: Db, from: string, to: string): void {
   db.run("UPDATE messages SET recipient = ? WHERE recipient = ?", to, from);
   db.run("UPDATE message_recipients SET agent_id = ? WHERE agent_id = ?", to, from);
   db.run("UPDATE handoffs SET agent_id = ? WHERE agent_id = ?", to, from);
+  db.run("UPDATE oauth_tokens SET agent_id = ? WHERE agent_id = ?", to, from);
 }

@@ -74,8 +74,9 @@ describe("GET /openapi.json", () => {
     expect(doc.paths).toHaveProperty(["/participants", "get"]);
   });
 
-  it("lists nothing that is not in the catalogue", () => {
-    const expected = new Set(catalogue.flatMap((operation) => pathsOf(operation).map((path) => `${operation.http.method} ${openApiPath(path)}`)));
+  it("lists the catalogue's routes and the transport routes (MCP, OAuth), nothing else", () => {
+    const transport = ["POST /mcp", "GET /mcp", "DELETE /mcp", "POST /oauth/token", "GET /.well-known/oauth-authorization-server", "GET /.well-known/oauth-protected-resource"];
+    const expected = new Set([...catalogue.flatMap((operation) => pathsOf(operation).map((path) => `${operation.http.method} ${openApiPath(path)}`)), ...transport]);
     const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
     expect(listed.sort()).toEqual([...expected].sort());
   });

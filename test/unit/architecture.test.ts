@@ -200,6 +200,11 @@ describe("the express app", () => {
       "POST /mcp",
       "GET /mcp",
       "DELETE /mcp",
+      // OAuth for MCP clients: its own wire format (form bodies, OAuth errors).
+      "POST /oauth/token",
+      "GET /.well-known/oauth-authorization-server",
+      "GET /.well-known/oauth-protected-resource",
+      "GET /.well-known/oauth-protected-resource/mcp",
     ];
     expect(pathSpecificMiddleware).toEqual([]);
     expect(routes.sort()).toEqual(expected.sort());

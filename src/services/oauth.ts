@@ -1,0 +1,46 @@
+import { randomBytes } from "node:crypto";
+import { now } from "../core/time.js";
+import type { Db } from "../store/db.js";
+import { deleteExpiredTokens, insertToken } from "../store/oauth.js";
+import type { AgentService } from "./agents.js";
+import { hashKey } from "./credentials.js";
+
+export const TOKEN_SECONDS = 3600;
+
+export interface IssuedToken {
+  access_token: string;
+  token_type: "bearer";
+  expires_in: number;
+}
+
+/**
+ * OAuth 2.1 client credentials: an agent's id and key buy a bearer token for an hour. Tokens are
+ * opaque, stored as hashes, and die with the agent or with the key they were issued against.
+ */
+export class OAuthService {
+  constructor(
+    private readonly db: Db,
+    private readonly agents: AgentService,
+  ) {}
+
+  /** Throws UNAUTHENTICATED for a wrong pair (the route turns it into `invalid_client`). */
+  issue(clientId: string, clientSecret: string): IssuedToken {
+    const agent = this.agents.verifiedRow(clientId, clientSecret);
+    const token = `cairn_at_${randomBytes(32).toString("base64url")}`;
+    const issuedAt = now();
+    this.db.write(() =>
+      insertToken(this.db, {
+        token_hash: hashKey(token),
+        agent_id: agent.agent_id,
+        key_hash: agent.key_hash,
+        created_at: issuedAt,
+        expires_at: new Date(Date.parse(issuedAt) + TOKEN_SECONDS * 1000).toISOString(),
+      }),
+    );
+    return { access_token: token, token_type: "bearer", expires_in: TOKEN_SECONDS };
+  }
+
+  pruneExpired(): number {
+    return this.db.write(() => deleteExpiredTokens(this.db, now()));
+  }
+}
