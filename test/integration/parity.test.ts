@@ -1,0 +1,262 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mcpTools } from "../../src/mcp/tools.js";
+import { catalogue } from "../../tools/catalogue.js";
+import { inputLayout } from "../../tools/layout.js";
+import type { Operation } from "../../tools/operation.js";
+import { mcpClient } from "../helpers/mcp.js";
+import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
+
+// One table drives every operation through REST on one server and through MCP on another. Both
+// servers start empty and see the same calls in the same order, so their answers must match once
+// ids, times, keys and cursors (random by design) are masked.
+
+type Who = "alice" | "bob" | "owner" | "archivist";
+
+interface World {
+  server: TestServer;
+  agents: Record<Who, Credentials>;
+  /** A REST call made while setting a scenario up; its body, or it throws. */
+  rest<T = { id: string }>(as: Who | Credentials, path: string, options?: { method?: string; body?: unknown }): Promise<T>;
+}
+
+interface Scenario {
+  /** Who makes the compared call; default alice. */
+  as?: Who;
+  setup?: (world: World) => Promise<{ args?: Record<string, unknown>; as?: Credentials }>;
+  args?: Record<string, unknown>;
+  /** The compared call is refused with this code, on both transports. */
+  refused?: string;
+}
+
+/** Operations without a tool, and why: the table must still account for them. */
+const REST_ONLY: Record<string, string> = {
+  agent_register: "takes the registration key instead of agent credentials; an MCP session already has an agent",
+  agent_self_register: "takes the registration key instead of agent credentials; an MCP session already has an agent",
+  event_stream: "a server-sent event stream; over MCP an agent waits with wait_for",
+  health: "public liveness check, not a primitive",
+};
+
+const writeNote = async (world: World, content: string, as: Who = "alice"): Promise<string> =>
+  (await world.rest(as, "/memory", { body: { content, allow_duplicate: true, project: null } })).id;
+// Global, so every agent of the table sees them whatever project the author joined last.
+const newTask = async (world: World, title: string, as: Who = "alice"): Promise<string> =>
+  (await world.rest(as, "/tasks", { body: { title, project: null } })).id;
+const claimed = async (world: World, title: string): Promise<string> => {
+  const id = await newTask(world, title);
+  await world.rest("alice", `/tasks/${id}/claim`, { method: "POST" });
+  return id;
+};
+const sentToBob = async (world: World, body: string): Promise<string> => (await world.rest("alice", "/messages", { body: { to: "parity-bob", body } })).id;
+const registered = async (world: World, agentId: string): Promise<Credentials> => {
+  const body = await world.rest<{ agent_id: string; api_key: string }>("owner", "/agents/self-register", { body: { agent_id: agentId } });
+  return { agentId: body.agent_id, apiKey: body.api_key };
+};
+
+const SCENARIOS: Record<string, Scenario> = {
+  memory_write: { args: { content: "Parity note: deploys go out on Tuesdays", tags: ["deploy"] } },
+  memory_list: { args: { limit: 5 } },
+  memory_search: { args: { q: "when do deploys go out" } },
+  memory_delta: { args: { since: "2000-01-01T00:00:00Z", limit: 10 } },
+  memory_directives: {
+    as: "owner",
+    setup: async (world) => {
+      await world.rest("owner", "/memory", { body: { content: "Parity directive: keep answers short", type: "directive" } });
+      return {};
+    },
+  },
+  memory_get: { setup: async (world) => ({ args: { id: await writeNote(world, "a note to read back") } }) },
+  memory_update: { setup: async (world) => ({ args: { id: await writeNote(world, "a note to change"), content: "a changed note", tags: ["changed"] } }) },
+  memory_delete: { setup: async (world) => ({ args: { id: await writeNote(world, "a note to delete") } }) },
+  memory_delete_many: {
+    setup: async (world) => ({ args: { ids: [await writeNote(world, "first of two to delete"), await writeNote(world, "second of two to delete")] } }),
+  },
+  memory_set_headline: { as: "archivist", setup: async (world) => ({ args: { id: await writeNote(world, "a long note that deserves a headline"), headline: "Headline" } }) },
+  project_create: { args: { name: "Parity Project", description: "for the parity table" } },
+  project_list: { args: {} },
+  project_mine: { args: {} },
+  project_join: { as: "bob", args: { id: "parity-project" } },
+  project_leave: { as: "bob", args: { id: "parity-project" } },
+  project_members: { args: { id: "parity-project" } },
+  project_clear: {
+    setup: async (world) => {
+      await world.rest("alice", "/projects", { body: { name: "Clear Me" } });
+      await world.rest("alice", "/memory", { body: { content: "a note in the project to clear", project: "clear-me" } });
+      return { args: { id: "clear-me", memory: true, tasks: true, messages: true } };
+    },
+  },
+  task_create: { args: { title: "Parity task", tags: ["parity"], priority: "high", project: null } },
+  task_list: { args: { limit: 5 } },
+  task_recommended: { args: { limit: 5 } },
+  task_get: { setup: async (world) => ({ args: { id: await newTask(world, "a task to read") } }) },
+  task_update: { setup: async (world) => ({ args: { id: await newTask(world, "a task to change"), priority: "low", tags: ["later"] } }) },
+  task_claim: { setup: async (world) => ({ args: { id: await newTask(world, "a task to claim"), comment: "mine" } }) },
+  task_unclaim: { setup: async (world) => ({ args: { id: await claimed(world, "a task to release") } }) },
+  task_complete: { setup: async (world) => ({ args: { id: await claimed(world, "a task to finish"), output: { pr: 7 } } }) },
+  task_fail: { setup: async (world) => ({ args: { id: await claimed(world, "a task that fails"), comment: "blocked upstream" } }) },
+  task_reopen: {
+    setup: async (world) => {
+      const id = await claimed(world, "a task to reopen");
+      await world.rest("alice", `/tasks/${id}/complete`, { method: "POST" });
+      return { args: { id } };
+    },
+  },
+  task_heartbeat: { setup: async (world) => ({ args: { id: await claimed(world, "a task kept alive") } }) },
+  task_comments: {
+    setup: async (world) => {
+      const id = await newTask(world, "a task with comments");
+      await world.rest("alice", `/tasks/${id}/comments`, { body: { comment: "first thought" } });
+      return { args: { id } };
+    },
+  },
+  task_comment: { setup: async (world) => ({ args: { id: await newTask(world, "a task to comment on"), comment: "looks good" } }) },
+  task_add_dependency: {
+    setup: async (world) => ({ args: { id: await newTask(world, "a dependent task"), depends_on: await newTask(world, "its dependency") } }),
+  },
+  task_remove_dependency: {
+    setup: async (world) => {
+      const dependency = await newTask(world, "a dependency to drop");
+      const id = (await world.rest("alice", "/tasks", { body: { title: "a task that depended", depends_on: [dependency] } })).id;
+      return { args: { id, dep_id: dependency } };
+    },
+  },
+  message_send: { args: { to: "parity-bob", subject: "hi", body: "Parity message" } },
+  message_inbox: { as: "bob", args: {} },
+  message_consume: { as: "bob", setup: async (world) => (await sentToBob(world, "to consume"), {}) },
+  message_read_all: { as: "bob", setup: async (world) => (await sentToBob(world, "to mark with read-all"), {}) },
+  message_list: { args: { limit: 5 } },
+  message_get: { as: "bob", setup: async (world) => ({ args: { id: await sentToBob(world, "to read one") } }) },
+  message_mark_read: { as: "bob", setup: async (world) => ({ args: { id: await sentToBob(world, "to mark read") } }) },
+  session_handoff: { args: { summary: "Parity session done", in_progress: [], next_steps: ["review"], host: "parity" } },
+  session_start: { args: { peek: true } },
+  session_load_agent: { as: "owner", args: { agent_id: "parity-alice", peek: true } },
+  agent_performance: { args: {} },
+  agent_list: { args: { limit: 50 } },
+  agent_me: { args: {} },
+  agent_update_me: { as: "bob", args: { display_name: "Bob the Parity Tester" } },
+  agent_delete_me: { setup: async (world) => ({ as: await registered(world, "parity-leaver") }) },
+  agent_update: { as: "owner", setup: async (world) => ((await registered(world, "parity-target")), { args: { id: "parity-target", display_name: "Target" } }) },
+  agent_delete: { as: "owner", setup: async (world) => ((await registered(world, "parity-gone")), { args: { id: "parity-gone" } }) },
+  agent_rotate_key: { as: "owner", setup: async (world) => ((await registered(world, "parity-rotated")), { args: { id: "parity-rotated" } }) },
+  event_emit: { args: { type: "parity.ping", payload: { n: 1 } } },
+  event_list: { args: { since: "seq:0", limit: 30 } },
+  event_wait: { args: { types: ["never.happens"], timeout: 1 } },
+};
+
+/** Refusals must match too: the same code over both transports. */
+const REFUSALS: [string, Scenario][] = [
+  ["memory_write", { args: { content: "a rule from an agent", type: "directive" }, refused: "FORBIDDEN" }],
+  ["task_get", { args: { id: "0badc0de-0000-4000-8000-000000000000" }, refused: "NOT_FOUND" }],
+  ["task_complete", { as: "bob", setup: async (world) => ({ args: { id: await claimed(world, "alice's, not bob's") } }), refused: "FORBIDDEN" }],
+  ["memory_list", { args: { limit: 0 }, refused: "VALIDATION_FAILED" }],
+];
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+const TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g;
+const KEY = /cairn_[A-Za-z0-9_-]{20,}/g;
+
+/** Masks what is random by design, so two servers that did the same things compare equal. */
+function mask(value: unknown, key = ""): unknown {
+  if (key === "next_cursor" && typeof value === "string") return "<cursor>";
+  // Measured durations: how long a claim took depends on the clock, not on the transport.
+  if (key === "median_seconds" && typeof value === "number") return "<duration>";
+  if (typeof value === "string") return value.replace(UUID, "<id>").replace(TIME, "<time>").replace(KEY, "<key>");
+  if (Array.isArray(value)) return value.map((item) => mask(item));
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, mask(item, name)]));
+  return value;
+}
+
+const tools = new Map(mcpTools(catalogue, "all").map((tool) => [tool.operation.name, tool]));
+
+/** The REST answer in the shape the tool answers with. */
+async function viaRest(world: World, operation: Operation, as: Credentials, args: Record<string, unknown>): Promise<unknown> {
+  const layout = inputLayout(operation);
+  let path = operation.http.path;
+  const rest = { ...args };
+  for (const name of layout.path) {
+    path = path.replace(`:${name}`, encodeURIComponent(String(rest[name])));
+    delete rest[name];
+  }
+  let body: unknown;
+  if (layout.inBody) body = rest;
+  else {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(rest)) query.set(name, Array.isArray(value) ? value.join(",") : String(value));
+    if (query.size > 0) path += `?${query.toString()}`;
+  }
+  const response = await world.server.request<Record<string, unknown>>(path, { as, method: operation.http.method, ...(body === undefined ? {} : { body }) });
+  if (response.status >= 400) return { refused: response.body.code };
+  const shape = tools.get(operation.name)?.shape;
+  const payload = response.status === 204 ? undefined : response.body;
+  if (shape === "list") return { items: payload, next_cursor: response.headers.get("x-next-cursor") };
+  if (shape === "wrapped") return { result: payload ?? null };
+  return payload ?? null;
+}
+
+async function viaMcp(client: Client, operation: Operation, args: Record<string, unknown>): Promise<unknown> {
+  const tool = tools.get(operation.name);
+  const result = await client.callTool({ name: tool?.name ?? operation.name, arguments: args });
+  if (result.isError) return { refused: (result.structuredContent as { code: string }).code };
+  return result.structuredContent ?? null;
+}
+
+async function world(): Promise<World> {
+  const server = await startTestServer({ DIRECTIVE_WRITERS: "human" });
+  const agents = {
+    alice: await server.agent("parity-alice"),
+    bob: await server.agent("parity-bob"),
+    owner: server.owner,
+    archivist: server.archivist,
+  };
+  return {
+    server,
+    agents,
+    async rest<T>(as: Who | Credentials, path: string, options: { method?: string; body?: unknown } = {}): Promise<T> {
+      const credentials = typeof as === "string" ? agents[as] : as;
+      const response = await server.request<T>(path, { as: credentials, ...options });
+      if (response.status >= 300) throw new Error(`setup ${options.method ?? (options.body ? "POST" : "GET")} ${path}: ${response.status} ${response.text}`);
+      return response.body;
+    },
+  };
+}
+
+describe("REST and MCP parity", () => {
+  let restWorld: World;
+  let mcpWorld: World;
+  const clients = new Map<string, Client>();
+  beforeAll(async () => {
+    [restWorld, mcpWorld] = await Promise.all([world(), world()]);
+  });
+  afterAll(async () => {
+    for (const client of clients.values()) await client.close();
+    await Promise.all([restWorld.server.close(), mcpWorld.server.close()]);
+  });
+  const clientFor = async (as: Credentials): Promise<Client> => {
+    let client = clients.get(as.agentId);
+    if (!client) {
+      client = await mcpClient(mcpWorld.server, as);
+      clients.set(as.agentId, client);
+    }
+    return client;
+  };
+
+  it("has a scenario for every operation of the catalogue, or says why it has no tool", () => {
+    for (const operation of catalogue) {
+      const covered = operation.name in SCENARIOS || operation.name in REST_ONLY;
+      expect(covered, `${operation.name} has no parity scenario`).toBe(true);
+      expect(tools.has(operation.name), operation.name).toBe(!(operation.name in REST_ONLY));
+    }
+  });
+
+  it.each([...Object.entries(SCENARIOS), ...REFUSALS])("%s answers the same over REST and MCP", async (name, scenario) => {
+    const operation = catalogue.find((candidate) => candidate.name === name) as Operation;
+    const prepared = await Promise.all([restWorld, mcpWorld].map(async (w) => (scenario.setup ? await scenario.setup(w) : {})));
+    const [restPrepared, mcpPrepared] = prepared as [{ args?: Record<string, unknown>; as?: Credentials }, { args?: Record<string, unknown>; as?: Credentials }];
+    const who = scenario.as ?? "alice";
+    const restAnswer = await viaRest(restWorld, operation, restPrepared.as ?? restWorld.agents[who], restPrepared.args ?? scenario.args ?? {});
+    const mcpAnswer = await viaMcp(await clientFor(mcpPrepared.as ?? mcpWorld.agents[who]), operation, mcpPrepared.args ?? scenario.args ?? {});
+    if (scenario.refused) expect(restAnswer).toEqual({ refused: scenario.refused });
+    else expect((restAnswer as { refused?: string } | null)?.refused).toBeUndefined();
+    expect(mask(mcpAnswer)).toEqual(mask(restAnswer));
+  });
+});
