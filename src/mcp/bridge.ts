@@ -3,7 +3,24 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { CallToolRequestSchema, CallToolResultSchema, ListToolsRequestSchema, ListToolsResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
+  EmptyResultSchema,
+  GetPromptRequestSchema,
+  GetPromptResultSchema,
+  ListPromptsRequestSchema,
+  ListPromptsResultSchema,
+  ListResourcesRequestSchema,
+  ListResourcesResultSchema,
+  ListToolsRequestSchema,
+  ListToolsResultSchema,
+  ReadResourceRequestSchema,
+  ReadResourceResultSchema,
+  ResourceUpdatedNotificationSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { packageVersion } from "../core/paths.js";
 
 export interface BridgeOptions {
@@ -73,10 +90,19 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
   const instructions = upstream.getInstructions();
   const local = new Server(
     { name: "cairn", version: packageVersion },
-    { capabilities: { tools: {} }, ...(instructions === undefined ? {} : { instructions }) },
+    { capabilities: { tools: {}, resources: { subscribe: true }, prompts: {} }, ...(instructions === undefined ? {} : { instructions }) },
   );
   local.setRequestHandler(ListToolsRequestSchema, (request) => upstream.request({ method: "tools/list", params: request.params }, ListToolsResultSchema));
   local.setRequestHandler(CallToolRequestSchema, (request) => upstream.request({ method: "tools/call", params: request.params }, CallToolResultSchema));
+  local.setRequestHandler(ListResourcesRequestSchema, (request) =>
+    upstream.request({ method: "resources/list", params: request.params }, ListResourcesResultSchema),
+  );
+  local.setRequestHandler(ReadResourceRequestSchema, (request) => upstream.request({ method: "resources/read", params: request.params }, ReadResourceResultSchema));
+  local.setRequestHandler(SubscribeRequestSchema, (request) => upstream.request({ method: "resources/subscribe", params: request.params }, EmptyResultSchema));
+  local.setRequestHandler(UnsubscribeRequestSchema, (request) => upstream.request({ method: "resources/unsubscribe", params: request.params }, EmptyResultSchema));
+  local.setRequestHandler(ListPromptsRequestSchema, (request) => upstream.request({ method: "prompts/list", params: request.params }, ListPromptsResultSchema));
+  local.setRequestHandler(GetPromptRequestSchema, (request) => upstream.request({ method: "prompts/get", params: request.params }, GetPromptResultSchema));
+  upstream.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => local.sendResourceUpdated(notification.params));
   const closed = new Promise<void>((resolve) => {
     local.onclose = () => resolve();
   });

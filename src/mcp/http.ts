@@ -9,6 +9,7 @@ import { packageVersion } from "../core/paths.js";
 import type { Caller, Runtime } from "../../tools/runtime.js";
 import { callTool, mcpTools, type McpTool } from "./tools.js";
 import { SERVER_INSTRUCTIONS } from "./instructions.js";
+import { SessionResources } from "./resources.js";
 
 interface Session {
   transport: StreamableHTTPServerTransport;
@@ -100,7 +101,10 @@ export class McpEndpoint {
   };
 
   private async open(caller: Caller, request: Request, response: Response): Promise<void> {
-    const server = new Server({ name: "cairn", version: packageVersion }, { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS });
+    const server = new Server(
+      { name: "cairn", version: packageVersion },
+      { capabilities: { tools: {}, resources: { subscribe: true }, prompts: {} }, instructions: SERVER_INSTRUCTIONS },
+    );
     const session: Session = {
       server,
       agentId: caller.agentId,
@@ -116,7 +120,9 @@ export class McpEndpoint {
         },
       }),
     };
+    const resources = new SessionResources(this.runtime, server, () => session.caller);
     session.transport.onclose = () => {
+      resources.close();
       if (session.transport.sessionId !== undefined) this.sessions.delete(session.transport.sessionId);
     };
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.toolsFor(session.caller.role).map((tool) => tool.definition) }));
@@ -130,6 +136,8 @@ export class McpEndpoint {
     });
     await server.connect(session.transport);
     await session.transport.handleRequest(request, response, request.body);
+    // An initialize that failed leaves no session behind, so nothing would ever close it.
+    if (session.transport.sessionId === undefined || !this.sessions.has(session.transport.sessionId)) resources.close();
   }
 
   private toolsFor(role: Role | undefined): McpTool[] {

@@ -2,7 +2,9 @@ import http from "node:http";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { catalogue } from "../../tools/catalogue.js";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { callTool, mcpClient } from "../helpers/mcp.js";
+import { eventually } from "../helpers/wait.js";
 import { startTestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
@@ -132,6 +134,39 @@ describe("/mcp over Streamable HTTP", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     await server.request("/messages", { as: bob, body: { to: alice.agentId, body: "wake up" } });
     expect((await waiting).structured.result.type).toBe("message.received");
+  });
+
+  it("offers inbox, directives and handoff as resources, and says when the inbox changes", async () => {
+    const client = await connect(alice);
+    const updates: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+      updates.push(notification.params.uri);
+    });
+    const { resources } = await client.listResources();
+    expect(resources.map((resource) => resource.uri)).toEqual(["cairn://inbox", "cairn://directives", "cairn://handoff"]);
+    const inbox = async (): Promise<{ body: string }[]> =>
+      JSON.parse(((await client.readResource({ uri: "cairn://inbox" })).contents[0] as { text: string }).text) as { body: string }[];
+    await client.subscribeResource({ uri: "cairn://inbox" });
+    // A message between others changes nothing alice can see: no notification.
+    await server.request("/messages", { as: bob, body: { to: server.owner.agentId, body: "not for alice" } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(updates).toEqual([]);
+    await server.request("/messages", { as: bob, body: { to: alice.agentId, body: "resource ping" } });
+    expect(await eventually(() => updates.includes("cairn://inbox"), 5000)).toBe(true);
+    expect((await inbox()).map((message) => message.body)).toContain("resource ping");
+    const handoff = JSON.parse(((await client.readResource({ uri: "cairn://handoff" })).contents[0] as { text: string }).text) as { unread_messages: unknown[] };
+    expect(handoff.unread_messages.length).toBeGreaterThan(0);
+    await expect(client.readResource({ uri: "cairn://elsewhere" })).rejects.toThrow();
+  });
+
+  it("offers start_session and end_session prompts", async () => {
+    const client = await connect(alice);
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((prompt) => prompt.name)).toEqual(["start_session", "end_session"]);
+    const start = await client.getPrompt({ name: "start_session" });
+    expect(JSON.stringify(start.messages)).toContain("session_start");
+    const end = await client.getPrompt({ name: "end_session" });
+    expect(JSON.stringify(end.messages)).toContain("session_handoff");
   });
 
   it("keeps a session to the agent that opened it: another agent presenting its id gets 404", async () => {

@@ -5,7 +5,9 @@ import { resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, describe, expect, it } from "vitest";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { callTool } from "../helpers/mcp.js";
+import { eventually } from "../helpers/wait.js";
 import { tempDir, testEnv, type Credentials } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
@@ -72,6 +74,21 @@ describe("cairn mcp (stdio)", () => {
     const refused = await callTool<{ code: string; detail: string }>(client, "memory_write", { content: "a rule", type: "directive" });
     expect(refused.isError).toBe(true);
     expect(refused.structured).toEqual({ detail: "directive writes require elevated permission", code: "FORBIDDEN" });
+  });
+
+  it("carries resources, their update notifications and prompts", async () => {
+    const client = await bridge(bridgeEnv(server.url, agent));
+    clients.push(client);
+    const updates: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+      updates.push(notification.params.uri);
+    });
+    await client.subscribeResource({ uri: "cairn://inbox" });
+    await server.request("/messages", { as: server.owner, body: { to: agent.agentId, body: "through the bridge" } });
+    expect(await eventually(() => updates.includes("cairn://inbox"), 5000)).toBe(true);
+    const inbox = JSON.parse(((await client.readResource({ uri: "cairn://inbox" })).contents[0] as { text: string }).text) as { body: string }[];
+    expect(inbox.map((message) => message.body)).toContain("through the bridge");
+    expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toContain("end_session");
   });
 
   it("says on stderr, not stdout, what is missing or wrong, and exits non-zero", async () => {
