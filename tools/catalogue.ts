@@ -1,5 +1,6 @@
 import { agentOperations } from "./agents.js";
 import { eventOperations } from "./events.js";
+import { pluginOperations } from "./plugin.js";
 import { healthOperations } from "./health.js";
 import { memoryOperations } from "./memory.js";
 import { messageOperations } from "./messages.js";
@@ -17,5 +18,6 @@ export const catalogue: readonly Operation[] = [
   ...sessionOperations,
   ...agentOperations,
   ...eventOperations,
+  ...pluginOperations,
   ...healthOperations,
 ];

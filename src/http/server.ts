@@ -47,6 +47,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const host = config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
   const url = `http://${host}:${port}`;
   if (!config.publicUrlExplicit) publicUrl = url;
+  runtime.services.site.url = publicUrl;
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> =>

@@ -73,6 +73,8 @@ export interface Services {
   events: EventService;
   idempotency: IdempotencyService;
   oauth: OAuthService;
+  /** Where clients reach this server: PUBLIC_URL, or the address it listens on once it does. */
+  site: { url: string };
   rateLimiter: RateLimiter;
   performance(caller: Caller, tag?: string): AgentPerformance[];
   /** Set when this start generated keys into it. */
@@ -148,6 +150,7 @@ export function openServices(options: ServiceOptions): Services {
     events,
     idempotency,
     oauth,
+    site: { url: config.PUBLIC_URL },
     rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_MINUTE),
     credentialsWritten,
     performance: (caller, tag) => agentPerformance(db, caller, tag),

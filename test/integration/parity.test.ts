@@ -141,6 +141,7 @@ const SCENARIOS: Record<string, Scenario> = {
   event_emit: { args: { type: "parity.ping", payload: { n: 1 } } },
   event_list: { args: { since: "seq:0", limit: 30 } },
   event_wait: { args: { types: ["never.happens"], timeout: 1 } },
+  plugin_install: { args: { host: "codex", transport: "http" } },
 };
 
 /** Refusals must match too: the same code over both transports. */
@@ -154,13 +155,14 @@ const REFUSALS: [string, Scenario][] = [
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g;
 const KEY = /cairn_[A-Za-z0-9_-]{20,}/g;
+const URL_OF_SERVER = /http:\/\/127\.0\.0\.1:\d+/g;
 
 /** Masks what is random by design, so two servers that did the same things compare equal. */
 function mask(value: unknown, key = ""): unknown {
   if (key === "next_cursor" && typeof value === "string") return "<cursor>";
   // Measured durations: how long a claim took depends on the clock, not on the transport.
   if (key === "median_seconds" && typeof value === "number") return "<duration>";
-  if (typeof value === "string") return value.replace(UUID, "<id>").replace(TIME, "<time>").replace(KEY, "<key>");
+  if (typeof value === "string") return value.replace(UUID, "<id>").replace(TIME, "<time>").replace(KEY, "<key>").replace(URL_OF_SERVER, "<url>");
   if (Array.isArray(value)) return value.map((item) => mask(item));
   if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, mask(item, name)]));
   return value;

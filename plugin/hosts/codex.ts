@@ -1,0 +1,27 @@
+import { STDIO_ARGS, STDIO_COMMAND, type HostRenderer } from "./types.js";
+
+/** A TOML basic string. */
+const toml = (value: string): string => JSON.stringify(value);
+
+export const codex: HostRenderer = {
+  host: "codex",
+  render(context, transport) {
+    // Codex passes named variables through from its own environment (env_vars, env_http_headers).
+    const lines =
+      transport === "stdio"
+        ? [
+            "[mcp_servers.cairn]",
+            `command = ${toml(STDIO_COMMAND)}`,
+            `args = [${STDIO_ARGS.map(toml).join(", ")}]`,
+            `env = { CAIRN_URL = ${toml(context.url)}, CAIRN_AGENT_ID = ${toml(context.agentId)} }`,
+            `env_vars = [${toml(context.keyVariable)}]`,
+          ]
+        : [
+            "[mcp_servers.cairn]",
+            `url = ${toml(`${context.url}/mcp`)}`,
+            `http_headers = { "X-Agent-ID" = ${toml(context.agentId)} }`,
+            `env_http_headers = { "X-API-Key" = ${toml(context.keyVariable)} }`,
+          ];
+    return { host: "codex", transport, files: [{ path: "~/.codex/config.toml", format: "toml", content: `${lines.join("\n")}\n` }] };
+  },
+};

@@ -1,0 +1,103 @@
+import { bridgeEnv, httpHeaders, json, shellWord, STDIO_ARGS, STDIO_COMMAND, type HostContext, type HostRenderer } from "./types.js";
+
+const mcpUrl = (context: HostContext): string => `${context.url}/mcp`;
+
+export const claudeCode: HostRenderer = {
+  host: "claude-code",
+  render(context, transport) {
+    // Claude Code expands ${VAR} in .mcp.json.
+    const key = `\${${context.keyVariable}}`;
+    const server =
+      transport === "stdio"
+        ? { command: STDIO_COMMAND, args: STDIO_ARGS, env: bridgeEnv(context, key) }
+        : { type: "http", url: mcpUrl(context), headers: httpHeaders(context, key) };
+    const command =
+      transport === "stdio"
+        ? `claude mcp add cairn --env CAIRN_URL=${shellWord(context.url)} --env CAIRN_AGENT_ID=${shellWord(context.agentId)} --env CAIRN_API_KEY="$${context.keyVariable}" -- npx cairn mcp`
+        : `claude mcp add --transport http cairn ${shellWord(mcpUrl(context))} --header ${shellWord(`X-Agent-ID: ${context.agentId}`)} --header "X-API-Key: $${context.keyVariable}"`;
+    return { host: "claude-code", transport, files: [{ path: ".mcp.json", format: "json", content: json({ mcpServers: { cairn: server } }) }], command };
+  },
+};
+
+export const claudeDesktop: HostRenderer = {
+  host: "claude-desktop",
+  render(context, transport) {
+    // Claude Desktop starts local commands only and does not expand variables in its config, so a
+    // shell reads the key from the environment Claude Desktop was started with.
+    const env = { CAIRN_URL: context.url, CAIRN_AGENT_ID: context.agentId };
+    const server =
+      transport === "stdio"
+        ? { command: "sh", args: ["-c", `CAIRN_API_KEY="$${context.keyVariable}" exec ${STDIO_COMMAND} ${STDIO_ARGS.join(" ")}`], env }
+        : { command: STDIO_COMMAND, args: ["-y", "mcp-remote", mcpUrl(context), "--header", `X-Agent-ID:${context.agentId}`, "--header", `X-API-Key:\${${context.keyVariable}}`], env: {} };
+    return {
+      host: "claude-desktop",
+      transport,
+      files: [{ path: "~/.config/Claude/claude_desktop_config.json", format: "json", content: json({ mcpServers: { cairn: server } }) }],
+    };
+  },
+};
+
+export const cursor: HostRenderer = {
+  host: "cursor",
+  render(context, transport) {
+    const key = `\${env:${context.keyVariable}}`;
+    const server =
+      transport === "stdio"
+        ? { command: STDIO_COMMAND, args: STDIO_ARGS, env: bridgeEnv(context, key) }
+        : { url: mcpUrl(context), headers: httpHeaders(context, key) };
+    return { host: "cursor", transport, files: [{ path: ".cursor/mcp.json", format: "json", content: json({ mcpServers: { cairn: server } }) }] };
+  },
+};
+
+export const vscode: HostRenderer = {
+  host: "vscode",
+  render(context, transport) {
+    const key = `\${env:${context.keyVariable}}`;
+    const server =
+      transport === "stdio"
+        ? { type: "stdio", command: STDIO_COMMAND, args: STDIO_ARGS, env: bridgeEnv(context, key) }
+        : { type: "http", url: mcpUrl(context), headers: httpHeaders(context, key) };
+    return { host: "vscode", transport, files: [{ path: ".vscode/mcp.json", format: "json", content: json({ servers: { cairn: server } }) }] };
+  },
+};
+
+export const gemini: HostRenderer = {
+  host: "gemini",
+  render(context, transport) {
+    // Gemini CLI expands $VAR in settings values.
+    const key = `$${context.keyVariable}`;
+    const server =
+      transport === "stdio"
+        ? { command: STDIO_COMMAND, args: STDIO_ARGS, env: bridgeEnv(context, key) }
+        : { httpUrl: mcpUrl(context), headers: httpHeaders(context, key) };
+    return { host: "gemini", transport, files: [{ path: ".gemini/settings.json", format: "json", content: json({ mcpServers: { cairn: server } }) }] };
+  },
+};
+
+export const windsurf: HostRenderer = {
+  host: "windsurf",
+  render(context, transport) {
+    const key = `\${env:${context.keyVariable}}`;
+    const server =
+      transport === "stdio"
+        ? { command: STDIO_COMMAND, args: STDIO_ARGS, env: bridgeEnv(context, key) }
+        : { serverUrl: mcpUrl(context), headers: httpHeaders(context, key) };
+    return { host: "windsurf", transport, files: [{ path: "~/.codeium/windsurf/mcp_config.json", format: "json", content: json({ mcpServers: { cairn: server } }) }] };
+  },
+};
+
+export const opencode: HostRenderer = {
+  host: "opencode",
+  render(context, transport) {
+    const key = `{env:${context.keyVariable}}`;
+    const server =
+      transport === "stdio"
+        ? { type: "local", command: [STDIO_COMMAND, ...STDIO_ARGS], environment: bridgeEnv(context, key), enabled: true }
+        : { type: "remote", url: mcpUrl(context), headers: httpHeaders(context, key), enabled: true };
+    return {
+      host: "opencode",
+      transport,
+      files: [{ path: "opencode.json", format: "json", content: json({ $schema: "https://opencode.ai/config.json", mcp: { cairn: server } }) }],
+    };
+  },
+};

@@ -1,0 +1,91 @@
+import { parse as parseToml } from "smol-toml";
+import { describe, expect, it } from "vitest";
+import { HOST_NAMES } from "../../plugin/hosts/index.js";
+import type { ErrorBody } from "../helpers/server.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+
+interface HostConfig {
+  host: string;
+  transport: "stdio" | "http";
+  files: { path: string; format: "json" | "toml"; content: string }[];
+  command?: string;
+}
+
+type Json = Record<string, unknown>;
+
+/** The server entry each host's file must hold, found where that host looks for it. */
+function serverEntry(config: HostConfig): Json {
+  const file = config.files[0];
+  if (!file) throw new Error(`${config.host}: no file`);
+  const parsed = (file.format === "toml" ? parseToml(file.content) : JSON.parse(file.content)) as Json;
+  const containers: Record<string, string> = { vscode: "servers", opencode: "mcp", codex: "mcp_servers" };
+  const container = parsed[containers[config.host] ?? "mcpServers"] as Record<string, Json> | undefined;
+  const entry = container?.cairn;
+  if (!entry) throw new Error(`${config.host}: no cairn server in ${file.path}`);
+  return entry;
+}
+
+describe("GET /plugin/install", () => {
+  const server = serverForSuite();
+  const agent = agentForSuite(server, "plugin-agent");
+
+  it("renders every host for both transports, parseable, with the keys each host expects and no key in them", async () => {
+    const response = await server.request<{ hosts: HostConfig[] }>("/plugin/install", { as: agent });
+    expect(response.status).toBe(200);
+    expect(response.body.hosts.map((config) => `${config.host}/${config.transport}`)).toEqual(
+      HOST_NAMES.flatMap((host) => [`${host}/stdio`, `${host}/http`]),
+    );
+    for (const config of response.body.hosts) {
+      const entry = serverEntry(config);
+      const text = JSON.stringify(config);
+      expect(text, config.host).not.toContain(agent.apiKey);
+      expect(text, config.host).toContain("CAIRN_API_KEY");
+      expect(text, config.host).toContain(agent.agentId);
+      const stdio = config.transport === "stdio";
+      switch (config.host) {
+        case "opencode":
+          expect(entry.type).toBe(stdio ? "local" : "remote");
+          expect(stdio ? entry.command : entry.url).toEqual(stdio ? ["npx", "cairn", "mcp"] : `${server.url}/mcp`);
+          break;
+        case "codex":
+          expect(stdio ? entry.command : entry.url).toBe(stdio ? "npx" : `${server.url}/mcp`);
+          if (stdio) expect(entry.env_vars).toEqual(["CAIRN_API_KEY"]);
+          else expect(entry.env_http_headers).toEqual({ "X-API-Key": "CAIRN_API_KEY" });
+          break;
+        case "gemini":
+          expect(stdio ? entry.command : entry.httpUrl).toBe(stdio ? "npx" : `${server.url}/mcp`);
+          break;
+        case "windsurf":
+          expect(stdio ? entry.command : entry.serverUrl).toBe(stdio ? "npx" : `${server.url}/mcp`);
+          break;
+        case "claude-desktop":
+          expect(entry.command).toBe(stdio ? "sh" : "npx");
+          break;
+        default:
+          expect(stdio ? entry.command : entry.url).toBe(stdio ? "npx" : `${server.url}/mcp`);
+      }
+      if (stdio && config.host !== "opencode" && config.host !== "claude-desktop") expect(entry.args).toEqual(["cairn", "mcp"]);
+    }
+  });
+
+  it("answers one configuration for a host and transport, with the host's CLI command where it has one", async () => {
+    const response = await server.request<HostConfig>("/plugin/install?host=claude-code&transport=stdio", { as: agent });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ host: "claude-code", transport: "stdio", files: [{ path: ".mcp.json", format: "json" }] });
+    expect(serverEntry(response.body)).toEqual({
+      command: "npx",
+      args: ["cairn", "mcp"],
+      env: { CAIRN_URL: server.url, CAIRN_AGENT_ID: agent.agentId, CAIRN_API_KEY: "${CAIRN_API_KEY}" },
+    });
+    expect(response.body.command).toBe(
+      `claude mcp add cairn --env CAIRN_URL='${server.url}' --env CAIRN_AGENT_ID='${agent.agentId}' --env CAIRN_API_KEY="$CAIRN_API_KEY" -- npx cairn mcp`,
+    );
+    const both = await server.request<{ hosts: HostConfig[] }>("/plugin/install?host=cursor", { as: agent });
+    expect(both.body.hosts.map((config) => config.transport)).toEqual(["stdio", "http"]);
+  });
+
+  it("refuses an unknown host with 422 and anonymous callers with 401", async () => {
+    expect((await server.request<ErrorBody>("/plugin/install?host=notepad", { as: agent })).status).toBe(422);
+    expect((await server.request("/plugin/install")).status).toBe(401);
+  });
+});
