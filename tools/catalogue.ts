@@ -1,5 +1,6 @@
 import { agentOperations } from "./agents.js";
 import { eventOperations } from "./events.js";
+import { onboardOperations } from "./onboard.js";
 import { pluginOperations } from "./plugin.js";
 import { healthOperations } from "./health.js";
 import { memoryOperations } from "./memory.js";
@@ -19,5 +20,6 @@ export const catalogue: readonly Operation[] = [
   ...agentOperations,
   ...eventOperations,
   ...pluginOperations,
+  ...onboardOperations,
   ...healthOperations,
 ];

@@ -70,6 +70,8 @@ export interface HttpBinding<Keys extends string> {
   headers?: Partial<Record<Keys, string>>;
   /** Response headers worth documenting. */
   responseHeaders?: Record<string, string>;
+  /** A success body sent as text of this media type (the output schema is a string) instead of JSON. */
+  contentType?: string;
 }
 
 type Output<O extends z.ZodType | undefined> = O extends z.ZodType ? z.input<O> : void;

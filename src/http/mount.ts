@@ -88,6 +88,7 @@ export function mountOperations(router: Router, runtime: Runtime, streams: { reg
       }
       response.status(result.status);
       if (result.status === 204 || result.body === undefined) response.end();
+      else if (operation.http.contentType && typeof result.body === "string") response.type(operation.http.contentType).send(result.body);
       else response.json(result.body);
     };
     const handlers = inputLayout(operation).inBody

@@ -113,7 +113,7 @@ function responses(operation: Operation, components: Json): Json {
     operation.output === undefined
       ? undefined
       : toSchema(operation.kind === "list" ? z.array(operation.output) : operation.output, "output", components);
-  const mediaType = operation.kind === "stream" ? "text/event-stream" : "application/json";
+  const mediaType = operation.kind === "stream" ? "text/event-stream" : (operation.http.contentType ?? "application/json");
   const success = (description: string): Json => ({
     description,
     headers,

@@ -113,7 +113,7 @@ describe("GET /openapi.json", () => {
         if (other.status === 204) expect(responses["204"]?.content, operation.name).toBeUndefined();
       }
       if (operation.output !== undefined && operation.http.status !== 204) {
-        const mediaType = operation.kind === "stream" ? "text/event-stream" : "application/json";
+        const mediaType = operation.kind === "stream" ? "text/event-stream" : (operation.http.contentType ?? "application/json");
         expect(responses[String(operation.http.status)]?.content?.[mediaType]?.schema, operation.name).toBeDefined();
       }
       const errors = Object.keys(responses).filter((status) => Number(status) >= 400);

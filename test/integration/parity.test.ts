@@ -35,6 +35,7 @@ const REST_ONLY: Record<string, string> = {
   agent_self_register: "takes the registration key instead of agent credentials; an MCP session already has an agent",
   event_stream: "a server-sent event stream; over MCP an agent waits with wait_for",
   health: "public liveness check, not a primitive",
+  onboard_script: "a public shell script for a machine without an agent yet",
 };
 
 const writeNote = async (world: World, content: string, as: Who = "alice"): Promise<string> =>

@@ -1,0 +1,66 @@
+import { execFile } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { tempDir } from "../helpers/server.js";
+import { serverForSuite } from "../helpers/suite.js";
+
+const run = promisify(execFile);
+
+describe("GET /onboard", () => {
+  const server = serverForSuite();
+  const home = tempDir("cairn-onboard-home-");
+  const work = join(home, "work");
+  mkdirSync(work);
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+  const script = async (query: string): Promise<{ status: number; text: string; type: string | null }> => {
+    const response = await fetch(new URL(`/onboard${query}`, server.url));
+    return { status: response.status, text: await response.text(), type: response.headers.get("content-type") };
+  };
+  const sh = (text: string, env: Record<string, string> = {}) =>
+    run("sh", ["-c", text], { cwd: work, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CAIRN_AGENT_ID: "onboarded", ...env } });
+
+  it("registers, stores the key 0600, joins the project, writes a working config; a second run changes nothing", async () => {
+    const fetched = await script("?project=launchpad");
+    expect(fetched.status).toBe(200);
+    expect(fetched.type).toMatch(/^text\/x-shellscript/);
+    expect(fetched.text.startsWith("#!/bin/sh\n")).toBe(true);
+
+    const first = await sh(fetched.text);
+    expect(first.stdout).toMatch(/registered onboarded/);
+    const keyFile = join(home, ".cairn", "agent-onboarded.key");
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const key = readFileSync(keyFile, "utf8").trim();
+    const me = await server.request<{ agent_id: string; projects: string[] }>("/agents/me", { as: { agentId: "onboarded", apiKey: key } });
+    expect(me.body).toMatchObject({ agent_id: "onboarded", projects: ["launchpad"] });
+
+    const config = JSON.parse(readFileSync(join(work, ".mcp.json"), "utf8")) as { mcpServers: { cairn: { env: Record<string, string> } } };
+    expect(config.mcpServers.cairn.env).toEqual({ CAIRN_URL: server.url, CAIRN_AGENT_ID: "onboarded", CAIRN_API_KEY: "${CAIRN_API_KEY}" });
+
+    const before = { config: readFileSync(join(work, ".mcp.json"), "utf8"), key: readFileSync(keyFile, "utf8") };
+    const agents = (await server.request<unknown[]>("/agents?limit=500", { as: server.owner })).body.length;
+    const second = await sh(fetched.text);
+    expect(second.stdout).toMatch(/reusing the key/);
+    expect(second.stdout).toMatch(/left as it is/);
+    expect(readFileSync(join(work, ".mcp.json"), "utf8")).toBe(before.config);
+    expect(readFileSync(keyFile, "utf8")).toBe(before.key);
+    expect((await server.request<unknown[]>("/agents?limit=500", { as: server.owner })).body.length).toBe(agents);
+  });
+
+  it("refuses a project that is not a project id with 422, so nothing hostile reaches the script", async () => {
+    for (const project of ["x'; rm -rf ~; '", "$(touch pwned)", "UPPER", "a b"]) {
+      const fetched = await script(`?project=${encodeURIComponent(project)}`);
+      expect(fetched.status, project).toBe(422);
+    }
+  });
+
+  it("quotes what it interpolates: an agent id with shell syntax is reduced, never run", async () => {
+    const fetched = await script("?host=cursor");
+    await sh(fetched.text, { CAIRN_AGENT_ID: "Evil$(touch pwned)`id`" });
+    expect(() => statSync(join(work, "pwned"))).toThrow();
+    const config = JSON.parse(readFileSync(join(work, ".cursor", "mcp.json"), "utf8")) as { mcpServers: { cairn: { env: Record<string, string> } } };
+    expect(config.mcpServers.cairn.env.CAIRN_AGENT_ID).toBe("evil--touch-pwned--id-");
+  });
+});

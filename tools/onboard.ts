@@ -1,0 +1,28 @@
+import { z } from "zod";
+import { HOST_NAMES } from "../plugin/hosts/index.js";
+import { onboardScript } from "../plugin/onboard.js";
+import { defineOperation } from "./operation.js";
+import { projectId } from "./schemas.js";
+
+export const onboard = defineOperation({
+  name: "onboard_script",
+  title: "Onboarding script",
+  description:
+    "A POSIX sh script (`curl -s URL/onboard?project=web | sh`) that registers an agent for this machine (or " +
+    "reuses the key it stored), keeps its key in a 0600 file under ~/.cairn, joins `project` (creating it if " +
+    "needed), and writes the MCP configuration of `host` (default claude-code) unless one exists. It uses the " +
+    "registration key in CAIRN_REGISTRATION_KEY when the server requires one. Running it again changes nothing.",
+  kind: "read",
+  access: "public",
+  http: { method: "GET", path: "/onboard", contentType: "text/x-shellscript" },
+  input: z.strictObject({
+    project: projectId.optional().describe("a project id to join"),
+    host: z.enum(HOST_NAMES as [string, ...string[]]).optional().describe("the agent host to configure; default claude-code"),
+  }),
+  output: z.string().describe("the script"),
+  handle({ services }, input) {
+    return onboardScript({ url: services.site.url, project: input.project ?? null, host: input.host ?? "claude-code" });
+  },
+});
+
+export const onboardOperations = [onboard];
