@@ -5,9 +5,23 @@ export interface OnboardContext {
   url: string;
   /** A valid project id, or null. */
   project: string | null;
-  /** The host whose configuration the script writes. */
-  host: string;
+  /** The host whose configuration the script writes; null: the script detects it. */
+  host: string | null;
 }
+
+/** How the script recognises a host on the machine, in order; claude-code when nothing matches. */
+const DETECT: { host: string; test: string }[] = [
+  { host: "claude-code", test: "command -v claude >/dev/null 2>&1" },
+  { host: "cursor", test: "[ -d .cursor ] || command -v cursor >/dev/null 2>&1" },
+  { host: "codex", test: "command -v codex >/dev/null 2>&1" },
+  { host: "gemini", test: "command -v gemini >/dev/null 2>&1" },
+  { host: "opencode", test: "command -v opencode >/dev/null 2>&1" },
+  { host: "windsurf", test: "[ -d \"$HOME/.codeium/windsurf\" ]" },
+  { host: "vscode", test: "[ -d .vscode ] || command -v code >/dev/null 2>&1" },
+];
+
+/** A shell expression for a config path: a `~/` path is under $HOME, the rest is quoted as is. */
+const configPath = (path: string): string => (path.startsWith("~/") ? `"$HOME"/${shellWord(path.slice(2))}` : shellWord(path));
 
 /** Replaced in the rendered configuration by the agent id the script settles on. */
 const AGENT_PLACEHOLDER = "cairn-onboard-agent-placeholder";
@@ -21,20 +35,35 @@ const END_OF_FILE = "CAIRN_ONBOARD_END_OF_CONFIG";
  * interpolates is ever evaluated by the shell. Running it again changes nothing.
  */
 export function onboardScript(context: OnboardContext): string {
-  const renderer = HOSTS.find((candidate) => candidate.host === context.host);
-  if (!renderer) throw new Error(`unknown host ${context.host}`);
-  const config = renderer.render({ agentId: AGENT_PLACEHOLDER, url: context.url, keyVariable: "CAIRN_API_KEY" }, "stdio");
-  const file = config.files[0];
-  if (!file) throw new Error(`host ${context.host} renders no file`);
+  const configs = HOSTS.map((renderer) => {
+    const config = renderer.render({ agentId: AGENT_PLACEHOLDER, url: context.url, keyVariable: "CAIRN_API_KEY" }, "stdio");
+    const file = config.files[0];
+    if (!file) throw new Error(`host ${renderer.host} renders no file`);
+    return { host: renderer.host, file };
+  });
+  if (context.host !== null && !configs.some((config) => config.host === context.host)) throw new Error(`unknown host ${context.host}`);
+  const detection = DETECT.map(({ host, test }) => `  if ${test}; then HOST=${shellWord(host)}; fi`).reverse().join("\n");
+  const writers = configs
+    .map(
+      ({ host, file }) => `  ${shellWord(host)})
+    CONFIG_PATH=${configPath(file.path)}
+    write_config() {
+      sed "s/${AGENT_PLACEHOLDER}/$AGENT_ID/g" > "$1" <<'${END_OF_FILE}'
+${file.content.trimEnd()}
+${END_OF_FILE}
+    }
+    ;;`,
+    )
+    .join("\n");
   return `#!/bin/sh
-# Connects this machine's ${context.host} to the Cairn server at ${context.url}.
+# Connects this machine's agent host (${context.host ?? "detected"}) to the Cairn server at ${context.url}.
 # Safe to run again: it reuses the stored key and leaves an existing configuration alone.
 set -eu
 umask 077
 
 CAIRN_URL=${shellWord(context.url)}
 PROJECT=${shellWord(context.project ?? "")}
-CONFIG_PATH=${shellWord(file.path)}
+HOST=${shellWord(context.host ?? "")}
 CAIRN_DIR="\${CAIRN_DIR:-$HOME/.cairn}"
 
 command -v curl >/dev/null 2>&1 || { echo "cairn onboard: curl is required" >&2; exit 1; }
@@ -45,7 +74,7 @@ if [ -n "\${CAIRN_AGENT_ID:-}" ]; then
 else
   AGENT_ID=$(printf '%s-%s' "$(id -un 2>/dev/null || echo agent)" "$(hostname 2>/dev/null || echo host)")
 fi
-AGENT_ID=$(printf '%s' "$AGENT_ID" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9_-' '-' | sed 's/^[^a-z0-9]*//' | cut -c1-64)
+AGENT_ID=$(printf '%s' "$AGENT_ID" | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9_-' '-' | sed 's/^[^a-z0-9]*//' | cut -c1-64)
 [ -n "$AGENT_ID" ] || { echo "cairn onboard: set CAIRN_AGENT_ID" >&2; exit 1; }
 KEY_FILE="$CAIRN_DIR/agent-$AGENT_ID.key"
 
@@ -84,7 +113,15 @@ if [ -n "$PROJECT" ]; then
   case "$STATUS" in 200|201) echo "cairn onboard: joined project $PROJECT" ;; *) echo "cairn onboard: joining $PROJECT failed ($STATUS)" >&2; exit 1 ;; esac
 fi
 
-case "$CONFIG_PATH" in "~/"*) CONFIG_PATH="$HOME/\${CONFIG_PATH#\\~/}" ;; esac
+if [ -z "$HOST" ]; then
+  HOST=claude-code
+${detection}
+fi
+case "$HOST" in
+${writers}
+  *) echo "cairn onboard: unknown host $HOST" >&2; exit 1 ;;
+esac
+
 if [ -e "$CONFIG_PATH" ]; then
   if grep -q cairn "$CONFIG_PATH"; then
     echo "cairn onboard: $CONFIG_PATH already configures cairn; left as it is"
@@ -93,11 +130,9 @@ if [ -e "$CONFIG_PATH" ]; then
   fi
 else
   mkdir -p "$(dirname "$CONFIG_PATH")"
-  sed "s/${AGENT_PLACEHOLDER}/$AGENT_ID/g" > "$CONFIG_PATH" <<'${END_OF_FILE}'
-${file.content.trimEnd()}
-${END_OF_FILE}
-  echo "cairn onboard: wrote $CONFIG_PATH"
+  write_config "$CONFIG_PATH"
+  echo "cairn onboard: wrote $CONFIG_PATH for $HOST"
 fi
-echo "cairn onboard: export CAIRN_API_KEY=\\"\\$(cat '$KEY_FILE')\\" in the shell that starts ${context.host}"
+echo "cairn onboard: export CAIRN_API_KEY=\\"\\$(cat '$KEY_FILE')\\" in the shell that starts $HOST"
 `;
 }

@@ -10,18 +10,19 @@ export const onboard = defineOperation({
   description:
     "A POSIX sh script (`curl -s URL/onboard?project=web | sh`) that registers an agent for this machine (or " +
     "reuses the key it stored), keeps its key in a 0600 file under ~/.cairn, joins `project` (creating it if " +
-    "needed), and writes the MCP configuration of `host` (default claude-code) unless one exists. It uses the " +
+    "needed), and writes the MCP configuration of `host` (detected when omitted: claude, cursor, codex, gemini, " +
+    "opencode, windsurf, VS Code; else claude-code) unless one exists. It uses the " +
     "registration key in CAIRN_REGISTRATION_KEY when the server requires one. Running it again changes nothing.",
   kind: "read",
   access: "public",
   http: { method: "GET", path: "/onboard", contentType: "text/x-shellscript" },
   input: z.strictObject({
     project: projectId.optional().describe("a project id to join"),
-    host: z.enum(HOST_NAMES as [string, ...string[]]).optional().describe("the agent host to configure; default claude-code"),
+    host: z.enum(HOST_NAMES as [string, ...string[]]).optional().describe("the agent host to configure; default: detected by the script"),
   }),
   output: z.string().describe("the script"),
   handle({ services }, input) {
-    return onboardScript({ url: services.site.url, project: input.project ?? null, host: input.host ?? "claude-code" });
+    return onboardScript({ url: services.site.url, project: input.project ?? null, host: input.host ?? null });
   },
 });
 

@@ -1,7 +1,8 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { parse as parseToml } from "smol-toml";
 import { afterAll, describe, expect, it } from "vitest";
 import { tempDir } from "../helpers/server.js";
 import { serverForSuite } from "../helpers/suite.js";
@@ -23,7 +24,7 @@ describe("GET /onboard", () => {
     run("sh", ["-c", text], { cwd: work, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CAIRN_AGENT_ID: "onboarded", ...env } });
 
   it("registers, stores the key 0600, joins the project, writes a working config; a second run changes nothing", async () => {
-    const fetched = await script("?project=launchpad");
+    const fetched = await script("?project=launchpad&host=claude-code");
     expect(fetched.status).toBe(200);
     expect(fetched.type).toMatch(/^text\/x-shellscript/);
     expect(fetched.text.startsWith("#!/bin/sh\n")).toBe(true);
@@ -47,6 +48,26 @@ describe("GET /onboard", () => {
     expect(readFileSync(join(work, ".mcp.json"), "utf8")).toBe(before.config);
     expect(readFileSync(keyFile, "utf8")).toBe(before.key);
     expect((await server.request<unknown[]>("/agents?limit=500", { as: server.owner })).body.length).toBe(agents);
+  });
+
+  it("detects the host when none is named: a codex on the PATH gets its TOML config", async () => {
+    const bin = join(home, "bin");
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, "codex"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+    const fetched = await script("");
+    const ran = await sh(fetched.text, { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`, CAIRN_AGENT_ID: "detected" });
+    expect(ran.stdout).toMatch(/wrote .*\.codex\/config\.toml for codex/);
+    const config = parseToml(readFileSync(join(home, ".codex", "config.toml"), "utf8")) as { mcp_servers: { cairn: { env: Record<string, string> } } };
+    expect(config.mcp_servers.cairn.env).toEqual({ CAIRN_URL: server.url, CAIRN_AGENT_ID: "detected" });
+  });
+
+  // Debian's shellcheck, when the machine has it: the script is clean under POSIX sh rules.
+  it.skipIf(!existsSync("/usr/bin/shellcheck"))("passes shellcheck as POSIX sh", async () => {
+    for (const query of ["", "?project=web&host=codex"]) {
+      const path = join(home, `onboard${query.length}.sh`);
+      writeFileSync(path, (await script(query)).text);
+      await expect(run("/usr/bin/shellcheck", ["-s", "sh", path])).resolves.toBeDefined();
+    }
   });
 
   it("refuses a project that is not a project id with 422, so nothing hostile reaches the script", async () => {
