@@ -1,6 +1,7 @@
 import type { Db } from "./db.js";
 import type { EventRow } from "./events.js";
 import type { MemoryRow } from "./memory.js";
+import type { MessageRow } from "./messages.js";
 
 // Reads for the audit log: every event in commit order, and the resource each one is about, in
 // whatever state it is in now (live or deleted), regardless of who may see it.
@@ -22,17 +23,10 @@ export const taskSnapshotById = (db: Db, id: string): Record<string, unknown> | 
     id,
   );
 
-export interface MessageSnapshotRow {
-  id: string;
-  sender: string;
-  recipient: string;
-  project: string | null;
-  subject: string;
-  body: string;
-  reply_to: string | null;
-  created_at: string;
+/** A message with its recipients (a JSON array), whoever may read it. */
+export type MessageSnapshotRow = Pick<MessageRow, "id" | "sender" | "recipient" | "project" | "subject" | "body" | "reply_to" | "created_at"> & {
   recipients: string;
-}
+};
 
 export const messageById = (db: Db, id: string): MessageSnapshotRow | undefined =>
   db.get<MessageSnapshotRow>(
