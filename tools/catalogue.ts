@@ -1,4 +1,7 @@
 import { agentOperations } from "./agents.js";
+import { archivistOperations } from "./archivist.js";
+import { graphOperations } from "./graph.js";
+import { logOperations } from "./logs.js";
 import { eventOperations } from "./events.js";
 import { onboardOperations } from "./onboard.js";
 import { pluginOperations } from "./plugin.js";
@@ -19,6 +22,9 @@ export const catalogue: readonly Operation[] = [
   ...sessionOperations,
   ...agentOperations,
   ...eventOperations,
+  ...graphOperations,
+  ...archivistOperations,
+  ...logOperations,
   ...pluginOperations,
   ...onboardOperations,
   ...healthOperations,

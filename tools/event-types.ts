@@ -4,8 +4,8 @@
  */
 export const SERVER_EVENT_TYPES: readonly { type: string; payload: string }[] = [
   { type: "memory.written", payload: "memory_id, type, project, scope, version" },
-  { type: "memory.updated", payload: "memory_id, type, project, scope, version, changed | reason (reinforced, headline)" },
-  { type: "memory.deleted", payload: "memory_id, type, project, scope, version, reason (deleted, expired, cleared)" },
+  { type: "memory.updated", payload: "memory_id, type, project, scope, version, changed | reason (reinforced, headline, decay), confidence?" },
+  { type: "memory.deleted", payload: "memory_id, type, project, scope, version, reason (deleted, expired, cleared, merged), superseded_by?" },
   { type: "task.created", payload: "task_id, project, status, assigned_to, created_by" },
   { type: "task.claimed", payload: "task_id, project, status, assigned_to" },
   { type: "task.unclaimed", payload: "task_id, project, status, assigned_to, reason? (lease expired)" },
@@ -27,6 +27,8 @@ export const SERVER_EVENT_TYPES: readonly { type: string; payload: string }[] = 
   { type: "agent.deleted", payload: "agent_id" },
   { type: "agent.key_rotated", payload: "agent_id" },
   { type: "session.handoff_saved", payload: "handoff_id, agent_id" },
+  { type: "graph.linked", payload: "edge_id, src, dst, rel, project" },
+  { type: "archivist.lease", payload: "holder, previous, token" },
 ];
 
 export const eventTypesDescription = (): string =>

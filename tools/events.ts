@@ -85,7 +85,7 @@ export const eventEmit = defineOperation({
   description:
     "Records a custom event and delivers it to every subscriber who may see it: everyone, or with `project` the " +
     "project's members. The server's own families (`memory.*`, `task.*`, `message.*`, `project.*`, `agent.*`, " +
-    "`session.*`, `archivist.*`) are refused with 422, except `archivist.*` from the archivist. The payload is a " +
+    "`session.*`, `graph.*`, `archivist.*`) are refused with 422, except `archivist.*` from the archivist. The payload is a " +
     "JSON object of at most 16 KiB.",
   kind: "create",
   access: "agent",

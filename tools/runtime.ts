@@ -25,6 +25,8 @@ export interface Invocation {
   requestId: string;
   registrationKey?: string | undefined;
   idempotencyKey?: string | undefined;
+  /** `X-Archivist-Lease`: the archivist's fencing token; its writes run only while it is current. */
+  leaseToken?: string | undefined;
 }
 
 export interface InvocationResult extends Outcome {
@@ -71,7 +73,10 @@ export class Runtime {
       }
       this.services.rateLimiter.take(caller.agentId);
     }
-    const execute = () => this.execute(operation, invocation);
+    const fenced = caller?.role === "archivist" && invocation.leaseToken !== undefined && !READ_KINDS.has(operation.kind);
+    const execute = fenced
+      ? () => this.services.archivist.fenced(invocation.leaseToken as string, () => this.execute(operation, invocation))
+      : () => this.execute(operation, invocation);
     if (caller && invocation.idempotencyKey !== undefined && operation.http.method === "POST") {
       const hash = requestHash(operation.name, invocation.input);
       const { reply, replayed } = await this.services.idempotency.run(caller.agentId, invocation.idempotencyKey, hash, async () => {

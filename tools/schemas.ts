@@ -107,7 +107,13 @@ export const searchHit = memoryEntry
   .meta({ id: "SearchHit" });
 
 export const tombstone = z
-  .object({ id: z.uuid(), deleted_at: timestamp, updated_at: timestamp, version: z.number().int() })
+  .object({
+    id: z.uuid(),
+    deleted_at: timestamp,
+    updated_at: timestamp,
+    version: z.number().int(),
+    superseded_by: z.uuid().optional().describe("only when a merge replaced the entry: the merged entry"),
+  })
   .meta({ id: "Tombstone" });
 
 export const agentRecord = z

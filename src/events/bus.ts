@@ -47,11 +47,13 @@ export const toEventRecord = (row: EventRow): EventRecord => ({
  */
 export class EventBus {
   private readonly listeners = new Set<(event: BusEvent) => void>();
+  private readonly guards: (() => void)[] = [];
 
   constructor(private readonly db: Db) {}
 
   emit(input: EmitInput): BusEvent {
     if (!this.db.inTransaction) throw new Error("events are emitted inside the transaction of their change");
+    for (const guard of this.guards) guard();
     const row = {
       id: newId(),
       type: input.type,
@@ -67,6 +69,14 @@ export class EventBus {
       for (const listener of this.listeners) listener(event);
     });
     return event;
+  }
+
+  /**
+   * `guard` runs before every event is written, inside the change's transaction: throwing from it
+   * rolls the change back. Every state change emits an event, so a guard sees every write.
+   */
+  addGuard(guard: () => void): void {
+    this.guards.push(guard);
   }
 
   subscribe(listener: (event: BusEvent) => void): () => void {

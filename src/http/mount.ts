@@ -75,6 +75,7 @@ export function mountOperations(router: Router, runtime: Runtime, streams: { reg
         requestId: response.locals.requestId,
         registrationKey: request.get("x-registration-key"),
         idempotencyKey: idempotencyKey(request),
+        leaseToken: request.get("x-archivist-lease"),
       });
       response.set(result.headers);
       if (operation.kind === "stream") {

@@ -78,6 +78,16 @@ function operationObject(operation: Operation, components: Json): Json {
       schema: { type: "string", minLength: 1, maxLength: 200 },
     });
   }
+  const archivistMayCall = operation.access === "agent" && (operation.roles === undefined || operation.roles.includes("archivist"));
+  if (archivistMayCall && !["read", "list", "stream"].includes(operation.kind)) {
+    parameters.push({
+      name: "X-Archivist-Lease",
+      in: "header",
+      required: false,
+      description: "the archivist's lease token (from POST /archivist/lease); a write carrying a token that is no longer current is refused with 409",
+      schema: { type: "string", pattern: "^[0-9]{1,15}$" },
+    });
+  }
   const result: Json = {
     operationId: operation.name,
     summary: operation.title,

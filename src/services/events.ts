@@ -38,7 +38,7 @@ export interface CustomEvent {
 }
 
 /** Families the server itself emits: nobody may forge them, but the archivist its own. */
-const SERVER_FAMILIES = ["memory", "task", "message", "project", "agent", "session", "archivist"];
+const SERVER_FAMILIES = ["memory", "task", "message", "project", "agent", "session", "graph", "archivist"];
 const MAX_PAYLOAD_BYTES = 16_384;
 /** Open streams one agent may hold at once (each is a connection and a subscription). */
 export const MAX_STREAMS_PER_AGENT = 16;

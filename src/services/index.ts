@@ -11,6 +11,10 @@ import { OAuthService } from "./oauth.js";
 import { EventBus } from "../events/bus.js";
 import { openDatabase, type Db } from "../store/db.js";
 import { AgentService } from "./agents.js";
+import { ArchivistService } from "./archivist.js";
+import { CurationService } from "./curation.js";
+import { GraphService } from "./graph.js";
+import { LogService } from "./logs.js";
 import { EventService } from "./events.js";
 import { IdempotencyService } from "./idempotency.js";
 import { Jobs } from "./jobs.js";
@@ -73,6 +77,10 @@ export interface Services {
   events: EventService;
   idempotency: IdempotencyService;
   oauth: OAuthService;
+  archivist: ArchivistService;
+  curation: CurationService;
+  graph: GraphService;
+  logs: LogService;
   /** Where clients reach this server: PUBLIC_URL, or the address it listens on once it does. */
   site: { url: string };
   rateLimiter: RateLimiter;
@@ -113,6 +121,10 @@ export function openServices(options: ServiceOptions): Services {
   const events = new EventService(db, bus, agents, options.streamQueueLimit ?? 1000);
   const idempotency = new IdempotencyService(db);
   const oauth = new OAuthService(db, agents);
+  const archivist = new ArchivistService(db, bus);
+  const curation = new CurationService(db, memory, embeddings, config.MAX_CONTENT_BYTES);
+  const graph = new GraphService(db, bus, memory);
+  const logs = new LogService(db, () => archivist.checkFence());
   const credentialsWritten = (options.bootstrap ?? true) ? agents.bootstrap() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
 
@@ -124,7 +136,9 @@ export function openServices(options: ServiceOptions): Services {
     jobs.every("prune", 3600_000, () => {
       idempotency.prune();
       oauth.pruneExpired();
-      events.prune(new Date(Date.now() - config.EVENT_RETENTION_DAYS * 86400_000).toISOString());
+      const retained = new Date(Date.now() - config.EVENT_RETENTION_DAYS * 86400_000).toISOString();
+      events.prune(retained);
+      logs.prune(retained);
     });
   }
 
@@ -150,6 +164,10 @@ export function openServices(options: ServiceOptions): Services {
     events,
     idempotency,
     oauth,
+    archivist,
+    curation,
+    graph,
+    logs,
     site: { url: config.PUBLIC_URL },
     rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_MINUTE),
     credentialsWritten,

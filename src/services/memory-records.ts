@@ -34,6 +34,8 @@ export interface Tombstone {
   deleted_at: string;
   updated_at: string;
   version: number;
+  /** Only on entries a merge replaced: the merged entry. */
+  superseded_by?: string;
 }
 
 export function toEntry(row: MemoryRow, embedding?: Float32Array): MemoryEntry {
@@ -68,6 +70,7 @@ export const toTombstone = (row: MemoryRow): Tombstone => ({
   deleted_at: row.deleted_at ?? row.updated_at,
   updated_at: row.updated_at,
   version: row.version,
+  ...(row.superseded_by === null ? {} : { superseded_by: row.superseded_by }),
 });
 
 /** Identity of content for exact-duplicate detection: trimmed, white space collapsed, case-folded. */

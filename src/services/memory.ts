@@ -79,6 +79,46 @@ export function parseIfMatch(header: string): number {
   return Number(match[1]);
 }
 
+export interface NewEntryFields {
+  type: MemoryType;
+  project: string | null;
+  scope: Scope;
+  content: string;
+  confidence: number;
+  parents: string[];
+  tags: string[];
+  expiresAt: string | null;
+  version?: number;
+}
+
+/** A row for a new entry by `agentId`, created and updated `at`. */
+export function newMemoryRow(agentId: string, fields: NewEntryFields, at: string): Omit<MemoryRow, "pk"> {
+  return {
+    id: newId(),
+    type: fields.type,
+    agent_id: agentId,
+    project: fields.project,
+    scope: fields.scope,
+    content: fields.content,
+    content_key: contentKey(fields.content),
+    confidence: fields.confidence,
+    parents: JSON.stringify(fields.parents),
+    tags: JSON.stringify(fields.tags),
+    headline: null,
+    created_at: at,
+    updated_at: at,
+    version: fields.version ?? 1,
+    expires_at: fields.expiresAt,
+    read_count: 0,
+    distinct_readers: 0,
+    reinforcement_count: 0,
+    last_reinforced_at: null,
+    superseded_by: null,
+    embedding_model: null,
+    deleted_at: null,
+  };
+}
+
 export class MemoryService {
   private readonly overlap: OverlapFinder;
 
@@ -145,34 +185,9 @@ export class MemoryService {
       const near = vector ? this.overlap.neighbourhood(viewer, vector, at) : null;
       const duplicate = input.allow_duplicate || !near ? null : this.overlap.nearDuplicate(dupKey, input.content, near, at);
       if (duplicate) return { created: false, entry: this.reinforce(caller, duplicate.row, duplicate.similarity, at) };
-      const row: Omit<MemoryRow, "pk"> = {
-        id: newId(),
-        type,
-        agent_id: caller.agentId,
-        project,
-        scope,
-        content: input.content,
-        content_key: key,
-        confidence,
-        parents: JSON.stringify(parents),
-        tags: JSON.stringify(tags),
-        headline: null,
-        created_at: at,
-        updated_at: at,
-        version: 1,
-        expires_at: input.expires_at ?? null,
-        read_count: 0,
-        distinct_readers: 0,
-        reinforcement_count: 0,
-        last_reinforced_at: null,
-        superseded_by: null,
-        embedding_model: null,
-        deleted_at: null,
-      };
-      const pk = insertMemory(this.db, row, tags);
+      const row = newMemoryRow(caller.agentId, { type, project, scope, content: input.content, confidence, parents, tags, expiresAt: input.expires_at ?? null }, at);
+      const pk = this.insert(caller, row, tags, vector);
       const similar = near ? this.overlap.similarAmong(near) : [];
-      if (vector) row.embedding_model = this.embeddings.store(pk, vector, row);
-      this.emitChange("memory.written", caller.agentId, row, {});
       return { created: true, entry: { ...toEntry({ ...row, pk }), similar } };
     });
   }
@@ -192,7 +207,18 @@ export class MemoryService {
     return { ...toEntry(updated), duplicate_of: row.id, similarity };
   }
 
-  private emitChange(
+  /**
+   * Inside the caller's transaction: stores a new entry with its vector (when there is one) and
+   * announces it. Returns its row key.
+   */
+  insert(caller: Caller, row: Omit<MemoryRow, "pk">, tags: string[], vector: Float32Array | null): number {
+    const pk = insertMemory(this.db, row, tags);
+    if (vector) row.embedding_model = this.embeddings.store(pk, vector, row);
+    this.emitChange("memory.written", caller.agentId, row, {});
+    return pk;
+  }
+
+  emitChange(
     type: "memory.written" | "memory.updated" | "memory.deleted",
     actor: string,
     row: Pick<MemoryRow, "id" | "type" | "project" | "scope" | "version" | "agent_id">,
@@ -315,12 +341,15 @@ export class MemoryService {
     });
   }
 
-  /** Inside the caller's transaction: marks the entry deleted, drops its vectors, emits the event. */
-  softDelete(caller: Caller, row: MemoryRow, reason: string): void {
+  /**
+   * Inside the caller's transaction: marks the entry deleted (replaced by `supersededBy`, when a
+   * merge replaced it), drops its vectors, emits the event.
+   */
+  softDelete(caller: Caller, row: MemoryRow, reason: string, supersededBy: string | null = null): void {
     const at = now();
-    patchMemory(this.db, row.pk, { deleted_at: at, updated_at: at });
+    patchMemory(this.db, row.pk, { deleted_at: at, updated_at: at, superseded_by: supersededBy ?? undefined });
     deleteVector(this.db, row.pk);
-    this.emitChange("memory.deleted", caller.agentId, row, { reason });
+    this.emitChange("memory.deleted", caller.agentId, row, supersededBy === null ? { reason } : { reason, superseded_by: supersededBy });
   }
 
   remove(caller: Caller, ref: string): void {

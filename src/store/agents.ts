@@ -91,4 +91,6 @@ export function renameAgentRows(db: Db, from: string, to: string): void {
   db.run("UPDATE message_recipients SET agent_id = ? WHERE agent_id = ?", to, from);
   db.run("UPDATE handoffs SET agent_id = ? WHERE agent_id = ?", to, from);
   db.run("UPDATE oauth_tokens SET agent_id = ? WHERE agent_id = ?", to, from);
+  db.run("UPDATE graph_edges SET agent_id = ? WHERE agent_id = ?", to, from);
+  db.run("UPDATE logs SET agent_id = ? WHERE agent_id = ?", to, from);
 }

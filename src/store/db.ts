@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { chmodSync, existsSync } from "node:fs";
@@ -78,7 +79,9 @@ export class Db {
    */
   writeSoon<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ run: fn, resolve: resolve as (value: unknown) => void, reject });
+      // Bound to the caller's async context, so whatever the caller's context carries (a fencing
+      // token) is in force while its write runs inside the shared transaction.
+      this.queued.push({ run: AsyncResource.bind(fn), resolve: resolve as (value: unknown) => void, reject });
       if (this.queued.length === 1) setImmediate(() => this.flushQueued());
     });
   }

@@ -143,6 +143,41 @@ const SCENARIOS: Record<string, Scenario> = {
   event_list: { args: { since: "seq:0", limit: 30 } },
   event_wait: { args: { types: ["never.happens"], timeout: 1 } },
   plugin_install: { args: { host: "codex", transport: "http" } },
+  graph_link: {
+    setup: async (world) => ({ args: { src: await writeNote(world, "an edge's source note"), dst: await writeNote(world, "an edge's target note"), rel: "supports", note: "parity" } }),
+  },
+  graph_list: { args: { limit: 5 } },
+  graph_node: {
+    setup: async (world) => {
+      const src = await writeNote(world, "a node with an edge");
+      await world.rest("alice", "/graph/edge", { body: { src, dst: await writeNote(world, "the node's neighbour"), rel: "relates_to" } });
+      return { args: { node_id: src } };
+    },
+  },
+  archivist_lease: { as: "archivist", args: { holder: "parity-archivist", ttl_seconds: 60 } },
+  archivist_state_put: { as: "archivist", args: { key: "parity:put", value: { seen: 3 } } },
+  archivist_state_get: {
+    as: "archivist",
+    setup: async (world) => {
+      await world.rest("archivist", "/archivist/state/parity:get", { method: "PUT", body: { value: "kept" } });
+      return { args: { key: "parity:get" } };
+    },
+  },
+  archivist_set_confidence: { as: "archivist", setup: async (world) => ({ args: { updates: [{ id: await writeNote(world, "a note that fades"), confidence: 0.5 }] } }) },
+  archivist_merge: {
+    as: "archivist",
+    setup: async (world) => ({
+      args: {
+        sources: [
+          { id: await writeNote(world, "builds take four minutes"), version: 1 },
+          { id: await writeNote(world, "builds take about four minutes", "bob"), version: 1 },
+        ],
+        content: "Builds take about four minutes.",
+      },
+    }),
+  },
+  log_write: { as: "archivist", args: { source: "archivist", action: "parity", message: "a pass", details: { entries: 2 } } },
+  log_list: { as: "owner", args: { limit: 5 } },
 };
 
 /** Refusals must match too: the same code over both transports. */
@@ -151,6 +186,17 @@ const REFUSALS: [string, Scenario][] = [
   ["task_get", { args: { id: "0badc0de-0000-4000-8000-000000000000" }, refused: "NOT_FOUND" }],
   ["task_complete", { as: "bob", setup: async (world) => ({ args: { id: await claimed(world, "alice's, not bob's") } }), refused: "FORBIDDEN" }],
   ["memory_list", { args: { limit: 0 }, refused: "VALIDATION_FAILED" }],
+  ["log_list", { args: {}, refused: "FORBIDDEN" }],
+  [
+    "archivist_set_confidence",
+    {
+      as: "archivist",
+      setup: async (world) => ({
+        args: { updates: [{ id: (await world.rest("owner", "/memory", { body: { content: "Parity rule: never decay me", type: "directive", project: null } })).id, confidence: 0.1 }] },
+      }),
+      refused: "VALIDATION_FAILED",
+    },
+  ],
 ];
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;

@@ -6,7 +6,7 @@ import { catalogue } from "../../tools/catalogue.js";
 import { SERVER_EVENT_TYPES } from "../../tools/event-types.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const FAMILIES = "memory|task|message|project|agent|session";
+const FAMILIES = "memory|task|message|project|agent|session|graph|archivist";
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>

@@ -1,0 +1,129 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { AppError, conflict } from "../core/errors.js";
+import { now } from "../core/time.js";
+import { countState, currentLease, getState, putState, saveLease } from "../store/archivist.js";
+import type { Db } from "../store/db.js";
+import type { EventBus } from "../events/bus.js";
+import type { Caller } from "./caller.js";
+
+export interface Lease {
+  granted: boolean;
+  holder: string | null;
+  expires_at: string | null;
+  token: number;
+}
+
+export interface StateEntry {
+  key: string;
+  value: unknown;
+  updated_at: string;
+}
+
+export interface LeaseRequest {
+  holder: string;
+  ttlSeconds: number;
+  /** Give the lease up now (the holder is stopping), so a successor need not wait out the TTL. */
+  release?: boolean | undefined;
+}
+
+/** Keys the archivist may keep; past this, new keys are refused (it should reuse or prune keys). */
+export const MAX_STATE_KEYS = 100_000;
+export const MAX_STATE_VALUE_BYTES = 16 * 1024;
+
+/**
+ * The archivist singleton: a lease with a fencing token, and the key-value store the archivist
+ * keeps its own state in (it never opens the database itself).
+ *
+ * Fencing: a request that carries `X-Archivist-Lease` runs inside `fenced(token, …)`. Every state
+ * change emits its event inside its transaction, and the bus asks `checkFence` first, so a write
+ * made with a token that is no longer current rolls back with 409 at commit time, however long
+ * the request took to get there.
+ */
+export class ArchivistService {
+  private readonly fence = new AsyncLocalStorage<number>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly bus: EventBus,
+  ) {
+    bus.addGuard(() => this.checkFence());
+  }
+
+  /** Runs `work` as a write fenced by `token` (the header's text; anything but the current token is refused). */
+  fenced<T>(token: string, work: () => Promise<T>): Promise<T> {
+    const parsed = /^\d{1,15}$/.test(token) ? Number(token) : -1;
+    this.fence.run(parsed, () => this.checkFence());
+    return this.fence.run(parsed, work);
+  }
+
+  /** Throws 409 when the running request is fenced by a token that is no longer current. */
+  checkFence(): void {
+    const token = this.fence.getStore();
+    if (token === undefined) return;
+    if (token !== currentLease(this.db).token) throw conflict("archivist lease token is not current");
+  }
+
+  lease(caller: Caller, request: LeaseRequest): Lease {
+    return this.db.write(() => {
+      const at = new Date();
+      const current = currentLease(this.db);
+      const live = current.holder !== null && current.expires_at !== null && current.expires_at > at.toISOString();
+      const answer = (granted: boolean, row = current): Lease => ({ granted, holder: row.holder, expires_at: row.expires_at, token: row.token });
+      if (request.release) {
+        if (current.holder !== request.holder) return answer(false);
+        const released = { ...current, holder: null, expires_at: null, acquired_at: null };
+        saveLease(this.db, released);
+        this.bus.emit({ type: "archivist.lease", agentId: caller.agentId, project: null, payload: { holder: null, previous: request.holder, token: current.token } });
+        return answer(false, released);
+      }
+      if (live && current.holder !== request.holder) return answer(false);
+      const expiresAt = new Date(at.getTime() + request.ttlSeconds * 1000).toISOString();
+      const changesHands = current.holder !== request.holder;
+      const next = {
+        holder: request.holder,
+        // A new holder gets a new token, so writes still carrying the old one are refused.
+        token: changesHands ? current.token + 1 : current.token,
+        acquired_at: changesHands || !live ? at.toISOString() : current.acquired_at,
+        expires_at: expiresAt,
+      };
+      saveLease(this.db, next);
+      if (changesHands) {
+        this.bus.emit({
+          type: "archivist.lease",
+          agentId: caller.agentId,
+          project: null,
+          payload: { holder: next.holder, previous: current.holder, token: next.token },
+        });
+      }
+      return answer(true, next);
+    });
+  }
+
+  /** The lease as it stands, for status displays. */
+  leaseStatus(): Lease {
+    const current = currentLease(this.db);
+    const live = current.holder !== null && current.expires_at !== null && current.expires_at > now();
+    return { granted: live, holder: live ? current.holder : null, expires_at: live ? current.expires_at : null, token: current.token };
+  }
+
+  getState(key: string): StateEntry {
+    const row = getState(this.db, key);
+    if (!row) throw new AppError("NOT_FOUND", "state key not found");
+    return { key: row.key, value: JSON.parse(row.value) as unknown, updated_at: row.updated_at };
+  }
+
+  putState(key: string, value: unknown): StateEntry {
+    const text = JSON.stringify(value);
+    if (Buffer.byteLength(text, "utf8") > MAX_STATE_VALUE_BYTES) {
+      throw new AppError("PAYLOAD_TOO_LARGE", `value exceeds ${MAX_STATE_VALUE_BYTES} bytes`);
+    }
+    return this.db.write(() => {
+      // State changes emit no event, so they ask for the fence themselves.
+      this.checkFence();
+      if (!getState(this.db, key) && countState(this.db) >= MAX_STATE_KEYS) throw conflict("archivist state is full");
+      const row = { key, value: text, updated_at: now() };
+      putState(this.db, row);
+      return { key, value, updated_at: row.updated_at };
+    });
+  }
+}

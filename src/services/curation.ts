@@ -1,0 +1,119 @@
+import { AppError, invalid, notFound } from "../core/errors.js";
+import { now } from "../core/time.js";
+import type { Db } from "../store/db.js";
+import { findLiveMemory, patchMemory, type MemoryRow, type MemoryType } from "../store/memory.js";
+import { updateVectorMeta } from "../store/vectors.js";
+import { viewerOf, type Caller } from "./caller.js";
+import type { MemoryEmbeddings } from "./memory-embeddings.js";
+import { round6, toEntry, vectorMetaOf, type MemoryEntry } from "./memory-records.js";
+import { newMemoryRow, type MemoryService } from "./memory.js";
+
+/** The types the archivist may merge, decay and promote (the seed's lifecycle table: memory and doc). */
+export const CURATED_TYPES: readonly MemoryType[] = ["memory", "doc"];
+
+export interface MergeSource {
+  id: string;
+  /** The version the archivist read: a source changed since is not merged (409). */
+  version: number;
+}
+
+export interface MergeInput {
+  sources: MergeSource[];
+  content: string;
+  tags?: string[] | undefined;
+  confidence?: number | undefined;
+}
+
+export interface MergeResult {
+  entry: MemoryEntry;
+  superseded: string[];
+}
+
+/**
+ * What only the archivist does to entries: merging conflicting ones into a new entry, and decaying
+ * confidence. Directives are refused here whatever the caller asks: no automated process changes one.
+ */
+export class CurationService {
+  constructor(
+    private readonly db: Db,
+    private readonly memory: MemoryService,
+    private readonly embeddings: MemoryEmbeddings,
+    private readonly maxContentBytes: number,
+  ) {}
+
+  private live(caller: Caller, id: string): MemoryRow | undefined {
+    return findLiveMemory(this.db, viewerOf(caller), now(), { id })[0];
+  }
+
+  /** Sets confidence without a version bump; entries gone since are skipped; a directive refuses the whole batch. */
+  setConfidence(caller: Caller, updates: { id: string; confidence: number }[]): { updated: number } {
+    return this.db.write(() => {
+      let updated = 0;
+      updates.forEach((update, index) => {
+        const row = this.live(caller, update.id);
+        if (!row) return;
+        if (row.type === "directive") throw invalid(`updates.${index}.id`, "a directive's confidence is fixed at 1");
+        const confidence = round6(update.confidence);
+        if (confidence === row.confidence) return;
+        patchMemory(this.db, row.pk, { confidence });
+        const changed = { ...row, confidence };
+        if (row.embedding_model !== null) updateVectorMeta(this.db, row.pk, vectorMetaOf(changed));
+        this.memory.emitChange("memory.updated", caller.agentId, changed, { reason: "decay", confidence });
+        updated++;
+      });
+      return { updated };
+    });
+  }
+
+  private checkSources(caller: Caller, sources: MergeSource[]): MemoryRow[] {
+    const rows = sources.map((source, index) => {
+      const row = this.live(caller, source.id);
+      if (!row) throw notFound("memory entry");
+      if (!CURATED_TYPES.includes(row.type)) throw invalid(`sources.${index}.id`, `${row.type} entries are never merged`);
+      if (row.version !== source.version) throw new AppError("CONFLICT", "a source entry changed since it was read", { extra: { id: row.id, current_version: row.version } });
+      return row;
+    });
+    const first = rows[0] as MemoryRow;
+    if (rows.some((row) => row.project !== first.project || row.scope !== first.scope)) {
+      throw invalid("sources", "sources must share one project and scope");
+    }
+    return rows;
+  }
+
+  /**
+   * One transaction: the merged entry is written (by the caller, with the sources as parents, in
+   * their project and scope) and each source is soft-deleted with `superseded_by` set. Either all
+   * of it happens or none, so a crash never leaves a fact in neither place.
+   */
+  async merge(caller: Caller, input: MergeInput): Promise<MergeResult> {
+    if (Buffer.byteLength(input.content, "utf8") > this.maxContentBytes) {
+      throw new AppError("PAYLOAD_TOO_LARGE", `content exceeds ${this.maxContentBytes} bytes`);
+    }
+    const ids = input.sources.map((source) => source.id);
+    if (new Set(ids).size !== ids.length) throw invalid("sources", "each source once");
+    this.checkSources(caller, input.sources);
+    const vector = await this.embeddings.embedForWrite(input.content);
+    return this.db.write(() => {
+      // Checked again inside the transaction: a source may have changed while the content was embedded.
+      const rows = this.checkSources(caller, input.sources);
+      const first = rows[0] as MemoryRow;
+      const tags = [...new Set(input.tags ?? rows.flatMap((row) => JSON.parse(row.tags) as string[]))].slice(0, 32);
+      const fields = {
+        type: rows.some((row) => row.type === "doc") ? ("doc" as const) : ("memory" as const),
+        project: first.project,
+        scope: first.scope,
+        content: input.content,
+        confidence: input.confidence ?? Math.max(...rows.map((row) => row.confidence)),
+        parents: ids,
+        tags,
+        expiresAt: null,
+        // The merge is the next version of what its sources said.
+        version: Math.max(...rows.map((row) => row.version)) + 1,
+      };
+      const row = newMemoryRow(caller.agentId, fields, now());
+      const pk = this.memory.insert(caller, row, tags, vector);
+      for (const source of rows) this.memory.softDelete(caller, source, "merged", row.id);
+      return { entry: toEntry({ ...row, pk }), superseded: ids };
+    });
+  }
+}

@@ -1,0 +1,309 @@
+import { describe, expect, it } from "vitest";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import type { Credentials, ErrorBody } from "../helpers/server.js";
+
+interface Lease {
+  granted: boolean;
+  holder: string | null;
+  expires_at: string | null;
+  token: number;
+}
+
+interface Entry {
+  id: string;
+  version: number;
+  updated_at: string;
+  confidence: number;
+  parents: string[];
+  agent_id: string;
+  project: string | null;
+  type: string;
+  superseded_by: string | null;
+}
+
+describe("the archivist lease and its fencing token", () => {
+  const server = serverForSuite();
+  const agent = agentForSuite(server, "lease-bystander");
+  const lease = (holder: string, extra: Record<string, unknown> = {}, as: Credentials = server.archivist) =>
+    server.request<Lease>("/archivist/lease", { as, body: { holder, ttl_seconds: 30, ...extra } });
+
+  it("grants a free lease, refuses a second holder, renews for the first without a new token, and hands over on release", async () => {
+    const first = await lease("one");
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ granted: true, holder: "one" });
+    const refused = await lease("two");
+    expect(refused.body).toMatchObject({ granted: false, holder: "one", token: first.body.token });
+    const renewed = await lease("one");
+    expect(renewed.body.granted).toBe(true);
+    expect(renewed.body.token).toBe(first.body.token);
+    expect(renewed.body.expires_at! >= first.body.expires_at!).toBe(true);
+    expect((await lease("two", { release: true })).body).toMatchObject({ granted: false, holder: "one" });
+    expect((await lease("one", { release: true })).body).toMatchObject({ granted: false, holder: null });
+    const second = await lease("two");
+    expect(second.body).toMatchObject({ granted: true, holder: "two", token: first.body.token + 1 });
+    await lease("two", { release: true });
+  });
+
+  it("is the archivist's alone", async () => {
+    const response = await lease("intruder", {}, agent);
+    expect(response.status).toBe(403);
+    expect(response.body).toMatchObject({ code: "FORBIDDEN" });
+  });
+
+  it("refuses an archivist write carrying a token that is no longer current, and changes nothing", async () => {
+    const old = (await lease("fenced-a")).body.token;
+    await lease("fenced-a", { release: true });
+    const current = (await lease("fenced-b")).body.token;
+    expect(current).toBe(old + 1);
+    const headers = (token: number) => ({ "X-Archivist-Lease": String(token) });
+
+    const stale = await server.request<ErrorBody>("/memory", { as: server.archivist, headers: headers(old), body: { content: "written by a stale archivist", project: null } });
+    expect(stale.status).toBe(409);
+    expect(stale.body.detail).toBe("archivist lease token is not current");
+    const found = await server.request<unknown[]>("/memory/search?q=stale%20archivist", { as: server.archivist });
+    expect(found.body).toEqual([]);
+    expect((await server.request("/archivist/state/fence-probe", { as: server.archivist, method: "PUT", headers: headers(old), body: { value: 1 } })).status).toBe(409);
+    expect((await server.request("/archivist/state/fence-probe", { as: server.archivist })).status).toBe(404);
+    expect((await server.request("/logs", { as: server.archivist, headers: headers(old), body: { source: "archivist", action: "probe" } })).status).toBe(409);
+    expect((await server.request("/archivist/state/fence-probe", { as: server.archivist, method: "PUT", headers: { "X-Archivist-Lease": "not-a-token" }, body: { value: 1 } })).status).toBe(409);
+
+    const fresh = await server.request<Entry>("/memory", { as: server.archivist, headers: headers(current), body: { content: "written by the current archivist", project: null } });
+    expect(fresh.status).toBe(201);
+    // Reads are never fenced.
+    expect((await server.request(`/memory/${fresh.body.id}`, { as: server.archivist, headers: headers(old) })).status).toBe(200);
+    await lease("fenced-b", { release: true });
+  });
+});
+
+describe("the archivist's key-value state", () => {
+  const server = serverForSuite();
+  const agent = agentForSuite(server, "state-bystander");
+
+  it("answers 404 for an unset key, then stores and returns any JSON value", async () => {
+    expect((await server.request("/archivist/state/directive_stale_notified:abc", { as: server.archivist })).status).toBe(404);
+    const put = await server.request<{ key: string; value: unknown; updated_at: string }>("/archivist/state/directive_stale_notified:abc", {
+      as: server.archivist,
+      method: "PUT",
+      body: { value: "2026-11-25T10:00:00.000Z" },
+    });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ key: "directive_stale_notified:abc", value: "2026-11-25T10:00:00.000Z" });
+    await server.request("/archivist/state/cursor", { as: server.archivist, method: "PUT", body: { value: { seq: 41, nested: [1, 2] } } });
+    const got = await server.request<{ value: unknown }>("/archivist/state/cursor", { as: server.archivist });
+    expect(got.body.value).toEqual({ seq: 41, nested: [1, 2] });
+  });
+
+  it("refuses values over 16 KiB, bad keys, and callers other than the archivist", async () => {
+    const big = await server.request<ErrorBody>("/archivist/state/big", { as: server.archivist, method: "PUT", body: { value: "x".repeat(17 * 1024) } });
+    expect(big.status).toBe(413);
+    expect((await server.request("/archivist/state/bad%20key", { as: server.archivist, method: "PUT", body: { value: 1 } })).status).toBe(422);
+    expect((await server.request("/archivist/state/cursor", { as: agent })).status).toBe(403);
+    expect((await server.request("/archivist/state/cursor", { as: server.owner, method: "PUT", body: { value: 1 } })).status).toBe(403);
+  });
+});
+
+describe("confidence decay by the archivist", () => {
+  const server = serverForSuite();
+  const agent = agentForSuite(server, "decay-writer");
+
+  it("sets confidence without changing version or updated_at, and emits memory.updated with reason decay", async () => {
+    const written = await server.request<Entry>("/memory", { as: agent, body: { content: "the staging database is rebuilt nightly", project: null } });
+    const decayed = await server.request<{ updated: number }>("/archivist/confidence", {
+      as: server.archivist,
+      body: { updates: [{ id: written.body.id, confidence: 0.42 }, { id: "00000000-0000-4000-8000-000000000000", confidence: 0.1 }] },
+    });
+    expect(decayed.status).toBe(200);
+    expect(decayed.body).toEqual({ updated: 1 });
+    const after = await server.request<Entry>(`/memory/${written.body.id}`, { as: agent });
+    expect(after.body).toMatchObject({ confidence: 0.42, version: written.body.version, updated_at: written.body.updated_at });
+    const events = await server.request<{ type: string; payload: Record<string, unknown> }[]>("/events?since=seq:0&type=memory.updated", { as: agent });
+    expect(events.body.map((event) => event.payload)).toContainEqual(expect.objectContaining({ memory_id: written.body.id, reason: "decay", confidence: 0.42 }));
+    // Search filters on the index's copy of confidence: it moved too.
+    const hits = await server.request<unknown[]>("/memory/search?q=staging%20database%20rebuilt&confidence_min=0.5", { as: agent });
+    expect(hits.body).toEqual([]);
+  });
+
+  it("refuses the whole batch when it names a directive, and changes nothing", async () => {
+    const note = await server.request<Entry>("/memory", { as: agent, body: { content: "release notes go in CHANGELOG.md", project: null } });
+    const directive = await server.request<Entry>("/memory", { as: server.owner, body: { content: "Always cite the source file", type: "directive", project: null } });
+    const refused = await server.request<ErrorBody>("/archivist/confidence", {
+      as: server.archivist,
+      body: { updates: [{ id: note.body.id, confidence: 0.2 }, { id: directive.body.id, confidence: 0.2 }] },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors).toEqual([{ path: "updates.1.id", message: "a directive's confidence is fixed at 1" }]);
+    expect((await server.request<Entry>(`/memory/${note.body.id}`, { as: agent })).body.confidence).toBe(1);
+    expect((await server.request<Entry>(`/memory/${directive.body.id}`, { as: server.owner })).body.confidence).toBe(1);
+  });
+
+  it("is refused to everyone but the archivist", async () => {
+    const note = await server.request<Entry>("/memory", { as: agent, body: { content: "only the archivist decays", project: null } });
+    const response = await server.request("/archivist/confidence", { as: server.owner, body: { updates: [{ id: note.body.id, confidence: 0.1 }] } });
+    expect(response.status).toBe(403);
+  });
+});
+
+describe("merging by the archivist", () => {
+  const server = serverForSuite();
+  const alice = agentForSuite(server, "merge-alice");
+  const bob = agentForSuite(server, "merge-bob");
+  const write = async (as: Credentials, content: string, extra: Record<string, unknown> = {}) =>
+    (await server.request<Entry>("/memory", { as, body: { content, project: null, allow_duplicate: true, ...extra } })).body;
+
+  it("writes the merged entry with both parents and supersedes the sources in one step", async () => {
+    const a = await write(alice, "the API rate limit is 100 requests per minute", { tags: ["api"] });
+    const b = await write(bob, "the API rate limit is 120 requests per minute", { tags: ["limits"] });
+    const since = new Date(Date.now() - 1000).toISOString();
+    const merged = await server.request<{ entry: Entry & { tags: string[] }; superseded: string[] }>("/archivist/merge", {
+      as: server.archivist,
+      body: { sources: [{ id: a.id, version: 1 }, { id: b.id, version: 1 }], content: "The API rate limit is 120 requests per minute (it was 100)." },
+    });
+    expect(merged.status).toBe(201);
+    expect(merged.body.superseded).toEqual([a.id, b.id]);
+    expect(merged.body.entry).toMatchObject({ agent_id: "archivist", parents: [a.id, b.id], project: null, type: "memory", version: 2 });
+    expect(merged.body.entry.tags.sort()).toEqual(["api", "limits"]);
+    expect((await server.request(`/memory/${a.id}`, { as: alice })).status).toBe(404);
+    const delta = await server.request<{ id: string; superseded_by?: string }[]>(`/memory/delta?since=${since}&limit=50`, { as: alice });
+    expect(delta.body).toContainEqual(expect.objectContaining({ id: a.id, superseded_by: merged.body.entry.id }));
+    expect(delta.body).toContainEqual(expect.objectContaining({ id: b.id, superseded_by: merged.body.entry.id }));
+    const deleted = await server.request<{ payload: Record<string, unknown> }[]>("/events?since=seq:0&type=memory.deleted", { as: alice });
+    expect(deleted.body.map((event) => event.payload)).toContainEqual(expect.objectContaining({ memory_id: a.id, reason: "merged", superseded_by: merged.body.entry.id }));
+  });
+
+  it("refuses a source that changed since it was read, and merges nothing", async () => {
+    const a = await write(alice, "deploys happen on Tuesday");
+    const b = await write(bob, "deploys happen on Tuesdays and Thursdays");
+    await server.request(`/memory/${a.id}`, { as: alice, method: "PATCH", body: { content: "deploys happen on Wednesday" } });
+    const response = await server.request<ErrorBody & { id: string; current_version: number }>("/archivist/merge", {
+      as: server.archivist,
+      body: { sources: [{ id: a.id, version: 1 }, { id: b.id, version: 1 }], content: "merged" },
+    });
+    expect(response.status).toBe(409);
+    expect(response.body).toMatchObject({ id: a.id, current_version: 2 });
+    expect((await server.request(`/memory/${b.id}`, { as: bob })).status).toBe(200);
+  });
+
+  it("never merges a directive, nor entries of different projects", async () => {
+    const note = await write(alice, "use pnpm for installs");
+    const directive = (await server.request<Entry>("/memory", { as: server.owner, body: { content: "Use npm for installs", type: "directive", project: null } })).body;
+    const withDirective = await server.request<ErrorBody>("/archivist/merge", {
+      as: server.archivist,
+      body: { sources: [{ id: note.id, version: 1 }, { id: directive.id, version: 1 }], content: "merged" },
+    });
+    expect(withDirective.status).toBe(422);
+    expect((await server.request(`/memory/${directive.id}`, { as: server.owner })).status).toBe(200);
+
+    await server.request("/projects", { as: alice, body: { name: "Merge Elsewhere" } });
+    const inProject = await write(alice, "use pnpm for installs here", { project: "merge-elsewhere" });
+    const acrossProjects = await server.request<ErrorBody>("/archivist/merge", {
+      as: server.archivist,
+      body: { sources: [{ id: note.id, version: 1 }, { id: inProject.id, version: 1 }], content: "merged" },
+    });
+    expect(acrossProjects.status).toBe(422);
+    expect(acrossProjects.body.errors?.[0]?.message).toBe("sources must share one project and scope");
+  });
+
+  it("is refused to everyone but the archivist", async () => {
+    const a = await write(alice, "one fact");
+    const b = await write(bob, "one more fact");
+    const response = await server.request("/archivist/merge", { as: server.owner, body: { sources: [{ id: a.id, version: 1 }, { id: b.id, version: 1 }], content: "x" } });
+    expect(response.status).toBe(403);
+  });
+});
+
+describe("graph edges", () => {
+  const server = serverForSuite();
+  const alice = agentForSuite(server, "graph-alice");
+  const bob = agentForSuite(server, "graph-bob");
+  const write = async (as: Credentials, content: string, extra: Record<string, unknown> = {}) =>
+    (await server.request<Entry>("/memory", { as, body: { content, project: null, allow_duplicate: true, ...extra } })).body;
+  interface Edge {
+    id: string;
+    src: string;
+    dst: string;
+    rel: string;
+    note: string | null;
+    project: string | null;
+  }
+
+  it("records a typed edge, updates its note on repeat, and lists it both ways on the node", async () => {
+    const a = await write(alice, "the cache is keyed by tenant");
+    const b = await write(bob, "cache misses spike after tenant migrations");
+    const first = await server.request<Edge>("/graph/edge", { as: alice, body: { src: b.id, dst: a.id, rel: "supports" } });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ src: b.id, dst: a.id, rel: "supports", note: null, project: null });
+    const again = await server.request<Edge>("/graph/edge", { as: alice, body: { src: b.id, dst: a.id, rel: "supports", note: "same tenant key" } });
+    expect(again.body).toMatchObject({ id: first.body.id, note: "same tenant key" });
+    const node = await server.request<{ node: Entry; edges: { out: Edge[]; in: Edge[] } }>(`/graph/${a.id}`, { as: bob });
+    expect(node.body.node.id).toBe(a.id);
+    expect(node.body.edges.in.map((edge) => edge.id)).toEqual([first.body.id]);
+    expect(node.body.edges.out).toEqual([]);
+    const listed = await server.request<Edge[]>("/graph?rel=supports", { as: bob });
+    expect(listed.body.map((edge) => edge.id)).toContain(first.body.id);
+    expect((await server.request<Edge[]>("/graph?rel=contradicts", { as: bob })).body.map((edge) => edge.id)).not.toContain(first.body.id);
+  });
+
+  it("shows an edge only to whoever can see both ends", async () => {
+    await server.request("/projects", { as: alice, body: { name: "Graph Private" } });
+    const inProject = await write(alice, "the project's secret detail", { project: "graph-private" });
+    const global = await write(alice, "a global fact about the project");
+    const edge = await server.request<Edge>("/graph/edge", { as: alice, body: { src: inProject.id, dst: global.id, rel: "relates_to" } });
+    expect(edge.body.project).toBe("graph-private");
+    expect((await server.request<Edge[]>("/graph?project=graph-private", { as: alice })).body.map((e) => e.id)).toEqual([edge.body.id]);
+    expect((await server.request<Edge[]>("/graph?project=graph-private", { as: bob })).body).toEqual([]);
+    expect((await server.request<{ edges: { in: Edge[] } }>(`/graph/${global.id}`, { as: bob })).body.edges.in).toEqual([]);
+    expect((await server.request(`/graph/${inProject.id}`, { as: bob })).status).toBe(404);
+    expect((await server.request("/graph/edge", { as: bob, body: { src: global.id, dst: inProject.id, rel: "relates_to" } })).status).toBe(404);
+
+    await server.request(`/memory/${global.id}`, { as: alice, method: "DELETE" });
+    expect((await server.request<Edge[]>("/graph?project=graph-private", { as: alice })).body).toEqual([]);
+  });
+
+  it("refuses a self-loop and a link across projects", async () => {
+    const a = await write(alice, "a lonely fact");
+    expect((await server.request("/graph/edge", { as: alice, body: { src: a.id, dst: a.id, rel: "relates_to" } })).status).toBe(422);
+    await server.request("/projects", { as: alice, body: { name: "Graph One" } });
+    await server.request("/projects", { as: alice, body: { name: "Graph Two" } });
+    const one = await write(alice, "fact in one", { project: "graph-one" });
+    const two = await write(alice, "fact in two", { project: "graph-two" });
+    const response = await server.request<ErrorBody>("/graph/edge", { as: alice, body: { src: one.id, dst: two.id, rel: "contradicts" } });
+    expect(response.status).toBe(422);
+    expect(response.body.errors?.[0]?.message).toBe("entries of different projects cannot be linked");
+  });
+});
+
+describe("the archivist's log", () => {
+  const server = serverForSuite();
+  const agent = agentForSuite(server, "log-reader");
+
+  it("takes entries from the archivist and the owner, and shows them to the owner newest first with filters", async () => {
+    const first = await server.request<{ id: string; agent_id: string }>("/logs", {
+      as: server.archivist,
+      body: { level: "info", source: "archivist", action: "synthesis", message: "pass done", details: { entries: 12 } },
+    });
+    expect(first.status).toBe(201);
+    expect(first.body.agent_id).toBe("archivist");
+    await server.request("/logs", { as: server.archivist, body: { level: "warn", source: "archivist", action: "merge", message: "llm timed out" } });
+    await server.request("/logs", { as: server.owner, body: { source: "human", action: "note", message: "rotated keys" } });
+    const all = await server.request<{ action: string; level: string; details: Record<string, unknown> }[]>("/logs", { as: server.owner });
+    expect(all.body.map((entry) => entry.action)).toEqual(["note", "merge", "synthesis"]);
+    expect(all.body[2]?.details).toEqual({ entries: 12 });
+    expect((await server.request<{ action: string }[]>("/logs?level=warn", { as: server.owner })).body.map((entry) => entry.action)).toEqual(["merge"]);
+    expect((await server.request<{ action: string }[]>("/logs?source=archivist&action=synthesis", { as: server.owner })).body).toHaveLength(1);
+    const paged = await server.request<unknown[]>("/logs?limit=2", { as: server.owner });
+    expect(paged.body).toHaveLength(2);
+    const next = await server.request<{ action: string }[]>(`/logs?limit=2&cursor=${paged.headers.get("x-next-cursor")}`, { as: server.owner });
+    expect(next.body.map((entry) => entry.action)).toEqual(["synthesis"]);
+  });
+
+  it("is written only by the archivist and the owner, and read only by the owner", async () => {
+    expect((await server.request("/logs", { as: agent, body: { source: "me", action: "forge" } })).status).toBe(403);
+    expect((await server.request("/logs", { as: agent })).status).toBe(403);
+    expect((await server.request("/logs", { as: server.archivist })).status).toBe(403);
+  });
+
+  it("refuses details over 16 KiB", async () => {
+    const response = await server.request("/logs", { as: server.archivist, body: { source: "archivist", action: "big", details: { blob: "x".repeat(17 * 1024) } } });
+    expect(response.status).toBe(413);
+  });
+});

@@ -1,0 +1,120 @@
+import { z } from "zod";
+import { defineOperation } from "./operation.js";
+import { confidence, content, memoryEntry, tags, timestamp } from "./schemas.js";
+
+const lease = z
+  .object({
+    granted: z.boolean().describe("true when the caller holds the lease now"),
+    holder: z.string().nullable(),
+    expires_at: timestamp.nullable(),
+    token: z.number().int().describe("fencing token: grows each time the lease changes hands"),
+  })
+  .meta({ id: "ArchivistLease" });
+
+const stateKey = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9:._-]{0,199}$/, "letters, digits and : . _ - (at most 200)")
+  .describe("e.g. directive_stale_notified:<directive id>");
+
+const stateEntry = z.object({ key: z.string(), value: z.unknown(), updated_at: timestamp }).meta({ id: "ArchivistState" });
+
+export const archivistLease = defineOperation({
+  name: "archivist_lease",
+  title: "Acquire or renew the archivist lease",
+  description:
+    "Archivist only. Only one archivist works at a time: the lease is granted when it is free, expired or already " +
+    "yours (a renewal extends it), and refused (`granted: false`, with the current holder) otherwise. `token` " +
+    "grows whenever the lease changes hands; send it as `X-Archivist-Lease` on writes, which are refused with 409 " +
+    "once another holder has taken over. `release: true` gives the lease up at once.",
+  kind: "action",
+  access: "agent",
+  roles: ["archivist"],
+  http: { method: "POST", path: "/archivist/lease" },
+  input: z.strictObject({
+    holder: z.string().trim().min(1).max(200).describe("this archivist instance's name, stable across its renewals"),
+    ttl_seconds: z.number().int().min(10).max(3600).default(120),
+    release: z.boolean().optional().describe("give the lease up (only its holder can)"),
+  }),
+  output: lease,
+  handle({ services, caller }, input) {
+    return services.archivist.lease(caller, { holder: input.holder, ttlSeconds: input.ttl_seconds, release: input.release });
+  },
+});
+
+export const archivistStateGet = defineOperation({
+  name: "archivist_state_get",
+  title: "Read an archivist state value",
+  description: "Archivist only: one value of the archivist's key-value store (404 when unset).",
+  kind: "read",
+  access: "agent",
+  roles: ["archivist"],
+  http: { method: "GET", path: "/archivist/state/:key" },
+  input: z.strictObject({ key: stateKey }),
+  output: stateEntry,
+  errors: ["NOT_FOUND"],
+  handle({ services }, input) {
+    return services.archivist.getState(input.key);
+  },
+});
+
+export const archivistStatePut = defineOperation({
+  name: "archivist_state_put",
+  title: "Store an archivist state value",
+  description: "Archivist only: set one key of the archivist's key-value store to any JSON value (at most 16 KiB).",
+  kind: "update",
+  access: "agent",
+  roles: ["archivist"],
+  http: { method: "PUT", path: "/archivist/state/:key" },
+  input: z.strictObject({ key: stateKey, value: z.unknown().refine((value) => value !== undefined, "required") }),
+  output: stateEntry,
+  errors: ["CONFLICT", "PAYLOAD_TOO_LARGE"],
+  handle({ services }, input) {
+    return services.archivist.putState(input.key, input.value);
+  },
+});
+
+export const archivistSetConfidence = defineOperation({
+  name: "archivist_set_confidence",
+  title: "Decay confidence",
+  description:
+    "Archivist only: set the confidence of up to 500 entries without changing their `version` or `updated_at`; " +
+    "each change emits `memory.updated` with `reason: \"decay\"`. Entries gone since are skipped; a directive id " +
+    "refuses the whole request (422).",
+  kind: "action",
+  access: "agent",
+  roles: ["archivist"],
+  http: { method: "POST", path: "/archivist/confidence" },
+  input: z.strictObject({
+    updates: z.array(z.strictObject({ id: z.uuid(), confidence })).min(1).max(500),
+  }),
+  output: z.object({ updated: z.number().int() }),
+  handle({ services, caller }, input) {
+    return services.curation.setConfidence(caller, input.updates);
+  },
+});
+
+export const archivistMerge = defineOperation({
+  name: "archivist_merge",
+  title: "Merge conflicting entries",
+  description:
+    "Archivist only: write the merged entry (`parents` = the sources, in their project and scope, version one past " +
+    "the highest source version) and soft-delete each source with `superseded_by` set, in one transaction. Sources " +
+    "must be memory or doc entries of one project and scope, unchanged since the versions given (else 409).",
+  kind: "create",
+  access: "agent",
+  roles: ["archivist"],
+  http: { method: "POST", path: "/archivist/merge" },
+  input: z.strictObject({
+    sources: z.array(z.strictObject({ id: z.uuid(), version: z.number().int().min(1) })).min(2).max(8),
+    content,
+    tags: tags.optional().describe("default: the union of the sources' tags"),
+    confidence: confidence.optional().describe("default: the highest source confidence"),
+  }),
+  output: z.object({ entry: memoryEntry, superseded: z.array(z.uuid()) }),
+  errors: ["NOT_FOUND", "CONFLICT", "PAYLOAD_TOO_LARGE"],
+  handle({ services, caller }, input) {
+    return services.curation.merge(caller, input);
+  },
+});
+
+export const archivistOperations = [archivistLease, archivistStateGet, archivistStatePut, archivistSetConfidence, archivistMerge];

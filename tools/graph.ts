@@ -1,0 +1,78 @@
+import { z } from "zod";
+import { defineOperation } from "./operation.js";
+import { cursorParam, idRef, limitParam, memoryEntry, projectId, timestamp } from "./schemas.js";
+
+const rel = z.enum(["relates_to", "supports", "contradicts", "supersedes", "derived_from"]);
+
+const edge = z
+  .object({
+    id: z.uuid(),
+    src: z.uuid(),
+    dst: z.uuid(),
+    rel,
+    note: z.string().nullable(),
+    project: z.string().nullable().describe("the ends' project; null when both are global"),
+    agent_id: z.string().describe("who recorded the edge"),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: "GraphEdge" });
+
+export const graphLink = defineOperation({
+  name: "graph_link",
+  title: "Link two memory entries",
+  description:
+    "Record a typed relation from `src` to `dst`: relates_to, supports, contradicts, supersedes or derived_from. " +
+    "Both entries must be visible to you and of the same project (or global). Linking the same pair with the same " +
+    "relation again updates the note.",
+  kind: "create",
+  access: "agent",
+  http: { method: "POST", path: "/graph/edge" },
+  input: z.strictObject({
+    src: idRef,
+    dst: idRef,
+    rel,
+    note: z.string().trim().max(2000).nullable().optional(),
+  }),
+  output: edge,
+  errors: ["NOT_FOUND", "FORBIDDEN"],
+  handle({ services, caller }, input) {
+    return services.graph.link(caller, input);
+  },
+});
+
+export const graphList = defineOperation({
+  name: "graph_list",
+  title: "List graph edges",
+  description: "Edges between entries you can see, newest first; filter by `project` (empty for global) and `rel`.",
+  kind: "list",
+  access: "agent",
+  http: { method: "GET", path: "/graph" },
+  input: z.strictObject({
+    project: projectId.nullable().optional().describe("only this project's edges; empty (REST) or null (MCP) for global ones"),
+    rel: rel.optional(),
+    limit: limitParam(500, 50),
+    cursor: cursorParam,
+  }),
+  output: edge,
+  handle({ services, caller }, input) {
+    return services.graph.list(caller, input);
+  },
+});
+
+export const graphNode = defineOperation({
+  name: "graph_node",
+  title: "An entry with its edges",
+  description: "One memory entry with the edges leaving it (`out`) and reaching it (`in`), at most 200 each, newest first.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/graph/:node_id" },
+  input: z.strictObject({ node_id: idRef }),
+  output: z.object({ node: memoryEntry, edges: z.object({ out: z.array(edge), in: z.array(edge) }) }).meta({ id: "GraphNode" }),
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.graph.node(caller, input.node_id);
+  },
+});
+
+export const graphOperations = [graphLink, graphList, graphNode];
