@@ -1,4 +1,4 @@
-import { agentHelp, backupHelp, doctorHelp, mcpHelp, reindexHelp, serveHelp } from "./cli/help.js";
+import { agentHelp, archivistHelp, backupHelp, doctorHelp, mcpHelp, reindexHelp, serveHelp } from "./cli/help.js";
 import { print, printError, UsageError } from "./cli/output.js";
 import { packageVersion } from "./core/paths.js";
 
@@ -6,6 +6,7 @@ const help = `usage: cairn <command> [options]
 
 commands:
   serve               run the server (REST, /mcp, /docs, /openapi.json)
+  archivist           the archivist agent on its own, against the server at CAIRN_URL
   mcp                 MCP over stdio for an agent host, bridging to the server at CAIRN_URL
   agent add ID        create an agent and print its key once
   agent rotate-key ID issue a new key for an agent
@@ -34,6 +35,13 @@ const commands: Record<string, Command> = {
     help: mcpHelp,
     run: async () => {
       await (await import("./cli/mcp.js")).mcp();
+      return 0;
+    },
+  },
+  archivist: {
+    help: archivistHelp,
+    run: async () => {
+      await (await import("./cli/archivist.js")).archivist();
       return 0;
     },
   },

@@ -2,9 +2,19 @@
 
 export const serveHelp = `usage: cairn serve
 
-Runs the HTTP server (REST, /docs, /openapi.json) on HOST:PORT with the data in DATA_DIR.
-Settings come from the environment; see the README. SIGTERM or SIGINT drain in-flight
-requests and close the database.`;
+Runs the HTTP server (REST, /mcp, /docs, /openapi.json) on HOST:PORT with the data in DATA_DIR,
+and the archivist as a child process (restarted if it dies; ARCHIVIST=off to run without it).
+Settings come from the environment; see the README. SIGTERM or SIGINT stop the archivist, drain
+in-flight requests and close the database.`;
+
+export const archivistHelp = `usage: cairn archivist
+
+The archivist agent: merges conflicting memory entries as they are written, and every
+SYNTHESIS_INTERVAL_SECONDS synthesises the last day's entries, decays and promotes entries and
+checks the standing directives. It talks to the server at CAIRN_URL as CAIRN_AGENT_ID (default
+ARCHIVIST_AGENT_ID) with the key CAIRN_API_KEY, and works only while it holds the archivist
+lease, so several may run and one works. \`cairn serve\` starts one itself. SIGTERM or SIGINT
+save its place in the event stream and release the lease.`;
 
 export const mcpHelp = `usage: cairn mcp
 

@@ -3,6 +3,7 @@ import { startServer } from "../http/server.js";
 import { createLogger } from "../core/log.js";
 import { configOrExit } from "./common.js";
 import { print } from "./output.js";
+import { superviseArchivist, type Supervised } from "./supervise.js";
 
 export async function serve(): Promise<void> {
   const config = configOrExit();
@@ -11,6 +12,16 @@ export async function serve(): Promise<void> {
   print(`cairn ${server.url}`);
   print(`  api reference  ${server.url}/docs`);
   print(`  credentials    ${credentialsPath(config.DATA_DIR)}`);
+  let archivist: Supervised | null = null;
+  if (config.ARCHIVIST === "on") {
+    const apiKey = server.runtime.services.agents.bootstrapKey(config.ARCHIVIST_AGENT_ID);
+    if (apiKey) {
+      archivist = superviseArchivist({ url: server.url, agentId: config.ARCHIVIST_AGENT_ID, apiKey, log: log.child({ component: "supervisor" }) });
+      print(`  archivist      on (LLM: ${config.ARCHIVIST_LLM_PROVIDER})`);
+    } else {
+      log.warn("the archivist's key is not in AGENT_KEYS or the credentials file; the archivist is not started");
+    }
+  }
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) {
@@ -19,7 +30,10 @@ export async function serve(): Promise<void> {
     }
     stopping = true;
     log.info("shutting down", { signal });
-    server.close().then(
+    // The archivist goes first: it saves its cursor and releases its lease through the server.
+    (archivist?.stop() ?? Promise.resolve())
+      .then(() => server.close())
+      .then(
       () => process.exit(0),
       (error: unknown) => {
         log.error("shutdown failed", { error });

@@ -45,7 +45,8 @@ const allowed: Record<Layer, Layer[]> = {
   tools: ["services", "core", "plugin"],
   http: ["tools", "core", ...ADAPTERS],
   openapi: ["tools", "core", ...ADAPTERS],
-  cli: ["tools", "core", ...ADAPTERS],
+  // `cairn archivist` runs the archivist process's code; nothing else reaches into archivist/.
+  cli: ["tools", "core", "archivist", ...ADAPTERS],
   mcp: ["tools", "core", ...ADAPTERS],
   archivist: ["core", "tools"],
   plugin: ["core"],
@@ -61,7 +62,7 @@ function layerOf(path: string): Layer | undefined {
   return layer !== undefined && layer in allowed && parts.length > 2 ? (layer as Layer) : undefined;
 }
 
-const ownFiles = [...sourceFiles("src"), ...sourceFiles("tools"), ...sourceFiles("plugin")];
+const ownFiles = [...sourceFiles("src"), ...sourceFiles("tools"), ...sourceFiles("plugin"), ...sourceFiles("archivist")];
 
 describe("the layering rule (DESIGN §1)", () => {
   it("finds the source files and their imports", () => {

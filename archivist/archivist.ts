@@ -1,0 +1,154 @@
+import type { Logger } from "../src/core/log.js";
+import { CairnClient } from "./client.js";
+import { CURSOR_KEY, WriteFollower } from "./follower.js";
+import { ConflictWatcher } from "./immediate.js";
+import { LeaseKeeper } from "./lease.js";
+import { createModel, type BudgetedModel } from "./llm/index.js";
+import { scheduledPass, type PassReport } from "./pass.js";
+import type { ArchivistSettings } from "./settings.js";
+
+export const LAST_PASS_KEY = "last_pass_at";
+
+export interface ArchivistOptions {
+  /** The clock passes judge age by (decay, promotion, staleness); tests move it forward. */
+  now?: () => Date;
+  /** Replaces the model the settings select (benchmarks count its calls). */
+  model?: BudgetedModel | null;
+}
+
+/**
+ * The archivist agent: holds the lease, and while it holds it follows `memory.written` (immediate
+ * mode) and runs the scheduled pass every `SYNTHESIS_INTERVAL_SECONDS`. Everything goes through
+ * the server's HTTP API as the archivist agent, fenced by the lease token.
+ */
+export class Archivist {
+  readonly client: CairnClient;
+  readonly model: BudgetedModel | null;
+  readonly watcher: ConflictWatcher;
+  private readonly lease: LeaseKeeper;
+  private follower: WriteFollower | null = null;
+  private passTimer: NodeJS.Timeout | null = null;
+  private passing: Promise<PassReport | null> | null = null;
+  private shift = 0;
+  private leasedWaiters: (() => void)[] = [];
+  private readonly now: () => Date;
+  lastPass: PassReport | null = null;
+
+  constructor(
+    readonly settings: ArchivistSettings,
+    private readonly log: Logger,
+    options: ArchivistOptions = {},
+  ) {
+    this.now = options.now ?? (() => new Date());
+    this.client = new CairnClient({ url: settings.url, agentId: settings.agentId, apiKey: settings.apiKey, leaseToken: () => this.lease.token });
+    this.model = options.model === undefined ? createModel(settings.llm) : options.model;
+    this.watcher = new ConflictWatcher(this.client, this.model, settings.conflictThreshold, log.child({ mode: "immediate" }));
+    this.lease = new LeaseKeeper(this.client, settings.holder, settings.leaseSeconds, log.child({ component: "lease" }), {
+      acquired: (token) => void this.startShift(token),
+      lost: () => void this.endShift(false),
+    });
+  }
+
+  get holdsLease(): boolean {
+    return this.lease.token !== null;
+  }
+
+  /** Every `memory.written` up to this seq has been checked, and merged or reported. */
+  get cursor(): number | null {
+    return this.follower?.cursor ?? null;
+  }
+
+  start(): void {
+    this.log.info("archivist starting", { holder: this.settings.holder, llm: this.settings.llm.provider });
+    this.lease.start();
+  }
+
+  /** Resolves once this archivist holds the lease and follows the stream. */
+  leased(): Promise<void> {
+    if (this.follower) return Promise.resolve();
+    return new Promise((resolve) => this.leasedWaiters.push(resolve));
+  }
+
+  private async startShift(token: number): Promise<void> {
+    const shift = ++this.shift;
+    try {
+      let cursor = await this.client.state<number>(CURSOR_KEY);
+      const started = await this.client.post<{ seq: number }>("/events", { type: "archivist.started", payload: { holder: this.settings.holder, lease: token, llm: this.model !== null } });
+      // The first archivist on a store starts at its own start; a later one resumes where the last stopped.
+      if (typeof cursor !== "number") {
+        cursor = started.seq;
+        await this.client.setState(CURSOR_KEY, cursor);
+      }
+      if (shift !== this.shift || !this.holdsLease) return;
+      this.follower = new WriteFollower(this.client, this.watcher, this.log.child({ mode: "immediate" }), cursor);
+      this.follower.start();
+      const last = await this.client.state<string>(LAST_PASS_KEY);
+      const due = typeof last === "string" ? Date.parse(last) + this.settings.synthesisIntervalSeconds * 1000 : Date.now() + this.settings.synthesisIntervalSeconds * 1000;
+      this.schedulePass(Math.max(0, due - Date.now()), shift);
+      for (const waiter of this.leasedWaiters.splice(0)) waiter();
+    } catch (error) {
+      this.log.error("could not start work under the lease", { error });
+      if (shift === this.shift) setTimeout(() => void (shift === this.shift && this.holdsLease ? this.startShift(token) : undefined), 2000);
+    }
+  }
+
+  private schedulePass(delayMs: number, shift: number): void {
+    if (this.passTimer) clearTimeout(this.passTimer);
+    this.passTimer = setTimeout(() => {
+      this.passTimer = null;
+      if (shift !== this.shift || !this.holdsLease) return;
+      void this.runPass().finally(() => {
+        if (shift === this.shift && this.holdsLease) this.schedulePass(this.settings.synthesisIntervalSeconds * 1000, shift);
+      });
+    }, Math.min(delayMs, 2_147_000_000));
+  }
+
+  /** Runs one scheduled pass now (never two at once); null when this archivist does not hold the lease. */
+  runPass(): Promise<PassReport | null> {
+    this.passing ??= this.pass().finally(() => {
+      this.passing = null;
+    });
+    return this.passing;
+  }
+
+  private async pass(): Promise<PassReport | null> {
+    if (!this.holdsLease) return null;
+    try {
+      const report = await scheduledPass({ client: this.client, model: this.model, settings: this.settings, log: this.log.child({ mode: "scheduled" }), now: this.now() });
+      this.lastPass = report;
+      await this.client.setState(LAST_PASS_KEY, new Date().toISOString());
+      const counts = { ...report, docs: report.docs.length };
+      await this.client.log("info", "pass", `scheduled pass: ${report.entries} entries in ${report.projects} projects, ${report.calls} model calls`, counts);
+      await this.client.post("/events", { type: "archivist.pass", payload: counts });
+      this.log.info("scheduled pass done", counts);
+      return report;
+    } catch (error) {
+      this.log.error("scheduled pass failed", { error });
+      await this.client.log("error", "pass.failed", error instanceof Error ? error.message : String(error)).catch(() => undefined);
+      return null;
+    }
+  }
+
+  private async endShift(save: boolean): Promise<void> {
+    this.shift++;
+    if (this.passTimer) clearTimeout(this.passTimer);
+    this.passTimer = null;
+    const follower = this.follower;
+    this.follower = null;
+    await follower?.stop({ graceMs: 5000, save });
+  }
+
+  /** Resolves once every merge queued so far has finished. */
+  async drained(): Promise<void> {
+    await this.follower?.drained();
+  }
+
+  /** Stops work, saves where the stream was read to, and gives the lease up (unless `release` is false). */
+  async stop(release = true): Promise<void> {
+    // The cursor is saved while the lease (and so the fencing token) is still ours.
+    await this.endShift(true);
+    await this.passing;
+    await this.lease.stop(release);
+    this.log.info("archivist stopped");
+  }
+}

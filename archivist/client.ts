@@ -1,0 +1,180 @@
+import { randomUUID } from "node:crypto";
+import type { z } from "zod";
+import type { agentRecord, eventRecord, memoryEntry, project, searchHit, task, tombstone } from "../tools/schemas.js";
+
+// The archivist shares the server's wire types (tools/schemas.ts), never its services.
+export type Entry = z.output<typeof memoryEntry>;
+export type SearchHit = z.output<typeof searchHit>;
+export type Tombstone = z.output<typeof tombstone>;
+export type Task = z.output<typeof task>;
+export type AgentRecord = z.output<typeof agentRecord>;
+export type EventRecord = z.output<typeof eventRecord>;
+export type Project = z.output<typeof project>;
+
+/** A refusal from the server: its status and `{detail, code}` body. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+  ) {
+    super(`${status} ${code}: ${detail}`);
+    this.name = "ApiError";
+  }
+}
+
+export type Query = Record<string, string | number | boolean | null | undefined>;
+
+export interface ClientOptions {
+  url: string;
+  agentId: string;
+  apiKey: string;
+  /** The current lease token, sent with every write so a deposed archivist's writes are refused. */
+  leaseToken?: () => number | null;
+  timeoutMs?: number;
+}
+
+const RETRYABLE = new Set([429, 502, 503, 504]);
+const ATTEMPTS = 4;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function queryString(query: Query | undefined): string {
+  if (!query) return "";
+  const params = new URLSearchParams();
+  // null is sent as an empty value: the API's "global" for project filters.
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, value === null ? "" : String(value));
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}
+
+/**
+ * The archivist's only way to the data: the server's HTTP API as the archivist agent. Retries
+ * what the server asks to be retried (429, 503) and network failures; POSTs carry an
+ * Idempotency-Key so a retry never acts twice.
+ */
+export class CairnClient {
+  constructor(private readonly options: ClientOptions) {}
+
+  get agentId(): string {
+    return this.options.agentId;
+  }
+
+  get url(): string {
+    return this.options.url;
+  }
+
+  headers(): Record<string, string> {
+    return { "x-agent-id": this.options.agentId, "x-api-key": this.options.apiKey };
+  }
+
+  async request<T>(
+    method: string,
+    path: string,
+    options: { query?: Query; body?: unknown; unfenced?: boolean; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; body: T; headers: Headers }> {
+    const headers: Record<string, string> = { ...this.headers(), ...options.headers };
+    if (options.body !== undefined) headers["content-type"] = "application/json";
+    if (method !== "GET") {
+      const token = options.unfenced ? null : (this.options.leaseToken?.() ?? null);
+      if (token !== null) headers["x-archivist-lease"] = String(token);
+      if (method === "POST") headers["idempotency-key"] = randomUUID();
+    }
+    const url = `${this.options.url}${path}${queryString(options.query)}`;
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    for (let attempt = 1; ; attempt++) {
+      let response: Response;
+      try {
+        response = await fetch(url, { method, headers, ...(body === undefined ? {} : { body }), signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000) });
+      } catch (error) {
+        if (attempt >= ATTEMPTS) throw error;
+        await sleep(250 * 2 ** attempt);
+        continue;
+      }
+      const text = await response.text();
+      if (response.ok) {
+        return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, headers: response.headers };
+      }
+      if (RETRYABLE.has(response.status) && attempt < ATTEMPTS) {
+        const retryAfter = Number(response.headers.get("retry-after"));
+        await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter, 10) * 1000 : 250 * 2 ** attempt);
+        continue;
+      }
+      let detail = text.slice(0, 200);
+      let code = "UNKNOWN";
+      try {
+        const parsed = JSON.parse(text) as { detail?: string; code?: string };
+        detail = parsed.detail ?? detail;
+        code = parsed.code ?? code;
+      } catch {
+        // not a JSON error body: keep the text
+      }
+      throw new ApiError(response.status, code, detail);
+    }
+  }
+
+  async get<T>(path: string, query?: Query): Promise<T> {
+    return (await this.request<T>("GET", path, query === undefined ? {} : { query })).body;
+  }
+
+  /** The resource, or null when the server answers 404 (gone, or never visible). */
+  async find<T>(path: string, query?: Query): Promise<T | null> {
+    try {
+      return await this.get<T>(path, query);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return null;
+      throw error;
+    }
+  }
+
+  async post<T>(path: string, body: unknown = {}): Promise<T> {
+    return (await this.request<T>("POST", path, { body })).body;
+  }
+
+  async put<T>(path: string, body: unknown): Promise<T> {
+    return (await this.request<T>("PUT", path, { body })).body;
+  }
+
+  async patch<T>(path: string, body: unknown): Promise<T> {
+    return (await this.request<T>("PATCH", path, { body })).body;
+  }
+
+  /** Every item of a paged listing, following `X-Next-Cursor`, up to `max` items. */
+  async all<T>(path: string, query: Query, max: number): Promise<T[]> {
+    const items: T[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { body: T[]; headers: Headers } = await this.request<T[]>("GET", path, {
+        query: { ...query, limit: Math.min(500, max - items.length), ...(cursor === null ? {} : { cursor }) },
+      });
+      items.push(...page.body);
+      cursor = page.headers.get("x-next-cursor");
+    } while (cursor !== null && items.length < max);
+    return items;
+  }
+
+  /** The archivist's own key-value store. */
+  async state<T>(key: string): Promise<T | null> {
+    const found = await this.find<{ value: T }>(`/archivist/state/${encodeURIComponent(key)}`);
+    return found === null ? null : found.value;
+  }
+
+  async setState(key: string, value: unknown): Promise<void> {
+    await this.put(`/archivist/state/${encodeURIComponent(key)}`, { value });
+  }
+
+  /** A message from the archivist; a recipient that no longer exists is not an error worth stopping for. */
+  async message(to: string, subject: string, body: string): Promise<boolean> {
+    try {
+      await this.post("/messages", { to, subject, body });
+      return true;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return false;
+      throw error;
+    }
+  }
+
+  async log(level: "debug" | "info" | "warn" | "error", action: string, message: string, details: Record<string, unknown> = {}): Promise<void> {
+    await this.post("/logs", { level, source: "archivist", action, message, details });
+  }
+}

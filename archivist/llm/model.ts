@@ -1,0 +1,45 @@
+/** One prompt for the model: the archivist always sends a system text and a single user turn. */
+export interface CompletionRequest {
+  system: string;
+  user: string;
+  maxTokens: number;
+}
+
+export interface Completion {
+  text: string;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface LanguageModel {
+  readonly provider: "openai" | "anthropic";
+  readonly model: string;
+  complete(request: CompletionRequest): Promise<Completion>;
+}
+
+/**
+ * A failed model call. `status` is the HTTP status of an error answer, or null when there is
+ * none to blame (network error, timeout, or a success answer of the wrong shape).
+ */
+export class LlmError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+  ) {
+    super(message);
+    this.name = "LlmError";
+  }
+}
+
+/** The hourly token budget cannot cover a call; raised before anything is sent. */
+export class BudgetExhausted extends Error {
+  constructor(message = "the hourly token budget is exhausted") {
+    super(message);
+    this.name = "BudgetExhausted";
+  }
+}
+
+/** Rough token estimate: ceil(chars / 4). Good enough for budgeting, not for billing. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}

@@ -1,0 +1,145 @@
+import type { Logger } from "../src/core/log.js";
+import type { AgentRecord, CairnClient, Entry, Project, Tombstone } from "./client.js";
+import { findConflicts, loadDirectives, preamble, type DirectiveConflict } from "./directives.js";
+import type { BudgetedModel } from "./llm/index.js";
+import type { ArchivistSettings } from "./settings.js";
+import { conflictKey, conflictMessage, onceWithin, staleKey, staleMessage, stalenessReasons } from "./staleness.js";
+import { synthesize, type SynthesisCounts } from "./synthesis.js";
+import { decay, promote } from "./upkeep.js";
+
+/** Entries one pass reads from the last day; beyond this the oldest are synthesised first. */
+export const MAX_PASS_ENTRIES = 20_000;
+const MAX_PROJECTS = 500;
+const MAX_AGENTS = 5000;
+const DAY_MS = 86_400_000;
+
+export interface PassReport extends SynthesisCounts {
+  llm: boolean;
+  projects: number;
+  entries: number;
+  docs: string[];
+  promptTokens: number;
+  completionTokens: number;
+  budgetExhausted: boolean;
+  directives: number;
+  directiveConflicts: number;
+  conflictMessages: number;
+  staleWarnings: number;
+  decayed: number;
+  promotedScratch: number;
+  promotedDocs: number;
+  durationMs: number;
+}
+
+export interface PassContext {
+  client: CairnClient;
+  model: BudgetedModel | null;
+  settings: ArchivistSettings;
+  log: Logger;
+  now: Date;
+}
+
+/**
+ * The scheduled pass: for global and every project, load the directives (conflicts and staleness
+ * are checked even where nothing happened), synthesise the last day's entries where there were
+ * any, then decay and promote. Directives and the archivist's own entries never enter the memory
+ * block; directives are only ever read.
+ */
+export async function scheduledPass(context: PassContext): Promise<PassReport> {
+  const started = performance.now();
+  const { client, model, settings, now } = context;
+  const tokensBefore = { prompt: model?.promptTokens ?? 0, completion: model?.completionTokens ?? 0 };
+  const report: PassReport = {
+    llm: model !== null,
+    projects: 0,
+    entries: 0,
+    docs: [],
+    batches: 0,
+    calls: 0,
+    links: 0,
+    merges: 0,
+    headlines: 0,
+    tasks: 0,
+    suggestions: 0,
+    dropped: 0,
+    failedCalls: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    budgetExhausted: false,
+    directives: 0,
+    directiveConflicts: 0,
+    conflictMessages: 0,
+    staleWarnings: 0,
+    decayed: 0,
+    promotedScratch: 0,
+    promotedDocs: 0,
+    durationMs: 0,
+  };
+
+  const since = new Date(now.getTime() - DAY_MS).toISOString();
+  const changed = await client.all<Entry | Tombstone>("/memory/delta", { since }, MAX_PASS_ENTRIES);
+  const pool = new Map<string | null, Entry[]>();
+  for (const row of changed) {
+    if (!("content" in row) || row.type === "directive" || row.agent_id === client.agentId) continue;
+    const group = pool.get(row.project) ?? [];
+    group.push(row);
+    pool.set(row.project, group);
+  }
+  const projects = (await client.all<Project>("/projects", {}, MAX_PROJECTS)).map((project) => project.id);
+  const agents = await client.all<AgentRecord>("/agents", {}, MAX_AGENTS);
+  const checked = new Set<string>();
+
+  for (const project of [null, ...projects]) {
+    const directives = await loadDirectives(client, project);
+    const conflicts = findConflicts(directives, settings.directiveConflictThreshold);
+    report.directives += directives.filter((entry) => !checked.has(entry.id)).length;
+    report.directiveConflicts += conflicts.length;
+    for (const directive of directives) {
+      if (checked.has(directive.id)) continue;
+      checked.add(directive.id);
+      if (await warnIfStale(context, directive, agents)) report.staleWarnings++;
+    }
+    const entries = pool.get(project) ?? [];
+    if (entries.length > 0) {
+      report.projects++;
+      report.entries += entries.length;
+    }
+    if (model && entries.length > 0 && !report.budgetExhausted) {
+      const result = await synthesize({ client, model, log: context.log, now }, project, entries, preamble(directives, conflicts));
+      for (const key of ["batches", "calls", "links", "merges", "headlines", "tasks", "suggestions", "dropped", "failedCalls"] as const) report[key] += result[key];
+      if (result.docId) report.docs.push(result.docId);
+      report.budgetExhausted = result.budgetExhausted;
+    }
+    // After the synthesis that saw the warning: one message per pair, not one per pass.
+    for (const conflict of conflicts) if (await notifyConflict(context, conflict, project)) report.conflictMessages++;
+  }
+
+  const promoted = await promote(client, settings, now, context.log);
+  report.promotedScratch = promoted.scratch;
+  report.promotedDocs = promoted.doc;
+  report.decayed = await decay(client, settings, now);
+  report.promptTokens = (model?.promptTokens ?? 0) - tokensBefore.prompt;
+  report.completionTokens = (model?.completionTokens ?? 0) - tokensBefore.completion;
+  report.durationMs = Math.round(performance.now() - started);
+  return report;
+}
+
+async function warnIfStale(context: PassContext, directive: Entry, agents: AgentRecord[]): Promise<boolean> {
+  const { client, settings, now } = context;
+  const last = await client.state<string>(staleKey(directive.id));
+  if (typeof last === "string" && now.getTime() - Date.parse(last) < settings.staleCooldownHours * 3_600_000) return false;
+  const reasons = await stalenessReasons(directive, { client, agents, now, agentDays: settings.staleAgentDays, ageDays: settings.staleAgeDays });
+  if (reasons.length === 0) return false;
+  return onceWithin(client, staleKey(directive.id), settings.staleCooldownHours, now, async () => {
+    const message = staleMessage(directive, reasons);
+    await client.message(settings.uiAgentId, message.subject, message.body);
+  });
+}
+
+function notifyConflict(context: PassContext, conflict: DirectiveConflict, project: string | null): Promise<boolean> {
+  const { client, settings, now } = context;
+  return onceWithin(client, conflictKey(conflict.a.id, conflict.b.id), settings.staleCooldownHours, now, async () => {
+    const message = conflictMessage(conflict, project);
+    await client.message(settings.uiAgentId, message.subject, message.body);
+  });
+}
