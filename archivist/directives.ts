@@ -1,7 +1,8 @@
-import type { CairnClient, Entry } from "./client.js";
+import type { CairnClient, Entry, Project } from "./client.js";
 
 /** Directives one read may return; far above any real team's count. */
 const MAX_PER_READ = 1000;
+export const MAX_PROJECTS = 500;
 
 export interface DirectiveConflict {
   /** 1-based numbers of the pair in the preamble. */
@@ -19,8 +20,11 @@ export interface DirectiveConflict {
  * override both. "Global" is `project` null: a directive of another project never crosses over.
  */
 export async function loadDirectives(client: CairnClient, project: string | null): Promise<Entry[]> {
-  const read = (query: Record<string, string | null>) =>
-    client.all<Entry>("/memory", { type: "directive", include_embedding: true, ...query }, MAX_PER_READ);
+  // Oldest first within a set: numbers stay put as directives are added, and a newer one reads as the later word.
+  const read = async (query: Record<string, string | null>) =>
+    (await client.all<Entry>("/memory", { type: "directive", include_embedding: true, ...query }, MAX_PER_READ)).sort(
+      (a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id),
+    );
   const global = await read({ scope: "project", project: null });
   const projectSet = project === null ? [] : await read({ scope: "project", project });
   // Private directives made for another project stay out of this one's pass.
@@ -36,8 +40,18 @@ export async function loadDirectives(client: CairnClient, project: string | null
 /** One line per directive: new lines inside a directive would break the preamble's shape. */
 const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim();
 
-export function directiveLine(entry: Entry, number: number): string {
-  const label = entry.scope === "agent" ? "(agent-private)" : `(project: ${entry.project ?? "global"})`;
+/** Project ids to the names the preamble shows; an id missing from it is shown as is. */
+export type ProjectNames = ReadonlyMap<string, string>;
+
+/** The project names the preamble shows (the seed's `(project: <project_name>)`). */
+export async function projectNames(client: CairnClient): Promise<ProjectNames> {
+  const projects = await client.all<Project>("/projects", {}, MAX_PROJECTS);
+  return new Map(projects.map((project) => [project.id, project.name]));
+}
+
+export function directiveLine(entry: Entry, number: number, names: ProjectNames = new Map()): string {
+  const project = entry.project === null ? "global" : (names.get(entry.project) ?? entry.project);
+  const label = entry.scope === "agent" ? "(agent-private)" : `(project: ${oneLine(project)})`;
   return `[${number}] ${label} ${oneLine(entry.content)}`;
 }
 
@@ -46,12 +60,12 @@ export const conflictWarning = (conflict: Pick<DirectiveConflict, "i" | "j">): s
   `WARNING: directives [${conflict.i}] and [${conflict.j}] may conflict; use your best judgment and flag the ambiguity in your output.`;
 
 /** The preamble placed before the role description; empty when no directive applies. */
-export function preamble(directives: Entry[], conflicts: DirectiveConflict[] = []): string {
+export function preamble(directives: Entry[], conflicts: DirectiveConflict[] = [], names: ProjectNames = new Map()): string {
   if (directives.length === 0) return "";
   return [
     ...conflicts.map(conflictWarning),
     "--- STANDING DIRECTIVES ---",
-    ...directives.map((entry, index) => directiveLine(entry, index + 1)),
+    ...directives.map((entry, index) => directiveLine(entry, index + 1, names)),
     "--- END DIRECTIVES ---",
   ].join("\n");
 }

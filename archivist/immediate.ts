@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Logger } from "../src/core/log.js";
 import { ApiError, type CairnClient, type Entry, type SearchHit } from "./client.js";
-import { loadDirectives, preamble } from "./directives.js";
+import { loadDirectives, preamble, projectNames } from "./directives.js";
 import { BudgetExhausted, type BudgetedModel } from "./llm/index.js";
 import { dataBlock, MERGE_ROLE, parseJsonReply, systemPrompt } from "./prompts.js";
 
@@ -152,7 +152,7 @@ export class ConflictWatcher {
     const key = project ?? "";
     const cached = this.directiveCache.get(key);
     if (cached && Date.now() - cached.at < DIRECTIVE_CACHE_MS) return cached.text;
-    const text = preamble(await loadDirectives(this.client, project));
+    const text = preamble(await loadDirectives(this.client, project), [], await projectNames(this.client));
     this.directiveCache.set(key, { at: Date.now(), text });
     return text;
   }

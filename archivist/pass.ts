@@ -1,6 +1,6 @@
 import type { Logger } from "../src/core/log.js";
 import type { AgentRecord, CairnClient, Entry, Project, Tombstone } from "./client.js";
-import { findConflicts, loadDirectives, preamble, type DirectiveConflict } from "./directives.js";
+import { findConflicts, loadDirectives, MAX_PROJECTS, preamble, type DirectiveConflict } from "./directives.js";
 import type { BudgetedModel } from "./llm/index.js";
 import type { ArchivistSettings } from "./settings.js";
 import { conflictKey, conflictMessage, onceWithin, staleKey, staleMessage, stalenessReasons } from "./staleness.js";
@@ -9,7 +9,6 @@ import { decay, promote } from "./upkeep.js";
 
 /** Entries one pass reads from the last day; beyond this the oldest are synthesised first. */
 export const MAX_PASS_ENTRIES = 20_000;
-const MAX_PROJECTS = 500;
 const MAX_AGENTS = 5000;
 const DAY_MS = 86_400_000;
 
@@ -85,7 +84,9 @@ export async function scheduledPass(context: PassContext): Promise<PassReport> {
     group.push(row);
     pool.set(row.project, group);
   }
-  const projects = (await client.all<Project>("/projects", {}, MAX_PROJECTS)).map((project) => project.id);
+  const listed = await client.all<Project>("/projects", {}, MAX_PROJECTS);
+  const projects = listed.map((project) => project.id);
+  const names = new Map(listed.map((project) => [project.id, project.name]));
   const agents = await client.all<AgentRecord>("/agents", {}, MAX_AGENTS);
   const checked = new Set<string>();
 
@@ -105,7 +106,7 @@ export async function scheduledPass(context: PassContext): Promise<PassReport> {
       report.entries += entries.length;
     }
     if (model && entries.length > 0 && !report.budgetExhausted) {
-      const result = await synthesize({ client, model, log: context.log, now }, project, entries, preamble(directives, conflicts));
+      const result = await synthesize({ client, model, log: context.log, now }, project, entries, preamble(directives, conflicts, names));
       for (const key of ["batches", "calls", "links", "merges", "headlines", "tasks", "suggestions", "dropped", "failedCalls"] as const) report[key] += result[key];
       if (result.docId) report.docs.push(result.docId);
       report.budgetExhausted = result.budgetExhausted;
