@@ -11,6 +11,7 @@ export const MERGEABLE = new Set(["memory", "doc"]);
 const QUERY_CHARS = 2000;
 const MERGE_REPLY_TOKENS = 1500;
 const DIRECTIVE_CACHE_MS = 30_000;
+const MAX_TAGS = 32;
 
 const mergeReply = z.discriminatedUnion("action", [
   z.object({ action: z.literal("merge"), content: z.string().trim().min(1).max(60_000), tags: z.array(z.string().trim().min(1).max(64)).max(32).optional() }),
@@ -113,7 +114,8 @@ export class ConflictWatcher {
           { id: pair.entry.id, version: pair.entry.version },
         ],
         content: reply.content,
-        ...(reply.tags ? { tags: reply.tags } : {}),
+        // The sources' tags stay findable on the merged entry; the model may add its own.
+        tags: [...new Set([...pair.other.tags, ...pair.entry.tags, ...(reply.tags ?? [])])].slice(0, MAX_TAGS),
       });
       this.counts.merged++;
       await this.tellAuthors(pair, "Memory entries merged", (author) =>

@@ -92,7 +92,7 @@ describe("immediate mode with a model (openai API)", () => {
     const entry = merged as MemoryEntry;
     expect(entry).toMatchObject({ agent_id: "archivist", project: "atlas", scope: a.scope, type: "memory" });
     expect([...entry.parents].sort()).toEqual([a.id, b.id].sort());
-    expect(entry.tags).toEqual(expect.arrayContaining(["vault"]));
+    expect([...entry.tags].sort()).toEqual(["db", "secrets", "vault"]);
 
     for (const source of [a, b]) expect((await read(server, alice, source.id)).status).toBe(404);
     const dead = await tombstones(server);
