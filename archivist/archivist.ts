@@ -114,9 +114,19 @@ export class Archivist {
   private async pass(): Promise<PassReport | null> {
     if (!this.holdsLease) return null;
     try {
-      const report = await scheduledPass({ client: this.client, model: this.model, settings: this.settings, log: this.log.child({ mode: "scheduled" }), now: this.now() });
+      const startedAt = new Date().toISOString();
+      const previous = await this.client.state<string>(LAST_PASS_KEY);
+      const report = await scheduledPass({
+        client: this.client,
+        model: this.model,
+        settings: this.settings,
+        log: this.log.child({ mode: "scheduled" }),
+        now: this.now(),
+        previousPass: typeof previous === "string" ? previous : null,
+      });
       this.lastPass = report;
-      await this.client.setState(LAST_PASS_KEY, new Date().toISOString());
+      // The start, not the end: an entry written during this pass counts as activity for the next.
+      await this.client.setState(LAST_PASS_KEY, startedAt);
       const counts = { ...report, docs: report.docs.length };
       await this.client.log("info", "pass", `scheduled pass: ${report.entries} entries in ${report.projects} projects, ${report.calls} model calls`, counts);
       await this.client.post("/events", { type: "archivist.pass", payload: counts });

@@ -83,7 +83,7 @@ export class LeaseKeeper {
   }
 
   private lose(): void {
-    this.log.warn("lease lost", { holder: this.holder });
+    if (!this.stopped) this.log.warn("lease lost", { holder: this.holder });
     this.heldToken = null;
     this.events.lost();
   }

@@ -36,12 +36,14 @@ export interface PassContext {
   settings: ArchivistSettings;
   log: Logger;
   now: Date;
+  /** When the previous pass started: a project is synthesised again only if something changed since. */
+  previousPass: string | null;
 }
 
 /**
  * The scheduled pass: for global and every project, load the directives (conflicts and staleness
- * are checked even where nothing happened), synthesise the last day's entries where there were
- * any, then decay and promote. Directives and the archivist's own entries never enter the memory
+ * are checked even where nothing happened), synthesise the last day's entries where any changed
+ * since the previous pass, then decay and promote. Directives and the archivist's own entries never enter the memory
  * block; directives are only ever read.
  */
 export async function scheduledPass(context: PassContext): Promise<PassReport> {
@@ -105,7 +107,9 @@ export async function scheduledPass(context: PassContext): Promise<PassReport> {
       report.projects++;
       report.entries += entries.length;
     }
-    if (model && entries.length > 0 && !report.budgetExhausted) {
+    // The whole day goes to the model, but only when the day has moved on since the last pass.
+    const active = context.previousPass === null || entries.some((entry) => entry.updated_at > (context.previousPass as string));
+    if (model && active && entries.length > 0 && !report.budgetExhausted) {
       const result = await synthesize({ client, model, log: context.log, now }, project, entries, preamble(directives, conflicts, names));
       for (const key of ["batches", "calls", "links", "merges", "headlines", "tasks", "suggestions", "dropped", "failedCalls"] as const) report[key] += result[key];
       if (result.docId) report.docs.push(result.docId);

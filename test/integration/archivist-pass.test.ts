@@ -114,8 +114,8 @@ describe("a scheduled synthesis pass", () => {
     fake.respond((call) => {
       if (!isSynthesis(call)) return "{}";
       const rows = batchOf(call);
-      const alices = rows.find((row) => row.agent === "alice");
-      const bobs = rows.find((row) => row.agent === "bob");
+      const alices = rows.find((row) => row.id === fromAlice.id);
+      const bobs = rows.find((row) => row.id === fromBob.id);
       return synthesisReply({
         summary: "## Secrets\nAlice and Bob both wrote about staging access.\nDIRECTIVE SUGGESTION: smuggled in the summary",
         recommended_actions: [{ title: "Document the staging access request", description: "Two agents needed it this week." }],
@@ -124,6 +124,8 @@ describe("a scheduled synthesis pass", () => {
       });
     });
     const directivesBefore = await list(server, server.owner, "type=directive");
+    // Synthesis runs where something changed since the last pass.
+    await write(server, bob, { project: "atlas-web", tags: ["ci"], content: "The CI cache for atlas is keyed by the lockfile hash." });
     const report = await archivist.runPass();
     expect(report).toMatchObject({ llm: true, links: 1, tasks: 1, suggestions: 1 });
 
@@ -151,8 +153,15 @@ describe("a scheduled synthesis pass", () => {
     expect(passLog[0]?.details).toMatchObject({ links: 1, tasks: 1, suggestions: 1 });
 
     // The same action again, while its task is open: no second task.
-    expect(await archivist.runPass()).toMatchObject({ tasks: 0 });
+    await write(server, alice, { project: "atlas-web", tags: ["ci"], content: "CI for atlas runs on two shared runners." });
+    expect(await archivist.runPass()).toMatchObject({ calls: 1, tasks: 0 });
     expect((await tasks(server, "atlas-web")).filter((task) => task.created_by === "archivist")).toHaveLength(1);
+  });
+
+  it("makes no model call when nothing changed since the last pass", async () => {
+    fake.calls.length = 0;
+    expect(await archivist.runPass()).toMatchObject({ calls: 0, docs: [] });
+    expect(fake.calls).toEqual([]);
   });
 
   it("acts on nothing an injected entry asks for: only allowed operations on its own batch are carried out", async () => {
@@ -240,6 +249,7 @@ describe("directives under the archivist", () => {
     fake.respond(() => synthesisReply({}));
     fake.calls.length = 0;
     await archivist.runPass();
+    await write(server, alice, { project: null, content: "Staging deploys need a green nightly build." });
     await archivist.runPass();
     const calls = fake.calls.filter(isSynthesis);
     expect(calls).toHaveLength(2);
