@@ -28,7 +28,7 @@ interface Subscriber {
  * A plain HTTP SSE client: frames are split on blank lines and only the task id is pulled out of
  * each, so the benchmark process spends as little as possible of the shared CPU on parsing.
  */
-function subscribe(server: ServerProcess, as: Credentials, path: string, onFrame: (data: string, at: number) => void): Promise<{ response: http.IncomingMessage; close(): void }> {
+export function subscribe(server: ServerProcess, as: Credentials, path: string, onFrame: (data: string, at: number) => void): Promise<{ response: http.IncomingMessage; close(): void }> {
   const url = new URL(path, server.url);
   return new Promise((resolve, reject) => {
     const request = http.get(url, { headers: { "X-Agent-ID": as.agentId, "X-API-Key": as.apiKey } }, (response) => {

@@ -1,10 +1,11 @@
-// `npm run bench [-- write|search|startup ...] [--quick]`: runs the benchmarks against a real
+// `npm run bench [-- write|search|startup|merge|pass ...] [--quick]`: runs the benchmarks against a real
 // server process on loopback, prints one table per benchmark and writes bench/results/latest.json.
 // Benchmarks measure and report; they never assert.
 import { existsSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../src/core/paths.js";
+import { runMergeBench, runPassBench } from "./archivist.js";
 import { runClaimBench, runHandoffBench, runMessageBench } from "./coordination.js";
 import { runFanoutBench, runReplayBench } from "./events.js";
 import { runMcpBench } from "./mcp.js";
@@ -14,10 +15,10 @@ import { runSearchBench } from "./search.js";
 import { runStartupBench } from "./startup.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -28,6 +29,8 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   fanout    50 SSE subscribers while tasks are written at 200/s for 30 s: delay from 201 to delivery
   replay    a stream resumed 100,000 events back: time until it has caught up
   mcp       the same operations through /mcp and REST, and tools/list size per tool set
+  merge     archivist immediate mode: B's 201 → merged entry, 100 conflicting pairs (fake LLM, hash embedder)
+  pass      archivist scheduled pass over 10,000 entries of the last day: duration, LLM calls, tokens
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -46,6 +49,8 @@ function plan(quick: boolean) {
     fanout: { subscribers: 50, writesPerSecond: 200, seconds: quick ? 5 : 30 },
     replay: { events: quick ? 10_000 : 100_000 },
     mcp: { calls: quick ? 200 : 2000, warmup: quick ? 20 : 200 },
+    merge: { pairs: quick ? 20 : 100, warmup: quick ? 2 : 5, timeoutMs: 30_000 },
+    pass: { entries: quick ? 2000 : 10_000, agents: 6, projects: 3, seedClients: 16 },
   };
 }
 
@@ -82,6 +87,10 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runReplayBench(sizes.replay);
     case "mcp":
       return runMcpBench(sizes.mcp);
+    case "merge":
+      return runMergeBench(sizes.merge);
+    case "pass":
+      return runPassBench(sizes.pass);
   }
 }
 
@@ -128,7 +137,9 @@ async function main(): Promise<number> {
   writeJson(file, {
     generated_at: new Date().toISOString(),
     environment: { ...env, load_average_at_end: loadavg().map((value) => round(value, 2)) },
-    server: "node dist/src/cli.js serve; EMBEDDING_MODEL=use-lite RATE_LIMIT_PER_MINUTE=0 LOG_LEVEL=warn ARCHIVIST=off, loopback",
+    server:
+      "node dist/src/cli.js serve; EMBEDDING_MODEL=use-lite RATE_LIMIT_PER_MINUTE=0 LOG_LEVEL=warn ARCHIVIST=off, loopback; " +
+      "merge and pass: EMBEDDING_MODEL=hash, with an in-process archivist and a fake LLM on loopback",
     plan: { ...earlier.plan, ...Object.fromEntries(parsed.selected.map((name) => [name, sizes[name]])) },
     sections: [...kept, ...sections].sort((a, b) => BENCHMARKS.indexOf(a.name as Benchmark) - BENCHMARKS.indexOf(b.name as Benchmark)),
   });
