@@ -78,7 +78,8 @@ export class CairnClient {
     if (method !== "GET") {
       const token = options.unfenced ? null : (this.options.leaseToken?.() ?? null);
       if (token !== null) headers["x-archivist-lease"] = String(token);
-      if (method === "POST") headers["idempotency-key"] = randomUUID();
+      // A caller's own key makes a POST idempotent across restarts, not only across retries.
+      if (method === "POST") headers["idempotency-key"] ??= randomUUID();
     }
     const url = `${this.options.url}${path}${queryString(options.query)}`;
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
@@ -163,10 +164,13 @@ export class CairnClient {
     await this.put(`/archivist/state/${encodeURIComponent(key)}`, { value });
   }
 
-  /** A message from the archivist; a recipient that no longer exists is not an error worth stopping for. */
-  async message(to: string, subject: string, body: string): Promise<boolean> {
+  /**
+   * A message from the archivist; a recipient that no longer exists is not an error worth stopping
+   * for. The same `idempotencyKey` within a day sends it once, however often it is asked.
+   */
+  async message(to: string, subject: string, body: string, idempotencyKey?: string): Promise<boolean> {
     try {
-      await this.post("/messages", { to, subject, body });
+      await this.request("POST", "/messages", { body: { to, subject, body }, ...(idempotencyKey ? { headers: { "idempotency-key": idempotencyKey } } : {}) });
       return true;
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return false;

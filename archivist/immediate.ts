@@ -118,7 +118,7 @@ export class ConflictWatcher {
         tags: [...new Set([...pair.other.tags, ...pair.entry.tags, ...(reply.tags ?? [])])].slice(0, MAX_TAGS),
       });
       this.counts.merged++;
-      await this.tellAuthors(pair, "Memory entries merged", (author) =>
+      await this.tellAuthors(pair, "Memory entries merged", null, (author) =>
         [
           `Your entry ${author === pair.entry.agent_id ? pair.entry.id : pair.other.id} overlapped with another (similarity ${similarity(pair)}),`,
           `so the archivist merged ${pair.other.id} (by ${pair.other.agent_id}) and ${pair.entry.id} (by ${pair.entry.agent_id})`,
@@ -163,14 +163,17 @@ export class ConflictWatcher {
     // A pair already linked was reported before (by this process or one before a restart).
     if (await this.linked(pair)) return;
     this.counts.reported++;
-    await this.link(pair, `possible conflict (similarity ${similarity(pair)}); not merged: ${why}`);
-    await this.tellAuthors(pair, "Possible memory conflict", () =>
+    // Authors first, the edge (which marks the pair as reported) after; a crash in between resends
+    // under the same idempotency key, so each author hears of the pair once.
+    const ids = [pair.entry.id, pair.other.id].sort().join(":");
+    await this.tellAuthors(pair, "Possible memory conflict", (author) => `conflict-report:${ids}:${author}`, () =>
       [
         `Entries ${pair.other.id} (by ${pair.other.agent_id}) and ${pair.entry.id} (by ${pair.entry.agent_id}) in ${pair.entry.project ?? "global"} memory`,
         `are nearly the same (similarity ${similarity(pair)}) and may repeat or contradict each other. They were not merged (${why}).`,
         "Please check them, and update or delete the one that is wrong or redundant.",
       ].join(" "),
     );
+    await this.link(pair, `possible conflict (similarity ${similarity(pair)}); not merged: ${why}`);
     await this.client.log("info", "conflict.reported", "reported a possible conflict to both authors", { ids: [pair.other.id, pair.entry.id], why });
   }
 
@@ -183,9 +186,9 @@ export class ConflictWatcher {
     await this.client.post("/graph/edge", { src: pair.entry.id, dst: pair.other.id, rel: "relates_to", note });
   }
 
-  private async tellAuthors(pair: ConflictPair, subject: string, body: (author: string) => string): Promise<void> {
+  private async tellAuthors(pair: ConflictPair, subject: string, key: ((author: string) => string) | null, body: (author: string) => string): Promise<void> {
     for (const author of new Set([pair.other.agent_id, pair.entry.agent_id])) {
-      if (author !== this.client.agentId) await this.client.message(author, subject, body(author));
+      if (author !== this.client.agentId) await this.client.message(author, subject, body(author), key?.(author));
     }
   }
 }
