@@ -1,8 +1,10 @@
 import { hostname } from "node:os";
 import type { Config } from "../src/core/config.js";
+import type { ModelSettings } from "./llm/index.js";
+import type { UpkeepSettings } from "./upkeep.js";
 
 /** What the archivist process needs to know, read from the same settings as the server. */
-export interface ArchivistSettings {
+export interface ArchivistSettings extends UpkeepSettings {
   url: string;
   agentId: string;
   apiKey: string;
@@ -16,21 +18,7 @@ export interface ArchivistSettings {
   staleAgentDays: number;
   staleAgeDays: number;
   staleCooldownHours: number;
-  decayRate: number;
-  decayFloor: number;
-  decayWindowDays: number;
-  promotionMinConfidence: number;
-  promotionMinReaders: number;
-  promotionMinReinforcements: number;
-  promotionStableDays: number;
-  llm: {
-    provider: "none" | "openai" | "anthropic";
-    baseUrl?: string | undefined;
-    model?: string | undefined;
-    apiKey?: string | undefined;
-    timeoutSeconds: number;
-    tokenBudgetPerHour: number;
-  };
+  llm: ModelSettings;
 }
 
 /** The archivist's settings from the server's configuration and its client credentials. */
