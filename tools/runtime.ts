@@ -16,6 +16,8 @@ export interface Credentials {
   apiKey?: string | undefined;
   /** The Authorization header: `Bearer <token>` from POST /oauth/token. */
   authorization?: string | undefined;
+  /** A web UI session from POST /ui/login (the `x-ui-session` header or the session cookie). */
+  uiSession?: string | undefined;
 }
 
 export interface Invocation {
@@ -52,15 +54,16 @@ export class Runtime {
     return this.services.config;
   }
 
-  /** Agent id and key first (CONTRACT §2.2), then a bearer token; nothing valid is 401. */
+  /** Agent id and key first (CONTRACT §2.2), then a bearer token, then a UI session; nothing valid is 401. */
   authenticate(credentials: Credentials): Caller {
     if (credentials.agentId || credentials.apiKey) {
       if (!credentials.agentId || !credentials.apiKey) throw new AppError("UNAUTHENTICATED", "invalid credentials");
       return this.services.agents.authenticate(credentials.agentId, credentials.apiKey);
     }
     const bearer = /^Bearer\s+(\S+)$/i.exec(credentials.authorization ?? "")?.[1];
-    if (bearer === undefined) throw new AppError("UNAUTHENTICATED", "invalid credentials");
-    return this.services.agents.authenticateToken(bearer);
+    if (bearer !== undefined) return this.services.agents.authenticateToken(bearer);
+    if (credentials.uiSession) return this.services.uiSessions.authenticate(credentials.uiSession);
+    throw new AppError("UNAUTHENTICATED", "invalid credentials");
   }
 
   async invoke(operation: Operation, invocation: Invocation): Promise<InvocationResult> {

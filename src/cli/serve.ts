@@ -10,6 +10,7 @@ export async function serve(): Promise<void> {
   const log = createLogger(config.LOG_LEVEL);
   const server = await startServer(config, { log });
   print(`cairn ${server.url}`);
+  print(`  web UI         ${server.uiUrl}${config.UI_PASSWORD === "" ? "  (one-time login link)" : ""}`);
   print(`  api reference  ${server.url}/docs`);
   print(`  credentials    ${credentialsPath(config.DATA_DIR)}`);
   let archivist: Supervised | null = null;

@@ -12,6 +12,7 @@ import { StreamRegistry } from "./sse.js";
 import { McpEndpoint } from "../mcp/http.js";
 import { mcpChallenge, oauthRouter } from "./oauth.js";
 import { jsonBody } from "./body.js";
+import { uiRouter } from "./ui.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -79,6 +80,7 @@ export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => st
     return names.includes(host.toLowerCase());
   };
   app.use(oauthRouter(runtime, publicUrl));
+  app.use(uiRouter(runtime));
   const mcp = new McpEndpoint(runtime, allowedHost, () => mcpChallenge(publicUrl()));
   app.post("/mcp", jsonBody(runtime.config.MAX_BODY_BYTES), mcp.handle);
   app.get("/mcp", mcp.handle);

@@ -1,3 +1,4 @@
+import { uiSessionOf } from "./ui.js";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { AppError } from "../core/errors.js";
 import { parseInput, type Operation, type StreamSource } from "../../tools/operation.js";
@@ -63,7 +64,12 @@ export function mountOperations(router: Router, runtime: Runtime, streams: { reg
     const authenticate = (request: Request, response: Response<unknown, RouteLocals>, next: NextFunction): void => {
       response.locals.caller =
         operation.access === "agent"
-          ? runtime.authenticate({ agentId: request.get("x-agent-id"), apiKey: request.get("x-api-key"), authorization: request.get("authorization") })
+          ? runtime.authenticate({
+              agentId: request.get("x-agent-id"),
+              apiKey: request.get("x-api-key"),
+              authorization: request.get("authorization"),
+              uiSession: uiSessionOf(request),
+            })
           : null;
       next();
     };

@@ -17,6 +17,8 @@ export interface RunningServer {
   url: string;
   port: number;
   runtime: Runtime;
+  /** Where a human opens the web UI: with the one-time login token in the fragment until it is used. */
+  readonly uiUrl: string;
   close(): Promise<void>;
 }
 
@@ -62,5 +64,16 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       await runtime.close();
     })());
 
-  return { url, port, runtime, close };
+  const sessions = runtime.services.uiSessions;
+  return {
+    url,
+    port,
+    runtime,
+    // A fragment, so the token never reaches a server log or a Referer header.
+    get uiUrl() {
+      const token = sessions.loginToken;
+      return `${publicUrl}/ui/${token === null ? "" : `#login=${token}`}`;
+    },
+    close,
+  };
 }

@@ -8,6 +8,7 @@ import { embedderLoaderFor } from "../embed/models.js";
 import { EmbeddingQueue } from "../embed/queue.js";
 import { AuditLog } from "../events/audit.js";
 import { OAuthService } from "./oauth.js";
+import { UiSessionService } from "./ui-sessions.js";
 import { EventBus } from "../events/bus.js";
 import { openDatabase, type Db } from "../store/db.js";
 import { AgentService } from "./agents.js";
@@ -81,6 +82,7 @@ export interface Services {
   curation: CurationService;
   graph: GraphService;
   logs: LogService;
+  uiSessions: UiSessionService;
   /** Where clients reach this server: PUBLIC_URL, or the address it listens on once it does. */
   site: { url: string };
   rateLimiter: RateLimiter;
@@ -125,6 +127,7 @@ export function openServices(options: ServiceOptions): Services {
   const curation = new CurationService(db, memory, embeddings, config.MAX_CONTENT_BYTES);
   const graph = new GraphService(db, bus, memory);
   const logs = new LogService(db, () => archivist.checkFence());
+  const uiSessions = new UiSessionService(db, config);
   const credentialsWritten = (options.bootstrap ?? true) ? agents.bootstrap() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
 
@@ -136,6 +139,7 @@ export function openServices(options: ServiceOptions): Services {
     jobs.every("prune", 3600_000, () => {
       idempotency.prune();
       oauth.pruneExpired();
+      uiSessions.pruneIdle();
       const retained = new Date(Date.now() - config.EVENT_RETENTION_DAYS * 86400_000).toISOString();
       events.prune(retained);
       logs.prune(retained);
@@ -168,6 +172,7 @@ export function openServices(options: ServiceOptions): Services {
     curation,
     graph,
     logs,
+    uiSessions,
     site: { url: config.PUBLIC_URL },
     rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_MINUTE),
     credentialsWritten,

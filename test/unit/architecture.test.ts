@@ -207,6 +207,13 @@ describe("the express app", () => {
       "GET /.well-known/oauth-authorization-server",
       "GET /.well-known/oauth-protected-resource",
       "GET /.well-known/oauth-protected-resource/mcp",
+      // The web UI: its files, and login (which sets a cookie) outside the API.
+      "GET /",
+      "GET /ui",
+      "GET /ui/config",
+      "POST /ui/login",
+      "POST /ui/logout",
+      "GET /ui/{*file}",
     ];
     expect(pathSpecificMiddleware).toEqual([]);
     expect(routes.sort()).toEqual(expected.sort());

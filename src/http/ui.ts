@@ -1,0 +1,87 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import express, { type NextFunction, type Request, type Response, type Router } from "express";
+import { z } from "zod";
+import { AppError } from "../core/errors.js";
+import { packageRoot } from "../core/paths.js";
+import type { Runtime } from "../../tools/runtime.js";
+import { jsonBody } from "./body.js";
+
+export const SESSION_COOKIE = "cairn_ui_session";
+/** The built UI (`npm run build` bundles ui/ into it). */
+export const uiDir = join(packageRoot, "dist", "ui");
+// The browser keeps the cookie a month; the server ends the session after 24 h without use.
+const COOKIE_MAX_AGE_S = 30 * 86400;
+
+const SECURITY_HEADERS = {
+  "Content-Security-Policy":
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "no-referrer",
+  "X-Frame-Options": "DENY",
+};
+
+const loginBody = z.union([
+  z.strictObject({ password: z.string().min(1).max(1000) }),
+  z.strictObject({ token: z.string().min(1).max(200) }),
+]);
+
+/** The session cookie's value, if the request carries one. */
+function cookieSession(request: Request): string | undefined {
+  for (const part of (request.get("cookie") ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq !== -1 && part.slice(0, eq).trim() === SESSION_COOKIE) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+/** A UI session from the `x-ui-session` header (CONTRACT §2.2) or, for the browser, the cookie. */
+export const uiSessionOf = (request: Request): string | undefined => request.get("x-ui-session") ?? cookieSession(request);
+
+function cookie(value: string, maxAgeS: number, secure: boolean): string {
+  return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${secure ? "; Secure" : ""}`;
+}
+
+/**
+ * The web UI: its static files under /ui/ (own files only, a strict CSP), login with the password
+ * or the one-time token, and logout. Other routes accept the session through `uiSessionOf`.
+ */
+export function uiRouter(runtime: Runtime): Router {
+  const router = express.Router();
+  const sessions = runtime.services.uiSessions;
+  const secure = runtime.config.PUBLIC_URL.startsWith("https:");
+
+  router.get("/", (_request, response) => response.redirect(302, "/ui/"));
+  router.get("/ui", (_request, response) => response.redirect(302, "/ui/"));
+  router.get("/ui/config", (_request, response) => {
+    response.set("Cache-Control", "no-store").json({ password_login: sessions.passwordLogin, agent_id: runtime.config.UI_AGENT_ID });
+  });
+
+  router.post("/ui/login", jsonBody(runtime.config.MAX_BODY_BYTES), (request: Request, response: Response) => {
+    const parsed = loginBody.safeParse(request.body);
+    if (!parsed.success) throw new AppError("VALIDATION_FAILED", "send a password or a login token", { errors: [{ path: "", message: "expected {password} or {token}" }] });
+    const login = sessions.login(parsed.data, request.socket.remoteAddress ?? "unknown");
+    response.set("Cache-Control", "no-store").set("Set-Cookie", cookie(login.session, COOKIE_MAX_AGE_S, secure)).json(login);
+  });
+
+  router.post("/ui/logout", (request: Request, response: Response) => {
+    const session = uiSessionOf(request);
+    if (session) sessions.logout(session);
+    response.set("Set-Cookie", cookie("", 0, secure)).status(204).end();
+  });
+
+  // No content hashes in the file names: the browser revalidates every file (Last-Modified) instead.
+  router.get("/ui/{*file}", (request: Request, response: Response, next: NextFunction) => {
+    response.set(SECURITY_HEADERS);
+    if (!existsSync(join(uiDir, "index.html"))) {
+      next(new AppError("UNAVAILABLE", "the web UI is not built: run npm run build"));
+      return;
+    }
+    const parts = (request.params as { file?: string[] }).file ?? [];
+    const file = parts.length === 0 ? "index.html" : parts.join("/");
+    response.sendFile(file, { root: uiDir, dotfiles: "deny", cacheControl: true, maxAge: 0, lastModified: true }, (error?: Error) => {
+      if (error && !response.headersSent) next(new AppError("NOT_FOUND", "route not found"));
+    });
+  });
+  return router;
+}

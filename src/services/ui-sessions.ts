@@ -1,0 +1,114 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import type { Config } from "../core/config.js";
+import { AppError } from "../core/errors.js";
+import { now } from "../core/time.js";
+import type { Db } from "../store/db.js";
+import { deleteIdleUiSessions, deleteUiSession, insertUiSession, touchUiSession, uiSessionByHash } from "../store/ui-sessions.js";
+import type { Caller } from "./caller.js";
+import { hashKey } from "./credentials.js";
+
+/** A session ends after this long without a request. */
+export const SESSION_IDLE_MS = 24 * 3600_000;
+/** Failed logins one address may make in a minute; the next is 429 until the oldest is a minute old. */
+export const LOGIN_FAILURES_PER_MINUTE = 5;
+const MINUTE_MS = 60_000;
+// last_used_at is written at most this often per session, not on every request.
+const TOUCH_INTERVAL_MS = 60_000;
+const MAX_TRACKED_ADDRESSES = 10_000;
+
+export interface UiLogin {
+  session: string;
+  agent_id: string;
+  expires_at: string;
+}
+
+const sessionToken = (): string => `cairn_ui_${randomBytes(32).toString("base64url")}`;
+
+/** Constant-time equality of two secrets of any length (compared as hashes). */
+const sameSecret = (a: string, b: string): boolean => timingSafeEqual(hashKey(a), hashKey(b));
+
+/**
+ * Web UI login: `UI_PASSWORD`, or a one-time token printed at start when there is no password.
+ * Either buys a session for `UI_AGENT_ID` that lasts while it is used (24 h idle). Only hashes of
+ * sessions are stored; the one-time token lives in this process only and works once.
+ */
+export class UiSessionService {
+  private oneTimeToken: string | null;
+  private readonly failures = new Map<string, number[]>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: Config,
+  ) {
+    this.oneTimeToken = config.UI_PASSWORD === "" ? `cairn_login_${randomBytes(24).toString("base64url")}` : null;
+  }
+
+  get passwordLogin(): boolean {
+    return this.config.UI_PASSWORD !== "";
+  }
+
+  /** The one-time login token, until it is used (null when a password is set). */
+  get loginToken(): string | null {
+    return this.oneTimeToken;
+  }
+
+  login(credentials: { password?: string | undefined; token?: string | undefined }, address: string): UiLogin {
+    this.refuseIfLimited(address);
+    const byPassword = credentials.password !== undefined && this.passwordLogin && sameSecret(credentials.password, this.config.UI_PASSWORD);
+    const byToken = credentials.token !== undefined && this.oneTimeToken !== null && sameSecret(credentials.token, this.oneTimeToken);
+    if (!byPassword && !byToken) {
+      this.recordFailure(address);
+      throw new AppError("UNAUTHENTICATED", credentials.token !== undefined ? "this login link is not valid (it works once)" : "wrong password");
+    }
+    if (byToken) this.oneTimeToken = null;
+    const session = sessionToken();
+    const at = now();
+    this.db.write(() => insertUiSession(this.db, { token_hash: hashKey(session), agent_id: this.config.UI_AGENT_ID, created_at: at, last_used_at: at }));
+    return { session, agent_id: this.config.UI_AGENT_ID, expires_at: new Date(Date.parse(at) + SESSION_IDLE_MS).toISOString() };
+  }
+
+  /** The UI agent for a live session; 401 otherwise. */
+  authenticate(session: string): Caller {
+    const hash = hashKey(session);
+    const row = uiSessionByHash(this.db, hash);
+    const nowMs = Date.now();
+    if (!row || nowMs - Date.parse(row.last_used_at) >= SESSION_IDLE_MS) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+    if (nowMs - Date.parse(row.last_used_at) >= TOUCH_INTERVAL_MS) this.db.write(() => touchUiSession(this.db, hash, new Date(nowMs).toISOString()));
+    return { agentId: row.agent_id, role: "owner" };
+  }
+
+  /** Ends a session; an unknown one is already ended. */
+  logout(session: string): void {
+    this.db.write(() => deleteUiSession(this.db, hashKey(session)));
+  }
+
+  pruneIdle(): number {
+    return this.db.write(() => deleteIdleUiSessions(this.db, new Date(Date.now() - SESSION_IDLE_MS).toISOString()));
+  }
+
+  private recent(address: string, nowMs: number): number[] {
+    const times = (this.failures.get(address) ?? []).filter((at) => nowMs - at < MINUTE_MS);
+    if (times.length === 0) this.failures.delete(address);
+    else this.failures.set(address, times);
+    return times;
+  }
+
+  private refuseIfLimited(address: string): void {
+    const nowMs = Date.now();
+    const times = this.recent(address, nowMs);
+    if (times.length >= LOGIN_FAILURES_PER_MINUTE) {
+      const retryAfter = Math.max(1, Math.ceil((MINUTE_MS - (nowMs - (times[0] as number))) / 1000));
+      throw new AppError("RATE_LIMITED", "too many failed logins; try again in a minute", { retryAfter });
+    }
+  }
+
+  private recordFailure(address: string): void {
+    const nowMs = Date.now();
+    if (!this.failures.has(address) && this.failures.size >= MAX_TRACKED_ADDRESSES) {
+      for (const tracked of [...this.failures.keys()]) this.recent(tracked, nowMs);
+      // Still full of live entries: forget the oldest address rather than grow without bound.
+      if (this.failures.size >= MAX_TRACKED_ADDRESSES) this.failures.delete(this.failures.keys().next().value as string);
+    }
+    this.failures.set(address, [...this.recent(address, nowMs), nowMs]);
+  }
+}
