@@ -1,4 +1,5 @@
 import type { Logger } from "../src/core/log.js";
+import { STATUS_KEYS } from "../tools/archivist.js";
 import { CairnClient } from "./client.js";
 import { CURSOR_KEY, WriteFollower } from "./follower.js";
 import { ConflictWatcher } from "./immediate.js";
@@ -80,6 +81,12 @@ export class Archivist {
         await this.client.setState(CURSOR_KEY, cursor);
       }
       if (shift !== this.shift || !this.holdsLease) return;
+      await this.client.setState(STATUS_KEYS.process, {
+        holder: this.settings.holder,
+        llm: this.model !== null,
+        provider: this.settings.llm.provider,
+        started_at: new Date().toISOString(),
+      });
       this.follower = new WriteFollower(this.client, this.watcher, this.log.child({ mode: "immediate" }), cursor);
       this.follower.start();
       const last = await this.client.state<string>(LAST_PASS_KEY);
@@ -128,6 +135,7 @@ export class Archivist {
       // The start, not the end: an entry written during this pass counts as activity for the next.
       await this.client.setState(LAST_PASS_KEY, startedAt);
       const counts = { ...report, docs: report.docs.length };
+      await this.client.setState(STATUS_KEYS.lastPass, { at: startedAt, ...counts });
       await this.client.log("info", "pass", `scheduled pass: ${report.entries} entries in ${report.projects} projects, ${report.calls} model calls`, counts);
       await this.client.post("/events", { type: "archivist.pass", payload: counts });
       this.log.info("scheduled pass done", counts);

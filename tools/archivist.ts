@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { confidence, content, memoryEntry, tags, timestamp } from "./schemas.js";
+export { STATUS_KEYS } from "../src/services/archivist.js";
 
 const lease = z
   .object({
@@ -38,6 +39,31 @@ export const archivistLease = defineOperation({
   output: lease,
   handle({ services, caller }, input) {
     return services.archivist.lease(caller, { holder: input.holder, ttlSeconds: input.ttl_seconds, release: input.release });
+  },
+});
+
+export const archivistStatus = defineOperation({
+  name: "archivist_status",
+  title: "The archivist's status",
+  description:
+    "Who holds the archivist lease (null when no archivist is working), whether its language model is on, and the " +
+    "counts of its last scheduled pass (entries, model calls, tokens, docs, tasks, decayed and promoted entries).",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/archivist/status" },
+  input: z.strictObject({}),
+  output: z
+    .object({
+      enabled: z.boolean().describe("whether the server starts the archivist (ARCHIVIST); one may run elsewhere all the same"),
+      holder: z.string().nullable().describe("the working archivist's lease holder name"),
+      expires_at: timestamp.nullable(),
+      llm: z.boolean().nullable().describe("whether the working archivist has a language model; null before one has started"),
+      provider: z.string().nullable(),
+      last_pass: z.record(z.string(), z.unknown()).nullable().describe("the last scheduled pass: `at` and its counts"),
+    })
+    .meta({ id: "ArchivistStatus" }),
+  handle({ services }) {
+    return services.archivist.status(services.config.ARCHIVIST === "on");
   },
 });
 
@@ -117,4 +143,4 @@ export const archivistMerge = defineOperation({
   },
 });
 
-export const archivistOperations = [archivistLease, archivistStateGet, archivistStatePut, archivistSetConfidence, archivistMerge];
+export const archivistOperations = [archivistLease, archivistStatus, archivistStateGet, archivistStatePut, archivistSetConfidence, archivistMerge];

@@ -30,6 +30,19 @@ export interface LeaseRequest {
 export const MAX_STATE_KEYS = 100_000;
 export const MAX_STATE_VALUE_BYTES = 16 * 1024;
 
+/** State keys the archivist writes for `status()`. */
+export const STATUS_KEYS = { process: "process", lastPass: "last_pass" } as const;
+
+export interface ArchivistStatus {
+  /** Whether `cairn serve` runs the archivist (ARCHIVIST); one may run elsewhere all the same. */
+  enabled: boolean;
+  holder: string | null;
+  expires_at: string | null;
+  llm: boolean | null;
+  provider: string | null;
+  last_pass: Record<string, unknown> | null;
+}
+
 /**
  * The archivist singleton: a lease with a fencing token, and the key-value store the archivist
  * keeps its own state in (it never opens the database itself).
@@ -99,11 +112,28 @@ export class ArchivistService {
     });
   }
 
-  /** The lease as it stands, for status displays. */
-  leaseStatus(): Lease {
+  /**
+   * What a human wants to know of the archivist: who holds the lease, and what the working archivist
+   * last said of itself (the state keys it keeps for this: `process` and `last_pass`).
+   */
+  status(enabled: boolean): ArchivistStatus {
     const current = currentLease(this.db);
     const live = current.holder !== null && current.expires_at !== null && current.expires_at > now();
-    return { granted: live, holder: live ? current.holder : null, expires_at: live ? current.expires_at : null, token: current.token };
+    const stored = (key: string): unknown => {
+      const row = getState(this.db, key);
+      return row ? (JSON.parse(row.value) as unknown) : null;
+    };
+    const record = (value: unknown): Record<string, unknown> | null =>
+      typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    const process = record(stored(STATUS_KEYS.process));
+    return {
+      enabled,
+      holder: live ? current.holder : null,
+      expires_at: live ? current.expires_at : null,
+      llm: typeof process?.llm === "boolean" ? process.llm : null,
+      provider: typeof process?.provider === "string" ? process.provider : null,
+      last_pass: record(stored(STATUS_KEYS.lastPass)),
+    };
   }
 
   getState(key: string): StateEntry {

@@ -27,6 +27,15 @@ describe("the archivist lease and its fencing token", () => {
   const lease = (holder: string, extra: Record<string, unknown> = {}, as: Credentials = server.archivist) =>
     server.request<Lease>("/archivist/lease", { as, body: { holder, ttl_seconds: 30, ...extra } });
 
+  it("shows in the status who holds the lease, to any agent", async () => {
+    const idle = await server.request("/archivist/status", { as: agent });
+    expect(idle.body).toEqual({ enabled: false, holder: null, expires_at: null, llm: null, provider: null, last_pass: null });
+    const held = (await lease("status-holder")).body;
+    expect((await server.request("/archivist/status", { as: agent })).body).toMatchObject({ holder: "status-holder", expires_at: held.expires_at });
+    await lease("status-holder", { release: true });
+    expect((await server.request("/archivist/status", { as: agent })).body).toMatchObject({ holder: null });
+  });
+
   it("grants a free lease, refuses a second holder, renews for the first without a new token, and hands over on release", async () => {
     const first = await lease("one");
     expect(first.status).toBe(200);

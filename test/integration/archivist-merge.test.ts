@@ -224,4 +224,13 @@ describe("immediate mode without a model", () => {
     expect((await read(server, bob, b.id)).status).toBe(200);
     expect(await archivistEntries(server)).toEqual([]);
   });
+
+  it("reports its status: the lease holder, no model, and the last pass's counts", async () => {
+    const before = await server.request<Record<string, unknown>>("/archivist/status", { as: server.owner });
+    expect(before.body).toMatchObject({ enabled: false, holder: "test-archivist", llm: false, provider: "none", last_pass: null });
+    await archivist.runPass();
+    const after = await server.request<{ last_pass: Record<string, unknown> }>("/archivist/status", { as: server.owner });
+    expect(after.body.last_pass).toMatchObject({ llm: false, calls: 0, docs: 0 });
+    expect(typeof after.body.last_pass.at).toBe("string");
+  });
 });

@@ -155,6 +155,7 @@ const SCENARIOS: Record<string, Scenario> = {
     },
   },
   archivist_lease: { as: "archivist", args: { holder: "parity-archivist", ttl_seconds: 60 } },
+  archivist_status: { as: "owner", args: {} },
   archivist_state_put: { as: "archivist", args: { key: "parity:put", value: { seen: 3 } } },
   archivist_state_get: {
     as: "archivist",

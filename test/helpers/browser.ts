@@ -1,0 +1,61 @@
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
+
+/** Debian's Chromium; never a downloaded browser. */
+export const CHROMIUM = "/usr/bin/chromium";
+const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"];
+
+export const SCREENSHOT_DIR = resolve(import.meta.dirname, "../ui/screenshots");
+export const VIEWPORT = { width: 1280, height: 800 };
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+}
+
+export interface OpenPage {
+  context: BrowserContext;
+  page: Page;
+  /** Every URL the page requested, to show that nothing leaves loopback. */
+  requests: string[];
+  /** Console errors and uncaught page errors: a UI that throws fails its test. */
+  errors: string[];
+}
+
+/** A fresh context (own cookies) with one page at 1280×800, recording requests and errors. */
+export async function openPage(browser: Browser, options: { colorScheme?: "light" | "dark"; viewport?: { width: number; height: number } } = {}): Promise<OpenPage> {
+  const context = await browser.newContext({ viewport: options.viewport ?? VIEWPORT, colorScheme: options.colorScheme ?? "light" });
+  const page = await context.newPage();
+  const requests: string[] = [];
+  const errors: string[] = [];
+  page.on("request", (request) => requests.push(request.url()));
+  page.on("pageerror", (error) => errors.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error") errors.push(message.text());
+  });
+  return { context, page, requests, errors };
+}
+
+/** A browser for the enclosing `describe`, closed after it. */
+export function browserForSuite(): { readonly browser: Browser } {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(() => browser?.close());
+  return {
+    get browser() {
+      if (!browser) throw new Error("the browser is not ready: use it inside a hook or a test");
+      return browser;
+    },
+  };
+}
+
+/** Saves a screenshot under test/ui/screenshots/ (kept out of git; docs/screenshots/ holds the current set). */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const path = join(SCREENSHOT_DIR, `${name}.png`);
+  await page.screenshot({ path, fullPage: false });
+  return path;
+}
