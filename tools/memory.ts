@@ -76,6 +76,10 @@ export const memoryList = defineOperation({
     min_version: z.number().int().min(1).optional(),
     min_distinct_readers: z.number().int().min(0).optional(),
     include_embedding: includeEmbedding,
+    order: z
+      .enum(["recent", "kind"])
+      .default("recent")
+      .describe("recent: newest change first; kind: directives, then docs, then the rest, each newest change first"),
     limit: limitParam(500, 50),
     cursor: cursorParam,
   }),
@@ -93,6 +97,7 @@ export const memoryList = defineOperation({
       minVersion: input.min_version,
       minDistinctReaders: input.min_distinct_readers,
       includeEmbedding: input.include_embedding,
+      order: input.order,
       cursor: input.cursor,
       limit: input.limit,
     });

@@ -9,6 +9,7 @@ import {
   findLiveMemory,
   insertMemory,
   listDirectives,
+  kindRank,
   listMemory,
   memoryByPk,
   memoryDelta,
@@ -16,6 +17,7 @@ import {
   replaceTags,
   visibleMemoryIds,
   type MemoryFilters,
+  type MemoryOrder,
   type MemoryPatch,
   type MemoryRow,
   type MemoryType,
@@ -28,7 +30,7 @@ import { viewerOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { OverlapFinder, type SimilarEntry } from "./memory-overlap.js";
 import { contentKey, toEntry, toTombstone, vectorMetaOf, type MemoryEntry, type Tombstone, round6 } from "./memory-records.js";
-import { decodeCursor, isKeyset, pageOf, type Page } from "./paging.js";
+import { decodeCursor, isKeyset, isRankedKeyset, pageOf, type Page } from "./paging.js";
 import { checkProjectWrite } from "./projects.js";
 import type { ReadRecorder } from "./reads.js";
 
@@ -60,6 +62,7 @@ export interface PatchInput {
 }
 
 export interface ListInput extends MemoryFilters {
+  order?: MemoryOrder | undefined;
   cursor?: string | undefined;
   limit: number;
   includeEmbedding?: boolean | undefined;
@@ -244,10 +247,12 @@ export class MemoryService {
   }
 
   list(caller: Caller, input: ListInput): Page<MemoryEntry> {
-    const after = decodeCursor(input.cursor, isKeyset);
-    const rows = listMemory(this.db, viewerOf(caller), now(), input, after, input.limit + 1);
+    const order = input.order ?? "recent";
+    const after = decodeCursor(input.cursor, order === "kind" ? isRankedKeyset : isKeyset);
+    const rows = listMemory(this.db, viewerOf(caller), now(), input, after, input.limit + 1, order);
     const vectors = input.includeEmbedding ? getVectors(this.db, rows.map((row) => row.pk)) : undefined;
-    return pageOf(rows, input.limit, (row) => toEntry(row, vectors?.get(row.pk)), (row) => ({ at: row.updated_at, pk: row.pk }));
+    const keyOf = (row: MemoryRow) => (order === "kind" ? { rank: kindRank(row.type), at: row.updated_at, pk: row.pk } : { at: row.updated_at, pk: row.pk });
+    return pageOf(rows, input.limit, (row) => toEntry(row, vectors?.get(row.pk)), keyOf);
   }
 
   delta(

@@ -34,3 +34,7 @@ export const isKeyset = (value: unknown): value is { at: string; pk: number } =>
   value !== null &&
   typeof (value as { at?: unknown }).at === "string" &&
   Number.isSafeInteger((value as { pk?: unknown }).pk);
+
+/** A keyset that also carries a rank (listings ordered by kind first). */
+export const isRankedKeyset = (value: unknown): value is { rank: number; at: string; pk: number } =>
+  isKeyset(value) && Number.isSafeInteger((value as { rank?: unknown }).rank);

@@ -138,22 +138,34 @@ export function findLiveMemory(db: Db, viewer: Viewer, nowIso: string, ref: { id
 }
 
 /** Newest `updated_at` first; `after` continues a previous page. */
+/** How a listing is ordered: newest change first, or by kind (directives, docs, the rest) and then so. */
+export type MemoryOrder = "recent" | "kind";
+
+/** The kind order's rank: directives first, then docs, then everything else. */
+export const KIND_RANK = "CASE m.type WHEN 'directive' THEN 0 WHEN 'doc' THEN 1 ELSE 2 END";
+export const kindRank = (type: string): number => (type === "directive" ? 0 : type === "doc" ? 1 : 2);
+
 export function listMemory(
   db: Db,
   viewer: Viewer,
   nowIso: string,
   filters: MemoryFilters,
-  after: Keyset | null,
+  after: (Keyset & { rank?: number | undefined }) | null,
   limit: number,
+  order: MemoryOrder = "recent",
 ): MemoryRow[] {
   const clause = liveClause(viewer, nowIso);
   filterClause(filters, clause);
-  if (after) {
+  const byKind = order === "kind";
+  if (after && byKind) {
+    clause.sql.push(`(${KIND_RANK} > ? OR (${KIND_RANK} = ? AND (m.updated_at < ? OR (m.updated_at = ? AND m.pk < ?))))`);
+    clause.params.push(after.rank ?? 0, after.rank ?? 0, after.at, after.at, after.pk);
+  } else if (after) {
     clause.sql.push("(m.updated_at < ? OR (m.updated_at = ? AND m.pk < ?))");
     clause.params.push(after.at, after.at, after.pk);
   }
   return db.all<MemoryRow>(
-    `SELECT m.* FROM memory m WHERE ${clause.sql.join(" AND ")} ORDER BY m.updated_at DESC, m.pk DESC LIMIT ?`,
+    `SELECT m.* FROM memory m WHERE ${clause.sql.join(" AND ")} ORDER BY ${byKind ? `${KIND_RANK}, ` : ""}m.updated_at DESC, m.pk DESC LIMIT ?`,
     ...clause.params,
     limit,
   );
