@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { write, type MemoryEntry } from "../helpers/memory.js";
-import type { ErrorBody } from "../helpers/server.js";
+import type { ErrorBody, Response } from "../helpers/server.js";
 import { serverForSuite } from "../helpers/suite.js";
 
 describe("listing memory by kind", () => {
@@ -20,7 +20,7 @@ describe("listing memory by kind", () => {
     const rows: MemoryEntry[] = [];
     let cursor: string | null = null;
     do {
-      const page = await server.request<MemoryEntry[]>(`/memory?limit=2&${query}${cursor ? `&cursor=${cursor}` : ""}`, { as: server.owner });
+      const page: Response<MemoryEntry[]> = await server.request<MemoryEntry[]>(`/memory?limit=2&${query}${cursor ? `&cursor=${cursor}` : ""}`, { as: server.owner });
       expect(page.status).toBe(200);
       rows.push(...page.body);
       cursor = page.headers.get("x-next-cursor");
