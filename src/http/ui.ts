@@ -52,7 +52,11 @@ export function uiRouter(runtime: Runtime): Router {
   const secure = runtime.config.PUBLIC_URL.startsWith("https:");
 
   router.get("/", (_request, response) => response.redirect(302, "/ui/"));
-  router.get("/ui", (_request, response) => response.redirect(302, "/ui/"));
+  // Routing is not strict, so this route also sees /ui/: only the bare /ui is sent on.
+  router.get("/ui", (request: Request, response: Response, next: NextFunction) => {
+    if (request.path.endsWith("/")) next();
+    else response.redirect(302, "/ui/");
+  });
   router.get("/ui/config", (_request, response) => {
     response.set("Cache-Control", "no-store").json({ password_login: sessions.passwordLogin, agent_id: runtime.config.UI_AGENT_ID });
   });
