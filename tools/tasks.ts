@@ -56,6 +56,24 @@ export const taskList = defineOperation({
   },
 });
 
+export const taskCounts = defineOperation({
+  name: "task_counts",
+  title: "Count tasks by status",
+  description: "How many tasks you can see are open (and of those, blocked by an unfinished dependency), claimed, completed and failed.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/tasks/counts" },
+  input: z.strictObject({
+    project: projectId.nullable().optional().describe("only this project; empty (REST) or null for global tasks"),
+  }),
+  output: z
+    .object({ open: z.number().int(), blocked: z.number().int(), claimed: z.number().int(), completed: z.number().int(), failed: z.number().int() })
+    .meta({ id: "TaskCounts" }),
+  handle({ services, caller }, input) {
+    return services.tasks.counts(caller, input.project);
+  },
+});
+
 export const taskRecommended = defineOperation({
   name: "task_recommended",
   title: "Tasks to take next",
@@ -266,6 +284,7 @@ export const taskRemoveDependency = defineOperation({
 export const taskOperations = [
   taskCreate,
   taskList,
+  taskCounts,
   taskRecommended,
   taskGet,
   taskUpdate,

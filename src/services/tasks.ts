@@ -13,6 +13,7 @@ import {
   insertTask,
   lapsedClaims,
   listComments,
+  countTasks,
   listTasks,
   patchTask,
   recommendedTasks,
@@ -22,6 +23,7 @@ import {
   unblockedDependents,
   type CommentKind,
   type Priority,
+  type TaskCountsRow,
   type TaskFilters,
   type TaskPatch,
   type TaskRow,
@@ -158,6 +160,10 @@ export class TaskService {
     const after = decodeCursor(filters.cursor, isKeyset);
     const rows = listTasks(this.db, viewerOf(caller), filters, after, filters.limit + 1);
     return pageOf(rows, filters.limit, toTask, (row) => ({ at: row.created_at, pk: row.pk }));
+  }
+
+  counts(caller: Caller, project: string | null | undefined): TaskCountsRow {
+    return countTasks(this.db, viewerOf(caller), project);
   }
 
   recommended(caller: Caller, project: string | null | undefined, limit: number): (Task & { affinity: number })[] {

@@ -129,6 +129,37 @@ export interface TaskFilters {
 const UNBLOCKED = `t.status = 'open' AND NOT EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks dt ON dt.pk = d.depends_on_pk
   WHERE d.task_pk = t.pk AND dt.status != 'completed')`;
 
+export interface TaskCountsRow {
+  open: number;
+  blocked: number;
+  claimed: number;
+  completed: number;
+  failed: number;
+}
+
+/** How many visible tasks are in each status (blocked: open with an unfinished dependency), in one scan. */
+export function countTasks(db: Db, viewer: Viewer, project: string | null | undefined): TaskCountsRow {
+  const visible = visibleInProject("t", viewer);
+  const where = [visible.sql];
+  const params: unknown[] = [...visible.params];
+  if (project === null) where.push("t.project IS NULL");
+  else if (project !== undefined) {
+    where.push("t.project = ?");
+    params.push(project);
+  }
+  const row = db.get<TaskCountsRow>(
+    `SELECT
+       count(*) FILTER (WHERE t.status = 'open') AS open,
+       count(*) FILTER (WHERE t.status = 'open' AND NOT (${UNBLOCKED})) AS blocked,
+       count(*) FILTER (WHERE t.status = 'claimed') AS claimed,
+       count(*) FILTER (WHERE t.status = 'completed') AS completed,
+       count(*) FILTER (WHERE t.status = 'failed') AS failed
+     FROM tasks t WHERE ${where.join(" AND ")}`,
+    ...params,
+  );
+  return row ?? { open: 0, blocked: 0, claimed: 0, completed: 0, failed: 0 };
+}
+
 /** Newest first; `after` continues a previous page. */
 export function listTasks(db: Db, viewer: Viewer, filters: TaskFilters, after: { at: string; pk: number } | null, limit: number): TaskRow[] {
   const visible = visibleInProject("t", viewer);

@@ -89,6 +89,7 @@ const SCENARIOS: Record<string, Scenario> = {
   task_create: { args: { title: "Parity task", tags: ["parity"], priority: "high", project: null } },
   task_list: { args: { limit: 5 } },
   task_recommended: { args: { limit: 5 } },
+  task_counts: { args: {} },
   task_get: { setup: async (world) => ({ args: { id: await newTask(world, "a task to read") } }) },
   task_update: { setup: async (world) => ({ args: { id: await newTask(world, "a task to change"), priority: "low", tags: ["later"] } }) },
   task_claim: { setup: async (world) => ({ args: { id: await newTask(world, "a task to claim"), comment: "mine" } }) },

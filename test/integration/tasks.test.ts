@@ -308,3 +308,33 @@ describe("draining a queue of tasks", () => {
     expect(open.body).toEqual([]);
   });
 });
+
+describe("task counts", () => {
+  const server = serverForSuite();
+  const worker = agentForSuite(server, "counter");
+  const outsider = agentForSuite(server, "outsider");
+
+  it("counts visible tasks by status, blocked ones among the open, globally or per project", async () => {
+    await server.request("/projects", { as: worker, body: { name: "countable" } });
+    const first = await create(server, worker, { title: "first", project: null });
+    await create(server, worker, { title: "waits for first", project: null, depends_on: [first.id] });
+    const claimed = await create(server, worker, { title: "taken", project: null });
+    await act(server, worker, claimed.id, "claim");
+    const done = await create(server, worker, { title: "done", project: "countable" });
+    await act(server, worker, done.id, "claim");
+    await act(server, worker, done.id, "complete", { output: "ok" });
+    const failed = await create(server, worker, { title: "broken", project: "countable" });
+    await act(server, worker, failed.id, "claim");
+    expect((await act(server, worker, failed.id, "fail", { comment: "no access" })).status).toBe(200);
+
+    const all = await server.request("/tasks/counts", { as: worker });
+    expect(all.body).toEqual({ open: 2, blocked: 1, claimed: 1, completed: 1, failed: 1 });
+    expect((await server.request("/tasks/counts?project=", { as: worker })).body).toEqual({ open: 2, blocked: 1, claimed: 1, completed: 0, failed: 0 });
+    expect((await server.request("/tasks/counts?project=countable", { as: worker })).body).toEqual({ open: 0, blocked: 0, claimed: 0, completed: 1, failed: 1 });
+    // A project's tasks are counted only for those who see the project.
+    expect((await server.request("/tasks/counts", { as: outsider })).body).toEqual({ open: 2, blocked: 1, claimed: 1, completed: 0, failed: 0 });
+    await act(server, worker, first.id, "claim");
+    await act(server, worker, first.id, "complete", { output: "ok" });
+    expect((await server.request("/tasks/counts?project=", { as: worker })).body).toMatchObject({ open: 1, blocked: 0, claimed: 1, completed: 1 });
+  });
+});
