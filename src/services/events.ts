@@ -11,6 +11,8 @@ import { checkProjectWrite } from "./projects.js";
 
 export interface EventQuery {
   since: string;
+  /** `desc`: newest first, each page continuing below the last (default `asc`). */
+  order?: "asc" | "desc" | undefined;
   type?: string | undefined;
   agent?: string | undefined;
   cursor?: string | undefined;
@@ -65,8 +67,12 @@ export class EventService {
   ) {}
 
   list(caller: Caller, query: EventQuery): Page<EventRecord> {
-    const afterSeq = decodeCursor(query.cursor, isSeq);
-    const start = afterSeq === null ? parseSince(query.since) : { afterSeq };
+    const cursorSeq = decodeCursor(query.cursor, isSeq);
+    if (query.order === "desc") {
+      const rows = listEvents(this.db, viewerOf(caller), parseSince(query.since), query, query.limit + 1, cursorSeq ?? Number.MAX_SAFE_INTEGER);
+      return pageOf(rows, query.limit, toEventRecord, (row) => row.seq);
+    }
+    const start = cursorSeq === null ? parseSince(query.since) : { afterSeq: cursorSeq };
     const rows = listEvents(this.db, viewerOf(caller), start, query, query.limit + 1);
     return pageOf(rows, query.limit, toEventRecord, (row) => row.seq);
   }

@@ -43,13 +43,17 @@ export interface EventFilters {
   agent?: string | undefined;
 }
 
-/** Visible events after `afterSeq` (or created after `since`), in commit order. */
+/**
+ * Visible events after `afterSeq` (or created after `since`), in commit order; with `beforeSeq`
+ * newest first instead, from just below it down to the start.
+ */
 export function listEvents(
   db: Db,
   viewer: Viewer,
   start: { afterSeq: number } | { since: string },
   filters: EventFilters,
   limit: number,
+  beforeSeq?: number,
 ): EventRow[] {
   const visible = visibleEvent("e", viewer);
   const where = [visible.sql];
@@ -73,7 +77,12 @@ export function listEvents(
     where.push("e.agent_id = ?");
     params.push(filters.agent);
   }
-  return db.all<EventRow>(`SELECT e.* FROM events e WHERE ${where.join(" AND ")} ORDER BY e.seq LIMIT ?`, ...params, limit);
+  if (beforeSeq !== undefined) {
+    where.push("e.seq < ?");
+    params.push(beforeSeq);
+  }
+  const order = beforeSeq === undefined ? "e.seq" : "e.seq DESC";
+  return db.all<EventRow>(`SELECT e.* FROM events e WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ?`, ...params, limit);
 }
 
 export const maxEventSeq = (db: Db): number => db.get<{ seq: number | null }>("SELECT max(seq) AS seq FROM events")?.seq ?? 0;

@@ -109,6 +109,30 @@ describe("the live event stream", () => {
     expect(seqs(stream.received)).toEqual(seqs(polled));
   });
 
+  it("lists newest first with order=desc, paging down to since, with the same events as oldest first", async () => {
+    const before = await newestSeq(server);
+    await hundredChanges();
+    const ascending: EventBody[] = [];
+    let cursor = `seq:${before}`;
+    for (;;) {
+      const page = await server.request<EventBody[]>(`/events?since=${cursor}&limit=500`, { as: bob });
+      ascending.push(...page.body);
+      if (page.body.length < 500) break;
+      cursor = `seq:${page.body.at(-1)?.seq}`;
+    }
+    const descending: EventBody[] = [];
+    let next: string | null = null;
+    do {
+      const page: { body: EventBody[]; headers: Headers } = await server.request<EventBody[]>(`/events?since=seq:${before}&order=desc&limit=37${next ? `&cursor=${next}` : ""}`, { as: bob });
+      descending.push(...page.body);
+      next = page.headers.get("x-next-cursor");
+    } while (next);
+    expect(ascending.length).toBeGreaterThanOrEqual(100);
+    expect(seqs(descending)).toEqual(seqs(ascending).reverse());
+    const newest = await server.request<EventBody[]>(`/events?since=seq:0&order=desc&limit=1&type=task.*`, { as: bob });
+    expect(newest.body.map((event) => event.seq)).toEqual([Math.max(...ascending.filter((event) => event.type.startsWith("task.")).map((event) => event.seq))]);
+  });
+
   it("counts an agent with an open stream as online", async () => {
     const quiet = await server.agent("stream-quiet");
     // Last seen long ago (opening the stream counts as being seen, so this is set again after it).
