@@ -7,7 +7,7 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ["*.js", "bin/*.js", "plugin/claude-code/hooks/*.mjs"] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { projectService: { allowDefaultProject: ["*.js", "bin/*.js", "plugin/claude-code/hooks/*.mjs", "ui/*.mjs"] }, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       "@typescript-eslint/no-floating-promises": "error",
@@ -17,6 +17,14 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": "error",
       "no-console": "error",
       eqeqeq: ["error", "always"],
+    },
+  },
+  {
+    // The web UI is a browser bundle with its own tsconfig: DOM types and Preact JSX. Its globals
+    // come from the DOM lib through type information (typescript-eslint turns no-undef off).
+    files: ["ui/src/**/*.ts", "ui/src/**/*.tsx"],
+    languageOptions: {
+      parserOptions: { projectService: false, project: "./ui/tsconfig.json", tsconfigRootDir: import.meta.dirname },
     },
   },
   {

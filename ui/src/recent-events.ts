@@ -1,0 +1,22 @@
+// The newest events, newest first, in one request (GET /events?order=desc).
+
+import { api, query } from "./api.js";
+import type { CairnEvent } from "./types.js";
+
+export interface EventFilter {
+  type?: string | undefined;
+  agent?: string | undefined;
+}
+
+/** At most 500, the API's page size. */
+export async function latestEvents(count: number, filter: EventFilter = {}): Promise<CairnEvent[]> {
+  const response = await api.get<CairnEvent[]>("/events" + query({ since: "seq:0", order: "desc", type: filter.type, agent: filter.agent, limit: count }));
+  return response.data;
+}
+
+/** Events that arrived live followed by those read from the log, each once, newest first. */
+export function newestDistinct(live: readonly CairnEvent[], fetched: readonly CairnEvent[]): CairnEvent[] {
+  const byId = new Map<string, CairnEvent>();
+  for (const event of [...live, ...fetched]) if (!byId.has(event.id)) byId.set(event.id, event);
+  return [...byId.values()].sort((a, b) => b.seq - a.seq);
+}

@@ -1,0 +1,298 @@
+// One task: its fields and dependencies, the lifecycle actions the signed-in agent may take, and
+// the comment log.
+
+import { useState } from "preact/hooks";
+import { ApiError, api, encode, query } from "../../api.js";
+import { CopyButton } from "../../components/copy-button.js";
+import { Dialog } from "../../components/dialog.js";
+import { Empty, ErrorNote, Loading } from "../../components/feedback.js";
+import { Field } from "../../components/fields.js";
+import { PagedList } from "../../components/paged-list.js";
+import { Pill } from "../../components/pills.js";
+import { Time } from "../../components/time.js";
+import { useApp } from "../../context.js";
+import { shortId } from "../../format.js";
+import { useLiveRefresh, useLoad, usePaged } from "../../hooks.js";
+import type { Task, TaskComment } from "../../types.js";
+
+interface DetailProps {
+  id: string;
+  known: ReadonlyMap<string, Task>;
+  onClose: () => void;
+  onChanged: () => void;
+}
+
+export function TaskDetailDialog({ id: firstId, known, onClose, onChanged }: DetailProps) {
+  const [id, setId] = useState(firstId);
+  const task = useLoad(async () => (await api.get<Task>(`/tasks/${encode(id)}`)).data, [id]);
+  const comments = usePaged<TaskComment>((cursor, limit) => api.get<TaskComment[]>(`/tasks/${encode(id)}/comments` + query({ limit, cursor })), [id], 50);
+  useLiveRefresh(["task.*"], () => {
+    task.reload();
+    comments.refresh();
+  });
+  const gone = task.error instanceof ApiError && task.error.status === 404;
+  return (
+    <Dialog title={task.data ? task.data.title : `Task ${shortId(id)}`} onClose={onClose} wide>
+      {task.loading && !task.data && <Loading />}
+      {gone ? (
+        <p class="empty" role="status">
+          This task does not exist, or it belongs to a project you cannot see.
+        </p>
+      ) : (
+        task.error !== undefined && <ErrorNote error={task.error} onRetry={task.reload} />
+      )}
+      {task.data && !gone && (
+        <div class="stack">
+          <TaskFacts task={task.data} known={known} onOpen={setId} />
+          <TaskActions
+            task={task.data}
+            onChanged={() => {
+              task.reload();
+              comments.refresh();
+              onChanged();
+            }}
+          />
+          <section aria-labelledby="comment-log-title">
+            <h3 class="subheading" id="comment-log-title">
+              Comment log
+            </h3>
+            <PagedList paged={comments} empty="No comment yet.">
+              {(items) => (
+                <ol class="comment-log">
+                  {items.map((comment) => (
+                    <li key={comment.id} class={`comment comment-${comment.kind}`}>
+                      <span class="row-line small">
+                        <strong>{comment.agent_id}</strong>
+                        {comment.kind !== "comment" && <Pill tone="neutral">{comment.kind}</Pill>}
+                        <Time iso={comment.created_at} />
+                      </span>
+                      {comment.comment ? <p class="comment-text">{comment.comment}</p> : null}
+                    </li>
+                  ))}
+                </ol>
+              )}
+            </PagedList>
+            <CommentForm taskId={task.data.id} onCommented={comments.refresh} />
+          </section>
+        </div>
+      )}
+    </Dialog>
+  );
+}
+
+function TaskFacts({ task, known, onOpen }: { task: Task; known: ReadonlyMap<string, Task>; onOpen: (id: string) => void }) {
+  return (
+    <>
+      <div class="row-line">
+        <Pill tone={`status-${task.status}`}>{task.status}</Pill>
+        {task.blocked && <Pill tone="blocked">blocked</Pill>}
+        <Pill tone={`priority-${task.priority}`}>{`${task.priority} priority`}</Pill>
+        <span class="mono small">{task.id}</span>
+        <CopyButton text={task.id} label="Copy id" />
+      </div>
+      {task.description ? <div class="card-content">{task.description}</div> : <p class="muted">No description.</p>}
+      <dl class="facts facts-columns">
+        <dt>Project</dt>
+        <dd>{task.project ?? "global"}</dd>
+        <dt>Created by</dt>
+        <dd>{task.created_by}</dd>
+        <dt>{task.status === "open" ? "Reserved for" : "Assigned to"}</dt>
+        <dd>{task.assigned_to ?? <span class="muted">nobody</span>}</dd>
+        <dt>Created</dt>
+        <dd>
+          <Time iso={task.created_at} />
+        </dd>
+        {task.claimed_at && (
+          <>
+            <dt>Claimed</dt>
+            <dd>
+              <Time iso={task.claimed_at} />
+            </dd>
+          </>
+        )}
+        {task.lease_expires_at && (
+          <>
+            <dt>Claim lapses</dt>
+            <dd>
+              <Time iso={task.lease_expires_at} />
+            </dd>
+          </>
+        )}
+        {task.completed_at && (
+          <>
+            <dt>Finished</dt>
+            <dd>
+              <Time iso={task.completed_at} />
+            </dd>
+          </>
+        )}
+        {task.due_at && (
+          <>
+            <dt>Due</dt>
+            <dd>
+              <Time iso={task.due_at} />
+            </dd>
+          </>
+        )}
+        <dt>Tags</dt>
+        <dd>{task.tags.length ? task.tags.join(", ") : <span class="muted">none</span>}</dd>
+        {task.expected_outcome && (
+          <>
+            <dt>Expected outcome</dt>
+            <dd>{task.expected_outcome}</dd>
+          </>
+        )}
+        <dt>Depends on</dt>
+        <dd>
+          {task.depends_on.length === 0 ? (
+            <span class="muted">nothing</span>
+          ) : (
+            <ul class="plain-list">
+              {task.depends_on.map((dependency) => {
+                const other = known.get(dependency);
+                return (
+                  <li key={dependency}>
+                    <button type="button" class="link-button" onClick={() => onOpen(dependency)}>
+                      {other ? other.title : shortId(dependency)}
+                    </button>{" "}
+                    <span class="muted small">{other ? other.status : ""}</span>
+                  </li>
+                );
+              })}
+            </ul>
+          )}
+        </dd>
+      </dl>
+      {task.result !== null && task.result !== undefined && (
+        <section>
+          <h3 class="subheading">Output</h3>
+          <pre class="output">{typeof task.result === "string" ? task.result : JSON.stringify(task.result, null, 2)}</pre>
+        </section>
+      )}
+    </>
+  );
+}
+
+/** JSON when the text parses as JSON, otherwise the text itself. */
+function outputValue(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function TaskActions({ task, onChanged }: { task: Task; onChanged: () => void }) {
+  const { me, notify } = useApp();
+  const [note, setNote] = useState("");
+  const [output, setOutput] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const act = (action: "claim" | "unclaim" | "complete" | "fail" | "reopen", done: string) => {
+    const body: Record<string, unknown> = {};
+    if (note.trim()) body.comment = note.trim();
+    if (action === "complete" && output.trim()) body.output = outputValue(output.trim());
+    setBusy(true);
+    setError(undefined);
+    api
+      .post<Task>(`/tasks/${encode(task.id)}/${action}`, body)
+      .then(() => {
+        setNote("");
+        setOutput("");
+        notify("success", done);
+        onChanged();
+      })
+      .catch((failure: unknown) => setError(failure))
+      .finally(() => setBusy(false));
+  };
+
+  const mine = task.assigned_to === me.agent_id;
+  const reservedElsewhere = task.status === "open" && task.assigned_to !== null && task.assigned_to !== me.agent_id;
+  let explanation: string | undefined;
+  if (task.status === "open" && task.blocked) explanation = "It cannot be claimed until every task it depends on is completed.";
+  else if (reservedElsewhere) explanation = `It is reserved for ${task.assigned_to ?? ""}: only that agent may claim it.`;
+  else if (task.status === "claimed" && !mine) explanation = `${task.assigned_to ?? "Another agent"} holds it: only the assignee can release, complete or fail it.`;
+  const canClaim = task.status === "open" && !task.blocked && !reservedElsewhere;
+  const canFinish = task.status === "claimed" && mine;
+  const canReopen = task.status === "completed" || task.status === "failed";
+  const anyAction = canClaim || canFinish || canReopen;
+
+  return (
+    <section class="task-actions" aria-labelledby="task-actions-title">
+      <h3 class="subheading" id="task-actions-title">
+        Actions
+      </h3>
+      {explanation && <p class="muted">{explanation}</p>}
+      {anyAction && (
+        <div class="stack">
+          <Field label="Comment for the log (optional)">
+            <input type="text" value={note} onInput={(event) => setNote(event.currentTarget.value)} />
+          </Field>
+          {canFinish && (
+            <Field label="Output to complete with (JSON or text, optional)">
+              <textarea rows={3} value={output} onInput={(event) => setOutput(event.currentTarget.value)} />
+            </Field>
+          )}
+          <div class="form-actions">
+            {canClaim && (
+              <button type="button" class="primary" disabled={busy} onClick={() => act("claim", "Task claimed.")}>
+                Claim
+              </button>
+            )}
+            {canFinish && (
+              <>
+                <button type="button" class="primary" disabled={busy} onClick={() => act("complete", "Task completed.")}>
+                  Complete
+                </button>
+                <button type="button" class="danger" disabled={busy} onClick={() => act("fail", "Task marked failed.")}>
+                  Fail
+                </button>
+                <button type="button" disabled={busy} onClick={() => act("unclaim", "Claim released.")}>
+                  Unclaim
+                </button>
+              </>
+            )}
+            {canReopen && (
+              <button type="button" disabled={busy} onClick={() => act("reopen", "Task reopened.")}>
+                Reopen
+              </button>
+            )}
+          </div>
+        </div>
+      )}
+      {!anyAction && !explanation && <Empty>No action is open to you on this task.</Empty>}
+      {error !== undefined && <ErrorNote error={error} />}
+    </section>
+  );
+}
+
+function CommentForm({ taskId, onCommented }: { taskId: string; onCommented: () => void }) {
+  const [text, setText] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const submit = (event: Event) => {
+    event.preventDefault();
+    if (!text.trim()) return;
+    setBusy(true);
+    setError(undefined);
+    api
+      .post(`/tasks/${encode(taskId)}/comments`, { comment: text.trim() })
+      .then(() => {
+        setText("");
+        onCommented();
+      })
+      .catch((failure: unknown) => setError(failure))
+      .finally(() => setBusy(false));
+  };
+  return (
+    <form class="comment-form" onSubmit={submit}>
+      <Field label="Add a comment" className="grow">
+        <textarea rows={2} value={text} onInput={(event) => setText(event.currentTarget.value)} />
+      </Field>
+      <button type="submit" disabled={busy || !text.trim()}>
+        {busy ? "Sending…" : "Comment"}
+      </button>
+      {error !== undefined && <ErrorNote error={error} />}
+    </form>
+  );
+}
