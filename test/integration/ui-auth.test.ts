@@ -93,9 +93,25 @@ describe("UI login with the one-time link", () => {
     expect(server.server.uiUrl).toBe(`${server.url}/ui/`);
   });
 
-  it("sends / to the UI", async () => {
-    const response = await fetch(`${server.url}/`, { redirect: "manual" });
-    expect(response.status).toBe(302);
-    expect(response.headers.get("location")).toBe("/ui/");
+  it("sends / and /ui to the UI, and serves its files with a strict policy", async () => {
+    for (const path of ["/", "/ui"]) {
+      const response = await fetch(`${server.url}${path}`, { redirect: "manual" });
+      expect(response.status).toBe(302);
+      expect(response.headers.get("location")).toBe("/ui/");
+    }
+    const page = await fetch(`${server.url}/ui/`, { redirect: "manual" });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(await page.text()).toMatch(/<script[^>]+src="[^"]*app\.js"/);
+    const csp = page.headers.get("content-security-policy") ?? "";
+    for (const rule of ["default-src 'self'", "script-src 'self'", "frame-ancestors 'none'"]) expect(csp).toContain(rule);
+    expect(page.headers.get("x-content-type-options")).toBe("nosniff");
+    const script = await fetch(`${server.url}/ui/app.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toMatch(/javascript/);
+    // Nothing outside the built UI is reachable through it.
+    for (const path of ["/ui/..%2Fpackage.json", "/ui/%2e%2e/%2e%2e/package.json", "/ui/.hidden", "/ui/missing.js"]) {
+      expect((await fetch(`${server.url}${path}`)).status, path).toBe(404);
+    }
   });
 });

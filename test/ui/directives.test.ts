@@ -1,0 +1,138 @@
+import type { Locator, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { browserForSuite, openPage, type OpenPage } from "../helpers/browser.js";
+import type { TestServer } from "../helpers/server.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+
+// SEED-SPEC "UI behaviour for directives", rules 1 to 3.
+
+const PASSWORD = "directive rules password";
+
+async function signIn(server: TestServer, opened: OpenPage): Promise<Page> {
+  const { page } = opened;
+  await page.goto(`${server.url}/ui/index.html#/memory`);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator(".app-header").waitFor();
+  return page;
+}
+
+const typesInOrder = async (page: Page) => Promise.all((await page.locator(".memory-card").all()).map((card) => card.getAttribute("data-type")));
+
+/** The little of the DOM the page functions below use (the Node-side program has no DOM types). */
+interface StyledElement {
+  ownerDocument: { defaultView: { getComputedStyle(element: unknown): Record<string, string> } };
+}
+
+const styleOf = (locator: Locator, property: string) =>
+  locator.evaluate((element: StyledElement, name: string) => element.ownerDocument.defaultView.getComputedStyle(element)[name] ?? "", property);
+
+async function typeOptionsOfWriteForm(page: Page): Promise<string[]> {
+  await page.getByRole("button", { name: "New entry" }).click();
+  const dialog = page.getByRole("dialog", { name: "New memory entry" });
+  const options = await dialog.getByLabel("Type").locator("option").allTextContents();
+  await dialog.getByRole("button", { name: "Cancel" }).click();
+  return options;
+}
+
+describe("Directives in the Memory tab", () => {
+  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
+  const builder = agentForSuite(server, "builder");
+  const browser = browserForSuite();
+  const ids: Record<"memory" | "doc" | "directive", string> = { memory: "", doc: "", directive: "" };
+
+  it("lists directives before docs before memories when no filter is chosen, whatever their age", async () => {
+    // Written oldest first in the opposite order, so newest-first alone would put memories first.
+    ids.directive = (await server.request<{ id: string }>("/memory", { as: server.owner, body: { content: "Every change needs a test", type: "directive", project: null } })).body.id;
+    ids.doc = (await server.request<{ id: string }>("/memory", { as: builder, body: { content: "How the release train works", type: "doc", project: null } })).body.id;
+    ids.memory = (await server.request<{ id: string }>("/memory", { as: builder, body: { content: "The flaky test is in cart.spec.ts", project: null } })).body.id;
+    await server.request("/memory", { as: server.owner, body: { content: "A second memory, newest of all", project: null } });
+
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    await page.locator(".memory-card").nth(3).waitFor();
+    const types = await typesInOrder(page);
+    expect(types).toEqual(["directive", "doc", "memory", "memory"]);
+    await opened.context.close();
+  });
+
+  it("marks a directive with its own pill, an accent border, a lock in the card's header and no confidence meter", async () => {
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    const directive = page.locator(`.memory-card[data-entry-id="${ids.directive}"]`);
+    const memory = page.locator(`.memory-card[data-entry-id="${ids.memory}"]`);
+    await directive.waitFor();
+
+    expect(await directive.locator(".card-header .pill-directive").textContent()).toBe("directive");
+    expect(await directive.locator(".card-header [data-lock] svg").count()).toBe(1);
+    expect(await directive.locator("meter").count()).toBe(0);
+    expect(await memory.locator("meter").count()).toBe(1);
+    expect(await memory.locator(".pill-directive, [data-lock]").count()).toBe(0);
+
+    expect(await styleOf(directive, "borderLeftColor")).not.toBe(await styleOf(memory, "borderLeftColor"));
+    expect(parseFloat(await styleOf(directive, "borderLeftWidth"))).toBeGreaterThan(parseFloat(await styleOf(memory, "borderLeftWidth")));
+    expect(await styleOf(directive.locator(".pill-directive"), "backgroundColor")).not.toBe(await styleOf(memory.locator(".pill-memory"), "backgroundColor"));
+    await opened.context.close();
+  });
+
+  it("offers directive in the type filter, which then shows only directives", async () => {
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    const filter = page.locator("fieldset.filters").getByLabel("Type");
+    expect(await filter.locator("option").allTextContents()).toContain("directive");
+    await filter.selectOption("directive");
+    await page.locator(`.memory-card[data-entry-id="${ids.memory}"]`).waitFor({ state: "detached" });
+    await page.locator(`.memory-card[data-entry-id="${ids.directive}"]`).waitFor();
+    const types = await typesInOrder(page);
+    expect(types).toEqual(["directive"]);
+    await opened.context.close();
+  });
+
+  it("groups search results the same way: directives, then docs, then memories", async () => {
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    await page.getByLabel("Search memory (meaning and keywords)").fill("test release flaky change");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await page.locator(".memory-card .scores").first().waitFor();
+    const types = await typesInOrder(page);
+    const rank = (type: string | null) => ["directive", "doc", "memory"].indexOf(type ?? "");
+    expect(types.map(rank)).toEqual([...types.map(rank)].sort((a, b) => a - b));
+    expect(types).toContain("directive");
+    await opened.context.close();
+  });
+
+  it("offers directive in the write form to a directive writer, and writes one", async () => {
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    expect(await typeOptionsOfWriteForm(page)).toContain("directive");
+
+    await page.getByRole("button", { name: "New entry" }).click();
+    const dialog = page.getByRole("dialog", { name: "New memory entry" });
+    await dialog.getByLabel("Content").fill("Ask before adding a dependency");
+    await dialog.getByLabel("Type").selectOption("directive");
+    await dialog.getByRole("button", { name: "Save", exact: true }).click();
+    await dialog.locator('[data-verdict="new"]').waitFor();
+    await dialog.getByRole("button", { name: "Done" }).click();
+    await page.locator('.memory-card[data-type="directive"]', { hasText: "Ask before adding a dependency" }).waitFor();
+    await opened.context.close();
+  });
+});
+
+describe("The write form for an agent outside DIRECTIVE_WRITERS", () => {
+  const server = serverForSuite({ UI_PASSWORD: PASSWORD, DIRECTIVE_WRITERS: "someone-else" });
+  const browser = browserForSuite();
+
+  it("does not offer directive as a type, but still shows directives and filters by them", async () => {
+    await server.request("/memory", { as: server.owner, body: { content: "Written before the rules changed", project: null } });
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    const me = await server.request<{ can_write_directives: boolean }>("/agents/me", { as: server.owner });
+    expect(me.body.can_write_directives).toBe(false);
+
+    const options = await typeOptionsOfWriteForm(page);
+    expect(options).not.toContain("directive");
+    expect(options).toEqual(expect.arrayContaining(["memory", "doc"]));
+    expect(await page.locator("fieldset.filters").getByLabel("Type").locator("option").allTextContents()).toContain("directive");
+    await opened.context.close();
+  });
+});

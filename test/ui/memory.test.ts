@@ -1,0 +1,195 @@
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { browserForSuite, openPage, type OpenPage } from "../helpers/browser.js";
+import type { TestServer } from "../helpers/server.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+
+const PASSWORD = "memory tab password";
+
+interface Entry {
+  id: string;
+  version: number;
+  content: string;
+  tags: string[];
+}
+
+// The page loads /ui/index.html: GET /ui/ answers with a redirect to itself (reported to the server side).
+async function signIn(server: TestServer, opened: OpenPage, tab = "memory"): Promise<Page> {
+  const { page } = opened;
+  await page.goto(`${server.url}/ui/index.html#/${tab}`);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator(".app-header").waitFor();
+  return page;
+}
+
+/** Console errors other than the 401 of the first "who am I" before signing in, and those `expected`. */
+const unexpected = (errors: string[], expected: RegExp[] = []) =>
+  errors.filter((error) => !/status of 401/.test(error) && !expected.some((pattern) => pattern.test(error)));
+
+const card = (page: Page, id: string) => page.locator(`.memory-card[data-entry-id="${id}"]`);
+
+async function writeThroughForm(page: Page, content: string, tags = ""): Promise<void> {
+  await page.getByRole("button", { name: "New entry" }).click();
+  await page.getByLabel("Content").fill(content);
+  if (tags) await page.getByLabel("Tags (comma-separated)").fill(tags);
+  await page.getByRole("button", { name: "Save", exact: true }).click();
+  await page.locator("[data-verdict]").waitFor();
+}
+
+describe("Memory tab", () => {
+  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
+  const builder = agentForSuite(server, "builder");
+  const browser = browserForSuite();
+
+  it("writes an entry, says it is new and names the similar entries the team already has", async () => {
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    const existing = await server.request<Entry>("/memory", {
+      as: builder,
+      body: { content: "The nightly backup job copies the database to the object store at 03:00 UTC", project: null },
+    });
+    expect(existing.status).toBe(201);
+
+    await writeThroughForm(page, "The nightly backup job copies the database to the object store at 03:00 UTC, then verifies it", "backup");
+    const verdict = page.locator("[data-verdict]");
+    expect(await verdict.getAttribute("data-verdict")).toBe("new");
+    expect(await verdict.textContent()).toContain("Saved as a new entry");
+    expect(await verdict.locator(".similar-list").textContent()).toContain("builder");
+    await page.getByRole("button", { name: "Done" }).click();
+
+    const written = page.locator(".memory-card", { hasText: "then verifies it" });
+    await written.locator(".tag").first().waitFor();
+    expect(await written.locator(".tag").allTextContents()).toEqual(["backup"]);
+    expect(unexpected(opened.errors)).toEqual([]);
+    await opened.context.close();
+  });
+
+  it("shows that a repeated write duplicates an existing entry, which was reinforced instead", async () => {
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    const original = await server.request<Entry>("/memory", { as: builder, body: { content: "Feature flags live in config/flags.yaml", project: null } });
+
+    await writeThroughForm(page, "Feature flags live in config/flags.yaml");
+    const verdict = page.locator("[data-verdict]");
+    expect(await verdict.getAttribute("data-verdict")).toBe("duplicate");
+    const text = (await verdict.textContent()) ?? "";
+    expect(text).toContain("Duplicate");
+    expect(text).toContain(original.body.id.slice(0, 8));
+    expect(text).toContain("reinforced");
+    expect(await page.getByRole("button", { name: "Save it as a new entry anyway" }).count()).toBe(1);
+    await opened.context.close();
+  });
+
+  it("finds an entry by search and shows its score, similarity and kind of match", async () => {
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    const entry = await server.request<Entry>("/memory", { as: builder, body: { content: "Invoices are rendered with wkhtmltopdf inside the billing worker", project: null } });
+
+    await page.getByLabel("Search memory (meaning and keywords)").fill("wkhtmltopdf invoices");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    const hit = card(page, entry.body.id);
+    await hit.waitFor();
+    const scores = (await hit.locator(".scores").textContent()) ?? "";
+    expect(scores).toMatch(/score \d\.\d{4}/);
+    expect(scores).toMatch(/similarity (\d\.\d{3}|—)/);
+    expect(scores).toMatch(/match (semantic|keyword|both)/);
+    expect(await page.locator(".result-summary").textContent()).toContain("wkhtmltopdf invoices");
+
+    await page.getByRole("button", { name: "Back to the list" }).click();
+    await page.locator(".memory-card .scores").waitFor({ state: "detached" });
+    await opened.context.close();
+  });
+
+  it("edits an entry and shows its new version", async () => {
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    const entry = await server.request<Entry>("/memory", { as: server.owner, body: { content: "Release trains leave every Tuesday", project: null } });
+
+    await card(page, entry.body.id).getByRole("button", { name: "Edit" }).click();
+    await page.getByLabel("Content").fill("Release trains leave every Tuesday and Thursday");
+    await page.getByRole("button", { name: /^Save/ }).click();
+    await card(page, entry.body.id).filter({ hasText: "Tuesday and Thursday" }).waitFor();
+    expect(await card(page, entry.body.id).locator(".card-meta").textContent()).toContain("v2");
+
+    const stored = await server.request<Entry>(`/memory/${entry.body.id}`, { as: server.owner });
+    expect(stored.body).toMatchObject({ content: "Release trains leave every Tuesday and Thursday", version: 2 });
+    await opened.context.close();
+  });
+
+  it("on a version conflict shows the current version and, on retry, applies only the user's changes to it", async () => {
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    const entry = await server.request<Entry>("/memory", { as: server.owner, body: { content: "Staging deploys need a green build", tags: ["deploy"], project: null } });
+
+    await card(page, entry.body.id).getByRole("button", { name: "Edit" }).click();
+    await page.getByLabel("Content").fill("Staging deploys need a green build and a changelog entry");
+    // Someone else changes the tags while the form is open.
+    const concurrent = await server.request<Entry>(`/memory/${entry.body.id}`, { as: server.owner, method: "PATCH", body: { tags: ["deploy", "staging"] } });
+    expect(concurrent.body.version).toBe(2);
+    await page.getByRole("button", { name: /^Save/ }).click();
+
+    const conflict = page.locator(".conflict");
+    await conflict.waitFor();
+    expect(await conflict.textContent()).toContain("version 2");
+    expect(await conflict.locator(".conflict-current").textContent()).toContain("staging");
+    await page.getByRole("button", { name: "Apply my changes to version 2" }).click();
+    await conflict.waitFor({ state: "detached" });
+
+    const stored = await server.request<Entry>(`/memory/${entry.body.id}`, { as: server.owner });
+    expect(stored.body).toMatchObject({ content: "Staging deploys need a green build and a changelog entry", tags: ["deploy", "staging"], version: 3 });
+    expect(unexpected(opened.errors, [/status of 412/])).toEqual([]);
+    await opened.context.close();
+  });
+
+  it("deletes an entry after asking", async () => {
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    const entry = await server.request<Entry>("/memory", { as: server.owner, body: { content: "A short-lived note to delete", project: null } });
+
+    await card(page, entry.body.id).getByRole("button", { name: "Delete" }).click();
+    const dialog = page.getByRole("dialog", { name: "Delete this entry?" });
+    expect(await dialog.textContent()).toContain("A short-lived note to delete");
+    await dialog.getByRole("button", { name: "Delete", exact: true }).click();
+    await card(page, entry.body.id).waitFor({ state: "detached" });
+    expect((await server.request(`/memory/${entry.body.id}`, { as: server.owner })).status).toBe(404);
+    await opened.context.close();
+  });
+
+  it("shows an entry's parents and read counts in its detail, without counting the look as a read", async () => {
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    const parent = await server.request<Entry>("/memory", { as: builder, body: { content: "Parent entry: the queue is RabbitMQ", project: null } });
+    const child = await server.request<Entry>("/memory", {
+      as: builder,
+      body: { content: "Child entry: consumers ack after the write commits", parents: [parent.body.id], project: null },
+    });
+    await server.request(`/memory/${child.body.id}`, { as: server.owner });
+
+    await card(page, child.body.id).getByRole("button", { name: "Details" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.locator(".detail").waitFor();
+    expect(await dialog.textContent()).toContain("1 by 1 distinct reader");
+    await dialog.getByRole("button", { name: parent.body.id.slice(0, 8) }).click();
+    await dialog.getByText("Parent entry: the queue is RabbitMQ").waitFor();
+    await dialog.getByRole("button", { name: /Back to/ }).click();
+    await dialog.getByText("Child entry").waitFor();
+
+    const after = await server.request<{ node: { read_count: number } }>(`/graph/${child.body.id}`, { as: builder });
+    expect(after.body.node.read_count).toBe(1);
+    await opened.context.close();
+  });
+
+  it("shows the API's error detail when a write is refused", async () => {
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    await page.getByRole("button", { name: "New entry" }).click();
+    await page.getByLabel("Content").fill("x".repeat(70_000));
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    const alert = page.getByRole("dialog").getByRole("alert");
+    await alert.waitFor();
+    expect((await alert.textContent())?.length).toBeGreaterThan(5);
+    expect(await alert.textContent()).not.toContain("[object");
+    await opened.context.close();
+  });
+});

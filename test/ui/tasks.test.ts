@@ -1,0 +1,111 @@
+import type { Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import { browserForSuite, openPage, type OpenPage } from "../helpers/browser.js";
+import type { TestServer } from "../helpers/server.js";
+import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+
+const PASSWORD = "task board password";
+
+interface Task {
+  id: string;
+  status: string;
+  blocked: boolean;
+  result: unknown;
+  depends_on: string[];
+}
+
+// The page loads /ui/index.html: GET /ui/ answers with a redirect to itself (reported to the server side).
+async function signIn(server: TestServer, opened: OpenPage): Promise<Page> {
+  const { page } = opened;
+  await page.goto(`${server.url}/ui/index.html#/tasks`);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator(".board").waitFor();
+  return page;
+}
+
+describe("Tasks tab", () => {
+  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
+  const builder = agentForSuite(server, "builder");
+  const browser = browserForSuite();
+
+  it("creates a task, claims it, completes it with an output and reopens it, logging each step", async () => {
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    await page.getByRole("button", { name: "New task" }).click();
+    const form = page.getByRole("dialog", { name: "New task" });
+    await form.getByLabel("Title").fill("Document the retry policy");
+    await form.getByLabel("Priority").selectOption("high");
+    await form.getByRole("button", { name: "Create task" }).click();
+    await form.waitFor({ state: "detached" });
+
+    const card = page.locator(".column-open .task-card", { hasText: "Document the retry policy" });
+    await card.waitFor();
+    const id = (await card.getAttribute("data-task-id")) ?? "";
+    await card.getByRole("button", { name: "Document the retry policy" }).click();
+    const detail = page.getByRole("dialog", { name: "Document the retry policy" });
+    await detail.getByRole("button", { name: "Claim" }).click();
+    await detail.getByRole("button", { name: "Complete" }).waitFor();
+    await detail.getByLabel("Output to complete with (JSON or text, optional)").fill('{"doc": "docs/retries.md"}');
+    await detail.getByLabel("Comment for the log (optional)").fill("written");
+    await detail.getByRole("button", { name: "Complete" }).click();
+    await detail.getByRole("button", { name: "Reopen" }).waitFor();
+    expect(await detail.locator(".output").textContent()).toContain("docs/retries.md");
+    await page.locator(`.column-completed [data-task-id="${id}"]`).waitFor();
+
+    const stored = await server.request<Task>(`/tasks/${id}`, { as: server.owner });
+    expect(stored.body).toMatchObject({ status: "completed", result: { doc: "docs/retries.md" } });
+
+    await detail.getByRole("button", { name: "Reopen" }).click();
+    await detail.getByRole("button", { name: "Claim" }).waitFor();
+    await detail.getByLabel("Add a comment").fill("needs a section on backoff");
+    await detail.getByRole("button", { name: "Comment", exact: true }).click();
+    await detail.locator(".comment-log li", { hasText: "needs a section on backoff" }).waitFor();
+    const kinds = await detail.locator(".comment-log li .pill").allTextContents();
+    expect(kinds).toEqual(["claim", "complete", "reopen"]);
+    await page.keyboard.press("Escape");
+    await page.locator(`.column-open [data-task-id="${id}"]`).waitFor();
+    await opened.context.close();
+  });
+
+  it("marks a blocked task, names its dependency, and unmarks it when the dependency completes", async () => {
+    const first = await server.request<Task>("/tasks", { as: builder, body: { title: "Migrate the orders table", project: null } });
+    const second = await server.request<Task>("/tasks", { as: builder, body: { title: "Drop the old orders view", depends_on: [first.body.id], project: null } });
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    const blocked = page.locator(`[data-task-id="${second.body.id}"]`);
+    await blocked.waitFor();
+    expect(await blocked.getAttribute("class")).toContain("is-blocked");
+    expect(await blocked.locator(".pill-blocked").textContent()).toBe("blocked");
+    expect(await blocked.locator(".deps").textContent()).toContain("Migrate the orders table");
+
+    await blocked.getByRole("button", { name: "Drop the old orders view" }).click();
+    const detail = page.getByRole("dialog", { name: "Drop the old orders view" });
+    expect(await detail.textContent()).toContain("cannot be claimed until every task it depends on is completed");
+    expect(await detail.getByRole("button", { name: "Claim" }).count()).toBe(0);
+    await page.keyboard.press("Escape");
+
+    await server.request(`/tasks/${first.body.id}/claim`, { as: builder, method: "POST" });
+    await server.request(`/tasks/${first.body.id}/complete`, { as: builder, body: {} });
+    await page.locator(`[data-task-id="${second.body.id}"]:not(.is-blocked)`).waitFor({ timeout: 5000 });
+    expect(await blocked.locator(".pill-blocked").count()).toBe(0);
+    await opened.context.close();
+  });
+
+  it("shows the API's reason when an action is refused", async () => {
+    const task = await server.request<Task>("/tasks", { as: builder, body: { title: "Contested task", project: null } });
+    const opened = await openPage(browser.browser);
+    // Without the event stream the page cannot learn of the other claim before the click.
+    await opened.page.route("**/events/stream", (route) => route.abort());
+    const page = await signIn(server, opened);
+    await page.locator(`[data-task-id="${task.body.id}"]`).getByRole("button", { name: "Contested task" }).click();
+    const detail = page.getByRole("dialog", { name: "Contested task" });
+    await detail.getByRole("button", { name: "Claim" }).waitFor();
+    await server.request(`/tasks/${task.body.id}/claim`, { as: builder, method: "POST" });
+    await detail.getByRole("button", { name: "Claim" }).click();
+    const alert = detail.getByRole("alert");
+    await alert.waitFor();
+    expect(await alert.textContent()).toBe("task not open");
+    await opened.context.close();
+  });
+});
