@@ -13,12 +13,13 @@ import { round, type Section } from "./lib.js";
 import { environment, formatSection, writeJson } from "./report.js";
 import { runSearchBench } from "./search.js";
 import { runStartupBench } from "./startup.js";
+import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "ui"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [ui] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -31,6 +32,7 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   mcp       the same operations through /mcp and REST, and tools/list size per tool set
   merge     archivist immediate mode: B's 201 → merged entry, 100 conflicting pairs (fake LLM, hash embedder)
   pass      archivist scheduled pass over 10,000 entries of the last day: duration, LLM calls, tokens
+  ui        web UI time to interactive (Overview, Memory) with 10,000 entries and 2,000 tasks; asset sizes
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -51,6 +53,7 @@ function plan(quick: boolean) {
     mcp: { calls: quick ? 200 : 2000, warmup: quick ? 20 : 200 },
     merge: { pairs: quick ? 20 : 100, warmup: quick ? 2 : 5, timeoutMs: 30_000 },
     pass: { entries: quick ? 2000 : 10_000, agents: 6, projects: 3, seedClients: 16 },
+    ui: { entries: quick ? 2000 : 10_000, tasks: quick ? 400 : 2000, runs: quick ? 3 : 7, seedClients: 16 },
   };
 }
 
@@ -91,6 +94,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runMergeBench(sizes.merge);
     case "pass":
       return runPassBench(sizes.pass);
+    case "ui":
+      return runUiBench(sizes.ui);
   }
 }
 
