@@ -13,14 +13,14 @@ export const eventList = defineOperation({
   title: "Events since a point",
   description:
     "Events you may see after `since` (an RFC 3339 time, or `seq:<n>` to continue right after event n), oldest " +
-    "first (`order=desc`: newest first, down to `since`). `type` is exact (`memory.written`) or a family " +
-    "(`memory.*`); `agent` is the emitter.",
+    "first (`order=desc`: newest first). `type` is exact (`memory.written`) or a family (`memory.*`); `agent` " +
+    "is the emitter.",
   kind: "list",
   access: "agent",
   http: { method: "GET", path: "/events" },
   input: z.strictObject({
     since: z.string().min(1).max(64).describe("RFC 3339 timestamp, or seq:<n>"),
-    order: z.enum(["asc", "desc"]).default("asc").describe("asc: oldest first (default); desc: newest first"),
+    order: z.enum(["asc", "desc"]).default("asc").describe("desc: newest first"),
     type: typePattern.optional(),
     agent: z.string().min(1).max(64).optional(),
     limit: limitParam(500, 50),

@@ -41,9 +41,13 @@ const CORE = new Set([
   "wait_for",
 ]);
 const STANDARD_FAMILIES = ["memory_", "task_", "message_", "project_"];
+/** Of those families, what serves a dashboard rather than an agent's session: listed only with `all`. */
+const DASHBOARD_ONLY = new Set(["task_counts"]);
 
 const inToolset = (name: string, toolset: Toolset): boolean =>
-  toolset === "all" || CORE.has(name) || (toolset === "standard" && STANDARD_FAMILIES.some((family) => name.startsWith(family)));
+  toolset === "all" ||
+  CORE.has(name) ||
+  (toolset === "standard" && !DASHBOARD_ONLY.has(name) && STANDARD_FAMILIES.some((family) => name.startsWith(family)));
 
 const toJson = (schema: z.ZodType): JsonSchema => {
   const json = z.toJSONSchema(schema, { io: "output", unrepresentable: "any" }) as JsonSchema;
