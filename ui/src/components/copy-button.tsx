@@ -1,12 +1,15 @@
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 
 /** Copies `text`; falls back to selecting it where the clipboard API is unavailable (plain http). */
 export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
   const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(timer.current), []);
   const copy = () => {
     const done = () => {
       setState("copied");
-      setTimeout(() => setState("idle"), 2000);
+      clearTimeout(timer.current);
+      timer.current = setTimeout(() => setState("idle"), 2000);
     };
     if (navigator.clipboard && window.isSecureContext) {
       navigator.clipboard.writeText(text).then(done, () => setState(copyBySelection(text) ? "copied" : "failed"));

@@ -90,9 +90,11 @@ export function ProjectsTab() {
                         Leave
                       </ActionButton>
                     )}
-                    <button type="button" class="link-button danger-text" onClick={() => setClearing(project)}>
-                      Clear…
-                    </button>
+                    {project.owner === me.agent_id && (
+                      <button type="button" class="link-button danger-text" onClick={() => setClearing(project)}>
+                        Clear…
+                      </button>
+                    )}
                   </div>
                   {open && <Members projectId={project.id} />}
                 </li>
