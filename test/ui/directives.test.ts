@@ -1,31 +1,17 @@
-import type { Locator, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { browserForSuite, openPage, type OpenPage } from "../helpers/browser.js";
 import type { TestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { signIn as signInAs, styleOf } from "../helpers/ui.js";
 
 // SEED-SPEC "UI behaviour for directives", rules 1 to 3.
 
 const PASSWORD = "directive rules password";
 
-async function signIn(server: TestServer, opened: OpenPage): Promise<Page> {
-  const { page } = opened;
-  await page.goto(`${server.url}/ui/index.html#/memory`);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.locator(".app-header").waitFor();
-  return page;
-}
+const signIn = (server: TestServer, opened: OpenPage): Promise<Page> => signInAs(opened.page, server.url, PASSWORD, "memory");
 
 const typesInOrder = async (page: Page) => Promise.all((await page.locator(".memory-card").all()).map((card) => card.getAttribute("data-type")));
-
-/** The little of the DOM the page functions below use (the Node-side program has no DOM types). */
-interface StyledElement {
-  ownerDocument: { defaultView: { getComputedStyle(element: unknown): Record<string, string> } };
-}
-
-const styleOf = (locator: Locator, property: string) =>
-  locator.evaluate((element: StyledElement, name: string) => element.ownerDocument.defaultView.getComputedStyle(element)[name] ?? "", property);
 
 async function typeOptionsOfWriteForm(page: Page): Promise<string[]> {
   await page.getByRole("button", { name: "New entry" }).click();

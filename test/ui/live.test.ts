@@ -3,16 +3,12 @@ import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { browserForSuite, openPage, type OpenPage } from "../helpers/browser.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { signIn as signInAs } from "../helpers/ui.js";
 
 const PASSWORD = "live updates password";
 
-// The page loads /ui/index.html: GET /ui/ answers with a redirect to itself (reported to the server side).
 async function signIn(baseUrl: string, opened: OpenPage, tab: string): Promise<Page> {
-  const { page } = opened;
-  await page.goto(`${baseUrl}/ui/index.html#/${tab}`);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.locator('.live-status:has-text("Live")').waitFor();
+  const page = await signInAs(opened.page, baseUrl, PASSWORD, tab, '.live-status:has-text("Live")');
   // A marker that a reload would wipe: the updates below must arrive without one.
   await page.evaluate("window.notReloaded = true");
   return page;

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { browserForSuite, openPage, type OpenPage } from "../helpers/browser.js";
 import type { TestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { signIn as signInAs } from "../helpers/ui.js";
 
 const PASSWORD = "memory tab password";
 
@@ -13,15 +14,7 @@ interface Entry {
   tags: string[];
 }
 
-// The page loads /ui/index.html: GET /ui/ answers with a redirect to itself (reported to the server side).
-async function signIn(server: TestServer, opened: OpenPage, tab = "memory"): Promise<Page> {
-  const { page } = opened;
-  await page.goto(`${server.url}/ui/index.html#/${tab}`);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.locator(".app-header").waitFor();
-  return page;
-}
+const signIn = (server: TestServer, opened: OpenPage, tab = "memory"): Promise<Page> => signInAs(opened.page, server.url, PASSWORD, tab);
 
 /** Console errors other than the 401 of the first "who am I" before signing in, and those `expected`. */
 const unexpected = (errors: string[], expected: RegExp[] = []) =>

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { browserForSuite, openPage, type OpenPage } from "../helpers/browser.js";
 import type { TestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { signIn as signInAs } from "../helpers/ui.js";
 
 const PASSWORD = "task board password";
 
@@ -14,15 +15,7 @@ interface Task {
   depends_on: string[];
 }
 
-// The page loads /ui/index.html: GET /ui/ answers with a redirect to itself (reported to the server side).
-async function signIn(server: TestServer, opened: OpenPage): Promise<Page> {
-  const { page } = opened;
-  await page.goto(`${server.url}/ui/index.html#/tasks`);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.locator(".board").waitFor();
-  return page;
-}
+const signIn = (server: TestServer, opened: OpenPage): Promise<Page> => signInAs(opened.page, server.url, PASSWORD, "tasks", ".board");
 
 describe("Tasks tab", () => {
   const server = serverForSuite({ UI_PASSWORD: PASSWORD });
@@ -65,6 +58,28 @@ describe("Tasks tab", () => {
     expect(kinds).toEqual(["claim", "complete", "reopen"]);
     await page.keyboard.press("Escape");
     await page.locator(`.column-open [data-task-id="${id}"]`).waitFor();
+    await opened.context.close();
+  });
+
+  it("releases a claim, claims again and fails the task with a reason, logging each step", async () => {
+    const task = await server.request<Task>("/tasks", { as: builder, body: { title: "Rotate the signing keys", project: null } });
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    await page.locator(`[data-task-id="${task.body.id}"]`).getByRole("button", { name: "Rotate the signing keys" }).click();
+    const detail = page.getByRole("dialog", { name: "Rotate the signing keys" });
+    await detail.getByRole("button", { name: "Claim" }).click();
+    await detail.getByRole("button", { name: "Unclaim" }).click();
+    await detail.getByRole("button", { name: "Claim" }).waitFor();
+    expect((await server.request<Task & { assigned_to: string | null }>(`/tasks/${task.body.id}`, { as: server.owner })).body).toMatchObject({ status: "open", assigned_to: null });
+
+    await detail.getByRole("button", { name: "Claim" }).click();
+    await detail.getByLabel("Comment for the log (optional)").fill("the HSM is offline");
+    await detail.getByRole("button", { name: "Fail" }).click();
+    await detail.getByRole("button", { name: "Reopen" }).waitFor();
+    await page.locator(`.column-failed [data-task-id="${task.body.id}"]`).waitFor();
+    expect((await server.request<Task>(`/tasks/${task.body.id}`, { as: server.owner })).body.status).toBe("failed");
+    await expect.poll(() => detail.locator(".comment-log li .pill").allTextContents()).toEqual(["claim", "unclaim", "claim", "fail"]);
+    expect(await detail.locator(".comment-log li", { hasText: "the HSM is offline" }).count()).toBe(1);
     await opened.context.close();
   });
 

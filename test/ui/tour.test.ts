@@ -1,8 +1,9 @@
-import type { Locator, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { browserForSuite, openPage, screenshot, type OpenPage } from "../helpers/browser.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
 import { serverForSuite } from "../helpers/suite.js";
+import { signIn as signInAs, styleOf } from "../helpers/ui.js";
 
 const PASSWORD = "tour of the tabs";
 const TABS = ["overview", "memory", "tasks", "messages", "events", "agents", "projects", "sessions", "archivist"] as const;
@@ -15,28 +16,14 @@ const FORMS: Partial<Record<(typeof TABS)[number], string>> = {
   projects: "New project",
 };
 
-// The page loads /ui/index.html: GET /ui/ answers with a redirect to itself (reported to the server side).
-async function signIn(server: TestServer, opened: OpenPage, tab = "overview"): Promise<Page> {
-  const { page } = opened;
-  await page.goto(`${server.url}/ui/index.html#/${tab}`);
-  await page.getByLabel("Password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.locator(".app-header").waitFor();
-  return page;
-}
+const signIn = (server: TestServer, opened: OpenPage, tab = "overview"): Promise<Page> => signInAs(opened.page, server.url, PASSWORD, tab);
 
 /** The little of the DOM the page functions below use (the Node-side program has no DOM types). */
-interface StyledElement {
-  ownerDocument: { defaultView: { getComputedStyle(element: unknown): Record<string, string> } };
-}
 interface FormControl {
   labels: { length: number };
   outerHTML: string;
   getAttribute(name: string): string | null;
 }
-
-const styleOf = (locator: Locator, property: string) =>
-  locator.evaluate((element: StyledElement, name: string) => element.ownerDocument.defaultView.getComputedStyle(element)[name] ?? "", property);
 
 async function openTab(page: Page, tab: string): Promise<void> {
   await page.locator(`nav.tabs a[href="#/${tab}"]`).click();
@@ -176,7 +163,7 @@ describe("The shell", () => {
   it("says so when the password is wrong, then signs in with the right one", async () => {
     const opened = await openPage(browser.browser);
     const { page } = opened;
-    await page.goto(`${server.url}/ui/index.html`);
+    await page.goto(`${server.url}/ui/`);
     await page.getByLabel("Password").fill("not the password");
     await page.getByRole("button", { name: "Sign in" }).click();
     const alert = page.getByRole("alert");
@@ -251,13 +238,13 @@ describe("Signing in with the one-time link", () => {
     const token = new URL(server.server.uiUrl).hash;
     expect(token).toMatch(/^#login=/);
     const first = await openPage(browser.browser);
-    await first.page.goto(`${server.url}/ui/index.html${token}`);
+    await first.page.goto(`${server.url}/ui/${token}`);
     await first.page.locator(".app-header").waitFor();
     expect(new URL(first.page.url()).hash).not.toContain("login=");
     await first.context.close();
 
     const second = await openPage(browser.browser);
-    await second.page.goto(`${server.url}/ui/index.html${token}`);
+    await second.page.goto(`${server.url}/ui/${token}`);
     await second.page.getByText("The login link did not work").waitFor();
     await second.page.getByText("one-time login URL printed in the server's output").waitFor();
     expect(await second.page.getByLabel("Password").count()).toBe(0);
