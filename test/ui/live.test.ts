@@ -99,6 +99,60 @@ describe("Live updates from the event stream", () => {
     await opened.context.close();
   });
 
+  it("sends to everyone and to a project's members from the compose form", async () => {
+    expect((await server.request("/projects", { as: builder, body: { name: "Ops Room" } })).status).toBe(201);
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server.url, opened, "messages");
+    const send = async (kind: string, text: string, project?: string) => {
+      await page.getByRole("button", { name: "New message" }).click();
+      const dialog = page.getByRole("dialog", { name: "New message" });
+      await dialog.getByLabel("Send to").selectOption(kind);
+      if (project !== undefined) await dialog.getByLabel("Project").selectOption(project);
+      await dialog.getByLabel("Message").fill(text);
+      await dialog.getByRole("button", { name: "Send" }).click();
+      await dialog.waitFor({ state: "detached" });
+    };
+    await send("broadcast", "Freeze starts at noon for everyone.");
+    await send("project", "Ops room: the pager rota changed.", "ops-room");
+    const inbox = await server.request<{ body: string; to: string }[]>("/messages/inbox", { as: builder });
+    expect(inbox.body).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ to: "broadcast", body: "Freeze starts at noon for everyone." }),
+        expect.objectContaining({ to: "project:ops-room", body: "Ops room: the pager rota changed." }),
+      ]),
+    );
+    await opened.context.close();
+  });
+
+  it("filters the stream by type family and by agent, for history and live events alike", async () => {
+    const reviewer = await server.agent("reviewer");
+    const ownTask = await server.request<{ id: string }>("/tasks", { as: builder, body: { title: "Filter me in", project: null } });
+    await server.request("/memory", { as: builder, body: { content: "A note that the task filter hides.", project: null } });
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server.url, opened, "events");
+    const types = () => page.locator(".event-item .event-type").allTextContents();
+    const agents = () => page.locator(".event-item .event-agent").allTextContents();
+
+    await page.getByLabel("Type or family").fill("task.*");
+    await expect.poll(async () => (await types()).length > 0 && (await types()).every((type) => type.startsWith("task."))).toBe(true);
+    expect(await page.locator(".event-item", { hasText: ownTask.body.id.slice(0, 8) }).count()).toBeGreaterThan(0);
+    await server.request("/memory", { as: builder, body: { content: "Another note, written while filtered.", project: null } });
+    const live = await server.request<{ id: string }>("/tasks", { as: reviewer, body: { title: "Arrives live", project: null } });
+    await page.locator(".event-item", { hasText: live.body.id.slice(0, 8) }).first().waitFor({ timeout: 5000 });
+    expect((await types()).every((type) => type.startsWith("task."))).toBe(true);
+
+    await page.getByLabel("Agent").selectOption("reviewer");
+    await expect.poll(async () => [...new Set(await agents())]).toEqual(["reviewer"]);
+    await server.request("/tasks", { as: builder, body: { title: "Hidden by the agent filter", project: null } });
+    const second = await server.request<{ id: string }>("/tasks", { as: reviewer, body: { title: "Shown by the agent filter", project: null } });
+    await page.locator(".event-item", { hasText: second.body.id.slice(0, 8) }).first().waitFor({ timeout: 5000 });
+    expect([...new Set(await agents())]).toEqual(["reviewer"]);
+
+    await page.getByLabel("Type or family").fill("task.");
+    expect(await page.getByRole("alert").textContent()).toContain("Use an event type such as memory.written");
+    await opened.context.close();
+  });
+
   it("resumes after the connection drops and shows what happened meanwhile", async () => {
     const cut = await relay(new URL(server.url));
     const opened = await openPage(browser.browser);
