@@ -72,7 +72,7 @@ export function EventsTab() {
               type="text"
               list="event-families"
               value={typeText}
-              placeholder="e.g. task.* or memory.written"
+              placeholder="e.g. task.*"
               onInput={(event) => setTypeText(event.currentTarget.value)}
               aria-invalid={!validType}
               aria-describedby={validType ? undefined : "type-problem"}
