@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { agentId, agentRecord, cursorParam, limitParam, role, timestamp } from "./schemas.js";
 
-const registration = z
+export const registration = z
   .object({ agent_id: z.string(), api_key: z.string().describe("shown once; store it now"), role, created_at: timestamp })
   .meta({ id: "Registration" });
 const registerInput = z.strictObject({

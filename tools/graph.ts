@@ -4,7 +4,7 @@ import { cursorParam, idRef, limitParam, memoryEntry, projectId, timestamp } fro
 
 const rel = z.enum(["relates_to", "supports", "contradicts", "supersedes", "derived_from"]);
 
-const edge = z
+export const edge = z
   .object({
     id: z.uuid(),
     src: z.uuid(),

@@ -5,7 +5,7 @@ import { cursorParam, limitParam, timestamp, timestampInput } from "./schemas.js
 const level = z.enum(["debug", "info", "warn", "error"]);
 const word = z.string().trim().min(1).max(100);
 
-const logEntry = z
+export const logEntry = z
   .object({
     id: z.uuid(),
     level,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { agentId, memoryEntry, message, task, timestamp, tombstone } from "./schemas.js";
 
-const handoff = z
+export const handoff = z
   .object({
     id: z.uuid(),
     agent_id: z.string(),
@@ -15,7 +15,7 @@ const handoff = z
   })
   .meta({ id: "Handoff" });
 
-const contextPack = z
+export const contextPack = z
   .object({
     last_handoff: handoff.nullable(),
     memory_delta_since_last_seen: z

@@ -1,4 +1,5 @@
 import { cloneElement, type ComponentChildren, type VNode } from "preact";
+import { ErrorNote } from "./feedback.js";
 import { useId } from "preact/hooks";
 
 interface FieldProps {
@@ -21,5 +22,33 @@ export function Field({ label, children, className }: FieldProps) {
       </label>
       {cloneElement(children, { id })}
     </div>
+  );
+}
+
+interface FormFooterProps {
+  /** The last failure, shown above the buttons. */
+  error: unknown;
+  busy: boolean;
+  label: string;
+  busyLabel: string;
+  onCancel: () => void;
+  danger?: boolean;
+  disabled?: boolean;
+}
+
+/** A form's error, its submit button (showing `busyLabel` while the request runs) and Cancel. */
+export function FormFooter({ error, busy, label, busyLabel, onCancel, danger = false, disabled = false }: FormFooterProps) {
+  return (
+    <>
+      {error !== undefined && <ErrorNote error={error} />}
+      <div class="form-actions">
+        <button type="submit" class={danger ? "danger" : "primary"} disabled={busy || disabled}>
+          {busy ? busyLabel : label}
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </>
   );
 }

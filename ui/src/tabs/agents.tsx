@@ -6,7 +6,7 @@ import { api, encode, query } from "../api.js";
 import { CopyButton } from "../components/copy-button.js";
 import { ConfirmDialog, Dialog } from "../components/dialog.js";
 import { ErrorNote } from "../components/feedback.js";
-import { Field } from "../components/fields.js";
+import { Field, FormFooter } from "../components/fields.js";
 import { PagedList } from "../components/paged-list.js";
 import { Pill } from "../components/pills.js";
 import { Time } from "../components/time.js";
@@ -203,15 +203,7 @@ function CreateAgentDialog({ onClose, onCreated }: { onClose: () => void; onCrea
         <Field label="Registration key (needed when the server has REGISTRATION_KEY set)">
           <input type="password" value={registrationKey} onInput={(event) => setRegistrationKey(event.currentTarget.value)} autocomplete="off" />
         </Field>
-        {error !== undefined && <ErrorNote error={error} />}
-        <div class="form-actions">
-          <button type="submit" class="primary" disabled={busy}>
-            {busy ? "Creating…" : "Create agent"}
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormFooter error={error} busy={busy} label="Create agent" busyLabel="Creating…" onCancel={onClose} />
       </form>
     </Dialog>
   );

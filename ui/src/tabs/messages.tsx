@@ -5,8 +5,7 @@ import { useState } from "preact/hooks";
 import { api, encode, query } from "../api.js";
 import { ActionButton } from "../components/action-button.js";
 import { Dialog } from "../components/dialog.js";
-import { ErrorNote } from "../components/feedback.js";
-import { Field } from "../components/fields.js";
+import { Field, FormFooter } from "../components/fields.js";
 import { PagedList } from "../components/paged-list.js";
 import { AgentSelect } from "../components/pickers.js";
 import { Pill } from "../components/pills.js";
@@ -207,15 +206,7 @@ function ComposeDialog({ reply, onClose, onSent }: { reply: Reply | null; onClos
         <Field label="Message">
           <textarea rows={6} value={body} onInput={(event) => setBody(event.currentTarget.value)} />
         </Field>
-        {error !== undefined && <ErrorNote error={error} />}
-        <div class="form-actions">
-          <button type="submit" class="primary" disabled={busy}>
-            {busy ? "Sending…" : "Send"}
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormFooter error={error} busy={busy} label="Send" busyLabel="Sending…" onCancel={onClose} />
       </form>
     </Dialog>
   );

@@ -5,7 +5,7 @@ import { api, encode, query } from "../api.js";
 import { ActionButton } from "../components/action-button.js";
 import { Dialog } from "../components/dialog.js";
 import { ErrorNote, Loading } from "../components/feedback.js";
-import { Field } from "../components/fields.js";
+import { Field, FormFooter } from "../components/fields.js";
 import { PagedList } from "../components/paged-list.js";
 import { Pill } from "../components/pills.js";
 import { Time } from "../components/time.js";
@@ -185,15 +185,7 @@ function CreateProjectDialog({ onClose, onCreated }: { onClose: () => void; onCr
         <Field label="Description (optional)">
           <textarea rows={3} value={description} onInput={(event) => setDescription(event.currentTarget.value)} />
         </Field>
-        {error !== undefined && <ErrorNote error={error} />}
-        <div class="form-actions">
-          <button type="submit" class="primary" disabled={busy}>
-            {busy ? "Creating…" : "Create and join"}
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormFooter error={error} busy={busy} label="Create and join" busyLabel="Creating…" onCancel={onClose} />
       </form>
     </Dialog>
   );
@@ -250,15 +242,7 @@ function ClearProjectDialog({ project, onClose, onCleared }: { project: Project;
         >
           <input type="text" value={typed} onInput={(event) => setTyped(event.currentTarget.value)} autocomplete="off" />
         </Field>
-        {error !== undefined && <ErrorNote error={error} />}
-        <div class="form-actions">
-          <button type="submit" class="danger" disabled={busy || !confirmed || !anything}>
-            {busy ? "Clearing…" : "Clear project"}
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormFooter error={error} busy={busy} label="Clear project" busyLabel="Clearing…" onCancel={onClose} danger disabled={!confirmed || !anything} />
       </form>
     </Dialog>
   );

@@ -5,8 +5,7 @@
 import { useState } from "preact/hooks";
 import { ApiError, api, encode } from "../../api.js";
 import { Dialog } from "../../components/dialog.js";
-import { ErrorNote } from "../../components/feedback.js";
-import { Field } from "../../components/fields.js";
+import { Field, FormFooter } from "../../components/fields.js";
 import { GLOBAL, ProjectSelect, projectValue } from "../../components/pickers.js";
 import { Time } from "../../components/time.js";
 import { isoToLocalInput, localInputToIso, splitList } from "../../format.js";
@@ -182,15 +181,7 @@ export function MemoryEditDialog({ entry, onClose, onSaved }: EditProps) {
             A directive stays a directive, and its confidence is fixed at 100%.
           </p>
         )}
-        {error !== undefined && <ErrorNote error={error} />}
-        <div class="form-actions">
-          <button type="submit" class="primary" disabled={busy || conflict !== undefined}>
-            {busy ? "Saving…" : `Save (version ${base.version})`}
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormFooter error={error} busy={busy} label={`Save (version ${base.version})`} busyLabel="Saving…" onCancel={onClose} disabled={conflict !== undefined} />
       </form>
     </Dialog>
   );

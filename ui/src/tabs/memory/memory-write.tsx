@@ -4,8 +4,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.js";
 import { Dialog } from "../../components/dialog.js";
-import { ErrorNote } from "../../components/feedback.js";
-import { Field } from "../../components/fields.js";
+import { Field, FormFooter } from "../../components/fields.js";
 import { ProjectSelect, projectValue } from "../../components/pickers.js";
 import { useApp } from "../../context.js";
 import { fixed, localInputToIso, shortId, splitList } from "../../format.js";
@@ -111,15 +110,7 @@ export function MemoryWriteDialog({ onClose, onOpen }: WriteProps) {
             </Field>
           </div>
           {draft.type === "directive" && <p class="hint">A directive is a standing instruction every agent in its scope must follow. Its confidence is fixed at 100%.</p>}
-          {error !== undefined && <ErrorNote error={error} />}
-          <div class="form-actions">
-            <button type="submit" class="primary" disabled={busy}>
-              {busy ? "Saving…" : "Save"}
-            </button>
-            <button type="button" onClick={onClose}>
-              Cancel
-            </button>
-          </div>
+          <FormFooter error={error} busy={busy} label="Save" busyLabel="Saving…" onCancel={onClose} />
         </form>
       )}
     </Dialog>

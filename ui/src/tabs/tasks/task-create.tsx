@@ -3,8 +3,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../../api.js";
 import { Dialog } from "../../components/dialog.js";
-import { ErrorNote } from "../../components/feedback.js";
-import { Field } from "../../components/fields.js";
+import { Field, FormFooter } from "../../components/fields.js";
 import { AgentSelect, ProjectSelect, projectValue } from "../../components/pickers.js";
 import { useApp } from "../../context.js";
 import { localInputToIso, splitList } from "../../format.js";
@@ -98,15 +97,7 @@ export function TaskCreateDialog({ candidates, onClose, onCreated }: CreateProps
             </select>
           </Field>
         )}
-        {error !== undefined && <ErrorNote error={error} />}
-        <div class="form-actions">
-          <button type="submit" class="primary" disabled={busy}>
-            {busy ? "Creating…" : "Create task"}
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormFooter error={error} busy={busy} label="Create task" busyLabel="Creating…" onCancel={onClose} />
       </form>
     </Dialog>
   );
