@@ -1,4 +1,4 @@
-import { agentHelp, archivistHelp, backupHelp, doctorHelp, mcpHelp, reindexHelp, serveHelp } from "./cli/help.js";
+import { agentHelp, archivistHelp, backupHelp, doctorHelp, mcpHelp, reindexHelp, serveHelp, uiLinkHelp } from "./cli/help.js";
 import { print, printError, UsageError } from "./cli/output.js";
 import { packageVersion } from "./core/paths.js";
 
@@ -10,6 +10,7 @@ commands:
   mcp                 MCP over stdio for an agent host, bridging to the server at CAIRN_URL
   agent add ID        create an agent and print its key once
   agent rotate-key ID issue a new key for an agent
+  ui-link             print a one-time sign-in link for the web UI
   backup FILE         consistent online copy of the database
   reindex             re-embed every entry with the configured model
   doctor              check configuration, permissions, database and model
@@ -49,6 +50,13 @@ const commands: Record<string, Command> = {
     help: agentHelp,
     run: async (args) => {
       await (await import("./cli/agent.js")).agent(args);
+      return 0;
+    },
+  },
+  "ui-link": {
+    help: uiLinkHelp,
+    run: async () => {
+      await (await import("./cli/ui-link.js")).uiLink();
       return 0;
     },
   },

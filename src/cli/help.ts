@@ -30,6 +30,12 @@ export const agentHelp = `usage: cairn agent add ID [--role agent|owner|viewer] 
 add         creates an agent directly in DATA_DIR and prints its API key once
 rotate-key  issues a new key (the old one stops working) and prints it once`;
 
+export const uiLinkHelp = `usage: cairn ui-link
+
+Prints a one-time link that signs the human (UI_AGENT_ID) in to the web UI of the server using
+DATA_DIR: it works once, within 24 hours, on the running server, with or without UI_PASSWORD.
+Run it with the same settings as the server (PUBLIC_URL, or HOST and PORT, make the address).`;
+
 export const backupHelp = `usage: cairn backup FILE [--force]
 
 Writes a consistent copy of the database to FILE using SQLite's online backup API; safe while

@@ -65,14 +65,16 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     })());
 
   const sessions = runtime.services.uiSessions;
+  // Without a password, the link printed at start is the way in.
+  const startLink = config.UI_PASSWORD === "" ? sessions.issueLoginLink().token : null;
   return {
     url,
     port,
     runtime,
     // A fragment, so the token never reaches a server log or a Referer header.
     get uiUrl() {
-      const token = sessions.loginToken;
-      return `${publicUrl}/ui/${token === null ? "" : `#login=${token}`}`;
+      const live = startLink !== null && sessions.loginLinkIsLive(startLink);
+      return `${publicUrl}/ui/${live ? `#login=${startLink}` : ""}`;
     },
     close,
   };

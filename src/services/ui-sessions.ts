@@ -3,12 +3,24 @@ import type { Config } from "../core/config.js";
 import { AppError } from "../core/errors.js";
 import { now } from "../core/time.js";
 import type { Db } from "../store/db.js";
-import { deleteIdleUiSessions, deleteUiSession, insertUiSession, touchUiSession, uiSessionByHash } from "../store/ui-sessions.js";
+import {
+  deleteExpiredLoginLinks,
+  deleteIdleUiSessions,
+  deleteUiSession,
+  insertLoginLink,
+  insertUiSession,
+  loginLinkIsLive,
+  takeLoginLink,
+  touchUiSession,
+  uiSessionByHash,
+} from "../store/ui-sessions.js";
 import type { Caller } from "./caller.js";
 import { hashKey } from "./credentials.js";
 
 /** A session ends after this long without a request. */
 export const SESSION_IDLE_MS = 24 * 3600_000;
+/** A login link works once, within this long of being issued. */
+export const LOGIN_LINK_TTL_MS = 24 * 3600_000;
 /** Failed logins one address may make in a minute; the next is 429 until the oldest is a minute old. */
 export const LOGIN_FAILURES_PER_MINUTE = 5;
 const MINUTE_MS = 60_000;
@@ -28,39 +40,49 @@ const sessionToken = (): string => `cairn_ui_${randomBytes(32).toString("base64u
 const sameSecret = (a: string, b: string): boolean => timingSafeEqual(hashKey(a), hashKey(b));
 
 /**
- * Web UI login: `UI_PASSWORD`, or a one-time token printed at start when there is no password.
- * Either buys a session for `UI_AGENT_ID` that lasts while it is used (24 h idle). Only hashes of
- * sessions are stored; the one-time token lives in this process only and works once.
+ * Web UI login: `UI_PASSWORD`, or a one-time link (printed by `cairn serve` at start when there is
+ * no password, and by `cairn ui-link` at any time). Either buys a session for `UI_AGENT_ID` that
+ * lasts while it is used (24 h idle). Only hashes of sessions and links are stored, in the
+ * database, so a link minted by the CLI works on the running server.
  */
 export class UiSessionService {
-  private oneTimeToken: string | null;
   private readonly failures = new Map<string, number[]>();
 
   constructor(
     private readonly db: Db,
     private readonly config: Config,
-  ) {
-    this.oneTimeToken = config.UI_PASSWORD === "" ? `cairn_login_${randomBytes(24).toString("base64url")}` : null;
-  }
+  ) {}
 
   get passwordLogin(): boolean {
     return this.config.UI_PASSWORD !== "";
   }
 
-  /** The one-time login token, until it is used (null when a password is set). */
-  get loginToken(): string | null {
-    return this.oneTimeToken;
+  /** A new one-time login token, live for LOGIN_LINK_TTL_MS. */
+  issueLoginLink(): { token: string; expires_at: string } {
+    const token = `cairn_login_${randomBytes(24).toString("base64url")}`;
+    const at = now();
+    const expiresAt = new Date(Date.parse(at) + LOGIN_LINK_TTL_MS).toISOString();
+    this.db.write(() => insertLoginLink(this.db, hashKey(token), at, expiresAt));
+    return { token, expires_at: expiresAt };
+  }
+
+  /** Whether a link can still be used. */
+  loginLinkIsLive(token: string): boolean {
+    return loginLinkIsLive(this.db, hashKey(token), now());
   }
 
   login(credentials: { password?: string | undefined; token?: string | undefined }, address: string): UiLogin {
     this.refuseIfLimited(address);
     const byPassword = credentials.password !== undefined && this.passwordLogin && sameSecret(credentials.password, this.config.UI_PASSWORD);
-    const byToken = credentials.token !== undefined && this.oneTimeToken !== null && sameSecret(credentials.token, this.oneTimeToken);
+    // The token is looked up by its hash, so no comparison of the secret itself can leak timing.
+    const byToken = !byPassword && credentials.token !== undefined && this.db.write(() => takeLoginLink(this.db, hashKey(credentials.token as string), now()));
     if (!byPassword && !byToken) {
       this.recordFailure(address);
-      throw new AppError("UNAUTHENTICATED", credentials.token !== undefined ? "this login link is not valid (it works once)" : "wrong password");
+      throw new AppError(
+        "UNAUTHENTICATED",
+        credentials.token !== undefined ? "this login link is not valid: a link works once, for 24 hours (`cairn ui-link` prints a new one)" : "wrong password",
+      );
     }
-    if (byToken) this.oneTimeToken = null;
     const session = sessionToken();
     const at = now();
     this.db.write(() => insertUiSession(this.db, { token_hash: hashKey(session), agent_id: this.config.UI_AGENT_ID, created_at: at, last_used_at: at }));
@@ -82,8 +104,9 @@ export class UiSessionService {
     this.db.write(() => deleteUiSession(this.db, hashKey(session)));
   }
 
+  /** Ends idle sessions and drops expired login links. */
   pruneIdle(): number {
-    return this.db.write(() => deleteIdleUiSessions(this.db, new Date(Date.now() - SESSION_IDLE_MS).toISOString()));
+    return this.db.write(() => deleteIdleUiSessions(this.db, new Date(Date.now() - SESSION_IDLE_MS).toISOString()) + deleteExpiredLoginLinks(this.db, now()));
   }
 
   private recent(address: string, nowMs: number): number[] {

@@ -136,10 +136,10 @@ describe("cairn help and usage", () => {
     const run = await cairn(["--help"], env());
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^usage: cairn/);
-    for (const command of ["serve", "mcp", "agent add", "agent rotate-key", "backup", "reindex", "doctor"]) expect(run.stdout).toContain(command);
+    for (const command of ["serve", "mcp", "agent add", "agent rotate-key", "ui-link", "backup", "reindex", "doctor"]) expect(run.stdout).toContain(command);
   });
 
-  it.each(["serve", "mcp", "agent", "agent add", "agent rotate-key", "backup", "reindex", "doctor"])(
+  it.each(["serve", "mcp", "agent", "agent add", "agent rotate-key", "ui-link", "backup", "reindex", "doctor"])(
     "%s --help prints its usage and exits 0",
     async (command) => {
       const run = await cairn([...command.split(" "), "--help"], env());

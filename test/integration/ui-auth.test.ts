@@ -1,6 +1,10 @@
+import { execFileSync } from "node:child_process";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { serverForSuite } from "../helpers/suite.js";
-import type { ErrorBody, TestServer } from "../helpers/server.js";
+import { testEnv, type ErrorBody, type TestServer } from "../helpers/server.js";
+
+const CLI = join(resolve(import.meta.dirname, "../.."), "dist/src/cli.js");
 
 const PASSWORD = "correct horse battery staple";
 
@@ -33,6 +37,14 @@ describe("UI login with a password", () => {
     expect(byCookie.body).toMatchObject({ agent_id: "human", role: "owner" });
     const byHeader = await server.request<{ agent_id: string }>("/agents/me", { as: null, headers: { "x-ui-session": response.body.session } });
     expect(byHeader.body.agent_id).toBe("human");
+  });
+
+  it("prints no link at start, but takes one from `cairn ui-link`", async () => {
+    expect(server.server.uiUrl).toBe(`${server.url}/ui/`);
+    const { token } = server.server.runtime.services.uiSessions.issueLoginLink();
+    const response = await login(server, { token });
+    expect(response.status).toBe(200);
+    expect(response.body.agent_id).toBe("human");
   });
 
   it("refuses a wrong password with a clear message, and says there is a password", async () => {
@@ -89,8 +101,23 @@ describe("UI login with the one-time link", () => {
     expect((await server.request<{ agent_id: string }>("/agents/me", { as: null, headers: { "x-ui-session": first.body.session } })).body.agent_id).toBe("human");
     const again = await login(server, { token });
     expect(again.status).toBe(401);
-    expect(again.body.detail).toBe("this login link is not valid (it works once)");
+    expect(again.body.detail).toBe("this login link is not valid: a link works once, for 24 hours (`cairn ui-link` prints a new one)");
     expect(server.server.uiUrl).toBe(`${server.url}/ui/`);
+  });
+
+  it("takes a link minted by `cairn ui-link` on the running server, once, and none past its 24 hours", async () => {
+    const run = execFileSync(process.execPath, [CLI, "ui-link"], { env: { ...process.env, ...testEnv(server.dataDir, { PUBLIC_URL: server.url }) }, encoding: "utf8" });
+    const token = new RegExp(`^${server.url}/ui/#login=(cairn_login_[A-Za-z0-9_-]+)$`, "m").exec(run)?.[1];
+    expect(token, run).toBeDefined();
+    expect(run).toMatch(/works once, until \d{4}-\d\d-\d\dT/);
+    expect((await login(server, { token })).status).toBe(200);
+    expect((await login(server, { token })).status).toBe(401);
+
+    const stale = server.server.runtime.services.uiSessions.issueLoginLink().token;
+    server.server.runtime.services.db.run("UPDATE ui_login_links SET expires_at = '2000-01-01T00:00:00.000Z'");
+    expect((await login(server, { token: stale })).status).toBe(401);
+    expect(server.server.runtime.services.uiSessions.pruneIdle()).toBeGreaterThanOrEqual(1);
+    expect(server.server.runtime.services.db.get<{ n: number }>("SELECT count(*) AS n FROM ui_login_links")?.n).toBe(0);
   });
 
   it("sends / and /ui to the UI, and serves its files with a strict policy", async () => {

@@ -246,7 +246,8 @@ describe("Signing in with the one-time link", () => {
     const second = await openPage(browser.browser);
     await second.page.goto(`${server.url}/ui/${token}`);
     await second.page.getByText("The login link did not work").waitFor();
-    await second.page.getByText("one-time login URL printed in the server's output").waitFor();
+    await second.page.getByText("a link works once, for 24 hours").waitFor();
+    await second.page.getByText("npx cairn ui-link").waitFor();
     expect(await second.page.getByLabel("Password").count()).toBe(0);
     await second.context.close();
   });

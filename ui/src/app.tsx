@@ -66,7 +66,7 @@ export function App() {
     history.replaceState(null, "", location.pathname + location.search);
     login({ token }).then(
       () => enter(),
-      (error: unknown) => enter(`The login link did not work (${errorText(error)}). It can be used only once; use the password or restart the server for a new link.`),
+      (error: unknown) => enter(`The login link did not work: ${errorText(error)}.`),
     );
   }, [enter]);
 

@@ -78,8 +78,9 @@ export function LoginScreen({ onSignedIn, reason }: LoginProps) {
               </form>
             ) : (
               <p>
-                Sign in with the one-time login URL printed in the server's output when it started (it ends in <code>/ui/#login=…</code>).
-                To sign in with a password instead, start the server with <code>UI_PASSWORD</code> set.
+                Sign in with the one-time login URL printed in the server's output when it started (it ends in <code>/ui/#login=…</code>),
+                or print a new one with <code>npx cairn ui-link</code> where the server runs. To sign in with a password instead, start the
+                server with <code>UI_PASSWORD</code> set.
               </p>
             )}
           </>
