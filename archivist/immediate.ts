@@ -116,15 +116,10 @@ export class ConflictWatcher {
         content: reply.content,
         // The sources' tags stay findable on the merged entry; the model may add its own.
         tags: [...new Set([...pair.other.tags, ...pair.entry.tags, ...(reply.tags ?? [])])].slice(0, MAX_TAGS),
+        // The server tells both authors in the merge's own transaction: no merge goes untold.
+        notify: { subject: "Memory entries merged", note: `Two entries overlapped (similarity ${similarity(pair)}).` },
       });
       this.counts.merged++;
-      await this.tellAuthors(pair, "Memory entries merged", null, (author) =>
-        [
-          `Your entry ${author === pair.entry.agent_id ? pair.entry.id : pair.other.id} overlapped with another (similarity ${similarity(pair)}),`,
-          `so the archivist merged ${pair.other.id} (by ${pair.other.agent_id}) and ${pair.entry.id} (by ${pair.entry.agent_id})`,
-          `into ${merged.entry.id}. Both originals are superseded; read ${merged.entry.id} for the combined version.`,
-        ].join(" "),
-      );
       await this.client.log("info", "merge", "merged a conflicting pair", { sources: [pair.other.id, pair.entry.id], merged: merged.entry.id });
     } catch (error) {
       if (error instanceof ApiError && (error.status === 404 || error.status === 409)) {
@@ -166,13 +161,14 @@ export class ConflictWatcher {
     // Authors first, the edge (which marks the pair as reported) after; a crash in between resends
     // under the same idempotency key, so each author hears of the pair once.
     const ids = [pair.entry.id, pair.other.id].sort().join(":");
-    await this.tellAuthors(pair, "Possible memory conflict", (author) => `conflict-report:${ids}:${author}`, () =>
-      [
-        `Entries ${pair.other.id} (by ${pair.other.agent_id}) and ${pair.entry.id} (by ${pair.entry.agent_id}) in ${pair.entry.project ?? "global"} memory`,
-        `are nearly the same (similarity ${similarity(pair)}) and may repeat or contradict each other. They were not merged (${why}).`,
-        "Please check them, and update or delete the one that is wrong or redundant.",
-      ].join(" "),
-    );
+    const body = [
+      `Entries ${pair.other.id} (by ${pair.other.agent_id}) and ${pair.entry.id} (by ${pair.entry.agent_id}) in ${pair.entry.project ?? "global"} memory`,
+      `are nearly the same (similarity ${similarity(pair)}) and may repeat or contradict each other. They were not merged (${why}).`,
+      "Please check them, and update or delete the one that is wrong or redundant.",
+    ].join(" ");
+    for (const author of new Set([pair.other.agent_id, pair.entry.agent_id])) {
+      if (author !== this.client.agentId) await this.client.message(author, "Possible memory conflict", body, `conflict-report:${ids}:${author}`);
+    }
     await this.link(pair, `possible conflict (similarity ${similarity(pair)}); not merged: ${why}`);
     await this.client.log("info", "conflict.reported", "reported a possible conflict to both authors", { ids: [pair.other.id, pair.entry.id], why });
   }
@@ -184,12 +180,6 @@ export class ConflictWatcher {
 
   private async link(pair: ConflictPair, note: string): Promise<void> {
     await this.client.post("/graph/edge", { src: pair.entry.id, dst: pair.other.id, rel: "relates_to", note });
-  }
-
-  private async tellAuthors(pair: ConflictPair, subject: string, key: ((author: string) => string) | null, body: (author: string) => string): Promise<void> {
-    for (const author of new Set([pair.other.agent_id, pair.entry.agent_id])) {
-      if (author !== this.client.agentId) await this.client.message(author, subject, body(author), key?.(author));
-    }
   }
 }
 

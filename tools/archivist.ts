@@ -135,6 +135,10 @@ export const archivistMerge = defineOperation({
     content,
     tags: tags.optional().describe("default: the union of the sources' tags"),
     confidence: confidence.optional().describe("default: the highest source confidence"),
+    notify: z
+      .strictObject({ subject: z.string().trim().min(1).max(200), note: z.string().max(2000) })
+      .optional()
+      .describe("message each source's author in the same transaction: the note, then which entries were merged into which"),
   }),
   output: z.object({ entry: memoryEntry, superseded: z.array(z.uuid()) }),
   errors: ["NOT_FOUND", "CONFLICT", "PAYLOAD_TOO_LARGE"],

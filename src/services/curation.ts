@@ -7,6 +7,7 @@ import { viewerOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { round6, toEntry, vectorMetaOf, type MemoryEntry } from "./memory-records.js";
 import { newMemoryRow, type MemoryService } from "./memory.js";
+import type { MessageService } from "./messages.js";
 
 /** The types the archivist may merge, decay and promote (the seed's lifecycle table: memory and doc). */
 export const CURATED_TYPES: readonly MemoryType[] = ["memory", "doc"];
@@ -22,6 +23,8 @@ export interface MergeInput {
   content: string;
   tags?: string[] | undefined;
   confidence?: number | undefined;
+  /** Message each source's author in the same transaction, so no merge goes untold. */
+  notify?: { subject: string; note: string } | undefined;
 }
 
 export interface MergeResult {
@@ -37,6 +40,7 @@ export class CurationService {
   constructor(
     private readonly db: Db,
     private readonly memory: MemoryService,
+    private readonly messages: MessageService,
     private readonly embeddings: MemoryEmbeddings,
     private readonly maxContentBytes: number,
   ) {}
@@ -113,7 +117,30 @@ export class CurationService {
       const row = newMemoryRow(caller.agentId, fields, now());
       const pk = this.memory.insert(caller, row, tags, vector);
       for (const source of rows) this.memory.softDelete(caller, source, "merged", row.id);
+      if (input.notify) this.tellAuthors(caller, rows, row.id, input.notify);
       return { entry: toEntry({ ...row, pk }), superseded: ids };
     });
+  }
+
+  /** One message to each author of the sources (other than the caller): the note, then what happened to their entries. */
+  private tellAuthors(caller: Caller, sources: MemoryRow[], mergedId: string, notify: { subject: string; note: string }): void {
+    const merged = sources.map((source) => `${source.id} (by ${source.agent_id})`).join(" and ");
+    for (const author of new Set(sources.map((source) => source.agent_id))) {
+      if (author === caller.agentId) continue;
+      const theirs = sources.filter((source) => source.agent_id === author).map((source) => source.id);
+      const body = [
+        notify.note,
+        `The archivist merged ${merged} into ${mergedId}.`,
+        `Your ${theirs.length === 1 ? `entry ${theirs[0]} is` : `entries ${theirs.join(", ")} are`} superseded; read ${mergedId} for the combined version.`,
+      ]
+        .filter((part) => part !== "")
+        .join(" ");
+      try {
+        this.messages.deliver(caller, { to: author, subject: notify.subject, body });
+      } catch (error) {
+        // An author deleted since writing has no inbox; the merge stands all the same.
+        if (!(error instanceof AppError && error.code === "NOT_FOUND")) throw error;
+      }
+    }
   }
 }

@@ -124,7 +124,7 @@ export function openServices(options: ServiceOptions): Services {
   const idempotency = new IdempotencyService(db);
   const oauth = new OAuthService(db, agents);
   const archivist = new ArchivistService(db, bus);
-  const curation = new CurationService(db, memory, embeddings, config.MAX_CONTENT_BYTES);
+  const curation = new CurationService(db, memory, messages, embeddings, config.MAX_CONTENT_BYTES);
   const graph = new GraphService(db, bus, memory);
   const logs = new LogService(db, () => archivist.checkFence());
   const uiSessions = new UiSessionService(db, config);

@@ -93,34 +93,37 @@ export class MessageService {
     if (Buffer.byteLength(input.body, "utf8") > this.config.MAX_CONTENT_BYTES) {
       throw new AppError("PAYLOAD_TOO_LARGE", `body exceeds ${this.config.MAX_CONTENT_BYTES} bytes`);
     }
-    return this.db.writeSoon(() => {
-      const { recipients, project } = this.recipientsOf(caller, input.to);
-      const replyTo = input.reply_to === undefined ? null : this.resolve(caller, input.reply_to).id;
-      const pk = insertMessage(
-        this.db,
-        {
-          id: newId(),
-          sender: caller.agentId,
-          recipient: input.to,
-          project,
-          subject: input.subject ?? "",
-          body: input.body,
-          reply_to: replyTo,
-          created_at: now(),
-        },
-        recipients,
-      );
-      const row = messageByPk(this.db, caller.agentId, pk);
-      if (!row) throw notFound("message");
-      this.bus.emit({
-        type: "message.received",
-        agentId: caller.agentId,
+    return this.db.writeSoon(() => this.deliver(caller, input));
+  }
+
+  /** Sends inside the caller's write transaction, so a message can be part of a larger change. */
+  deliver(caller: Caller, input: SendInput): Message {
+    const { recipients, project } = this.recipientsOf(caller, input.to);
+    const replyTo = input.reply_to === undefined ? null : this.resolve(caller, input.reply_to).id;
+    const pk = insertMessage(
+      this.db,
+      {
+        id: newId(),
+        sender: caller.agentId,
+        recipient: input.to,
         project,
-        audience: [caller.agentId, ...recipients],
-        payload: { message_id: row.id, from: caller.agentId, to: input.to, project, reply_to: replyTo, recipients: recipients.length },
-      });
-      return toMessage(row);
+        subject: input.subject ?? "",
+        body: input.body,
+        reply_to: replyTo,
+        created_at: now(),
+      },
+      recipients,
+    );
+    const row = messageByPk(this.db, caller.agentId, pk);
+    if (!row) throw notFound("message");
+    this.bus.emit({
+      type: "message.received",
+      agentId: caller.agentId,
+      project,
+      audience: [caller.agentId, ...recipients],
+      payload: { message_id: row.id, from: caller.agentId, to: input.to, project, reply_to: replyTo, recipients: recipients.length },
     });
+    return toMessage(row);
   }
 
   get(caller: Caller, ref: string): Message {

@@ -179,6 +179,29 @@ describe("merging by the archivist", () => {
     expect(deleted.body.map((event) => event.payload)).toContainEqual(expect.objectContaining({ memory_id: a.id, reason: "merged", superseded_by: merged.body.entry.id }));
   });
 
+  it("tells each author in the merge's own transaction, and a deleted author does not stop it", async () => {
+    const carol = await server.agent("merge-carol");
+    const a = await write(alice, "the staging database is reset nightly at 02:00");
+    const b = await write(carol, "the staging database is reset every night at 2am");
+    expect((await server.request(`/agents/${carol.agentId}`, { as: server.owner, method: "DELETE" })).status).toBeLessThan(300);
+    const subject = "Memory entries merged";
+    const merged = await server.request<{ entry: Entry }>("/archivist/merge", {
+      as: server.archivist,
+      body: { sources: [{ id: a.id, version: 1 }, { id: b.id, version: 1 }], content: "Staging is reset nightly at 02:00.", notify: { subject, note: "Two entries overlapped." } },
+    });
+    expect(merged.status).toBe(201);
+    // Already there when the merge answers: no second request was needed to deliver it.
+    const told = (await server.request<{ from: string; subject: string; body: string }[]>("/messages/inbox", { as: alice })).body.filter((message) => message.subject === subject);
+    expect(told).toHaveLength(1);
+    expect(told[0]?.from).toBe("archivist");
+    expect(told[0]?.body).toBe(
+      `Two entries overlapped. The archivist merged ${a.id} (by merge-alice) and ${b.id} (by merge-carol) into ${merged.body.entry.id}. ` +
+        `Your entry ${a.id} is superseded; read ${merged.body.entry.id} for the combined version.`,
+    );
+    const sent = await server.request<{ to: string }[]>("/messages?limit=100", { as: server.archivist });
+    expect(sent.body.filter((message) => message.to === "merge-carol")).toEqual([]);
+  });
+
   it("refuses a source that changed since it was read, and merges nothing", async () => {
     const a = await write(alice, "deploys happen on Tuesday");
     const b = await write(bob, "deploys happen on Tuesdays and Thursdays");
