@@ -59,18 +59,23 @@ export const taskList = defineOperation({
 export const taskCounts = defineOperation({
   name: "task_counts",
   title: "Count tasks by status",
-  description: "How many tasks you can see are open (and of those, blocked by an unfinished dependency), claimed, completed and failed.",
+  description:
+    "How many tasks you can see are open (and of those, blocked by an unfinished dependency), claimed, completed and " +
+    "failed; filters as task_list.",
   kind: "read",
   access: "agent",
   http: { method: "GET", path: "/tasks/counts" },
   input: z.strictObject({
+    agent: z.string().min(1).max(64).optional().describe("creator or assignee"),
     project: projectId.nullable().optional().describe("only this project; empty (REST) or null for global tasks"),
+    tag: z.string().min(1).max(64).optional(),
+    priority: priority.optional(),
   }),
   output: z
     .object({ open: z.number().int(), blocked: z.number().int(), claimed: z.number().int(), completed: z.number().int(), failed: z.number().int() })
     .meta({ id: "TaskCounts" }),
   handle({ services, caller }, input) {
-    return services.tasks.counts(caller, input.project);
+    return services.tasks.counts(caller, input);
   },
 });
 

@@ -162,8 +162,8 @@ export class TaskService {
     return pageOf(rows, filters.limit, toTask, (row) => ({ at: row.created_at, pk: row.pk }));
   }
 
-  counts(caller: Caller, project: string | null | undefined): TaskCountsRow {
-    return countTasks(this.db, viewerOf(caller), project);
+  counts(caller: Caller, filters: Omit<TaskFilters, "status" | "unblocked">): TaskCountsRow {
+    return countTasks(this.db, viewerOf(caller), filters);
   }
 
   recommended(caller: Caller, project: string | null | undefined, limit: number): (Task & { affinity: number })[] {

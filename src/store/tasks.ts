@@ -137,16 +137,28 @@ export interface TaskCountsRow {
   failed: number;
 }
 
-/** How many visible tasks are in each status (blocked: open with an unfinished dependency), in one scan. */
-export function countTasks(db: Db, viewer: Viewer, project: string | null | undefined): TaskCountsRow {
+/** The WHERE clause of a task listing or count: visibility, then each filter given. */
+function taskWhere(viewer: Viewer, filters: TaskFilters): { where: string[]; params: unknown[] } {
   const visible = visibleInProject("t", viewer);
   const where = [visible.sql];
   const params: unknown[] = [...visible.params];
-  if (project === null) where.push("t.project IS NULL");
-  else if (project !== undefined) {
-    where.push("t.project = ?");
-    params.push(project);
-  }
+  const add = (sql: string, ...values: unknown[]): void => {
+    where.push(sql);
+    params.push(...values);
+  };
+  if (filters.status !== undefined) add("t.status = ?", filters.status);
+  if (filters.agent !== undefined) add("(t.created_by = ? OR t.assigned_to = ?)", filters.agent, filters.agent);
+  if (filters.project === null) add("t.project IS NULL");
+  else if (filters.project !== undefined) add("t.project = ?", filters.project);
+  if (filters.tag !== undefined) add("t.pk IN (SELECT task_pk FROM task_tags WHERE tag = ?)", filters.tag);
+  if (filters.priority !== undefined) add("t.priority = ?", filters.priority);
+  if (filters.unblocked) add(UNBLOCKED);
+  return { where, params };
+}
+
+/** How many visible tasks are in each status (blocked: open with an unfinished dependency), in one scan. */
+export function countTasks(db: Db, viewer: Viewer, filters: Omit<TaskFilters, "status" | "unblocked">): TaskCountsRow {
+  const { where, params } = taskWhere(viewer, filters);
   const row = db.get<TaskCountsRow>(
     `SELECT
        count(*) FILTER (WHERE t.status = 'open') AS open,
@@ -162,21 +174,11 @@ export function countTasks(db: Db, viewer: Viewer, project: string | null | unde
 
 /** Newest first; `after` continues a previous page. */
 export function listTasks(db: Db, viewer: Viewer, filters: TaskFilters, after: { at: string; pk: number } | null, limit: number): TaskRow[] {
-  const visible = visibleInProject("t", viewer);
-  const where = [visible.sql];
-  const params: unknown[] = [...visible.params];
-  const add = (sql: string, ...values: unknown[]): void => {
-    where.push(sql);
-    params.push(...values);
-  };
-  if (filters.status !== undefined) add("t.status = ?", filters.status);
-  if (filters.agent !== undefined) add("(t.created_by = ? OR t.assigned_to = ?)", filters.agent, filters.agent);
-  if (filters.project === null) add("t.project IS NULL");
-  else if (filters.project !== undefined) add("t.project = ?", filters.project);
-  if (filters.tag !== undefined) add("t.pk IN (SELECT task_pk FROM task_tags WHERE tag = ?)", filters.tag);
-  if (filters.priority !== undefined) add("t.priority = ?", filters.priority);
-  if (filters.unblocked) add(UNBLOCKED);
-  if (after) add("(t.created_at < ? OR (t.created_at = ? AND t.pk < ?))", after.at, after.at, after.pk);
+  const { where, params } = taskWhere(viewer, filters);
+  if (after) {
+    where.push("(t.created_at < ? OR (t.created_at = ? AND t.pk < ?))");
+    params.push(after.at, after.at, after.pk);
+  }
   return db.all<TaskRow>(
     `SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${where.join(" AND ")} ORDER BY t.created_at DESC, t.pk DESC LIMIT ?`,
     ...params,

@@ -337,4 +337,18 @@ describe("task counts", () => {
     await act(server, worker, first.id, "complete", { output: "ok" });
     expect((await server.request("/tasks/counts?project=", { as: worker })).body).toMatchObject({ open: 1, blocked: 0, claimed: 1, completed: 1 });
   });
+
+  it("takes the listing's filters, and agrees with the listing under each", async () => {
+    await create(server, outsider, { title: "tagged high", project: null, tags: ["ops"], priority: "high" });
+    await create(server, outsider, { title: "tagged low", project: null, tags: ["ops"], priority: "low" });
+    for (const filter of ["agent=outsider", "tag=ops", "priority=high", "tag=ops&priority=low", "agent=counter&project="]) {
+      const counts = (await server.request<Record<string, number>>(`/tasks/counts?${filter}`, { as: worker })).body;
+      for (const status of ["open", "claimed", "completed", "failed"]) {
+        const listed = await server.request<Task[]>(`/tasks?${filter}&status=${status}&limit=500`, { as: worker });
+        expect(counts[status], `${filter} ${status}`).toBe(listed.body.length);
+      }
+    }
+    expect((await server.request("/tasks/counts?tag=ops", { as: worker })).body).toEqual({ open: 2, blocked: 0, claimed: 0, completed: 0, failed: 0 });
+    expect((await server.request("/tasks/counts?priority=urgent", { as: worker })).status).toBe(422);
+  });
 });

@@ -83,6 +83,20 @@ describe("Tasks tab", () => {
     await opened.context.close();
   });
 
+  it("pages a long column, counting every matching task in its header", async () => {
+    for (let index = 0; index < 30; index++) await server.request("/tasks", { as: builder, body: { title: `Backlog item ${index}`, tags: ["backlog"], project: null } });
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    await page.locator(".filters").getByLabel("Tag", { exact: true }).fill("backlog");
+    const open = page.locator(".column-open");
+    await expect.poll(() => open.locator(".column-title .count").textContent(), { timeout: 5000 }).toBe("30");
+    await expect.poll(() => open.locator(".task-card").count()).toBe(25);
+    await open.getByRole("button", { name: "Load more" }).click();
+    await expect.poll(() => open.locator(".task-card").count()).toBe(30);
+    expect(await page.locator(".column-claimed .column-title .count").textContent()).toBe("0");
+    await opened.context.close();
+  });
+
   it("marks a blocked task, names its dependency, and unmarks it when the dependency completes", async () => {
     const first = await server.request<Task>("/tasks", { as: builder, body: { title: "Migrate the orders table", project: null } });
     const second = await server.request<Task>("/tasks", { as: builder, body: { title: "Drop the old orders view", depends_on: [first.body.id], project: null } });

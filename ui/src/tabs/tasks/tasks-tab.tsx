@@ -7,7 +7,7 @@ import { Field } from "../../components/fields.js";
 import { PagedList } from "../../components/paged-list.js";
 import { AgentSelect, ProjectSelect, projectValue } from "../../components/pickers.js";
 import { useApp } from "../../context.js";
-import { useDebounced, useLiveRefresh, usePaged, type Paged } from "../../hooks.js";
+import { useDebounced, useLiveRefresh, useLoad, usePaged, type Paged } from "../../hooks.js";
 import type { Priority, Task, TaskStatus } from "../../types.js";
 import { TaskCard } from "./task-card.js";
 import { TaskCreateDialog } from "./task-create.js";
@@ -32,26 +32,18 @@ const NO_FILTERS: Filters = { project: "", agent: "", tag: "", priority: "" };
 /** The task id in `#/tasks/<id>`, as the Overview links to it. */
 const taskFromHash = (): string | undefined => /^#\/tasks\/([0-9a-f-]{6,})/i.exec(location.hash)?.[1];
 
+const filterParams = (filters: Filters) => ({
+  project: projectValue(filters.project),
+  agent: filters.agent || undefined,
+  tag: filters.tag.trim() || undefined,
+  priority: filters.priority || undefined,
+});
+
 function useColumn(status: TaskStatus, filters: Filters): Paged<Task> {
-  const paged = usePaged<Task>(
-    (cursor, limit) =>
-      api.get<Task[]>(
-        "/tasks" +
-          query({
-            status,
-            project: projectValue(filters.project),
-            agent: filters.agent || undefined,
-            tag: filters.tag.trim() || undefined,
-            priority: filters.priority || undefined,
-            limit,
-            cursor,
-          }),
-      ),
-    [status, JSON.stringify(filters)],
-    25,
-  );
-  return paged;
+  return usePaged<Task>((cursor, limit) => api.get<Task[]>("/tasks" + query({ status, ...filterParams(filters), limit, cursor })), [status, JSON.stringify(filters)], 25);
 }
+
+type TaskCounts = Record<TaskStatus | "blocked", number>;
 
 export function TasksTab() {
   const { notify } = useApp();
@@ -73,7 +65,10 @@ export function TasksTab() {
     completed.refresh();
     failed.refresh();
   };
+  // The columns page; their headers count every task that matches, in one query.
+  const counts = useLoad(async () => (await api.get<TaskCounts>("/tasks/counts" + query(filterParams(settled)))).data, [JSON.stringify(settled)]);
   useLiveRefresh(["task.*"], refreshAll);
+  useLiveRefresh(["task.*"], counts.reload);
 
   useEffect(() => {
     const changed = () => {
@@ -126,15 +121,13 @@ export function TasksTab() {
       <div class="board">
         {COLUMNS.map(({ status, label }) => {
           const column = columns[status];
-          const blocked = status === "open" ? column.items.filter((task) => task.blocked).length : 0;
+          const total = counts.data?.[status];
+          const blocked = status === "open" ? (counts.data?.blocked ?? column.items.filter((task) => task.blocked).length) : 0;
           return (
             <section key={status} class={`board-column column-${status}`} aria-labelledby={`column-${status}`}>
               <h2 class="column-title" id={`column-${status}`}>
                 {label}{" "}
-                <span class="count">
-                  {column.items.length}
-                  {column.hasMore ? "+" : ""}
-                </span>
+                <span class="count">{total ?? `${column.items.length}${column.hasMore ? "+" : ""}`}</span>
                 {blocked > 0 && <span class="muted small"> · {blocked} blocked</span>}
               </h2>
               <PagedList paged={column} empty={hasFilter ? "None match." : `No ${label.toLowerCase()} task.`}>
