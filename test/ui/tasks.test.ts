@@ -73,6 +73,7 @@ describe("Tasks tab", () => {
     expect((await server.request<Task & { assigned_to: string | null }>(`/tasks/${task.body.id}`, { as: server.owner })).body).toMatchObject({ status: "open", assigned_to: null });
 
     await detail.getByRole("button", { name: "Claim" }).click();
+    await detail.getByRole("button", { name: "Fail" }).waitFor();
     await detail.getByLabel("Comment for the log (optional)").fill("the HSM is offline");
     await detail.getByRole("button", { name: "Fail" }).click();
     await detail.getByRole("button", { name: "Reopen" }).waitFor();

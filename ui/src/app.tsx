@@ -146,7 +146,8 @@ function Shell({ me: initialMe, onSignedOut }: { me: AgentSelf; onSignedOut: () 
     else headingRef.current?.focus();
   }, [tabId]);
 
-  const me = useLoad(async () => (await currentAgent()) ?? initialMe, []);
+  // Signing in just read who this is: re-read only when agents change.
+  const me = useLoad(async () => (await currentAgent()) ?? initialMe, [], initialMe);
   const agents = useLoad(async () => (await fetchAll<Agent>("/agents")).rows, []);
   const projects = useLoad(async () => (await fetchAll<Project>("/projects")).rows, []);
   const refreshShared = useCallback(() => {

@@ -13,9 +13,13 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
-/** Runs `loader` when `deps` change; a newer run wins over an older one still in flight. */
-export function useLoad<T>(loader: () => Promise<T>, deps: readonly unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: undefined, loading: true });
+/**
+ * Runs `loader` when `deps` change; a newer run wins over an older one still in flight. With
+ * `initial`, that is the data until the first change or reload, and the mount fetches nothing.
+ */
+export function useLoad<T>(loader: () => Promise<T>, deps: readonly unknown[], initial?: T): Loaded<T> {
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>(() => ({ data: initial, error: undefined, loading: initial === undefined }));
+  const skipMount = useRef(initial !== undefined);
   const generation = useRef(0);
   const loaderRef = useRef(loader);
   loaderRef.current = loader;
@@ -34,6 +38,10 @@ export function useLoad<T>(loader: () => Promise<T>, deps: readonly unknown[]): 
   }, []);
 
   useEffect(() => {
+    if (skipMount.current) {
+      skipMount.current = false;
+      return;
+    }
     setState({ data: undefined, error: undefined, loading: true });
     run(false);
     // The caller names the dependencies, as with useEffect.

@@ -197,8 +197,11 @@ function TaskActions({ task, onChanged }: { task: Task; onChanged: () => void })
     api
       .post<Task>(`/tasks/${encode(task.id)}/${action}`, body)
       .then(() => {
-        setNote("");
-        setOutput("");
+        // Clear what was sent, not what was typed while the request ran.
+        const sentNote = note;
+        const sentOutput = output;
+        setNote((current) => (current === sentNote ? "" : current));
+        setOutput((current) => (current === sentOutput ? "" : current));
         notify("success", done);
         onChanged();
       })
@@ -278,7 +281,8 @@ function CommentForm({ taskId, onCommented }: { taskId: string; onCommented: () 
     api
       .post(`/tasks/${encode(taskId)}/comments`, { comment: text.trim() })
       .then(() => {
-        setText("");
+        const sent = text;
+        setText((current) => (current === sent ? "" : current));
         onCommented();
       })
       .catch((failure: unknown) => setError(failure))
