@@ -21,3 +21,5 @@ export const packageVersion: string = (
 
 export const bundledModelDir = join(packageRoot, "models", "universal-sentence-encoder-lite");
 export const migrationsDir = join(packageRoot, "src", "store", "migrations");
+/** The web UI as `npm run build` bundles it. */
+export const uiDir = join(packageRoot, "dist", "ui");

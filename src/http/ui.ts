@@ -3,13 +3,12 @@ import { join } from "node:path";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { z } from "zod";
 import { AppError } from "../core/errors.js";
-import { packageRoot } from "../core/paths.js";
+import { uiDir } from "../core/paths.js";
 import type { Runtime } from "../../tools/runtime.js";
 import { jsonBody } from "./body.js";
 
 export const SESSION_COOKIE = "cairn_ui_session";
 /** The built UI (`npm run build` bundles ui/ into it). */
-export const uiDir = join(packageRoot, "dist", "ui");
 // The browser keeps the cookie a month; the server ends the session after 24 h without use.
 const COOKIE_MAX_AGE_S = 30 * 86400;
 

@@ -1,4 +1,6 @@
 import { chmodSync, existsSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { uiDir } from "../core/paths.js";
 import { backupTo, foreignKeyViolations, integrityCheck, keywordIndexProblem } from "../store/maintenance.js";
 import { schemaVersion, loadMigrations } from "../store/migrate.js";
 import { credentialsPath } from "./credentials.js";
@@ -62,6 +64,8 @@ export async function runChecks(services: Services, modelWaitMs: number): Promis
     if (!modelOk) detail += "; embedding a probe sentence failed";
   }
   checks.push({ name: "embedding model", ok: modelOk, detail });
+  const uiBuilt = ["index.html", "app.js", "styles.css"].every((file) => existsSync(join(uiDir, file)));
+  checks.push({ name: "web UI", ok: uiBuilt, detail: uiBuilt ? uiDir : `not built in ${uiDir}: run npm run build` });
   if (config.AUDIT_LOG === "on") checks.push({ name: "audit log", ...(await verifyAudit(db, auditDir(config))) });
   return checks;
 }

@@ -436,6 +436,7 @@ describe("cairn doctor", () => {
     for (const line of lines) expect(line).toMatch(/^ok\b/);
     expect(run.stdout).toMatch(/integrity/);
     expect(run.stdout).toMatch(/credentials/);
+    expect(run.stdout).toMatch(/^ok +web UI: .*dist\/ui$/m);
   });
 
   it("checks that the audit repository holds every event up to its last commit", async () => {
