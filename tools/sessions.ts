@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { agentId, memoryEntry, message, task, timestamp, tombstone } from "./schemas.js";
+import { agentId, cursorParam, limitParam, memoryEntry, message, task, timestamp, tombstone } from "./schemas.js";
 
 export const handoff = z
   .object({
@@ -88,4 +88,19 @@ export const sessionLoadAgent = defineOperation({
   },
 });
 
-export const sessionOperations = [sessionHandoff, sessionStart, sessionLoadAgent];
+export const sessionLatest = defineOperation({
+  name: "session_latest",
+  title: "Every agent's last handoff",
+  description: "The last handoff of each agent, newest first: where every session stopped, in one list. Owner only.",
+  kind: "list",
+  access: "agent",
+  roles: ["owner"],
+  http: { method: "GET", path: "/sessions/handoffs" },
+  input: z.strictObject({ limit: limitParam(200, 50), cursor: cursorParam }),
+  output: handoff,
+  handle({ services }, input) {
+    return services.sessions.latest(input.cursor, input.limit);
+  },
+});
+
+export const sessionOperations = [sessionHandoff, sessionStart, sessionLoadAgent, sessionLatest];

@@ -3,7 +3,7 @@ import { newId } from "../core/ids.js";
 import { now } from "../core/time.js";
 import { getAgentRow } from "../store/agents.js";
 import type { Db } from "../store/db.js";
-import { insertHandoff, lastHandoff, memorySeenAt, setMemorySeenAt, type HandoffRow } from "../store/handoffs.js";
+import { insertHandoff, lastHandoff, latestHandoffs, memorySeenAt, setMemorySeenAt, type HandoffRow } from "../store/handoffs.js";
 import { changesAt, changesSince, listDirectives, type MemoryRow } from "../store/memory.js";
 import { unreadMessages } from "../store/messages.js";
 import { claimedTasks } from "../store/tasks.js";
@@ -12,6 +12,7 @@ import type { EventBus } from "../events/bus.js";
 import { seesAllProjects, type Caller } from "./caller.js";
 import { toEntry, toTombstone, type MemoryEntry, type Tombstone } from "./memory-records.js";
 import { toMessage, type Message } from "./messages.js";
+import { decodeCursor, pageOf, type Page } from "./paging.js";
 import { toTask, type Task } from "./task-records.js";
 
 export interface Handoff {
@@ -62,6 +63,8 @@ const toHandoff = (row: HandoffRow): Handoff => ({
   created_at: row.created_at,
 });
 
+const isPk = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
+
 export class SessionService {
   constructor(
     private readonly db: Db,
@@ -85,6 +88,12 @@ export class SessionService {
       this.bus.emit({ type: "session.handoff_saved", agentId: caller.agentId, project: null, payload: { handoff_id: row.id, agent_id: caller.agentId } });
       return toHandoff(row);
     });
+  }
+
+  /** Each agent's last handoff, newest first (an owner's overview; the route allows owners only). */
+  latest(cursor: string | undefined, limit: number): Page<Handoff> {
+    const before = decodeCursor(cursor, isPk);
+    return pageOf(latestHandoffs(this.db, before, limit + 1), limit, toHandoff, (row) => row.pk);
   }
 
   /**

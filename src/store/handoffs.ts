@@ -31,6 +31,17 @@ export const lastHandoff = (db: Db, agentId: string): HandoffRow | undefined =>
     agentId,
   );
 
+/** The newest handoff of each agent not deleted, newest first; `beforePk` continues a previous page. */
+export const latestHandoffs = (db: Db, beforePk: number | null, limit: number): (HandoffRow & { pk: number })[] =>
+  db.all<HandoffRow & { pk: number }>(
+    `SELECT h.pk, h.id, h.agent_id, h.host, h.summary, h.in_progress, h.next_steps, h.memory_refs, h.created_at
+     FROM handoffs h JOIN agents a ON a.agent_id = h.agent_id AND a.deleted_at IS NULL
+     WHERE h.pk IN (SELECT max(pk) FROM handoffs GROUP BY agent_id) AND h.pk < ?
+     ORDER BY h.pk DESC LIMIT ?`,
+    beforePk ?? Number.MAX_SAFE_INTEGER,
+    limit,
+  );
+
 export const memorySeenAt = (db: Db, agentId: string): string | null =>
   db.get<{ memory_seen_at: string | null }>("SELECT memory_seen_at FROM agents WHERE agent_id = ?", agentId)?.memory_seen_at ?? null;
 

@@ -132,6 +132,7 @@ const SCENARIOS: Record<string, Scenario> = {
   session_handoff: { args: { summary: "Parity session done", in_progress: [], next_steps: ["review"], host: "parity" } },
   session_start: { args: { peek: true } },
   session_load_agent: { as: "owner", args: { agent_id: "parity-alice", peek: true } },
+  session_latest: { as: "owner", args: { limit: 5 } },
   agent_performance: { args: {} },
   agent_list: { args: { limit: 50 } },
   agent_me: { args: {} },

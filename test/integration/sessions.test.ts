@@ -112,3 +112,34 @@ describe("session handoffs", () => {
     expect(own.body.memory_delta_since_last_seen.map((row) => row.id)).toContain(privateEntry.body.id);
   });
 });
+
+describe("every agent's last handoff", () => {
+  const server = serverForSuite();
+  const first = agentForSuite(server, "first-hand");
+  const second = agentForSuite(server, "second-hand");
+  const gone = agentForSuite(server, "gone-hand");
+  const save = (as: typeof first, summary: string) => server.request("/sessions/handoff", { as, body: { summary } });
+
+  it("lists only the newest handoff of each agent still there, newest first, paged, for owners only", async () => {
+    await save(first, "first, early");
+    await save(second, "second, only");
+    await save(gone, "from an agent deleted later");
+    await save(first, "first, latest");
+    expect((await server.request(`/agents/${gone.agentId}`, { as: server.owner, method: "DELETE" })).status).toBeLessThan(300);
+
+    const all = await server.request<{ agent_id: string; summary: string }[]>("/sessions/handoffs", { as: server.owner });
+    expect(all.status).toBe(200);
+    expect(all.body.map((row) => [row.agent_id, row.summary])).toEqual([
+      ["first-hand", "first, latest"],
+      ["second-hand", "second, only"],
+    ]);
+    const page = await server.request<{ agent_id: string }[]>("/sessions/handoffs?limit=1", { as: server.owner });
+    const cursor = page.headers.get("x-next-cursor");
+    expect(page.body.map((row) => row.agent_id)).toEqual(["first-hand"]);
+    expect(cursor).not.toBeNull();
+    const rest = await server.request<{ agent_id: string }[]>(`/sessions/handoffs?limit=1&cursor=${cursor}`, { as: server.owner });
+    expect(rest.body.map((row) => row.agent_id)).toEqual(["second-hand"]);
+    expect(rest.headers.get("x-next-cursor")).toBeNull();
+    expect((await server.request("/sessions/handoffs", { as: first })).status).toBe(403);
+  });
+});

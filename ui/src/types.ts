@@ -170,16 +170,6 @@ export interface Handoff {
   created_at: string;
 }
 
-export interface SessionPack {
-  last_handoff: Handoff | null;
-  memory_delta_since_last_seen: unknown[];
-  delta_truncated: boolean;
-  seen_until: string;
-  unread_messages: Message[];
-  claimed_tasks: Task[];
-  directives: MemoryEntry[];
-}
-
 export interface LogEntry {
   id: string;
   level: "debug" | "info" | "warn" | "error";
