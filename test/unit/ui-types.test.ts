@@ -9,6 +9,8 @@ import type * as logs from "../../tools/logs.js";
 import type * as wire from "../../tools/schemas.js";
 import type * as sessions from "../../tools/sessions.js";
 import type * as ui from "../../ui/src/types.js";
+import type * as uiArchivist from "../../ui/src/archivist-status.js";
+import type * as archivist from "../../src/services/archivist.js";
 
 type Out<T extends z.ZodType> = z.output<T>;
 
@@ -28,5 +30,6 @@ describe("the web UI's record types", () => {
     expectTypeOf<ui.Handoff>().toEqualTypeOf<Out<typeof sessions.handoff>>();
     expectTypeOf<ui.LogEntry>().toEqualTypeOf<Out<typeof logs.logEntry>>();
     expectTypeOf<ui.GraphEdge>().toEqualTypeOf<Out<typeof graph.edge>>();
+    expectTypeOf<uiArchivist.ArchivistStatus>().toEqualTypeOf<archivist.ArchivistStatus>();
   });
 });

@@ -9,7 +9,7 @@ function text(value: unknown): string | undefined {
 }
 
 /** The payload fields a person wants to see first, short ids shortened. */
-export function eventGist(event: CairnEvent): string {
+function eventGist(event: CairnEvent): string {
   const payload = event.payload;
   const parts: string[] = [];
   const id = text(payload.memory_id) ?? text(payload.task_id) ?? text(payload.message_id) ?? text(payload.edge_id) ?? text(payload.handoff_id);
@@ -22,10 +22,11 @@ export function eventGist(event: CairnEvent): string {
   return parts.join(" · ");
 }
 
-export function EventRow({ event }: { event: CairnEvent }) {
+/** The cells of an event's line, for a list item or a disclosure's summary. */
+export function EventCells({ event }: { event: CairnEvent }) {
   const family = event.type.split(".")[0] ?? "";
   return (
-    <li class="event-row">
+    <>
       <span class="event-time">
         <Time iso={event.created_at} />
       </span>
@@ -35,6 +36,14 @@ export function EventRow({ event }: { event: CairnEvent }) {
         {event.project ? <span class="event-project">{event.project} </span> : null}
         {eventGist(event)}
       </span>
+    </>
+  );
+}
+
+export function EventRow({ event }: { event: CairnEvent }) {
+  return (
+    <li class="event-row">
+      <EventCells event={event} />
     </li>
   );
 }

@@ -5,8 +5,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { Empty, ErrorNote, Loading } from "../components/feedback.js";
 import { Field } from "../components/fields.js";
 import { AgentSelect } from "../components/pickers.js";
-import { Time } from "../components/time.js";
-import { eventGist } from "../components/event-row.js";
+import { EventCells } from "../components/event-row.js";
 import { useDebounced, useLoad } from "../hooks.js";
 import { liveStream, typeMatches } from "../live.js";
 import { latestEvents, newestDistinct } from "../recent-events.js";
@@ -115,15 +114,7 @@ export function EventsTab() {
             <li key={event.id} class="event-item">
               <details>
                 <summary class="event-row">
-                  <span class="event-time">
-                    <Time iso={event.created_at} />
-                  </span>
-                  <span class={`event-type family-${event.type.split(".")[0] ?? ""}`}>{event.type}</span>
-                  <span class="event-agent">{event.agent_id}</span>
-                  <span class="event-gist muted">
-                    {event.project ? <span class="event-project">{event.project} </span> : null}
-                    {eventGist(event)}
-                  </span>
+                  <EventCells event={event} />
                 </summary>
                 <pre class="output">{JSON.stringify(event, null, 2)}</pre>
               </details>

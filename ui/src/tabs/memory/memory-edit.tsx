@@ -10,14 +10,9 @@ import { GLOBAL, ProjectSelect, projectValue } from "../../components/pickers.js
 import { Time } from "../../components/time.js";
 import { isoToLocalInput, localInputToIso, splitList } from "../../format.js";
 import type { GraphNode, MemoryEntry, MemoryType, Scope } from "../../types.js";
+import type { Draft as WriteDraft } from "./memory-write.js";
 
-interface Draft {
-  content: string;
-  type: MemoryType;
-  scope: Scope;
-  project: string;
-  tags: string;
-  expiresAt: string;
+interface Draft extends WriteDraft {
   confidence: string;
 }
 

@@ -15,7 +15,8 @@ interface WriteProps {
   onOpen: (id: string) => void;
 }
 
-interface Draft {
+/** The write form's fields as typed (tags comma-separated, expiry as a local date-time). */
+export interface Draft {
   content: string;
   type: MemoryType;
   scope: Scope;
