@@ -42,6 +42,20 @@ export const messageInbox = defineOperation({
   },
 });
 
+export const messageUnreadCount = defineOperation({
+  name: "message_unread_count",
+  title: "How many unread messages",
+  description: "The number of unread messages to you, without reading them.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/messages/inbox/count" },
+  input: z.strictObject({}),
+  output: z.object({ unread: z.number().int() }),
+  handle({ services, caller }) {
+    return services.messages.unread(caller);
+  },
+});
+
 export const messageConsume = defineOperation({
   name: "message_consume",
   title: "Take your unread messages",
@@ -119,4 +133,4 @@ export const messageMarkRead = defineOperation({
   },
 });
 
-export const messageOperations = [messageSend, messageInbox, messageConsume, messageReadAll, messageList, messageGet, messageMarkRead];
+export const messageOperations = [messageSend, messageInbox, messageUnreadCount, messageConsume, messageReadAll, messageList, messageGet, messageMarkRead];

@@ -42,7 +42,7 @@ const CORE = new Set([
 ]);
 const STANDARD_FAMILIES = ["memory_", "task_", "message_", "project_"];
 /** Of those families, what serves a dashboard rather than an agent's session: listed only with `all`. */
-const DASHBOARD_ONLY = new Set(["task_counts"]);
+const DASHBOARD_ONLY = new Set(["task_counts", "message_unread_count"]);
 
 const inToolset = (name: string, toolset: Toolset): boolean =>
   toolset === "all" ||

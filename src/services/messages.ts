@@ -12,6 +12,7 @@ import {
   markAllRead,
   markRead,
   messageByPk,
+  unreadCount,
   unreadMessages,
   type MessageFilters,
   type MessageRow,
@@ -128,6 +129,10 @@ export class MessageService {
 
   get(caller: Caller, ref: string): Message {
     return toMessage(this.resolve(caller, ref));
+  }
+
+  unread(caller: Caller): { unread: number } {
+    return { unread: unreadCount(this.db, caller.agentId) };
   }
 
   inbox(caller: Caller, cursor: string | undefined, limit: number): Page<Message> {

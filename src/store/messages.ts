@@ -60,6 +60,10 @@ export const unreadMessages = (db: Db, reader: string, afterPk: number, limit: n
     limit,
   );
 
+/** From the inbox index alone. */
+export const unreadCount = (db: Db, reader: string): number =>
+  db.get<{ n: number }>("SELECT count(*) AS n FROM message_recipients WHERE agent_id = ? AND read_at IS NULL", reader)?.n ?? 0;
+
 export interface MessageFilters {
   read?: boolean | undefined;
   /** The other party: sent to or received from this agent. */

@@ -94,6 +94,19 @@ describe("messages", () => {
     expect(await inbox(server, bo)).toEqual([]);
   });
 
+  it("counts unread messages without reading them, and agrees with the inbox", async () => {
+    const counted = await server.agent("counted");
+    const sender = await server.agent("count-sender");
+    const count = async () => (await server.request<{ unread: number }>("/messages/inbox/count", { as: counted })).body.unread;
+    expect(await count()).toBe(0);
+    await send(server, sender, { to: "counted", body: "one" });
+    await send(server, sender, { to: "counted", body: "two" });
+    expect(await count()).toBe(2);
+    expect(await count()).toBe((await inbox(server, counted)).length);
+    await server.request("/messages/inbox/read-all", { method: "POST", as: counted });
+    expect(await count()).toBe(0);
+  });
+
   it("threads replies and lists sent and received messages, filtered by the other party and read state", async () => {
     const question = await send(server, cy, { to: "di", subject: "q", body: "where are the logs?" });
     const answer = await send(server, di, { to: "cy", body: "in /var/log", reply_to: question.id });

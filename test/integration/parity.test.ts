@@ -124,6 +124,7 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   message_send: { args: { to: "parity-bob", subject: "hi", body: "Parity message" } },
   message_inbox: { as: "bob", args: {} },
+  message_unread_count: { as: "bob", args: {} },
   message_consume: { as: "bob", setup: async (world) => (await sentToBob(world, "to consume"), {}) },
   message_read_all: { as: "bob", setup: async (world) => (await sentToBob(world, "to mark with read-all"), {}) },
   message_list: { args: { limit: 5 } },

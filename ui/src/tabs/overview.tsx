@@ -2,7 +2,7 @@
 // projects, the newest events and the archivist.
 
 import { useEffect, useState } from "preact/hooks";
-import { api, fetchAll, query } from "../api.js";
+import { api, query } from "../api.js";
 import { loadArchivistStatus } from "../archivist-status.js";
 import { ArchivistFacts } from "../components/archivist-facts.js";
 import { EventRow } from "../components/event-row.js";
@@ -12,10 +12,10 @@ import { plural } from "../format.js";
 import { useLiveRefresh, useLoad } from "../hooks.js";
 import { liveStream } from "../live.js";
 import { latestEvents, newestDistinct } from "../recent-events.js";
-import type { CairnEvent, Health, Message, Task } from "../types.js";
+import type { CairnEvent, Health, Task } from "../types.js";
 
 const RECENT = 15;
-/** One page of each: the counts come from /tasks/counts, these only name claimed tasks and count unread messages. */
+/** Claimed tasks read to name them (the counts come from /tasks/counts). */
 const PAGE = 500;
 
 interface TaskCounts {
@@ -29,10 +29,10 @@ async function loadTaskCounts() {
   return { ...counts.data, claimedTitles: new Map(claimed.data.map((task) => [task.id, task.title])) };
 }
 
-function Count({ value, complete = true, label, href }: { value: number | undefined; complete?: boolean | undefined; label: string; href: string }) {
+function Count({ value, label, href }: { value: number | undefined; label: string; href: string }) {
   return (
     <a class="stat" href={href}>
-      <span class="stat-value">{value === undefined ? "…" : `${value}${complete ? "" : "+"}`}</span>
+      <span class="stat-value">{value === undefined ? "…" : value}</span>
       <span class="stat-label">{label}</span>
     </a>
   );
@@ -41,7 +41,7 @@ function Count({ value, complete = true, label, href }: { value: number | undefi
 export function OverviewTab() {
   const { agents, projects } = useApp();
   const tasks = useLoad(loadTaskCounts, []);
-  const inbox = useLoad(() => fetchAll<Message>("/messages/inbox", {}, PAGE), []);
+  const inbox = useLoad(async () => (await api.get<{ unread: number }>("/messages/inbox/count")).data.unread, []);
   const archivist = useLoad(loadArchivistStatus, []);
   const health = useLoad(async () => (await api.get<Health>("/health")).data, []);
   const recent = useLoad(() => latestEvents(RECENT), []);
@@ -71,7 +71,7 @@ export function OverviewTab() {
         <Count value={tasks.data?.open} label="open tasks" href="#/tasks" />
         <Count value={tasks.data?.claimed} label="claimed tasks" href="#/tasks" />
         <Count value={tasks.data?.blocked} label="blocked tasks" href="#/tasks" />
-        <Count value={inbox.data?.rows.length} complete={inbox.data?.complete} label="unread messages" href="#/messages" />
+        <Count value={inbox.data} label="unread messages" href="#/messages" />
         <Count value={online.length} label={`of ${plural(agents.length, "agent")} online`} href="#/agents" />
         <Count value={projects.length} label="projects" href="#/projects" />
       </section>
