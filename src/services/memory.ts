@@ -12,6 +12,7 @@ import {
   kindRank,
   listMemory,
   memoryByPk,
+  mergedInto,
   memoryDelta,
   patchMemory,
   replaceTags,
@@ -236,9 +237,21 @@ export class MemoryService {
     });
   }
 
-  /** One entry; a read by anyone but its author or the archivist is counted. */
+  /**
+   * One entry; a read by anyone but its author or the archivist is counted. An entry the caller
+   * could see that was merged away answers 404 naming `superseded_by`, so an old id (in a handoff,
+   * a message, a task) still leads to what it became.
+   */
   get(caller: Caller, ref: string, options: { includeEmbedding?: boolean | undefined; context?: string | undefined } = {}): MemoryEntry {
-    let row = this.resolve(viewerOf(caller), ref);
+    let row: MemoryRow;
+    try {
+      row = this.resolve(viewerOf(caller), ref);
+    } catch (error) {
+      const parsed = parseIdRef(ref);
+      const merged = error instanceof AppError && error.code === "NOT_FOUND" && parsed.kind === "full" ? mergedInto(this.db, viewerOf(caller), parsed.id) : null;
+      if (merged === null) throw error;
+      throw new AppError("NOT_FOUND", `memory entry not found: it was merged into ${merged}`, { extra: { superseded_by: merged } });
+    }
     if (caller.agentId !== row.agent_id && caller.role !== "archivist") {
       this.reads.recordNow([{ pk: row.pk, agentId: caller.agentId, at: now(), context: options.context ?? null }]);
       row = memoryByPk(this.db, row.pk) ?? row;

@@ -137,7 +137,18 @@ export function findLiveMemory(db: Db, viewer: Viewer, nowIso: string, ref: { id
   );
 }
 
-/** Newest `updated_at` first; `after` continues a previous page. */
+/** The entry a visible, merged-away entry was merged into (null when it was not merged, or is not visible). */
+export function mergedInto(db: Db, viewer: Viewer, id: string): string | null {
+  const visible = visibleMemory("m", viewer);
+  return (
+    db.get<{ superseded_by: string }>(
+      `SELECT m.superseded_by FROM memory m WHERE m.id = ? AND m.deleted_at IS NOT NULL AND m.superseded_by IS NOT NULL AND ${visible.sql}`,
+      id,
+      ...visible.params,
+    )?.superseded_by ?? null
+  );
+}
+
 /** How a listing is ordered: newest change first, or by kind (directives, docs, the rest) and then so. */
 export type MemoryOrder = "recent" | "kind";
 

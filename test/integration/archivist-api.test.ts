@@ -202,6 +202,30 @@ describe("merging by the archivist", () => {
     expect(sent.body.filter((message) => message.to === "merge-carol")).toEqual([]);
   });
 
+  it("answers a merged-away id with 404 naming what it became, to those who could see it only", async () => {
+    await server.request("/projects", { as: alice, body: { name: "Merge Room" } });
+    await server.request("/projects/merge-room/join", { as: bob, method: "POST" });
+    const outsider = await server.agent("merge-outsider");
+    const a = await write(alice, "the merge room cache holds 10 minutes", { project: "merge-room" });
+    const b = await write(bob, "the merge room cache holds ten minutes", { project: "merge-room" });
+    const merged = await server.request<{ entry: Entry }>("/archivist/merge", {
+      as: server.archivist,
+      body: { sources: [{ id: a.id, version: 1 }, { id: b.id, version: 1 }], content: "The merge room cache holds 10 minutes." },
+    });
+    const gone = await server.request<ErrorBody & { superseded_by?: string }>(`/memory/${a.id}`, { as: bob });
+    expect(gone.status).toBe(404);
+    expect(gone.body).toMatchObject({ code: "NOT_FOUND", superseded_by: merged.body.entry.id, detail: `memory entry not found: it was merged into ${merged.body.entry.id}` });
+    // A non-member learns nothing, not even that the id existed.
+    const hidden = await server.request<ErrorBody & { superseded_by?: string }>(`/memory/${a.id}`, { as: outsider });
+    expect(hidden.status).toBe(404);
+    expect(hidden.body.superseded_by).toBeUndefined();
+    expect(hidden.body.detail).toBe((await server.request<ErrorBody>(`/memory/${crypto.randomUUID()}`, { as: outsider })).body.detail);
+    // Plainly deleted entries stay plain 404s.
+    const deleted = await write(alice, "a note deleted by its author", { project: "merge-room" });
+    await server.request(`/memory/${deleted.id}`, { as: alice, method: "DELETE" });
+    expect((await server.request<ErrorBody & { superseded_by?: string }>(`/memory/${deleted.id}`, { as: alice })).body.superseded_by).toBeUndefined();
+  });
+
   it("refuses a source that changed since it was read, and merges nothing", async () => {
     const a = await write(alice, "deploys happen on Tuesday");
     const b = await write(bob, "deploys happen on Tuesdays and Thursdays");

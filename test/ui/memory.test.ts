@@ -173,6 +173,28 @@ describe("Memory tab", () => {
     await opened.context.close();
   });
 
+  it("leads from a merged-away parent to the entry it was merged into", async () => {
+    const reviewer = await server.agent("merge-reviewer");
+    const a = await server.request<Entry>("/memory", { as: builder, body: { content: "Sessions expire after 30 minutes idle", project: null, allow_duplicate: true } });
+    const b = await server.request<Entry>("/memory", { as: reviewer, body: { content: "Sessions expire after half an hour idle", project: null, allow_duplicate: true } });
+    const merged = await server.request<{ entry: Entry }>("/archivist/merge", {
+      as: server.archivist,
+      body: { sources: [{ id: a.body.id, version: 1 }, { id: b.body.id, version: 1 }], content: "Sessions expire after 30 minutes without a request." },
+    });
+    expect(merged.status).toBe(201);
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    await card(page, merged.body.entry.id).getByRole("button", { name: "Details" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByRole("button", { name: a.body.id.slice(0, 8) }).click();
+    await dialog.getByText("This entry was merged into").waitFor();
+    await dialog.getByRole("button", { name: merged.body.entry.id.slice(0, 8), exact: true }).click();
+    await dialog.getByText("Sessions expire after 30 minutes without a request.").waitFor();
+    // The only console errors are the two 404s of looking up the merged-away entry.
+    expect(unexpected(opened.errors, [/status of 404/])).toEqual([]);
+    await opened.context.close();
+  });
+
   it("shows the API's error detail when a write is refused", async () => {
     const opened = await openPage(browser.browser);
     const page = await signIn(server, opened);

@@ -17,11 +17,20 @@ import type { GraphEdge, GraphNode } from "../../types.js";
 export function MemoryDetailDialog({ id: firstId, onClose }: { id: string; onClose: () => void }) {
   const [trail, setTrail] = useState<string[]>([firstId]);
   const id = trail[trail.length - 1] ?? firstId;
-  const node = useLoad(async () => (await api.get<GraphNode>(`/graph/${encode(id)}`)).data, [id]);
+  const node = useLoad(async () => {
+    try {
+      return (await api.get<GraphNode>(`/graph/${encode(id)}`)).data;
+    } catch (error) {
+      // Gone: GET /memory/{id} says whether it was merged, and into what (a 404 counts no read).
+      if (error instanceof ApiError && error.status === 404) await api.get(`/memory/${encode(id)}`);
+      throw error;
+    }
+  }, [id]);
   useLiveRefresh(["memory.updated", "memory.deleted", "graph.linked"], node.reload);
   const open = (next: string) => setTrail((current) => [...current, next]);
   const back = () => setTrail((current) => current.slice(0, -1));
   const gone = node.error instanceof ApiError && node.error.status === 404;
+  const mergedInto = gone && node.error instanceof ApiError && typeof node.error.body.superseded_by === "string" ? node.error.body.superseded_by : undefined;
 
   return (
     <Dialog title={`Entry ${shortId(id)}`} onClose={onClose} wide>
@@ -33,9 +42,17 @@ export function MemoryDetailDialog({ id: firstId, onClose }: { id: string; onClo
         </p>
       )}
       {node.loading && !node.data && <Loading />}
-      {gone ? (
+      {mergedInto ? (
         <p class="empty" role="status">
-          This entry no longer exists for you: it was deleted, merged into another entry, expired, or is private to its author.
+          This entry was merged into{" "}
+          <button type="button" class="link-button mono" onClick={() => open(mergedInto)}>
+            {shortId(mergedInto)}
+          </button>
+          , which holds what it said.
+        </p>
+      ) : gone ? (
+        <p class="empty" role="status">
+          This entry no longer exists for you: it was deleted, expired, or is private to its author.
         </p>
       ) : (
         node.error !== undefined && <ErrorNote error={node.error} onRetry={node.reload} />
