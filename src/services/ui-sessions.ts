@@ -74,8 +74,19 @@ export class UiSessionService {
   login(credentials: { password?: string | undefined; token?: string | undefined }, address: string): UiLogin {
     this.refuseIfLimited(address);
     const byPassword = credentials.password !== undefined && this.passwordLogin && sameSecret(credentials.password, this.config.UI_PASSWORD);
-    // The token is looked up by its hash, so no comparison of the secret itself can leak timing.
-    const byToken = !byPassword && credentials.token !== undefined && this.db.write(() => takeLoginLink(this.db, hashKey(credentials.token as string), now()));
+    const session = sessionToken();
+    const at = now();
+    const open = (): void => insertUiSession(this.db, { token_hash: hashKey(session), agent_id: this.config.UI_AGENT_ID, created_at: at, last_used_at: at });
+    // A link is looked up by its hash (no comparison of the secret leaks timing) and traded for the
+    // session in one transaction, so it is never used up without one.
+    const byToken =
+      !byPassword &&
+      credentials.token !== undefined &&
+      this.db.write(() => {
+        const taken = takeLoginLink(this.db, hashKey(credentials.token as string), at);
+        if (taken) open();
+        return taken;
+      });
     if (!byPassword && !byToken) {
       this.recordFailure(address);
       throw new AppError(
@@ -83,9 +94,7 @@ export class UiSessionService {
         credentials.token !== undefined ? "this login link is not valid: a link works once, for 24 hours (`cairn ui-link` prints a new one)" : "wrong password",
       );
     }
-    const session = sessionToken();
-    const at = now();
-    this.db.write(() => insertUiSession(this.db, { token_hash: hashKey(session), agent_id: this.config.UI_AGENT_ID, created_at: at, last_used_at: at }));
+    if (byPassword) this.db.write(open);
     return { session, agent_id: this.config.UI_AGENT_ID, expires_at: new Date(Date.parse(at) + SESSION_IDLE_MS).toISOString() };
   }
 
