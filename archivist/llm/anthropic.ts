@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { postJson } from "./http.js";
-import { estimateTokens, LlmError, type Completion, type CompletionRequest, type LanguageModel } from "./model.js";
-import { DEFAULT_RETRIES, type ModelOptions } from "./openai.js";
+import { DEFAULT_RETRIES, estimateTokens, LlmError, type Completion, type CompletionRequest, type LanguageModel, type ModelOptions } from "./model.js";
 
 export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
 export const ANTHROPIC_DEFAULT_MODEL = "claude-haiku-4-5";

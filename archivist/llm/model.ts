@@ -11,6 +11,19 @@ export interface Completion {
   completionTokens: number;
 }
 
+/** Where and how a provider is called. */
+export interface ModelOptions {
+  /** Without a trailing slash. */
+  baseUrl: string;
+  model: string;
+  apiKey?: string | undefined;
+  timeoutMs: number;
+  retries?: number;
+}
+
+/** Retries after a 429 or 5xx, with backoff. */
+export const DEFAULT_RETRIES = 2;
+
 export interface LanguageModel {
   readonly provider: "openai" | "anthropic";
   readonly model: string;

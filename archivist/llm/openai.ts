@@ -1,20 +1,9 @@
 import { z } from "zod";
 import { postJson } from "./http.js";
-import { estimateTokens, LlmError, type Completion, type CompletionRequest, type LanguageModel } from "./model.js";
+import { DEFAULT_RETRIES, estimateTokens, LlmError, type Completion, type CompletionRequest, type LanguageModel, type ModelOptions } from "./model.js";
 
 export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 export const OPENAI_DEFAULT_MODEL = "gpt-4o-mini";
-
-export interface ModelOptions {
-  /** Without a trailing slash. */
-  baseUrl: string;
-  model: string;
-  apiKey?: string | undefined;
-  timeoutMs: number;
-  retries?: number;
-}
-
-export const DEFAULT_RETRIES = 2;
 
 const ChatResponse = z.object({
   choices: z.array(z.object({ message: z.object({ content: z.string() }) })).min(1),
