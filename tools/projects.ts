@@ -85,7 +85,8 @@ export const projectLeave = defineOperation({
 export const projectMembers = defineOperation({
   name: "project_members",
   title: "Who is in a project",
-  description: "Its members, and the owner and archivist roles, which see every project. Members only.",
+  description:
+    "The agents that joined the project, by id. Only its members (and the owner and archivist roles, which see every project without joining) may ask.",
   kind: "read",
   access: "agent",
   http: { method: "GET", path: "/projects/:id/members" },
@@ -94,9 +95,8 @@ export const projectMembers = defineOperation({
     z.object({
       agent_id: z.string(),
       role,
-      member: z.boolean().describe("joined the project (roles that see every project may not have)"),
       project_owner: z.boolean(),
-      joined_at: timestamp.nullable(),
+      joined_at: timestamp,
     }),
   ),
   errors: ["NOT_FOUND"],

@@ -9,7 +9,7 @@ import {
   clearCurrentProject,
   insertProject,
   listProjects,
-  projectAudience,
+  projectMembers,
   projectById,
   removeMember,
   setCurrentProject,
@@ -27,11 +27,9 @@ export type Project = ProjectRow;
 export interface ProjectMember {
   agent_id: string;
   role: Role;
-  /** Joined the project (false for owner and archivist roles that see it without joining). */
-  member: boolean;
   /** The project's owner (its creator). */
   project_owner: boolean;
-  joined_at: string | null;
+  joined_at: string;
 }
 
 export interface ClearRequest {
@@ -126,14 +124,13 @@ export class ProjectService {
     });
   }
 
-  /** Who sees the project: members, and the roles that see every project. Members only (404). */
+  /** The agents that joined the project; for its members and the roles that see every project (404 otherwise). */
   members(caller: Caller, id: string): ProjectMember[] {
     const project = this.existing(id);
     if (!seesAllProjects(caller.role) && !isProjectMember(this.db, id, caller.agentId)) throw notFound("project");
-    return projectAudience(this.db, id).map((row) => ({
+    return projectMembers(this.db, id).map((row) => ({
       agent_id: row.agent_id,
       role: row.role,
-      member: row.joined_at !== null,
       project_owner: row.agent_id === project.owner,
       joined_at: row.joined_at,
     }));

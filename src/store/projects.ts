@@ -56,18 +56,15 @@ export const clearCurrentProject = (db: Db, agentId: string, projectId: string):
 export interface MemberRow {
   agent_id: string;
   role: Role;
-  joined_at: string | null;
+  joined_at: string;
 }
 
-/**
- * Who can see the project: its members, and the agents whose role sees every project (owner,
- * archivist) whether or not they joined.
- */
-export const projectAudience = (db: Db, projectId: string): MemberRow[] =>
+/** The project's members (live agents that joined it), by id. */
+export const projectMembers = (db: Db, projectId: string): MemberRow[] =>
   db.all<MemberRow>(
-    `SELECT a.agent_id, a.role, m.joined_at FROM agents a
-     LEFT JOIN project_members m ON m.agent_id = a.agent_id AND m.project_id = ?
-     WHERE a.deleted_at IS NULL AND (m.agent_id IS NOT NULL OR a.role IN ('owner', 'archivist'))
+    `SELECT a.agent_id, a.role, m.joined_at FROM project_members m
+     JOIN agents a ON a.agent_id = m.agent_id
+     WHERE m.project_id = ? AND a.deleted_at IS NULL
      ORDER BY a.agent_id`,
     projectId,
   );

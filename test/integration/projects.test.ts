@@ -72,11 +72,13 @@ describe("projects and their boundaries", () => {
     expect((await server.request(`/tasks/${taskCreated.body.id}`, { as: carol })).status).toBe(200);
     const deltaAfter = await server.request<{ id: string }[]>("/memory/delta?since=2000-01-01T00:00:00Z&limit=500", { as: carol });
     expect(deltaAfter.body.map((row) => row.id)).toContain(entry.body.id);
-    const members = await server.request<{ agent_id: string; member: boolean; project_owner: boolean }[]>("/projects/secret/members", { as: carol });
-    expect(members.body.filter((row) => row.member).map((row) => row.agent_id)).toEqual(["alice", "carol"]);
+    const members = await server.request<{ agent_id: string; project_owner: boolean; joined_at: string }[]>("/projects/secret/members", { as: carol });
+    // Members only: the owner and archivist roles see the project without joining, and are not listed.
+    expect(members.body.map((row) => row.agent_id)).toEqual(["alice", "carol"]);
+    expect(members.body.map((row) => Object.keys(row).sort())).toEqual(Array(2).fill(["agent_id", "joined_at", "project_owner", "role"]));
     expect(members.body.find((row) => row.agent_id === "alice")?.project_owner).toBe(true);
-    // The owner and archivist roles see the project without joining.
-    expect(members.body.find((row) => row.agent_id === "human")?.member).toBe(false);
+    const asOwner = await server.request<{ agent_id: string }[]>("/projects/secret/members", { as: server.owner });
+    expect(asOwner.body.map((row) => row.agent_id)).toEqual(["alice", "carol"]);
     // Messages sent before joining were not addressed to the newcomer.
     expect((await server.request(`/messages/${note.body.id}`, { as: carol })).status).toBe(404);
   });

@@ -98,9 +98,8 @@ export interface Project {
 export interface ProjectMember {
   agent_id: string;
   role: Role;
-  member: boolean;
   project_owner: boolean;
-  joined_at: string | null;
+  joined_at: string;
 }
 
 export type TaskStatus = "open" | "claimed" | "completed" | "failed";

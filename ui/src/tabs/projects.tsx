@@ -122,9 +122,7 @@ function Members({ projectId }: { projectId: string }) {
   useLiveRefresh(["project.*", "agent.*"], members.reload);
   if (members.loading && !members.data) return <Loading />;
   if (members.error !== undefined && !members.data) return <ErrorNote error={members.error} onRetry={members.reload} />;
-  const rows = members.data ?? [];
-  const joined = rows.filter((row) => row.member);
-  const others = rows.filter((row) => !row.member);
+  const joined = members.data ?? [];
   return (
     <div class="members">
       {joined.length === 0 ? (
@@ -136,16 +134,13 @@ function Members({ projectId }: { projectId: string }) {
               <strong>{row.agent_id}</strong>
               <span class="muted small">{row.role}</span>
               {row.project_owner && <Pill tone="neutral">project owner</Pill>}
-              {row.joined_at && (
-                <span class="muted small">
-                  joined <Time iso={row.joined_at} />
-                </span>
-              )}
+              <span class="muted small">
+                joined <Time iso={row.joined_at} />
+              </span>
             </li>
           ))}
         </ul>
       )}
-      {others.length > 0 && <p class="muted small">Also sees it without joining (by role): {others.map((row) => row.agent_id).join(", ")}.</p>}
     </div>
   );
 }
