@@ -12,7 +12,7 @@ export const SERVER_EVENT_TYPES: readonly { type: string; payload: string }[] = 
   { type: "task.completed", payload: "task_id, project, status, assigned_to" },
   { type: "task.failed", payload: "task_id, project, status, assigned_to" },
   { type: "task.reopened", payload: "task_id, project, status, assigned_to" },
-  { type: "task.updated", payload: "task_id, project, status, assigned_to, changed" },
+  { type: "task.updated", payload: "task_id, project, status, assigned_to, changed, comment_id? (dependency changes)" },
   { type: "task.commented", payload: "task_id, project, status, assigned_to, comment_id, kind" },
   { type: "task.unblocked", payload: "task_id, project, status, assigned_to, unblocked_by?" },
   { type: "message.received", payload: "message_id, from, to, project, reply_to, recipients (count)" },

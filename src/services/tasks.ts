@@ -170,14 +170,19 @@ export class TaskService {
     return recommendedTasks(this.db, viewerOf(caller), project, limit).map((row) => ({ ...toTask(row), affinity: row.affinity }));
   }
 
+  /** Who may change a task (fields and dependencies): its creator, its assignee, an owner. */
+  private checkMayChange(caller: Caller, row: TaskRow): void {
+    if (caller.agentId !== row.created_by && caller.agentId !== row.assigned_to && caller.role !== "owner") {
+      throw forbidden("only the task's creator, its assignee or an owner may change it");
+    }
+  }
+
   /** Title, description, priority, tags, due date, expected outcome: by creator, assignee or owner. */
   update(caller: Caller, ref: string, change: TaskChange): Promise<Task> {
     this.checkDescription(change.description);
     return this.db.writeSoon(() => {
       const row = this.resolve(caller, ref);
-      if (caller.agentId !== row.created_by && caller.agentId !== row.assigned_to && caller.role !== "owner") {
-        throw forbidden("only the task's creator, its assignee or an owner may change it");
-      }
+      this.checkMayChange(caller, row);
       if (row.status === "completed" || row.status === "failed") throw conflict("task is closed");
       const tags = change.tags === undefined ? undefined : [...new Set(change.tags)];
       const candidate: TaskPatch = {
@@ -338,15 +343,19 @@ export class TaskService {
     });
   }
 
+  /** Blocks the task on another; the change is the task's, so it takes PATCH's permission and leaves a comment. */
   addDependency(caller: Caller, ref: string, dependencyRef: string): Promise<Task> {
     return this.db.writeSoon(() => {
       const row = this.resolve(caller, ref);
       const dependency = this.resolve(caller, dependencyRef, "dependency");
+      this.checkMayChange(caller, row);
       if (dependency.pk === row.pk) throw invalid("depends_on", "a task cannot depend on itself");
       if (dependsTransitively(this.db, dependency.pk, row.pk)) throw conflict("dependency cycle");
       if (addDependency(this.db, row.pk, dependency.pk)) {
-        patchTask(this.db, row.pk, { updated_at: now() });
-        this.emit("task.updated", caller.agentId, this.fresh(row.pk), { changed: ["depends_on"] });
+        const at = now();
+        patchTask(this.db, row.pk, { updated_at: at });
+        const entry = this.record(row, caller.agentId, "comment", `dependency added: ${dependency.id}`, at);
+        this.emit("task.updated", caller.agentId, this.fresh(row.pk), { changed: ["depends_on"], comment_id: entry.id });
       }
       return toTask(this.fresh(row.pk));
     });
@@ -356,10 +365,13 @@ export class TaskService {
     return this.db.writeSoon(() => {
       const row = this.resolve(caller, ref);
       const dependency = this.resolve(caller, dependencyRef, "dependency");
+      this.checkMayChange(caller, row);
       if (!removeDependency(this.db, row.pk, dependency.pk)) throw notFound("dependency");
-      patchTask(this.db, row.pk, { updated_at: now() });
+      const at = now();
+      patchTask(this.db, row.pk, { updated_at: at });
+      const entry = this.record(row, caller.agentId, "comment", `dependency removed: ${dependency.id}`, at);
       const updated = this.fresh(row.pk);
-      this.emit("task.updated", caller.agentId, updated, { changed: ["depends_on"] });
+      this.emit("task.updated", caller.agentId, updated, { changed: ["depends_on"], comment_id: entry.id });
       if (updated.status === "open" && updated.blocked === 0 && row.blocked === 1) this.emit("task.unblocked", caller.agentId, updated);
       return toTask(updated);
     });

@@ -157,6 +157,42 @@ describe("the task lifecycle (five agents)", () => {
     expect((await server.request(`/tasks/${c.id}/dependencies/${b.id}`, { method: "DELETE", as: ann })).status).toBe(404);
   });
 
+  it("lets only those who may PATCH a task change its dependencies, and records each change as a comment", async () => {
+    const task = await create(server, ann, { title: "guarded dependencies" });
+    const blocker = await create(server, ben, { title: "a stranger's blocker" });
+    const other = await create(server, ann, { title: "another dependency" });
+    const comments = async (): Promise<Comment[]> => (await server.request<Comment[]>(`/tasks/${task.id}/comments`, { as: ann })).body;
+
+    // A stranger can neither block the task nor unblock it, and nothing is recorded.
+    const blocked = await server.request<ErrorBody>(`/tasks/${task.id}/dependencies`, { as: ben, body: { depends_on: blocker.id } });
+    expect(blocked.status).toBe(403);
+    expect(blocked.body.code).toBe("FORBIDDEN");
+    expect((await server.request<Task>(`/tasks/${task.id}`, { as: ann })).body).toMatchObject({ depends_on: [], blocked: false });
+
+    expect((await server.request(`/tasks/${task.id}/dependencies`, { as: ann, body: { depends_on: blocker.id } })).status).toBe(201);
+    const removedByStranger = await server.request<ErrorBody>(`/tasks/${task.id}/dependencies/${blocker.id}`, { method: "DELETE", as: cid });
+    expect(removedByStranger.status).toBe(403);
+    expect((await server.request<Task>(`/tasks/${task.id}`, { as: ann })).body.depends_on).toEqual([blocker.id]);
+
+    // The owner role and the assignee may, like PATCH.
+    expect((await server.request(`/tasks/${task.id}/dependencies`, { as: server.owner, body: { depends_on: other.id } })).status).toBe(201);
+    expect((await server.request(`/tasks/${task.id}/dependencies/${other.id}`, { method: "DELETE", as: server.owner })).status).toBe(200);
+    expect((await server.request(`/tasks/${task.id}/dependencies/${blocker.id}`, { method: "DELETE", as: ann })).status).toBe(200);
+    expect(await comments()).toEqual([
+      expect.objectContaining({ agent_id: "ann", kind: "comment", comment: `dependency added: ${blocker.id}` }),
+      expect.objectContaining({ agent_id: "human", kind: "comment", comment: `dependency added: ${other.id}` }),
+      expect.objectContaining({ agent_id: "human", kind: "comment", comment: `dependency removed: ${other.id}` }),
+      expect.objectContaining({ agent_id: "ann", kind: "comment", comment: `dependency removed: ${blocker.id}` }),
+    ]);
+    await act(server, dee, task.id, "claim");
+    expect((await server.request(`/tasks/${task.id}/dependencies`, { as: dee, body: { depends_on: other.id } })).status).toBe(201);
+    expect((await comments()).at(-1)).toMatchObject({ agent_id: "dee", comment: `dependency added: ${other.id}` });
+    // Adding what is already there changes nothing and records nothing.
+    const count = (await comments()).length;
+    expect((await server.request(`/tasks/${task.id}/dependencies`, { as: dee, body: { depends_on: other.id } })).status).toBe(201);
+    expect(await comments()).toHaveLength(count);
+  });
+
   it("lets the creator, the assignee or an owner PATCH an unfinished task", async () => {
     const task = await create(server, ann, { title: "patchable" });
     expect((await server.request(`/tasks/${task.id}`, { method: "PATCH", as: ben, body: { priority: "high" } })).status).toBe(403);
