@@ -30,8 +30,8 @@ export const agentRegister = defineOperation({
   input: registerInput,
   output: registration,
   errors: ["FORBIDDEN", "CONFLICT"],
-  handle({ services, registrationKey }, input) {
-    return services.agents.register(input, registrationKey);
+  handle({ services, registrationKey, address }, input) {
+    return services.agents.register(input, registrationKey, address);
   },
 });
 
@@ -47,8 +47,8 @@ export const agentSelfRegister = defineOperation({
   input: registerInput,
   output: registration,
   errors: ["FORBIDDEN", "CONFLICT"],
-  handle({ services, registrationKey }, input) {
-    return services.agents.selfRegister(input, registrationKey);
+  handle({ services, registrationKey, address }, input) {
+    return services.agents.selfRegister(input, registrationKey, address);
   },
 });
 
@@ -61,8 +61,8 @@ export const agentList = defineOperation({
   http: { method: "GET", path: "/agents", aliases: ["/participants"] },
   input: z.strictObject({ limit: limitParam(500, 50), cursor: cursorParam }),
   output: agentRecord,
-  handle({ services }, input) {
-    return services.agents.list(input.cursor, input.limit);
+  handle({ services, caller }, input) {
+    return services.agents.list(caller, input.cursor, input.limit);
   },
 });
 

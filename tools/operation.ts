@@ -40,6 +40,8 @@ export interface AnonymousContext {
   caller: null;
   requestId: string;
   registrationKey: string | undefined;
+  /** The client's address: failed registration keys are throttled per address. */
+  address: string | undefined;
 }
 
 export type ContextFor<A extends Access> = A extends "agent" ? AgentContext : AnonymousContext;

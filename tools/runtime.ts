@@ -18,6 +18,8 @@ export interface Credentials {
   authorization?: string | undefined;
   /** A web UI session from POST /ui/login (the `x-ui-session` header or the session cookie). */
   uiSession?: string | undefined;
+  /** The client's address: failed key checks are throttled per address and claimed identity. */
+  address?: string | undefined;
 }
 
 export interface Invocation {
@@ -29,6 +31,8 @@ export interface Invocation {
   idempotencyKey?: string | undefined;
   /** `X-Archivist-Lease`: the archivist's fencing token; its writes run only while it is current. */
   leaseToken?: string | undefined;
+  /** The client's address, for throttling failed registration keys. */
+  address?: string | undefined;
 }
 
 export interface InvocationResult extends Outcome {
@@ -58,7 +62,7 @@ export class Runtime {
   authenticate(credentials: Credentials): Caller {
     if (credentials.agentId || credentials.apiKey) {
       if (!credentials.agentId || !credentials.apiKey) throw new AppError("UNAUTHENTICATED", "invalid credentials");
-      return this.services.agents.authenticate(credentials.agentId, credentials.apiKey);
+      return this.services.agents.authenticate(credentials.agentId, credentials.apiKey, credentials.address);
     }
     const bearer = /^Bearer\s+(\S+)$/i.exec(credentials.authorization ?? "")?.[1];
     if (bearer !== undefined) return this.services.agents.authenticateToken(bearer);
@@ -102,7 +106,7 @@ export class Runtime {
   private async execute(operation: Operation, invocation: Invocation): Promise<Outcome> {
     const context = invocation.caller
       ? { services: this.services, caller: invocation.caller, requestId: invocation.requestId }
-      : { services: this.services, caller: null, requestId: invocation.requestId, registrationKey: invocation.registrationKey };
+      : { services: this.services, caller: null, requestId: invocation.requestId, registrationKey: invocation.registrationKey, address: invocation.address };
     const outcome = await operation.run(context, invocation.input);
     // A stream's items are checked by nothing but the services that build them: the transport pulls them later.
     if (operation.kind === "stream") return outcome;

@@ -124,8 +124,8 @@ export const agentRecord = z
     created_at: timestamp,
     last_seen_at: timestamp.nullable(),
     online: z.boolean(),
-    current_project: z.string().nullable(),
-    claimed_tasks: z.array(z.string()).describe("ids of the tasks it has claimed"),
+    current_project: z.string().nullable().describe("the project it works in; null when global, or a project you are not in"),
+    claimed_tasks: z.array(z.string()).describe("ids of the tasks it has claimed that you can see"),
   })
   .meta({ id: "Agent" });
 

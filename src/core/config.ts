@@ -6,6 +6,8 @@ export const roles = ["owner", "agent", "archivist", "viewer"] as const;
 export type Role = (typeof roles)[number];
 
 export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** A DNS name, an IPv4 address or a bracketed IPv6 address, as it appears in a `Host` header. */
+export const HOST_NAME = /^(\[[0-9a-f:.]+\]|[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*)$/;
 
 export interface StaticAgent {
   agentId: string;
@@ -59,6 +61,18 @@ const idList = z.string().transform((raw, ctx) => {
   return ids;
 });
 
+/** `ALLOWED_HOSTS`: host names (or IP literals) a request's `Host` may carry besides loopback and PUBLIC_URL's. */
+const hostList = z.string().transform((raw, ctx) => {
+  const hosts = raw.split(",").map((part) => part.trim().toLowerCase().replace(/\.$/, "")).filter(Boolean);
+  for (const host of hosts) {
+    if (!HOST_NAME.test(host)) {
+      ctx.addIssue({ code: "custom", message: `${host} is not a host name (give names or IP addresses, without scheme or port)` });
+      return z.NEVER;
+    }
+  }
+  return hosts;
+});
+
 const url = z.url({ protocol: /^https?$/ }).transform((value) => value.replace(/\/+$/, ""));
 
 const settingsSchema = z.object({
@@ -110,6 +124,7 @@ const settingsSchema = z.object({
   PROMOTION_STABLE_DAYS: int(0, 3650).default(7),
   ARCHIVIST_TOKEN_BUDGET_PER_HOUR: int(0, 100_000_000).default(200000),
   MCP_TOOLSET: z.enum(["core", "standard", "all"]).default("standard"),
+  ALLOWED_HOSTS: hostList.default([]),
 });
 
 type Settings = z.output<typeof settingsSchema>;

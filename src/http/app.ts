@@ -13,8 +13,19 @@ import { McpEndpoint } from "../mcp/http.js";
 import { mcpChallenge, oauthRouter } from "./oauth.js";
 import { jsonBody } from "./body.js";
 import { uiRouter } from "./ui.js";
+import { HostPolicy } from "./hosts.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A path that does not percent-decode to UTF-8 (`%zz`, `%C0%AE`) is refused before any route sees it. */
+function refuseUndecodablePath(request: Request, _response: Response, next: NextFunction): void {
+  try {
+    decodeURIComponent(request.path);
+    next();
+  } catch {
+    next(new AppError("BAD_REQUEST", "malformed path"));
+  }
+}
 
 export interface HttpApp {
   app: Express;
@@ -63,6 +74,9 @@ export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => st
     }
     next();
   });
+  const hosts = new HostPolicy(runtime.config, publicUrl);
+  app.use(hosts.middleware);
+  app.use(refuseUndecodablePath);
 
   let openApi: unknown = null;
   app.get("/openapi.json", (_request, response) => {
@@ -71,23 +85,15 @@ export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => st
   });
   app.use(docsRouter());
 
-  // DNS rebinding: on a loopback bind only loopback names on this port (and PUBLIC_URL's host) may
-  // reach the server, so a web page cannot talk to it under a name it controls.
-  const allowedHost = (host: string, port: number): boolean => {
-    if (!runtime.config.hostIsLoopback) return true;
-    const names = ["127.0.0.1", "localhost", "[::1]"].map((name) => `${name}:${port}`);
-    if (runtime.config.publicUrlExplicit) names.push(new URL(runtime.config.PUBLIC_URL).host);
-    return names.includes(host.toLowerCase());
-  };
   app.use(oauthRouter(runtime, publicUrl));
-  app.use(uiRouter(runtime));
-  const mcp = new McpEndpoint(runtime, allowedHost, () => mcpChallenge(publicUrl()));
+  app.use(uiRouter(runtime, hosts));
+  const mcp = new McpEndpoint(runtime, hosts, () => mcpChallenge(publicUrl()));
   app.post("/mcp", jsonBody(runtime.config.MAX_BODY_BYTES), mcp.handle);
   app.get("/mcp", mcp.handle);
   app.delete("/mcp", mcp.handle);
 
   const api = express.Router();
-  mountOperations(api, runtime, { registry: streams, options: { pingMs: options.ssePingMs ?? 15_000 } });
+  mountOperations(api, runtime, hosts, { registry: streams, options: { pingMs: options.ssePingMs ?? 15_000 } });
   app.use(api);
 
   app.use((_request: Request, _response: Response, next: NextFunction) => {

@@ -10,6 +10,18 @@ export function sendError(response: Response, error: AppError): void {
   response.status(error.status).json(error.toBody());
 }
 
+/**
+ * Errors Express and its body parsers raise for a bad request (they carry a 4xx `status`): answered
+ * in Cairn's shape with a fixed detail, since their messages may quote the request.
+ */
+function clientRefusal(error: unknown): AppError | null {
+  const status = (error as { status?: unknown } | null)?.status;
+  if (typeof status !== "number" || status < 400 || status >= 500) return null;
+  if (status === 413) return new AppError("PAYLOAD_TOO_LARGE", "request body too large");
+  if (status === 415) return new AppError("UNSUPPORTED_MEDIA_TYPE", "unsupported request body encoding");
+  return new AppError("BAD_REQUEST", "malformed request");
+}
+
 /** The one error handler: AppErrors as they are; anything else is a logged 500 with no details. */
 export function errorHandler(log: Logger) {
   return (error: unknown, request: Request, response: Response, next: NextFunction): void => {
@@ -19,6 +31,11 @@ export function errorHandler(log: Logger) {
     }
     if (error instanceof AppError) {
       sendError(response, error);
+      return;
+    }
+    const refusal = clientRefusal(error);
+    if (refusal) {
+      sendError(response, refusal);
       return;
     }
     log.error("unhandled error", { request_id: response.get("X-Request-Id"), method: request.method, path: request.originalUrl.split("?")[0], error });

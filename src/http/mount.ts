@@ -1,4 +1,3 @@
-import { uiSessionOf } from "./ui.js";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { AppError } from "../core/errors.js";
 import { parseInput, type Operation, type StreamSource } from "../../tools/operation.js";
@@ -7,6 +6,8 @@ import { jsonBody } from "./body.js";
 import { rawInput } from "./input.js";
 import { serveEventStream, type SseOptions, type StreamRegistry } from "./sse.js";
 import { inputLayout } from "../../tools/layout.js";
+import { credentialsOf } from "./credentials.js";
+import type { HostPolicy } from "./hosts.js";
 
 interface RouteLocals {
   requestId: string;
@@ -49,7 +50,7 @@ function splitFirstSegment(path: string): [string, string] {
  * are grouped under one sub-router per first path segment, so a request is matched against its
  * own resource's dozen routes rather than every route of the API.
  */
-export function mountOperations(router: Router, runtime: Runtime, streams: { registry: StreamRegistry; options: SseOptions }): void {
+export function mountOperations(router: Router, runtime: Runtime, hosts: HostPolicy, streams: { registry: StreamRegistry; options: SseOptions }): void {
   const groups = new Map<string, Router>();
   const groupFor = (prefix: string): Router => {
     let group = groups.get(prefix);
@@ -62,15 +63,7 @@ export function mountOperations(router: Router, runtime: Runtime, streams: { reg
   };
   for (const operation of [...runtime.operations].sort(byParameterCount)) {
     const authenticate = (request: Request, response: Response<unknown, RouteLocals>, next: NextFunction): void => {
-      response.locals.caller =
-        operation.access === "agent"
-          ? runtime.authenticate({
-              agentId: request.get("x-agent-id"),
-              apiKey: request.get("x-api-key"),
-              authorization: request.get("authorization"),
-              uiSession: uiSessionOf(request),
-            })
-          : null;
+      response.locals.caller = operation.access === "agent" ? runtime.authenticate(credentialsOf(request, hosts)) : null;
       next();
     };
     const handle = async (request: Request, response: Response<unknown, RouteLocals>): Promise<void> => {
@@ -82,6 +75,7 @@ export function mountOperations(router: Router, runtime: Runtime, streams: { reg
         registrationKey: request.get("x-registration-key"),
         idempotencyKey: idempotencyKey(request),
         leaseToken: request.get("x-archivist-lease"),
+        address: request.socket.remoteAddress,
       });
       response.set(result.headers);
       if (operation.kind === "stream") {

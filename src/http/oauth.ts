@@ -1,4 +1,4 @@
-import express, { type Request, type Response, type Router } from "express";
+import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { AppError } from "../core/errors.js";
 import type { Runtime } from "../../tools/runtime.js";
 
@@ -10,15 +10,50 @@ const oauthError = (response: Response, status: number, error: string, descripti
   response.status(status).set("Cache-Control", "no-store").json({ error, error_description: description });
 };
 
-/** Client credentials from the body, or from HTTP Basic (`client_secret_basic`). */
+/** Raised for a request OAuth calls invalid; the route answers it as `invalid_request`. */
+class InvalidRequest extends Error {}
+
+/** Client credentials from HTTP Basic (`client_secret_basic`, each half form-encoded) or the body. */
 function clientCredentials(request: Request, body: Record<string, unknown>): { id: unknown; secret: unknown } {
   const basic = /^Basic\s+(\S+)$/i.exec(request.get("authorization") ?? "")?.[1];
-  if (basic !== undefined) {
-    const decoded = Buffer.from(basic, "base64").toString("utf8");
-    const colon = decoded.indexOf(":");
-    if (colon > 0) return { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
-  }
-  return { id: body.client_id, secret: body.client_secret };
+  if (basic === undefined) return { id: body.client_id, secret: body.client_secret };
+  const decoded = Buffer.from(basic, "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  if (colon <= 0) throw new InvalidRequest("malformed basic credentials");
+  const formDecode = (part: string): string => {
+    try {
+      return decodeURIComponent(part.replace(/\+/g, " "));
+    } catch {
+      throw new InvalidRequest("malformed basic credentials");
+    }
+  };
+  return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+}
+
+/**
+ * The token route's body: a form or JSON of at most `limit` bytes. Whatever the parsers refuse
+ * (malformed JSON, an unknown charset or content encoding) is OAuth's `invalid_request`, and an
+ * oversize body 413; nothing of the body reaches a log.
+ */
+function tokenBody(limit: number) {
+  const form = express.urlencoded({ extended: false, limit, parameterLimit: 20 });
+  const json = express.json({ limit, strict: true });
+  return (request: Request, response: Response, next: NextFunction): void => {
+    const refused = (error: unknown): void => {
+      if ((error as { type?: string }).type === "entity.too.large") oauthError(response, 413, "invalid_request", `request body exceeds ${limit} bytes`);
+      else oauthError(response, 400, "invalid_request", "the request body could not be read");
+    };
+    form(request, response, (error?: unknown) => {
+      if (error) {
+        refused(error);
+        return;
+      }
+      json(request, response, (jsonError?: unknown) => {
+        if (jsonError) refused(jsonError);
+        else next();
+      });
+    });
+  };
 }
 
 /**
@@ -27,26 +62,36 @@ function clientCredentials(request: Request, body: Record<string, unknown>): { i
  */
 export function oauthRouter(runtime: Runtime, publicUrl: () => string): Router {
   const router = express.Router();
-  const limit = runtime.config.MAX_BODY_BYTES;
-  router.post("/oauth/token", express.urlencoded({ extended: false, limit }), express.json({ limit }), (request, response) => {
-    const body = (typeof request.body === "object" && request.body !== null ? request.body : {}) as Record<string, unknown>;
+  router.post("/oauth/token", tokenBody(runtime.config.MAX_BODY_BYTES), (request, response) => {
+    const body = (typeof request.body === "object" && request.body !== null && !Array.isArray(request.body) ? request.body : {}) as Record<string, unknown>;
+    if (typeof body.grant_type !== "string") {
+      oauthError(response, 400, "invalid_request", "grant_type is required");
+      return;
+    }
     if (body.grant_type !== "client_credentials") {
       oauthError(response, 400, "unsupported_grant_type", "only client_credentials is supported");
       return;
     }
-    const { id, secret } = clientCredentials(request, body);
-    if (typeof id !== "string" || typeof secret !== "string" || id === "" || secret === "") {
-      oauthError(response, 400, "invalid_request", "client_id and client_secret are required");
-      return;
-    }
     try {
-      // Failed attempts count against the client id's rate limit, so keys cannot be guessed quickly.
-      runtime.services.rateLimiter.take(`oauth:${id}`);
-      response.set("Cache-Control", "no-store").json(runtime.services.oauth.issue(id, secret));
+      const { id, secret } = clientCredentials(request, body);
+      if (typeof id !== "string" || typeof secret !== "string" || id === "" || secret === "") {
+        oauthError(response, 400, "invalid_request", "client_id and client_secret are required");
+        return;
+      }
+      response.set("Cache-Control", "no-store").json(runtime.services.oauth.issue(id, secret, request.socket.remoteAddress));
     } catch (error) {
+      if (error instanceof InvalidRequest) {
+        oauthError(response, 400, "invalid_request", error.message);
+        return;
+      }
       if (error instanceof AppError && error.code === "UNAUTHENTICATED") {
         response.set("WWW-Authenticate", 'Basic realm="cairn"');
         oauthError(response, 401, "invalid_client", "unknown client or wrong secret");
+        return;
+      }
+      if (error instanceof AppError && error.code === "RATE_LIMITED") {
+        response.set("Retry-After", String(error.retryAfter ?? 60));
+        oauthError(response, 429, "temporarily_unavailable", error.detail);
         return;
       }
       throw error;

@@ -6,8 +6,9 @@ import { AppError } from "../core/errors.js";
 import { uiDir } from "../core/paths.js";
 import type { Runtime } from "../../tools/runtime.js";
 import { jsonBody } from "./body.js";
+import { cookieSession, SESSION_COOKIE } from "./credentials.js";
+import { refuseCrossSite, type HostPolicy } from "./hosts.js";
 
-export const SESSION_COOKIE = "cairn_ui_session";
 /** The built UI (`npm run build` bundles ui/ into it). */
 // The browser keeps the cookie a month; the server ends the session after 24 h without use.
 const COOKIE_MAX_AGE_S = 30 * 86400;
@@ -25,27 +26,15 @@ const loginBody = z.union([
   z.strictObject({ token: z.string().min(1).max(200) }),
 ]);
 
-/** The session cookie's value, if the request carries one. */
-function cookieSession(request: Request): string | undefined {
-  for (const part of (request.get("cookie") ?? "").split(";")) {
-    const eq = part.indexOf("=");
-    if (eq !== -1 && part.slice(0, eq).trim() === SESSION_COOKIE) return decodeURIComponent(part.slice(eq + 1).trim());
-  }
-  return undefined;
-}
-
-/** A UI session from the `x-ui-session` header (CONTRACT §2.2) or, for the browser, the cookie. */
-export const uiSessionOf = (request: Request): string | undefined => request.get("x-ui-session") ?? cookieSession(request);
-
 function cookie(value: string, maxAgeS: number, secure: boolean): string {
   return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${secure ? "; Secure" : ""}`;
 }
 
 /**
  * The web UI: its static files under /ui/ (own files only, a strict CSP), login with the password
- * or the one-time token, and logout. Other routes accept the session through `uiSessionOf`.
+ * or the one-time token, and logout. Other routes accept the session through `credentialsOf`.
  */
-export function uiRouter(runtime: Runtime): Router {
+export function uiRouter(runtime: Runtime, hosts: HostPolicy): Router {
   const router = express.Router();
   const sessions = runtime.services.uiSessions;
   const secure = runtime.config.PUBLIC_URL.startsWith("https:");
@@ -63,12 +52,16 @@ export function uiRouter(runtime: Runtime): Router {
   router.post("/ui/login", jsonBody(runtime.config.MAX_BODY_BYTES), (request: Request, response: Response) => {
     const parsed = loginBody.safeParse(request.body);
     if (!parsed.success) throw new AppError("VALIDATION_FAILED", "send a password or a login token", { errors: [{ path: "", message: "expected {password} or {token}" }] });
-    const login = sessions.login(parsed.data, request.socket.remoteAddress ?? "unknown");
+    const login = sessions.login(parsed.data, request.socket.remoteAddress);
     response.set("Cache-Control", "no-store").set("Set-Cookie", cookie(login.session, COOKIE_MAX_AGE_S, secure)).json(login);
   });
 
   router.post("/ui/logout", (request: Request, response: Response) => {
-    const session = uiSessionOf(request);
+    const header = request.get("x-ui-session");
+    const fromCookie = header === undefined ? cookieSession(request) : undefined;
+    // Logging someone out from another site is a nuisance the origin check also prevents.
+    if (fromCookie !== undefined) refuseCrossSite(request, hosts);
+    const session = header ?? fromCookie;
     if (session) sessions.logout(session);
     response.set("Set-Cookie", cookie("", 0, secure)).status(204).end();
   });

@@ -10,6 +10,7 @@ import type { Caller, Runtime } from "../../tools/runtime.js";
 import { callTool, mcpTools, type McpTool } from "./tools.js";
 import { SERVER_INSTRUCTIONS } from "./instructions.js";
 import { SessionResources } from "./resources.js";
+import type { HostPolicy } from "../http/hosts.js";
 
 interface Session {
   transport: StreamableHTTPServerTransport;
@@ -23,11 +24,11 @@ interface Session {
 export const MAX_SESSIONS_PER_AGENT = 32;
 const IDLE_MS = 30 * 60_000;
 
-const originHost = (origin: string): string => {
+const originHost = (origin: string): string | undefined => {
   try {
     return new URL(origin).host;
   } catch {
-    return "";
+    return undefined;
   }
 };
 
@@ -48,7 +49,7 @@ export class McpEndpoint {
 
   constructor(
     private readonly runtime: Runtime,
-    private readonly allowedHost: (host: string, port: number) => boolean,
+    private readonly hosts: HostPolicy,
     /** The WWW-Authenticate value of a 401: it points MCP clients at the OAuth metadata. */
     private readonly challenge: () => string,
   ) {
@@ -61,16 +62,18 @@ export class McpEndpoint {
   }
 
   readonly handle = async (request: Request, response: Response): Promise<void> => {
-    // DNS rebinding: a page in a browser must not reach a loopback server under another name.
-    const host = request.get("host") ?? "";
+    // The Host was checked for every route; MCP asks for the Origin too. Local tools (an inspector
+    // on another loopback port) are allowed, like any host this server answers to.
     const origin = request.get("origin");
-    const port = request.socket.localPort ?? 0;
-    if (!this.allowedHost(host, port) || (origin !== undefined && !this.allowedHost(originHost(origin), port))) {
-      throw new AppError("FORBIDDEN", "host or origin not allowed");
-    }
+    if (origin !== undefined && !this.hosts.allows(originHost(origin))) throw new AppError("FORBIDDEN", "origin not allowed");
     let caller: Caller;
     try {
-      caller = this.runtime.authenticate({ agentId: request.get("x-agent-id"), apiKey: request.get("x-api-key"), authorization: request.get("authorization") });
+      caller = this.runtime.authenticate({
+        agentId: request.get("x-agent-id"),
+        apiKey: request.get("x-api-key"),
+        authorization: request.get("authorization"),
+        address: request.socket.remoteAddress,
+      });
     } catch (error) {
       if (error instanceof AppError && error.code === "UNAUTHENTICATED") {
         response.status(401).set("WWW-Authenticate", this.challenge()).json(error.toBody());
@@ -132,7 +135,7 @@ export class McpEndpoint {
       if (!tool) {
         return { content: [{ type: "text", text: JSON.stringify({ detail: "unknown tool", code: "NOT_FOUND" }) }], structuredContent: { detail: "unknown tool", code: "NOT_FOUND" }, isError: true };
       }
-      return callTool(this.runtime, tool, session.caller, call.params.arguments, randomUUID());
+      return callTool(this.runtime, tool, session.caller, call.params, randomUUID());
     });
     await server.connect(session.transport);
     await session.transport.handleRequest(request, response, request.body);

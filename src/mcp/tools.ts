@@ -162,11 +162,49 @@ const errorResult = (detail: string, code: string): ToolResult => ({
   isError: true,
 });
 
-/** Runs a tool for `caller` through the same runtime as REST: validation, roles, limits, services. */
-export async function callTool(runtime: Runtime, tool: McpTool, caller: Caller, args: unknown, requestId: string): Promise<ToolResult> {
+function refusalResult(body: { detail: string; code: string; errors?: unknown }): ToolResult {
+  const result = errorResult(body.detail, body.code);
+  if (body.errors !== undefined) {
+    result.structuredContent = { ...result.structuredContent, errors: body.errors };
+    result.content = [{ type: "text", text: JSON.stringify(result.structuredContent) }];
+  }
+  return result;
+}
+
+/** Where a tool call carries its idempotency key: `params._meta.idempotency_key`, as REST's header. */
+export const IDEMPOTENCY_META_KEY = "idempotency_key";
+
+function idempotencyKeyOf(meta: Record<string, unknown> | undefined): string | undefined {
+  const key = meta?.[IDEMPOTENCY_META_KEY];
+  if (key === undefined) return undefined;
+  if (typeof key !== "string" || key.length < 1 || key.length > 200) {
+    throw new AppError("VALIDATION_FAILED", "request validation failed", {
+      errors: [{ path: `_meta.${IDEMPOTENCY_META_KEY}`, message: "must be a string of 1 to 200 characters" }],
+    });
+  }
+  return key;
+}
+
+/**
+ * Runs a tool for `caller` through the same runtime as REST: validation, roles, limits, services.
+ * A call whose `_meta` carries an idempotency key is answered once per (agent, key), like REST.
+ */
+export async function callTool(
+  runtime: Runtime,
+  tool: McpTool,
+  caller: Caller,
+  call: { arguments?: unknown; _meta?: Record<string, unknown> | undefined },
+  requestId: string,
+): Promise<ToolResult> {
   try {
-    const input = parseInput(tool.operation, args ?? {});
-    const outcome = await runtime.invoke(tool.operation, { caller, input, requestId });
+    const idempotencyKey = idempotencyKeyOf(call._meta);
+    const input = parseInput(tool.operation, call.arguments ?? {});
+    const outcome = await runtime.invoke(tool.operation, { caller, input, requestId, idempotencyKey });
+    // A replayed refusal comes back as the stored answer's status and error body.
+    if (outcome.status >= 400) {
+      const body = outcome.body as { detail: string; code: string; errors?: unknown };
+      return refusalResult(body);
+    }
     let structured: Record<string, unknown> | undefined;
     if (tool.shape === "list") structured = { items: outcome.body, next_cursor: outcome.nextCursor ?? null };
     else if (tool.shape === "object" && outcome.body !== undefined) structured = outcome.body as Record<string, unknown>;
@@ -174,15 +212,7 @@ export async function callTool(runtime: Runtime, tool: McpTool, caller: Caller, 
     if (structured === undefined) return { content: [{ type: "text", text: "done" }] };
     return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
   } catch (error) {
-    if (error instanceof AppError) {
-      const body = error.toBody() as { detail: string; code: string; errors?: unknown };
-      const result = errorResult(body.detail, body.code);
-      if (body.errors !== undefined) {
-        result.structuredContent = { ...result.structuredContent, errors: body.errors };
-        result.content = [{ type: "text", text: JSON.stringify(result.structuredContent) }];
-      }
-      return result;
-    }
+    if (error instanceof AppError) return refusalResult(error.toBody() as { detail: string; code: string; errors?: unknown });
     runtime.services.log.error("tool failed", { tool: tool.name, request_id: requestId, error });
     return errorResult("internal server error", "INTERNAL");
   }

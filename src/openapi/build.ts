@@ -6,19 +6,20 @@ import type { Operation } from "../../tools/operation.js";
 
 type Json = Record<string, unknown>;
 
-const COMMON_ERRORS: ErrorCode[] = ["BAD_REQUEST", "VALIDATION_FAILED", "RATE_LIMITED", "INTERNAL", "UNAVAILABLE"];
+// Any route may refuse a foreign Host (403) and a path that does not decode (400), before routing.
+const COMMON_ERRORS: ErrorCode[] = ["BAD_REQUEST", "FORBIDDEN", "VALIDATION_FAILED", "RATE_LIMITED", "INTERNAL", "UNAVAILABLE"];
 
 const errorDescriptions: Record<ErrorCode, string> = {
-  BAD_REQUEST: "malformed JSON, unparsable If-Match or an ambiguous id prefix",
+  BAD_REQUEST: "malformed JSON or path, unparsable If-Match or an ambiguous id prefix",
   UNAUTHENTICATED: "missing or wrong credentials",
-  FORBIDDEN: "authenticated but not allowed",
+  FORBIDDEN: "not allowed: the caller's role or relation to the resource, a Host the server does not answer to, or a change by the web UI's cookie from another site",
   NOT_FOUND: "no such resource, or one you may not see",
   CONFLICT: "the resource's state does not allow this",
   PRECONDITION_FAILED: "If-Match does not match the current version",
   PAYLOAD_TOO_LARGE: "body or field too large",
   UNSUPPORTED_MEDIA_TYPE: "the body is not JSON",
   VALIDATION_FAILED: "the input does not match the schema",
-  RATE_LIMITED: "too many requests; see Retry-After",
+  RATE_LIMITED: "too many requests, or too many failed credentials from this address; see Retry-After",
   INTERNAL: "unexpected server error",
   UNAVAILABLE: "shutting down or not ready; see Retry-After",
 };
@@ -141,7 +142,6 @@ function responses(operation: Operation, components: Json): Json {
   }
   const codes = new Set<ErrorCode>([...COMMON_ERRORS, ...operation.errors]);
   if (operation.access !== "public") codes.add("UNAUTHENTICATED");
-  if (operation.access === "agent" && (operation.kind !== "read" && operation.kind !== "list" && operation.kind !== "stream" || operation.roles)) codes.add("FORBIDDEN");
   if (operation.http.method !== "GET" && inputLayout(operation).inBody) {
     codes.add("PAYLOAD_TOO_LARGE");
     codes.add("UNSUPPORTED_MEDIA_TYPE");

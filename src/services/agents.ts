@@ -1,10 +1,11 @@
 import { timingSafeEqual } from "node:crypto";
-import type { Config, Role } from "../core/config.js";
+import { AGENT_ID_PATTERN, type Config, type Role } from "../core/config.js";
 import { AppError, forbidden, notFound } from "../core/errors.js";
 import { newApiKey } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import { addSeconds, now } from "../core/time.js";
 import {
+  agentForKeyCheck,
   getAgentRow,
   insertAgent,
   listAgentRows,
@@ -22,11 +23,12 @@ import type { Db } from "../store/db.js";
 import { deleteAgentTokens, tokenByHash } from "../store/oauth.js";
 import { claimedTaskIds, extendLeases } from "../store/tasks.js";
 import { renameVectorAgent } from "../store/vectors.js";
-import { memberProjectIds } from "../store/visibility.js";
+import { isProjectMember, memberProjectIds, type Viewer } from "../store/visibility.js";
 import type { EventBus } from "../events/bus.js";
-import type { Caller } from "./caller.js";
+import { viewerOf, type Caller } from "./caller.js";
 import { hashKey, keyMatches, readCredentials, writeCredentials, type BootstrapCredential } from "./credentials.js";
 import { pageOf, decodeCursor, type Page } from "./paging.js";
+import { REGISTRATION_IDENTITY, type FailureThrottle } from "./throttle.js";
 
 export interface AgentRecord {
   agent_id: string;
@@ -76,6 +78,7 @@ export class AgentService {
     private readonly bus: EventBus,
     private readonly config: Config,
     private readonly log: Logger,
+    private readonly throttle: FailureThrottle,
   ) {}
 
   /** Counts an open connection (an event stream) as presence until the returned release is called. */
@@ -91,8 +94,15 @@ export class AgentService {
     };
   }
 
-  toRecord(row: AgentRow): AgentRecord {
+  /**
+   * The agent as `viewer` may see it: its current project only if the viewer sees that project,
+   * and only the claimed tasks the viewer can see (CONTRACT §2.2a).
+   */
+  toRecord(row: AgentRow, viewer: Viewer): AgentRecord {
     const seenRecently = row.last_seen_at !== null && Date.now() - Date.parse(row.last_seen_at) < ONLINE_WINDOW_MS;
+    const project = row.current_project;
+    const projectVisible =
+      project === null || viewer.allProjects || viewer.agentId === row.agent_id || isProjectMember(this.db, project, viewer.agentId);
     return {
       agent_id: row.agent_id,
       display_name: row.display_name,
@@ -100,24 +110,33 @@ export class AgentService {
       created_at: row.created_at,
       last_seen_at: row.last_seen_at,
       online: seenRecently || (this.connected.get(row.agent_id) ?? 0) > 0,
-      current_project: row.current_project,
-      claimed_tasks: claimedTaskIds(this.db, row.agent_id),
+      current_project: projectVisible ? project : null,
+      claimed_tasks: claimedTaskIds(this.db, row.agent_id, viewer),
     };
   }
 
   /** Checks `X-Agent-ID`/`X-API-Key`; a wrong id and a wrong key fail the same way, in the same time. */
-  authenticate(agentId: string, apiKey: string): Caller {
-    const row = this.verifiedRow(agentId, apiKey);
+  authenticate(agentId: string, apiKey: string, address: string | undefined): Caller {
+    const row = this.verifiedRow(agentId, apiKey, address);
     this.touch(row);
     return { agentId: row.agent_id, role: row.role };
   }
 
-  /** The live agent whose key this is (compared in constant time), or 401. */
-  verifiedRow(agentId: string, apiKey: string): AgentRow & { key_hash: Buffer } {
-    const row = getAgentRow(this.db, agentId);
-    const valid = keyMatches(apiKey, row?.key_hash) && row !== undefined && row.deleted_at === null;
-    if (!valid || row.key_hash === null) throw new AppError("UNAUTHENTICATED", "invalid credentials");
-    return row as AgentRow & { key_hash: Buffer };
+  /**
+   * The live agent whose key this is, or 401. Failures are throttled per address and agent id, and
+   * an unknown id costs what a wrong key costs: the lookup reads a real row either way (another
+   * agent's stands in for a missing one) and the key is compared in constant time.
+   */
+  verifiedRow(agentId: string, apiKey: string, address: string | undefined): AgentRow & { key_hash: Buffer } {
+    // An id no agent can have is refused before the throttle remembers it.
+    if (!AGENT_ID_PATTERN.test(agentId)) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+    return this.throttle.guard(address, agentId, () => {
+      const row = agentForKeyCheck(this.db, agentId);
+      const matches = keyMatches(apiKey, row?.key_hash);
+      if (!matches || row?.found !== 1 || row.deleted_at !== null || row.key_hash === null) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+      const { found: _found, ...agent } = row;
+      return agent as AgentRow & { key_hash: Buffer };
+    });
   }
 
   /** A bearer token's agent, if the token is unexpired and was issued against its current key. */
@@ -166,25 +185,26 @@ export class AgentService {
     return row;
   }
 
-  register(input: { agent_id: string; display_name?: string | undefined }, presentedKey: string | undefined): Registration {
+  register(input: { agent_id: string; display_name?: string | undefined }, presentedKey: string | undefined, address: string | undefined): Registration {
     if (!this.config.REGISTRATION_KEY) throw forbidden("registration is disabled (no REGISTRATION_KEY configured)");
-    this.checkRegistrationKey(presentedKey);
+    this.checkRegistrationKey(presentedKey, address);
     return this.create(input.agent_id, input.display_name ?? null, "agent");
   }
 
-  selfRegister(input: { agent_id: string; display_name?: string | undefined }, presentedKey: string | undefined): Registration {
-    if (this.config.REGISTRATION_KEY) this.checkRegistrationKey(presentedKey);
+  selfRegister(input: { agent_id: string; display_name?: string | undefined }, presentedKey: string | undefined, address: string | undefined): Registration {
+    if (this.config.REGISTRATION_KEY) this.checkRegistrationKey(presentedKey, address);
     else if (!this.config.hostIsLoopback) {
       throw forbidden("self-registration without a registration key is only open on a loopback HOST");
     }
     return this.create(input.agent_id, input.display_name ?? null, "agent");
   }
 
-  private checkRegistrationKey(presented: string | undefined): void {
-    const configured = hashKey(this.config.REGISTRATION_KEY);
-    if (presented === undefined || !keyMatches(presented, configured)) {
-      throw new AppError("UNAUTHENTICATED", "invalid registration key");
-    }
+  private checkRegistrationKey(presented: string | undefined, address: string | undefined): void {
+    this.throttle.guard(address, REGISTRATION_IDENTITY, () => {
+      if (presented === undefined || !keyMatches(presented, hashKey(this.config.REGISTRATION_KEY))) {
+        throw new AppError("UNAUTHENTICATED", "invalid registration key");
+      }
+    });
   }
 
   /** Creates an agent with a fresh key; the key is returned once and only its hash is kept. */
@@ -210,16 +230,17 @@ export class AgentService {
     return { agent_id: agentId, api_key: apiKey, role, created_at: createdAt };
   }
 
-  list(cursor: string | undefined, limit: number): Page<AgentRecord> {
+  list(caller: Caller, cursor: string | undefined, limit: number): Page<AgentRecord> {
     const after = decodeCursor(cursor, isAgentId);
     const rows = listAgentRows(this.db, after, limit + 1);
-    return pageOf(rows, limit, (row) => this.toRecord(row), (row) => row.agent_id);
+    const viewer = viewerOf(caller);
+    return pageOf(rows, limit, (row) => this.toRecord(row, viewer), (row) => row.agent_id);
   }
 
   me(caller: Caller): SelfRecord {
     const row = this.liveRow(caller.agentId);
     return {
-      ...this.toRecord(row),
+      ...this.toRecord(row, viewerOf(caller)),
       projects: memberProjectIds(this.db, caller.agentId).sort(),
       can_write_directives: this.config.DIRECTIVE_WRITERS.includes(caller.agentId),
     };
@@ -257,7 +278,7 @@ export class AgentService {
           payload: { agent_id: id, fields: ["display_name"] },
         });
       }
-      return this.toRecord(this.liveRow(id));
+      return this.toRecord(this.liveRow(id), viewerOf(caller));
     });
   }
 

@@ -29,6 +29,7 @@ import { ProjectService } from "./projects.js";
 import { SessionService } from "./sessions.js";
 import { TaskService } from "./tasks.js";
 import { RateLimiter } from "./rate-limit.js";
+import { FailureThrottle } from "./throttle.js";
 import { ReadRecorder } from "./reads.js";
 
 export interface ServiceOptions {
@@ -52,6 +53,8 @@ export interface ServiceOptions {
    * would strip the static agents' keys from under a running server.
    */
   bootstrap?: boolean;
+  /** Entries each in-memory limiter and throttle table keeps at most (default 10,000). */
+  throttleCapacity?: number;
 }
 
 export interface Health {
@@ -86,6 +89,8 @@ export interface Services {
   /** Where clients reach this server: PUBLIC_URL, or the address it listens on once it does. */
   site: { url: string };
   rateLimiter: RateLimiter;
+  /** Failed credential checks per address and claimed identity (CONTRACT §2.2a). */
+  throttle: FailureThrottle;
   performance(caller: Caller, tag?: string): AgentPerformance[];
   /** Set when this start generated keys into it. */
   credentialsWritten: string | null;
@@ -113,7 +118,9 @@ export function openServices(options: ServiceOptions): Services {
   const embeddingQueue = new EmbeddingQueue(options.embedderLoader ?? embedderLoaderFor(config), log.child({ component: "embeddings" }));
   const embeddings = new MemoryEmbeddings(db, embeddingQueue, log.child({ component: "embeddings" }));
   const reads = new ReadRecorder(db);
-  const agents = new AgentService(db, bus, config, log);
+  const throttle = new FailureThrottle(options.throttleCapacity);
+  const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_MINUTE, options.throttleCapacity);
+  const agents = new AgentService(db, bus, config, log, throttle);
   const memory = new MemoryService(db, bus, config, embeddings, reads);
   const search = new MemorySearch(db, embeddings, reads);
   const projects = new ProjectService(db, bus, memory);
@@ -122,12 +129,12 @@ export function openServices(options: ServiceOptions): Services {
   const sessions = new SessionService(db, bus);
   const events = new EventService(db, bus, agents, options.streamQueueLimit ?? 1000);
   const idempotency = new IdempotencyService(db);
-  const oauth = new OAuthService(db, agents);
+  const oauth = new OAuthService(db, agents, rateLimiter);
   const archivist = new ArchivistService(db, bus);
   const curation = new CurationService(db, memory, messages, embeddings, config.MAX_CONTENT_BYTES);
   const graph = new GraphService(db, bus, memory);
   const logs = new LogService(db, () => archivist.checkFence());
-  const uiSessions = new UiSessionService(db, config);
+  const uiSessions = new UiSessionService(db, config, throttle);
   const credentialsWritten = (options.bootstrap ?? true) ? agents.bootstrap() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
 
@@ -136,6 +143,10 @@ export function openServices(options: ServiceOptions): Services {
     jobs.every("sweep-expired", options.sweepIntervalMs ?? 15_000, () => memory.sweepExpired());
     jobs.every("embed-backfill", 60_000, () => embeddings.backfill());
     if (config.TASK_LEASE_SECONDS > 0) jobs.every("release-lapsed-claims", options.leaseSweepIntervalMs ?? 5_000, () => tasks.releaseLapsed());
+    jobs.every("sweep-limiters", 60_000, () => {
+      rateLimiter.sweep();
+      throttle.sweep();
+    });
     jobs.every("prune", 3600_000, () => {
       idempotency.prune();
       oauth.pruneExpired();
@@ -174,7 +185,8 @@ export function openServices(options: ServiceOptions): Services {
     logs,
     uiSessions,
     site: { url: config.PUBLIC_URL },
-    rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_MINUTE),
+    rateLimiter,
+    throttle,
     credentialsWritten,
     performance: (caller, tag) => agentPerformance(db, caller, tag),
     health: () => {

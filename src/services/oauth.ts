@@ -4,6 +4,7 @@ import type { Db } from "../store/db.js";
 import { deleteExpiredTokens, insertToken } from "../store/oauth.js";
 import type { AgentService } from "./agents.js";
 import { hashKey } from "./credentials.js";
+import type { RateLimiter } from "./rate-limit.js";
 
 export const TOKEN_SECONDS = 3600;
 
@@ -21,11 +22,17 @@ export class OAuthService {
   constructor(
     private readonly db: Db,
     private readonly agents: AgentService,
+    private readonly rateLimiter: RateLimiter,
   ) {}
 
-  /** Throws UNAUTHENTICATED for a wrong pair (the route turns it into `invalid_client`). */
-  issue(clientId: string, clientSecret: string): IssuedToken {
-    const agent = this.agents.verifiedRow(clientId, clientSecret);
+  /**
+   * Throws UNAUTHENTICATED for a wrong pair (the route turns it into `invalid_client`); failures
+   * count against the address and client id like a wrong API key, since the secret is the key.
+   */
+  issue(clientId: string, clientSecret: string, address: string | undefined): IssuedToken {
+    const agent = this.agents.verifiedRow(clientId, clientSecret, address);
+    // A token costs a write: issuing counts against the agent's rate limit like any request.
+    this.rateLimiter.take(agent.agent_id);
     const token = `cairn_at_${randomBytes(32).toString("base64url")}`;
     const issuedAt = now();
     this.db.write(() =>

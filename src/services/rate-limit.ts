@@ -1,27 +1,51 @@
 import { AppError } from "../core/errors.js";
+import { IdleTable } from "../core/idle-table.js";
 
 interface Bucket {
   tokens: number;
   updatedMs: number;
 }
 
+/** Buckets kept at most; a bucket that has refilled is idle and the first to go. */
+export const RATE_LIMIT_CAPACITY = 10_000;
+
 /** Per-agent token bucket: `perMinute` requests a minute, bursts up to the same number. */
 export class RateLimiter {
-  private readonly buckets = new Map<string, Bucket>();
+  private readonly buckets: IdleTable<Bucket>;
 
-  constructor(private readonly perMinute: number) {}
+  constructor(
+    private readonly perMinute: number,
+    capacity = RATE_LIMIT_CAPACITY,
+  ) {
+    // A full bucket is the same as no bucket at all.
+    this.buckets = new IdleTable(capacity, (bucket, nowMs) => this.refilled(bucket, nowMs) >= this.perMinute);
+  }
 
-  take(agentId: string, nowMs = Date.now()): void {
+  /** Buckets currently remembered. */
+  get size(): number {
+    return this.buckets.size;
+  }
+
+  private refilled(bucket: Bucket, nowMs: number): number {
+    return Math.min(this.perMinute, bucket.tokens + ((nowMs - bucket.updatedMs) * this.perMinute) / 60_000);
+  }
+
+  take(key: string, nowMs = Date.now()): void {
     if (this.perMinute <= 0) return;
     const ratePerMs = this.perMinute / 60_000;
-    const bucket = this.buckets.get(agentId) ?? { tokens: this.perMinute, updatedMs: nowMs };
-    bucket.tokens = Math.min(this.perMinute, bucket.tokens + (nowMs - bucket.updatedMs) * ratePerMs);
-    bucket.updatedMs = nowMs;
-    this.buckets.set(agentId, bucket);
+    const known = this.buckets.get(key);
+    const bucket = { tokens: known ? this.refilled(known, nowMs) : this.perMinute, updatedMs: nowMs };
     if (bucket.tokens < 1) {
+      this.buckets.set(key, bucket, nowMs);
       const retryAfter = Math.ceil((1 - bucket.tokens) / ratePerMs / 1000);
       throw new AppError("RATE_LIMITED", "rate limit exceeded", { retryAfter });
     }
     bucket.tokens -= 1;
+    this.buckets.set(key, bucket, nowMs);
+  }
+
+  /** Forgets refilled buckets (a job calls it every minute). */
+  sweep(nowMs = Date.now()): number {
+    return this.buckets.sweep(nowMs);
   }
 }

@@ -16,17 +16,14 @@ import {
 } from "../store/ui-sessions.js";
 import type { Caller } from "./caller.js";
 import { hashKey } from "./credentials.js";
+import { UI_LINK_IDENTITY, UI_PASSWORD_IDENTITY, type FailureThrottle } from "./throttle.js";
 
 /** A session ends after this long without a request. */
 export const SESSION_IDLE_MS = 24 * 3600_000;
 /** A login link works once, within this long of being issued. */
 export const LOGIN_LINK_TTL_MS = 24 * 3600_000;
-/** Failed logins one address may make in a minute; the next is 429 until the oldest is a minute old. */
-export const LOGIN_FAILURES_PER_MINUTE = 5;
-const MINUTE_MS = 60_000;
 // last_used_at is written at most this often per session, not on every request.
 const TOUCH_INTERVAL_MS = 60_000;
-const MAX_TRACKED_ADDRESSES = 10_000;
 
 export interface UiLogin {
   session: string;
@@ -46,11 +43,10 @@ const sameSecret = (a: string, b: string): boolean => timingSafeEqual(hashKey(a)
  * database, so a link minted by the CLI works on the running server.
  */
 export class UiSessionService {
-  private readonly failures = new Map<string, number[]>();
-
   constructor(
     private readonly db: Db,
     private readonly config: Config,
+    private readonly throttle: FailureThrottle,
   ) {}
 
   get passwordLogin(): boolean {
@@ -71,8 +67,17 @@ export class UiSessionService {
     return loginLinkIsLive(this.db, hashKey(token), now());
   }
 
-  login(credentials: { password?: string | undefined; token?: string | undefined }, address: string): UiLogin {
-    this.refuseIfLimited(address);
+  /**
+   * Failed attempts are throttled per address, the password and login links counted apart: a
+   * guesser elsewhere never locks the password out, and nobody can use up the links' allowance
+   * with wrong passwords.
+   */
+  login(credentials: { password?: string | undefined; token?: string | undefined }, address: string | undefined): UiLogin {
+    const identity = credentials.password !== undefined ? UI_PASSWORD_IDENTITY : UI_LINK_IDENTITY;
+    return this.throttle.guard(address, identity, () => this.tryLogin(credentials));
+  }
+
+  private tryLogin(credentials: { password?: string | undefined; token?: string | undefined }): UiLogin {
     const byPassword = credentials.password !== undefined && this.passwordLogin && sameSecret(credentials.password, this.config.UI_PASSWORD);
     const session = sessionToken();
     const at = now();
@@ -88,7 +93,6 @@ export class UiSessionService {
         return taken;
       });
     if (!byPassword && !byToken) {
-      this.recordFailure(address);
       throw new AppError(
         "UNAUTHENTICATED",
         credentials.token !== undefined ? "this login link is not valid: a link works once, for 24 hours (`cairn ui-link` prints a new one)" : "wrong password",
@@ -116,31 +120,5 @@ export class UiSessionService {
   /** Ends idle sessions and drops expired login links. */
   pruneIdle(): number {
     return this.db.write(() => deleteIdleUiSessions(this.db, new Date(Date.now() - SESSION_IDLE_MS).toISOString()) + deleteExpiredLoginLinks(this.db, now()));
-  }
-
-  private recent(address: string, nowMs: number): number[] {
-    const times = (this.failures.get(address) ?? []).filter((at) => nowMs - at < MINUTE_MS);
-    if (times.length === 0) this.failures.delete(address);
-    else this.failures.set(address, times);
-    return times;
-  }
-
-  private refuseIfLimited(address: string): void {
-    const nowMs = Date.now();
-    const times = this.recent(address, nowMs);
-    if (times.length >= LOGIN_FAILURES_PER_MINUTE) {
-      const retryAfter = Math.max(1, Math.ceil((MINUTE_MS - (nowMs - (times[0] as number))) / 1000));
-      throw new AppError("RATE_LIMITED", "too many failed logins; try again in a minute", { retryAfter });
-    }
-  }
-
-  private recordFailure(address: string): void {
-    const nowMs = Date.now();
-    if (!this.failures.has(address) && this.failures.size >= MAX_TRACKED_ADDRESSES) {
-      for (const tracked of [...this.failures.keys()]) this.recent(tracked, nowMs);
-      // Still full of live entries: forget the oldest address rather than grow without bound.
-      if (this.failures.size >= MAX_TRACKED_ADDRESSES) this.failures.delete(this.failures.keys().next().value as string);
-    }
-    this.failures.set(address, [...this.recent(address, nowMs), nowMs]);
   }
 }

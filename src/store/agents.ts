@@ -17,6 +17,20 @@ export interface AgentRow {
 export const getAgentRow = (db: Db, agentId: string): AgentRow | undefined =>
   db.get<AgentRow>("SELECT * FROM agents WHERE agent_id = ?", agentId);
 
+/**
+ * The row a key check compares against: the agent's, or else a stand-in's (the next id in order,
+ * or the last), with `found` saying which. Either way the query seeks the id index twice and reads
+ * one agent's whole row from wherever it lies, so a key check takes the same work, and touches as
+ * cold a row, whether or not the agent exists.
+ */
+export const agentForKeyCheck = (db: Db, agentId: string): (AgentRow & { found: 0 | 1 }) | undefined =>
+  db.get<AgentRow & { found: 0 | 1 }>(
+    `SELECT a.*, a.agent_id = ? AS found FROM agents a
+     WHERE a.agent_id = COALESCE((SELECT agent_id FROM agents WHERE agent_id >= ? ORDER BY agent_id LIMIT 1), (SELECT max(agent_id) FROM agents))`,
+    agentId,
+    agentId,
+  );
+
 export function insertAgent(
   db: Db,
   row: Pick<AgentRow, "agent_id" | "display_name" | "role" | "key_hash" | "key_source" | "created_at">,

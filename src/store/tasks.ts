@@ -323,8 +323,13 @@ export const extendLeases = (db: Db, agentId: string, until: string): number =>
   db.run("UPDATE tasks SET lease_expires_at = ? WHERE assigned_to = ? AND status = 'claimed' AND lease_expires_at IS NOT NULL", until, agentId)
     .changes;
 
-export const claimedTaskIds = (db: Db, agentId: string): string[] =>
-  db.all<{ id: string }>("SELECT id FROM tasks WHERE assigned_to = ? AND status = 'claimed' ORDER BY claimed_at, pk", agentId).map((row) => row.id);
+/** Ids of the tasks the agent holds a claim on, those `viewer` can see. */
+export function claimedTaskIds(db: Db, agentId: string, viewer: Viewer): string[] {
+  const visible = visibleInProject("t", viewer);
+  return db
+    .all<{ id: string }>(`SELECT t.id FROM tasks t WHERE t.assigned_to = ? AND t.status = 'claimed' AND ${visible.sql} ORDER BY t.claimed_at, t.pk`, agentId, ...visible.params)
+    .map((row) => row.id);
+}
 
 export const claimedTasks = (db: Db, agentId: string, limit: number): TaskRow[] =>
   db.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.assigned_to = ? AND t.status = 'claimed' ORDER BY t.claimed_at, t.pk LIMIT ?`, agentId, limit);

@@ -94,6 +94,28 @@ describe("GET /agents and /participants", () => {
     expect(fields).toEqual(["agent_id", "claimed_tasks", "created_at", "current_project", "display_name", "last_seen_at", "online", "role"]);
   });
 
+  it("shows an agent's current project and claimed tasks only as far as the caller can see them", async () => {
+    const [worker, insider, outsider] = [await server.agent("in-secret"), await server.agent("insider"), await server.agent("outsider")];
+    expect((await server.request("/projects", { as: worker, body: { name: "skunkworks" } })).status).toBe(201);
+    expect((await server.request("/projects/skunkworks/join", { method: "POST", as: insider })).status).toBe(200);
+    const hidden = await server.request<{ id: string }>("/tasks", { as: worker, body: { title: "the secret task", project: "skunkworks" } });
+    const open = await server.request<{ id: string }>("/tasks", { as: worker, body: { title: "a global task", project: null } });
+    for (const task of [hidden, open]) expect((await server.request(`/tasks/${task.body.id}/claim`, { method: "POST", as: worker })).status).toBe(200);
+    const seenBy = async (as: Credentials) => {
+      const records = (await server.request<(AgentRecord & { claimed_tasks: string[] })[]>("/agents?limit=500", { as })).body;
+      return records.find((record) => record.agent_id === "in-secret");
+    };
+    expect(await seenBy(outsider)).toMatchObject({ current_project: null, claimed_tasks: [open.body.id] });
+    const participants = await server.request<(AgentRecord & { claimed_tasks: string[] })[]>("/participants?limit=500", { as: outsider });
+    expect(participants.text).not.toContain("skunkworks");
+    expect(participants.text).not.toContain(hidden.body.id);
+    for (const viewer of [insider, worker, server.owner, server.archivist]) {
+      expect(await seenBy(viewer)).toMatchObject({ current_project: "skunkworks", claimed_tasks: [hidden.body.id, open.body.id] });
+    }
+    const me = await server.request<AgentRecord & { claimed_tasks: string[] }>("/agents/me", { as: worker });
+    expect(me.body).toMatchObject({ current_project: "skunkworks", claimed_tasks: [hidden.body.id, open.body.id] });
+  });
+
   it("does not list deleted agents", async () => {
     const leaving = await server.agent("leaving");
     expect((await listAll(server, server.owner)).map((agent) => agent.agent_id)).toContain("leaving");

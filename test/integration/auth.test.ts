@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RFC3339_MS, startTestServer, type Response } from "../helpers/server.js";
+import { request, RFC3339_MS, startTestServer, type RequestOptions, type Response, type TestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
 /** CONTRACT §2.1/§2.2: one 401 for every credential problem. */
@@ -261,11 +261,18 @@ describe("POST /agents/self-register with REGISTRATION_KEY", () => {
 });
 
 describe("POST /agents/self-register on a non-loopback HOST", () => {
+  // Bound to every interface, reached here over loopback: 0.0.0.0 is not a name the server answers to.
+  const viaLoopback =
+    (server: TestServer) =>
+    <T = unknown>(path: string, options?: RequestOptions): Promise<Response<T>> =>
+      request<T>(`http://127.0.0.1:${server.server.port}`, path, options);
+
   it("without a registration key → 403", async () => {
     const server = await startTestServer({ HOST: "0.0.0.0" });
     try {
-      expectRefused(await server.request("/agents/self-register", { body: { agent_id: "remote" } }), 403, "FORBIDDEN");
-      const agents = await server.request<{ agent_id: string }[]>("/agents", { as: server.owner });
+      const send = viaLoopback(server);
+      expectRefused(await send("/agents/self-register", { body: { agent_id: "remote" } }), 403, "FORBIDDEN");
+      const agents = await send<{ agent_id: string }[]>("/agents", { as: server.owner });
       expect(agents.body.map((agent) => agent.agent_id)).not.toContain("remote");
     } finally {
       await server.close();
@@ -275,8 +282,9 @@ describe("POST /agents/self-register on a non-loopback HOST", () => {
   it("with a registration key configured, the key opens it", async () => {
     const server = await startTestServer({ HOST: "0.0.0.0", REGISTRATION_KEY: "remote-key-0123456789" });
     try {
-      expectRefused(await server.request("/agents/self-register", { body: { agent_id: "remote" } }), 401, "UNAUTHENTICATED");
-      const response = await server.request<Registration>("/agents/self-register", {
+      const send = viaLoopback(server);
+      expectRefused(await send("/agents/self-register", { body: { agent_id: "remote" } }), 401, "UNAUTHENTICATED");
+      const response = await send<Registration>("/agents/self-register", {
         body: { agent_id: "remote" },
         headers: { "x-registration-key": "remote-key-0123456789" },
       });

@@ -43,7 +43,7 @@ describe("/mcp over Streamable HTTP", () => {
     expect(wrong.status).toBe(401);
   });
 
-  it("refuses a request under a foreign Host or Origin (DNS rebinding) with 403", async () => {
+  it("refuses a request under a foreign Host or Origin (DNS rebinding) with 403; local tools on another port may connect", async () => {
     const port = new URL(server.url).port;
     const headers = { ...MCP_HEADERS, "X-Agent-ID": alice.agentId, "X-API-Key": alice.apiKey };
     // fetch will not send a Host of our choosing; node:http will.
@@ -124,6 +124,41 @@ describe("/mcp over Streamable HTTP", () => {
     expect(invalid.structured.errors.map((error) => error.path)).toContain("content");
     const missing = await callTool<{ code: string }>(client, "task_get", { id: "0badc0de-0000-4000-8000-000000000000" });
     expect(missing.structured.code).toBe("NOT_FOUND");
+  });
+
+  it("acts once for a retried tool call carrying an idempotency key in _meta, as REST does for the header", async () => {
+    const client = await connect(alice);
+    const call = (args: Record<string, unknown>, key: unknown) => client.callTool({ name: "task_create", arguments: args, _meta: { idempotency_key: key } });
+    const first = await call({ title: "created once however often it is retried" }, "mcp-retry-1");
+    const again = await call({ title: "created once however often it is retried" }, "mcp-retry-1");
+    expect(first.isError).toBeFalsy();
+    expect(again.structuredContent).toEqual(first.structuredContent);
+    const created = (first.structuredContent as { id: string }).id;
+    const listed = await server.request<{ id: string; title: string }[]>("/tasks?limit=500", { as: alice });
+    expect(listed.body.filter((task) => task.title === "created once however often it is retried")).toHaveLength(1);
+    // The same key over REST, for the same request, is the same request.
+    const viaRest = await server.request<{ id: string }>("/tasks", { as: alice, body: { title: "created once however often it is retried" }, headers: { "idempotency-key": "mcp-retry-1" } });
+    expect(viaRest.headers.get("idempotent-replayed")).toBe("true");
+    expect(viaRest.body.id).toBe(created);
+
+    const reused = await call({ title: "a different request" }, "mcp-retry-1");
+    expect(reused.isError).toBe(true);
+    expect(reused.structuredContent).toMatchObject({ detail: "idempotency key reused with a different request", code: "VALIDATION_FAILED" });
+    // A refusal is the answer too: replayed as the same isError result.
+    const refusedOnce = await client.callTool({ name: "task_claim", arguments: { id: "0badc0de-0000-4000-8000-000000000000" }, _meta: { idempotency_key: "mcp-refused" } });
+    const refusedAgain = await client.callTool({ name: "task_claim", arguments: { id: "0badc0de-0000-4000-8000-000000000000" }, _meta: { idempotency_key: "mcp-refused" } });
+    expect(refusedOnce).toMatchObject({ isError: true, structuredContent: { code: "NOT_FOUND" } });
+    expect(refusedAgain).toEqual(refusedOnce);
+    for (const bad of ["", "k".repeat(201), 42]) {
+      const invalid = await call({ title: "never created" }, bad);
+      expect(invalid.isError).toBe(true);
+      expect(invalid.structuredContent).toMatchObject({ code: "VALIDATION_FAILED", errors: [{ path: "_meta.idempotency_key" }] });
+    }
+    // Without a key, a retry acts again.
+    await call({ title: "no key, twice" }, undefined);
+    await call({ title: "no key, twice" }, undefined);
+    const twice = await server.request<{ title: string }[]>("/tasks?limit=500", { as: alice });
+    expect(twice.body.filter((task) => task.title === "no key, twice")).toHaveLength(2);
   });
 
   it("waits with wait_for, returning the event or null at the timeout", async () => {

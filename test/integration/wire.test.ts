@@ -1,7 +1,7 @@
-import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
 import type { Credentials, ErrorBody, Response } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { rawRequest } from "../helpers/raw.js";
 
 /** CONTRACT §2.1: `{detail, code}` (+ `errors` on 422), lower-case detail, UPPER_SNAKE code. */
 function expectError(response: Response<unknown>, status: number, code: string): ErrorBody {
@@ -29,19 +29,6 @@ const pathsOf = (body: ErrorBody): string[] => (body.errors ?? []).map((problem)
 interface Entry {
   id: string;
   content: string;
-}
-
-/** A raw HTTP request, for what fetch refuses to send (a body on GET). */
-function rawRequest(url: string, options: { method: string; headers: Record<string, string>; body: string }): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const headers = { ...options.headers, "content-length": String(Buffer.byteLength(options.body)) };
-    const outgoing = httpRequest(url, { method: options.method, headers }, (incoming) => {
-      incoming.resume();
-      incoming.on("end", () => resolve(incoming.statusCode ?? 0));
-    });
-    outgoing.on("error", reject);
-    outgoing.end(options.body);
-  });
 }
 
 describe("wire conventions", () => {
@@ -176,12 +163,12 @@ describe("wire conventions", () => {
         headers: { "content-type": "text/plain" },
       });
       expect(deleted.status).toBe(204);
-      const status = await rawRequest(`${server.url}/agents/me`, {
+      const response = await rawRequest(`${server.url}/agents/me`, {
         method: "GET",
         headers: { "x-agent-id": agent.agentId, "x-api-key": agent.apiKey, "content-type": "application/json" },
         body: "{ not json",
       });
-      expect(status).toBe(200);
+      expect(response.status).toBe(200);
     });
   });
 

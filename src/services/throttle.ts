@@ -1,0 +1,79 @@
+import ipaddr from "ipaddr.js";
+import { AppError } from "../core/errors.js";
+import { IdleTable } from "../core/idle-table.js";
+
+/** Failed authentications one address may make for one identity in a minute (CONTRACT §2.2a). */
+export const FAILURES_PER_MINUTE = 20;
+export const THROTTLE_CAPACITY = 10_000;
+const WINDOW_MS = 60_000;
+
+/** Identities that are not agent ids: the secrets that have no claimed owner. */
+export const REGISTRATION_IDENTITY = "(registration key)";
+export const UI_PASSWORD_IDENTITY = "(ui password)";
+export const UI_LINK_IDENTITY = "(ui login link)";
+
+/**
+ * Where a request comes from, as the throttle counts it: an IPv4 address (also when it arrives
+ * IPv4-mapped), or an IPv6 address's /64, which one host can fill with addresses at will.
+ */
+export function clientKey(address: string | undefined): string {
+  if (address === undefined || !ipaddr.isValid(address)) return "unknown";
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === "ipv4") return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4);
+  return `${parts.map((part) => part.toString(16)).join(":")}::/64`;
+}
+
+/**
+ * Credential guessing: after FAILURES_PER_MINUTE failures for one identity from one address, further
+ * attempts for it from there are refused with 429 before the credential is looked at, until the
+ * oldest failure is a minute old. Other addresses, and other identities, are unaffected, so a
+ * guesser elsewhere cannot lock the owner of a credential out.
+ */
+export class FailureThrottle {
+  private readonly failures: IdleTable<number[]>;
+
+  constructor(capacity = THROTTLE_CAPACITY) {
+    this.failures = new IdleTable(capacity, (times, nowMs) => nowMs - (times[times.length - 1] ?? 0) >= WINDOW_MS);
+  }
+
+  /** (address, identity) pairs currently remembered. */
+  get size(): number {
+    return this.failures.size;
+  }
+
+  private recent(key: string, nowMs: number): number[] {
+    return (this.failures.get(key) ?? []).filter((at) => nowMs - at < WINDOW_MS);
+  }
+
+  /** 429 with Retry-After when the pair has used up its failures. */
+  check(address: string | undefined, identity: string, nowMs = Date.now()): void {
+    const times = this.recent(`${clientKey(address)} ${identity}`, nowMs);
+    if (times.length < FAILURES_PER_MINUTE) return;
+    const retryAfter = Math.max(1, Math.ceil((WINDOW_MS - (nowMs - (times[0] as number))) / 1000));
+    throw new AppError("RATE_LIMITED", "too many failed attempts; try again later", { retryAfter });
+  }
+
+  fail(address: string | undefined, identity: string, nowMs = Date.now()): void {
+    const key = `${clientKey(address)} ${identity}`;
+    const times = this.recent(key, nowMs);
+    times.push(nowMs);
+    this.failures.set(key, times.slice(-FAILURES_PER_MINUTE), nowMs);
+  }
+
+  /** Runs `attempt` unless the pair is throttled, counting an UNAUTHENTICATED failure against it. */
+  guard<T>(address: string | undefined, identity: string, attempt: () => T): T {
+    this.check(address, identity);
+    try {
+      return attempt();
+    } catch (error) {
+      if (error instanceof AppError && error.code === "UNAUTHENTICATED") this.fail(address, identity);
+      throw error;
+    }
+  }
+
+  /** Forgets pairs with no failure in the last minute (a job calls it every minute). */
+  sweep(nowMs = Date.now()): number {
+    return this.failures.sweep(nowMs);
+  }
+}
