@@ -6,6 +6,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../src/core/paths.js";
 import { runMergeBench, runPassBench } from "./archivist.js";
+import { runAuthBench } from "./auth.js";
 import { runClaimBench, runHandoffBench, runMessageBench } from "./coordination.js";
 import { runFanoutBench, runReplayBench } from "./events.js";
 import { runMcpBench } from "./mcp.js";
@@ -16,10 +17,10 @@ import { runStartupBench } from "./startup.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "ui"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "ui", "auth"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [ui] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [ui] [auth] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -33,6 +34,7 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   merge     archivist immediate mode: B's 201 → merged entry, 100 conflicting pairs (fake LLM, hash embedder)
   pass      archivist scheduled pass over 10,000 entries of the last day: duration, LLM calls, tokens
   ui        web UI time to interactive (Overview, Memory) with 10,000 entries and 2,000 tasks; asset sizes
+  auth      wrong key vs unknown agent timing gap, guesses checked per id and address, RSS under junk client ids
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -54,6 +56,7 @@ function plan(quick: boolean) {
     merge: { pairs: quick ? 20 : 100, warmup: quick ? 2 : 5, timeoutMs: 30_000 },
     pass: { entries: quick ? 2000 : 10_000, agents: 6, projects: 3, seedClients: 16 },
     ui: { entries: quick ? 2000 : 10_000, tasks: quick ? 400 : 2000, runs: quick ? 3 : 7, seedClients: 16 },
+    auth: { agents: quick ? 200 : 1000, pairs: quick ? 2000 : 10_000, junkIds: quick ? 5000 : 50_000, hugeIds: quick ? 200 : 2000 },
   };
 }
 
@@ -96,6 +99,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runPassBench(sizes.pass);
     case "ui":
       return runUiBench(sizes.ui);
+    case "auth":
+      return runAuthBench(sizes.auth);
   }
 }
 
