@@ -2,7 +2,7 @@
 // measurably longer than any key for an unknown one, how many keys a guesser gets checked, and
 // whether junk client ids can grow the server's memory.
 import { randomBytes } from "node:crypto";
-import { judge, latencyStats, newDataDir, progress, round, runClients, withServer, type Credentials, type Section } from "./lib.js";
+import { judge, latencyStats, newDataDir, progress, round, runClients, withServer, type Credentials, type Row, type Section } from "./lib.js";
 
 export interface AuthOptions {
   /** Agents whose ids the timing run guesses wrong keys for. */
@@ -24,6 +24,17 @@ function trimmed(values: number[]): number[] {
   const cut = Math.floor(sorted.length * 0.05);
   return sorted.slice(cut, sorted.length - cut);
 }
+
+/** A row of request times measured in microseconds. */
+const timingRow = (scenario: string, samplesUs: number[]): Row => ({
+  scenario,
+  n: samplesUs.length,
+  p50Ms: round(median(samplesUs) / 1000, 3),
+  p95Ms: round(latencyStats(samplesUs).p95 / 1000, 3),
+  opsPerSec: null,
+  cpuMsPerOp: null,
+  rssMb: null,
+});
 
 export async function runAuthBench(options: AuthOptions): Promise<Section> {
   return withServer(
@@ -95,24 +106,8 @@ export async function runAuthBench(options: AuthOptions): Promise<Section> {
         name: "auth",
         title: "Credential checks under attack",
         rows: [
-          {
-            scenario: "wrong key, existing agent (401)",
-            n: existing.length,
-            p50Ms: round(median(existing) / 1000, 3),
-            p95Ms: round(latencyStats(existing).p95 / 1000, 3),
-            opsPerSec: null,
-            cpuMsPerOp: null,
-            rssMb: null,
-          },
-          {
-            scenario: "any key, unknown agent (401)",
-            n: unknown.length,
-            p50Ms: round(median(unknown) / 1000, 3),
-            p95Ms: round(latencyStats(unknown).p95 / 1000, 3),
-            opsPerSec: null,
-            cpuMsPerOp: null,
-            rssMb: null,
-          },
+          timingRow("wrong key, existing agent (401)", existing),
+          timingRow("any key, unknown agent (401)", unknown),
           {
             scenario: "200 guesses at one agent id, one address",
             n: 200,
