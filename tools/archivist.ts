@@ -25,8 +25,8 @@ export const archivistLease = defineOperation({
   description:
     "Archivist only. Only one archivist works at a time: the lease is granted when it is free, expired or already " +
     "yours (a renewal extends it), and refused (`granted: false`, with the current holder) otherwise. `token` " +
-    "grows whenever the lease changes hands; send it as `X-Archivist-Lease` on writes, which are refused with 409 " +
-    "once another holder has taken over. `release: true` gives the lease up at once.",
+    "grows whenever the lease changes hands; a write that carries an older token is refused. `release: true` " +
+    "gives the lease up at once.",
   kind: "action",
   access: "agent",
   roles: ["archivist"],
@@ -70,7 +70,7 @@ export const archivistStatus = defineOperation({
 export const archivistStateGet = defineOperation({
   name: "archivist_state_get",
   title: "Read an archivist state value",
-  description: "Archivist only: one value of the archivist's key-value store (404 when unset).",
+  description: "Archivist only: one value of the archivist's key-value store (not found when unset).",
   kind: "read",
   access: "agent",
   roles: ["archivist"],
@@ -105,7 +105,7 @@ export const archivistSetConfidence = defineOperation({
   description:
     "Archivist only: set the confidence of up to 500 entries without changing their `version` or `updated_at`; " +
     "each change emits `memory.updated` with `reason: \"decay\"`. Entries gone since are skipped; a directive id " +
-    "refuses the whole request (422).",
+    "refuses the whole call.",
   kind: "action",
   access: "agent",
   roles: ["archivist"],
@@ -125,7 +125,7 @@ export const archivistMerge = defineOperation({
   description:
     "Archivist only: write the merged entry (`parents` = the sources, in their project and scope, version one past " +
     "the highest source version) and soft-delete each source with `superseded_by` set, in one transaction. Sources " +
-    "must be memory or doc entries of one project and scope, unchanged since the versions given (else 409).",
+    "must be memory or doc entries of one project and scope, unchanged since the versions given (else it is refused).",
   kind: "create",
   access: "agent",
   roles: ["archivist"],

@@ -34,4 +34,4 @@ export const SERVER_EVENT_TYPES: readonly { type: string; payload: string }[] = 
 export const eventTypesDescription = (): string =>
   "The event type. The server's own, with their payload fields: " +
   SERVER_EVENT_TYPES.map((entry) => `\`${entry.type}\` {${entry.payload}}`).join("; ") +
-  ". Any other dotted type is a custom event (POST /events); `archivist.*` come from the archivist.";
+  ". Any other dotted type is a custom event (event_emit); `archivist.*` come from the archivist.";

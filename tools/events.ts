@@ -63,14 +63,13 @@ export const eventWait = defineOperation({
   name: "event_wait",
   title: "Wait for an event",
   description:
-    "Blocks until an event of one of `types` (comma-separated; exact or families such as `task.*`; empty: any) that " +
-    "you may see happens after the call began (or after `after_seq`), and returns it; 204 when `timeout` seconds " +
-    "(1–60, default 30) pass first. The REST twin of the MCP `wait_for` tool.",
+    "Wait for an event you may see, of one of `types`, that happens after the call began (or after `after_seq`), " +
+    "and return it; nothing when `timeout` seconds (1–60, default 30) pass first. Use it instead of polling.",
   kind: "read",
   access: "agent",
   http: { method: "GET", path: "/events/wait", otherStatuses: [{ status: 204, description: "nothing happened before the timeout" }] },
   input: z.strictObject({
-    types: z.array(typePattern).max(20).optional(),
+    types: z.array(typePattern).max(20).optional().describe("exact types or families such as `task.*`, as a list or comma-separated; none: any"),
     timeout: z.number().int().min(1).max(60).optional().describe("seconds, default 30"),
     after_seq: z.number().int().min(0).optional().describe("wait for an event after this seq instead of after now"),
   }),
@@ -87,7 +86,7 @@ export const eventEmit = defineOperation({
   description:
     "Records a custom event and delivers it to every subscriber who may see it: everyone, or with `project` the " +
     "project's members. The server's own families (`memory.*`, `task.*`, `message.*`, `project.*`, `agent.*`, " +
-    "`session.*`, `graph.*`, `archivist.*`) are refused with 422, except `archivist.*` from the archivist. The payload is a " +
+    "`session.*`, `graph.*`, `archivist.*`) are refused, except `archivist.*` from the archivist. The payload is a " +
     "JSON object of at most 16 KiB.",
   kind: "create",
   access: "agent",

@@ -49,7 +49,7 @@ export const graphList = defineOperation({
   access: "agent",
   http: { method: "GET", path: "/graph" },
   input: z.strictObject({
-    project: projectId.nullable().optional().describe("only this project's edges; empty (REST) or null (MCP) for global ones"),
+    project: projectId.nullable().optional().describe("only this project's edges; null (or empty) for global ones"),
     rel: rel.optional(),
     limit: limitParam(500, 50),
     cursor: cursorParam,

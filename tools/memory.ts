@@ -17,18 +17,18 @@ import {
   tombstone,
 } from "./schemas.js";
 
-const projectFilter = projectId.nullable().optional().describe("only this project; empty (REST) or null (MCP) for global entries");
+const projectFilter = projectId.nullable().optional().describe("only this project; null (or empty) for global entries");
 const includeEmbedding = z.boolean().optional().describe("include the stored embedding vector");
 
 export const memoryWrite = defineOperation({
   name: "memory_write",
   title: "Write a memory entry",
   description:
-    "Store a finding, decision or piece of knowledge in shared memory. Before writing, the server checks for a " +
-    "near-identical entry of the same type in the same project and scope: if one exists nothing new is written, " +
-    "the existing entry is reinforced and returned with status 200 and `duplicate_of`. Otherwise 201 with the new " +
-    "entry and `similar` (up to 3 overlapping entries worth reading). `type` is memory (default), doc, skill or " +
-    "directive; directive needs elevated permission (DIRECTIVE_WRITERS). `scope=agent` keeps it private to you.",
+    "Store a finding, decision or piece of knowledge in shared memory. If a near-identical entry of the same type, " +
+    "project and scope exists, nothing new is written: that entry is reinforced and returned with `duplicate_of`. " +
+    "Otherwise you get the new entry and `similar` (up to 3 overlapping entries worth reading). `type` is memory " +
+    "(default), doc, skill or directive (needs elevated permission, DIRECTIVE_WRITERS). `scope=agent` keeps it " +
+    "private to you.",
   kind: "create",
   access: "agent",
   http: {
@@ -38,7 +38,7 @@ export const memoryWrite = defineOperation({
   },
   input: z.strictObject({
     content,
-    type: z.enum(["memory", "doc", "directive", "skill"]).optional().describe("default memory; compiled entries come from the compile routes"),
+    type: z.enum(["memory", "doc", "directive", "skill"]).optional().describe("default memory"),
     scope: scope.optional().describe("project (default): visible to the project; agent: only you"),
     project: projectId.nullable().optional().describe("omitted: your current project; null: global"),
     tags: tags.optional(),
@@ -60,7 +60,7 @@ export const memoryList = defineOperation({
   title: "List memory entries",
   description:
     "List the entries you can see, newest change first, with filters. Directives are included unless filtered " +
-    "out; `type=directive&scope=project&project=<id>` reads one project's directives.",
+    "out; `type` directive, `scope` project and a `project` read one project's directives.",
   kind: "list",
   access: "agent",
   http: { method: "GET", path: "/memory" },
@@ -110,8 +110,8 @@ export const memorySearch = defineOperation({
   description:
     "Find entries by meaning and by keywords at once (vector similarity and BM25, fused by rank). Search before " +
     "starting work to reuse what the team already knows. Filters apply before ranking, so `limit` is honoured. " +
-    "Each hit has `score`, `similarity` (cosine, null for keyword-only hits) and `match`. Without an embedding " +
-    "model the search is keyword-only (header X-Search-Mode: keyword).",
+    "Each hit has `similarity` (cosine, null for keyword-only hits) and `match`. Without an embedding model the " +
+    "search is keyword-only.",
   kind: "read",
   access: "agent",
   http: {
@@ -183,7 +183,7 @@ export const memoryDirectives = defineOperation({
 export const memoryGet = defineOperation({
   name: "memory_get",
   title: "Read a memory entry",
-  description: "One entry by id or unique id prefix. The ETag header carries its version, for If-Match on update.",
+  description: "One entry by id or unique id prefix. Its `version` is what memory_update takes as `if_match`.",
   kind: "read",
   access: "agent",
   http: { method: "GET", path: "/memory/:id", responseHeaders: { ETag: 'the entry version, quoted: "3"' } },
@@ -205,9 +205,8 @@ export const memoryUpdate = defineOperation({
   title: "Update a memory entry",
   description:
     "Change an entry's content, tags, confidence, type, scope, project or expiry. Allowed for its author; for " +
-    "entries other than directives also for the archivist and owners. Pass the version you read as `if_match` " +
-    "(REST: If-Match header) to fail with 412 instead of overwriting someone else's change. A real change " +
-    "bumps `version`.",
+    "entries other than directives also for the archivist and owners. With `if_match` (the version you read) a " +
+    "change made since is not overwritten: the update is refused. A real change bumps `version`.",
   kind: "update",
   access: "agent",
   http: { method: "PATCH", path: "/memory/:id", headers: { if_match: "if-match" } },

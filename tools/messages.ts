@@ -59,7 +59,7 @@ export const messageUnreadCount = defineOperation({
 export const messageConsume = defineOperation({
   name: "message_consume",
   title: "Take your unread messages",
-  description: "Return your unread messages and mark exactly those read, atomically. With an Idempotency-Key a retry returns the same batch.",
+  description: "Return your unread messages and mark exactly those read, atomically. A retry with the same idempotency key returns the same batch.",
   kind: "action",
   access: "agent",
   http: { method: "POST", path: "/messages/inbox/consume" },

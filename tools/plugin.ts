@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { HOST_NAMES, renderHostConfigs } from "../plugin/hosts/index.js";
+import { bridgeLauncher } from "../src/core/paths.js";
 import { defineOperation } from "./operation.js";
 
 const hostConfig = z
@@ -16,7 +17,7 @@ export const pluginInstall = defineOperation({
   title: "MCP configuration for an agent host",
   description:
     "The files (and, where the host has one, the CLI command) that connect an agent host to Cairn as you: " +
-    `${HOST_NAMES.join(", ")}; over stdio (\`npx cairn mcp\`) or HTTP (\`/mcp\`). The key is never in them, only a ` +
+    `${HOST_NAMES.join(", ")}; over \`stdio\` (the \`cairn mcp\` command) or \`http\` (\`/mcp\`). The key is never in them, only a ` +
     "reference to the CAIRN_API_KEY environment variable in the host's own syntax. With host and transport: that " +
     "one configuration; otherwise `{hosts: [...]}` with every match.",
   kind: "read",
@@ -28,7 +29,8 @@ export const pluginInstall = defineOperation({
   }),
   output: z.union([hostConfig, z.object({ hosts: z.array(hostConfig) })]),
   handle({ services, caller }, input) {
-    const configs = renderHostConfigs({ agentId: caller.agentId, url: services.site.url, keyVariable: "CAIRN_API_KEY" }, input.host, input.transport);
+    const context = { agentId: caller.agentId, url: services.site.url, keyVariable: "CAIRN_API_KEY", launcher: bridgeLauncher() };
+    const configs = renderHostConfigs(context, input.host, input.transport);
     return input.host !== undefined && input.transport !== undefined && configs[0] ? configs[0] : { hosts: configs };
   },
 });

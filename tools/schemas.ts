@@ -29,8 +29,9 @@ export const timestampInput = z
 export const timestamp = z.string().meta({ format: "date-time", description: "RFC 3339 UTC with milliseconds" });
 
 export const limitParam = (max: number, fallback: number) =>
-  z.number().int().min(1).max(max).default(fallback).describe(`page size, 1 to ${max} (default ${fallback})`);
-export const cursorParam = z.string().min(1).max(512).optional().describe("continue a listing from the X-Next-Cursor of the previous page");
+  // The default is in the schema itself: repeating it here would only lengthen every tool listing.
+  z.number().int().min(1).max(max).default(fallback).describe(`page size, 1 to ${max}`);
+export const cursorParam = z.string().min(1).max(512).optional().describe("the next cursor of the previous page");
 
 export const idRef = z
   .string()
@@ -49,7 +50,7 @@ export const tags = z
 export const content = z
   .string()
   .refine((value) => value.trim().length > 0, "must not be empty")
-  .describe("markdown; at most MAX_CONTENT_BYTES bytes (413 beyond)");
+  .describe("markdown; at most MAX_CONTENT_BYTES bytes");
 
 export const confidence = z.number().min(0).max(1);
 
@@ -91,9 +92,9 @@ export const similarEntry = z.object({ id: z.uuid(), similarity: z.number(), age
 
 export const memoryWriteResult = memoryEntry
   .extend({
-    similar: z.array(similarEntry).optional().describe("201: up to 3 visible entries at or above SIMILAR_THRESHOLD"),
-    duplicate_of: z.uuid().optional().describe("200: the existing entry this write duplicates (it was reinforced)"),
-    similarity: z.number().optional().describe("200: cosine similarity to the duplicate"),
+    similar: z.array(similarEntry).optional().describe("a new entry: up to 3 visible entries at or above SIMILAR_THRESHOLD"),
+    duplicate_of: z.uuid().optional().describe("a duplicate: the id of the existing entry, which was reinforced and is what you got back"),
+    similarity: z.number().optional().describe("a duplicate: its cosine similarity to the content written"),
   })
   .meta({ id: "MemoryWriteResult" });
 

@@ -43,7 +43,7 @@ export const taskList = defineOperation({
   input: z.strictObject({
     status: taskStatus.optional(),
     agent: z.string().min(1).max(64).optional().describe("creator or assignee"),
-    project: projectId.nullable().optional().describe("only this project; empty (REST) or null for global tasks"),
+    project: projectId.nullable().optional().describe("only this project; null (or empty) for global tasks"),
     tag: z.string().min(1).max(64).optional(),
     priority: priority.optional(),
     unblocked: z.boolean().optional(),
@@ -67,7 +67,7 @@ export const taskCounts = defineOperation({
   http: { method: "GET", path: "/tasks/counts" },
   input: z.strictObject({
     agent: z.string().min(1).max(64).optional().describe("creator or assignee"),
-    project: projectId.nullable().optional().describe("only this project; empty (REST) or null for global tasks"),
+    project: projectId.nullable().optional().describe("only this project; null (or empty) for global tasks"),
     tag: z.string().min(1).max(64).optional(),
     priority: priority.optional(),
   }),
@@ -113,7 +113,7 @@ export const taskGet = defineOperation({
 export const taskUpdate = defineOperation({
   name: "task_update",
   title: "Update a task",
-  description: "Change title, description, priority, tags, due date or expected outcome. By its creator, its assignee or an owner; not once closed (409).",
+  description: "Change title, description, priority, tags, due date or expected outcome. By its creator, its assignee or an owner; not once completed or failed.",
   kind: "update",
   access: "agent",
   http: { method: "PATCH", path: "/tasks/:id" },
@@ -137,9 +137,9 @@ export const taskClaim = defineOperation({
   name: "task_claim",
   title: "Claim a task",
   description:
-    "Take an open, unblocked task before working on it. Exactly one of several racing agents wins; the others get " +
-    "409 `task not open` (or `task is blocked`). Keep the claim alive by using the API or task_heartbeat; a silent " +
-    "claim lapses after TASK_LEASE_SECONDS.",
+    "Take an open, unblocked task before working on it. Exactly one of several racing agents wins; the others are " +
+    "refused (`task not open` or `task is blocked`). Any call of yours, or task_heartbeat, keeps the claim alive; a " +
+    "silent claim lapses after TASK_LEASE_SECONDS.",
   kind: "action",
   access: "agent",
   http: { method: "POST", path: "/tasks/:id/claim" },
@@ -154,7 +154,7 @@ export const taskClaim = defineOperation({
 export const taskUnclaim = defineOperation({
   name: "task_unclaim",
   title: "Release a claim",
-  description: "Give a claimed task back (assignee only); it is open again.",
+  description: "Give a claimed task back: it is open again. By its assignee, or by an owner for any claim.",
   kind: "action",
   access: "agent",
   http: { method: "POST", path: "/tasks/:id/unclaim" },
@@ -259,7 +259,7 @@ export const taskAddComment = defineOperation({
 export const taskAddDependency = defineOperation({
   name: "task_add_dependency",
   title: "Add a dependency",
-  description: "Make the task wait for another to be completed. A dependency on itself is 422, one that closes a cycle 409.",
+  description: "Make the task wait for another to be completed. Refused for the task itself and for one that would close a cycle.",
   kind: "create",
   access: "agent",
   http: { method: "POST", path: "/tasks/:id/dependencies" },

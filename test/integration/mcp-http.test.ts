@@ -1,8 +1,10 @@
 import http from "node:http";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, describe, expect, it } from "vitest";
+import { textBodyOf } from "../../src/http/text-body.js";
 import { catalogue } from "../../tools/catalogue.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { descriptionsIn, mentionsHttp } from "../helpers/http-words.js";
 import { callTool, mcpClient } from "../helpers/mcp.js";
 import { eventually } from "../helpers/wait.js";
 import { startTestServer } from "../helpers/server.js";
@@ -15,6 +17,10 @@ const INITIALIZE = {
   params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
 };
 const MCP_HEADERS = { accept: "application/json, text/event-stream", "content-type": "application/json" };
+
+/** What a search hit carries over MCP unless the call asks for `verbose` (the contract's list). */
+const COMPACT_HIT = ["id", "type", "project", "agent_id", "content", "similarity", "match", "tags", "updated_at"];
+
 
 describe("/mcp over Streamable HTTP", () => {
   const server = serverForSuite({ DIRECTIVE_WRITERS: "human" });
@@ -83,6 +89,12 @@ describe("/mcp over Streamable HTTP", () => {
     expect(byName.get("memory_delete")?.annotations).toEqual({ idempotentHint: true, openWorldHint: false });
     expect(byName.get("memory_write")?.annotations).toEqual({ destructiveHint: false, openWorldHint: false });
     expect(byName.get("memory_write")?.inputSchema.required).toEqual(["content"]);
+    // It moves the memory cursor (peek does not): a host must not take it for a free, repeatable read.
+    expect(byName.get("session_start")?.annotations).toEqual({ destructiveHint: false, openWorldHint: false });
+    expect(byName.get("memory_search")?.inputSchema.properties).toHaveProperty("verbose");
+    // Its description asks for `if_match`: the argument is listed, though REST carries it as a header.
+    expect(byName.get("memory_update")?.inputSchema.properties).toHaveProperty("if_match");
+    expect(byName.get("wait_for")?.inputSchema.properties?.types).toMatchObject({ anyOf: [{ type: "array" }, { type: "string" }] });
     // An agent is not offered what its role may not do.
     expect(names).not.toContain("memory_set_headline");
     // Small enough to sit in every prompt.
@@ -111,6 +123,43 @@ describe("/mcp over Streamable HTTP", () => {
     const bobsClient = await connect(bob);
     const inbox = await callTool<{ items: { body: string }[] }>(bobsClient, "message_inbox");
     expect(inbox.structured.items.map((message) => message.body)).toContain("hello over MCP");
+  });
+
+  it("speaks MCP, not HTTP, in its instructions, tools, resources and prompts", async () => {
+    const client = await connect(alice);
+    const { tools } = await client.listTools();
+    const { resources } = await client.listResources();
+    const { prompts } = await client.listPrompts();
+    const texts = [
+      client.getInstructions() ?? "",
+      ...tools.flatMap((tool) => [tool.description ?? "", ...descriptionsIn(tool.inputSchema)]),
+      ...resources.map((resource) => resource.description ?? ""),
+      ...prompts.map((prompt) => prompt.description ?? ""),
+    ];
+    for (const prompt of prompts) texts.push(JSON.stringify((await client.getPrompt({ name: prompt.name })).messages));
+    expect(texts.filter(mentionsHttp)).toEqual([]);
+  });
+
+  it("returns compact search hits unless the call asks for verbose ones", async () => {
+    const client = await connect(alice);
+    await callTool(client, "memory_write", { content: "Compact hits: the staging database is rebuilt every Sunday night", tags: ["staging"] });
+    const query = "when is the staging database rebuilt";
+    const compact = await callTool<{ result: Record<string, unknown>[] }>(client, "memory_search", { q: query });
+    expect(compact.structured.result.length).toBeGreaterThan(0);
+    for (const hit of compact.structured.result) expect(Object.keys(hit).sort()).toEqual([...COMPACT_HIT].sort());
+    expect(JSON.parse(compact.text)).toEqual(compact.structured);
+
+    const verbose = await callTool<{ result: Record<string, unknown>[] }>(client, "memory_search", { q: query, verbose: true });
+    const rest = await server.request<Record<string, unknown>[]>(`/memory/search?q=${encodeURIComponent(query)}`, { as: alice });
+    expect(verbose.structured.result.map((hit) => hit.id)).toEqual(compact.structured.result.map((hit) => hit.id));
+    expect(verbose.structured.result.map((hit) => Object.keys(hit).sort())).toEqual(rest.body.map((hit) => Object.keys(hit).sort()));
+    expect(verbose.structured.result[0]).toHaveProperty("score");
+    // The REST search is unchanged: whole hits, and no `verbose` parameter.
+    expect(Object.keys(rest.body[0] ?? {})).toEqual(expect.arrayContaining(["score", "version", "read_count"]));
+    expect((await server.request(`/memory/search?q=staging&verbose=true`, { as: alice })).status).toBe(422);
+
+    const wrong = await callTool<{ code: string; errors: { path: string }[] }>(client, "memory_search", { q: query, verbose: "yes" });
+    expect(wrong).toMatchObject({ isError: true, structured: { code: "VALIDATION_FAILED", errors: [{ path: "verbose" }] } });
   });
 
   it("returns refusals as isError results with REST's detail and code", async () => {
@@ -165,6 +214,13 @@ describe("/mcp over Streamable HTTP", () => {
     const client = await connect(alice);
     const quiet = await callTool<{ result: null }>(client, "wait_for", { types: ["never.happens"], timeout: 1 });
     expect(quiet).toMatchObject({ isError: false, structured: { result: null } });
+    // `types` is a list or, as in the REST query, one comma-separated string, checked the same way.
+    const listedAsText = callTool<{ result: { type: string } }>(client, "wait_for", { types: "never.happens, task.created", timeout: 10 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await server.request("/tasks", { as: bob, body: { title: "wakes a wait_for given its types as text", project: null } });
+    expect((await listedAsText).structured.result.type).toBe("task.created");
+    const badType = await callTool<{ code: string; errors: { path: string }[] }>(client, "wait_for", { types: "task.created,Not A Type", timeout: 1 });
+    expect(badType).toMatchObject({ isError: true, structured: { code: "VALIDATION_FAILED", errors: [{ path: "types.1" }] } });
     const waiting = callTool<{ result: { type: string } }>(client, "wait_for", { types: ["message.received"], timeout: 10 });
     await new Promise((resolve) => setTimeout(resolve, 100));
     await server.request("/messages", { as: bob, body: { to: alice.agentId, body: "wake up" } });
@@ -240,8 +296,10 @@ describe("tool sets", () => {
     try {
       const client = await mcpClient(server, server.owner);
       const { tools } = await client.listTools();
+      // Files of text (the JSON Lines export and import) are REST's alone.
+      const movesAFile = (operation: (typeof catalogue)[number]): boolean => operation.http.contentType !== undefined || textBodyOf(operation) !== undefined;
       const expected = catalogue.filter(
-        (operation) => operation.access === "agent" && operation.kind !== "stream" && (!operation.roles || operation.roles.includes("owner")),
+        (operation) => operation.access === "agent" && operation.kind !== "stream" && !movesAFile(operation) && (!operation.roles || operation.roles.includes("owner")),
       );
       expect(tools).toHaveLength(expected.length);
       expect(tools.filter((tool) => tool.outputSchema).length).toBeGreaterThan(30);
@@ -249,7 +307,12 @@ describe("tool sets", () => {
       const written = await callTool<{ id: string }>(client, "memory_write", { content: "schema-checked note" });
       await callTool(client, "memory_list", { limit: 2 });
       await callTool(client, "memory_get", { id: written.structured.id });
+      for (const verbose of [false, true]) {
+        const found = await callTool<{ result: unknown[] }>(client, "memory_search", { q: "schema-checked note", verbose });
+        expect(found.structured.result.length).toBeGreaterThan(0);
+      }
       await callTool(client, "wait_for", { timeout: 1, types: ["never.happens"] });
+      await callTool(client, "wait_for", { timeout: 1, types: "never.happens,also.never" });
       await callTool(client, "agent_me");
       await client.close();
     } finally {

@@ -36,6 +36,8 @@ const REST_ONLY: Record<string, string> = {
   event_stream: "a server-sent event stream; over MCP an agent waits with wait_for",
   health: "public liveness check, not a primitive",
   onboard_script: "a public shell script for a machine without an agent yet",
+  admin_export: "the owner's JSON Lines file of everything shared: a file to save, not a tool result",
+  admin_import: "takes a JSON Lines file as its body: a file to load, not a tool call",
 };
 
 const writeNote = async (world: World, content: string, as: Who = "alice"): Promise<string> =>
@@ -184,6 +186,15 @@ const SCENARIOS: Record<string, Scenario> = {
   log_list: { as: "owner", args: { limit: 5 } },
 };
 
+/**
+ * What only a tool takes: `verbose` on a search, a list written as one comma-separated string. REST
+ * answers the same call without `verbose`, and reads the string as its query does.
+ */
+const TOOL_FORMS: [string, Scenario][] = [
+  ["memory_search", { args: { q: "when do deploys go out", verbose: true } }],
+  ["event_wait", { args: { types: "never.happens,also.never", timeout: 1 } }],
+];
+
 /** Refusals must match too: the same code over both transports. */
 const REFUSALS: [string, Scenario][] = [
   ["memory_write", { args: { content: "a rule from an agent", type: "directive" }, refused: "FORBIDDEN" }],
@@ -221,11 +232,15 @@ function mask(value: unknown, key = ""): unknown {
 
 const tools = new Map(mcpTools(catalogue, "all").map((tool) => [tool.operation.name, tool]));
 
+/** The fields of a search hit over MCP unless the call asks for `verbose` (the contract's list). */
+const COMPACT_HIT = ["id", "type", "project", "agent_id", "content", "similarity", "match", "tags", "updated_at"];
+const compactHit = (hit: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(COMPACT_HIT.filter((key) => key in hit).map((key) => [key, hit[key]]));
+
 /** The REST answer in the shape the tool answers with. */
 async function viaRest(world: World, operation: Operation, as: Credentials, args: Record<string, unknown>): Promise<unknown> {
   const layout = inputLayout(operation);
   let path = operation.http.path;
-  const rest = { ...args };
+  const { verbose, ...rest } = args;
   for (const name of layout.path) {
     path = path.replace(`:${name}`, encodeURIComponent(String(rest[name])));
     delete rest[name];
@@ -242,6 +257,7 @@ async function viaRest(world: World, operation: Operation, as: Credentials, args
   const shape = tools.get(operation.name)?.shape;
   const payload = response.status === 204 ? undefined : response.body;
   if (shape === "list") return { items: payload, next_cursor: response.headers.get("x-next-cursor") };
+  if (operation.name === "memory_search" && verbose !== true) return { result: (payload as unknown as Record<string, unknown>[]).map(compactHit) };
   if (shape === "wrapped") return { result: payload ?? null };
   return payload ?? null;
 }
@@ -301,7 +317,7 @@ describe("REST and MCP parity", () => {
     }
   });
 
-  it.each([...Object.entries(SCENARIOS), ...REFUSALS])("%s answers the same over REST and MCP", async (name, scenario) => {
+  it.each([...Object.entries(SCENARIOS), ...TOOL_FORMS, ...REFUSALS])("%s answers the same over REST and MCP", async (name, scenario) => {
     const operation = catalogue.find((candidate) => candidate.name === name) as Operation;
     const prepared = await Promise.all([restWorld, mcpWorld].map(async (w) => (scenario.setup ? await scenario.setup(w) : {})));
     const [restPrepared, mcpPrepared] = prepared as [{ args?: Record<string, unknown>; as?: Credentials }, { args?: Record<string, unknown>; as?: Credentials }];

@@ -1,0 +1,81 @@
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { AppError } from "../core/errors.js";
+import type { Logger } from "../core/log.js";
+import { inputLayout } from "../../tools/layout.js";
+import type { Operation } from "../../tools/operation.js";
+
+/**
+ * An operation whose request body is a file of text rather than a JSON object (the import's JSON
+ * Lines) says so with one input field whose schema names a `contentMediaType`: that field is the
+ * body, and its other fields come from the query string.
+ */
+export interface TextBody {
+  field: string;
+  mediaType: string;
+}
+
+export function textBodyOf(operation: Operation): TextBody | undefined {
+  if (operation.http.method === "GET") return undefined;
+  for (const [field, schema] of Object.entries(inputLayout(operation).properties)) {
+    if (typeof schema.contentMediaType === "string") return { field, mediaType: schema.contentMediaType };
+  }
+  return undefined;
+}
+
+// Other names clients use for JSON Lines, and plain text, are read the same way.
+const TEXT_ALIASES: Record<string, string[]> = { "application/x-ndjson": ["application/jsonl", "application/x-jsonlines", "text/plain"] };
+
+const mediaTypeOf = (request: Request): string => (request.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+
+const hasBody = (request: Request): boolean =>
+  request.headers["transfer-encoding"] !== undefined ||
+  (request.headers["content-length"] !== undefined && request.headers["content-length"] !== "0");
+
+/** The body as UTF-8 text of `mediaType` (415 otherwise), at most `maxBytes` (413); none is "". */
+export function textBody(mediaType: string, maxBytes: number) {
+  const accepted = new Set([mediaType, ...(TEXT_ALIASES[mediaType] ?? [])]);
+  const parse = express.text({ limit: maxBytes, type: () => true, defaultCharset: "utf-8" });
+  return (request: Request, response: Response, next: NextFunction): void => {
+    if (!hasBody(request)) {
+      request.body = "";
+      next();
+      return;
+    }
+    if (!accepted.has(mediaTypeOf(request))) {
+      next(new AppError("UNSUPPORTED_MEDIA_TYPE", `content-type must be ${mediaType}`));
+      return;
+    }
+    parse(request, response, (error?: unknown) => {
+      if (!error) {
+        if (typeof request.body !== "string") request.body = "";
+        next();
+        return;
+      }
+      const type = (error as { type?: string }).type;
+      if (type === "entity.too.large") next(new AppError("PAYLOAD_TOO_LARGE", `request body exceeds ${maxBytes} bytes`));
+      else if (type === "encoding.unsupported" || type === "charset.unsupported") next(new AppError("UNSUPPORTED_MEDIA_TYPE", "request body must be utf-8"));
+      else next(new AppError("BAD_REQUEST", "malformed request body"));
+    });
+  };
+}
+
+export const isTextStream = (value: unknown): value is AsyncIterable<string> =>
+  typeof (value as AsyncIterable<string> | null)?.[Symbol.asyncIterator] === "function";
+
+/**
+ * Sends a text body as it is produced, no faster than the client reads it. A failure after the
+ * first bytes cannot become an error response: the connection is cut, so the client sees an
+ * incomplete body instead of a short one that looks whole.
+ */
+export async function sendTextStream(response: Response, status: number, contentType: string, body: AsyncIterable<string>, log: Logger): Promise<void> {
+  response.status(status).type(contentType);
+  try {
+    await pipeline(Readable.from(body), response);
+  } catch (error) {
+    if ((error as { code?: string }).code === "ERR_STREAM_PREMATURE_CLOSE") return;
+    log.error("text stream failed", { request_id: response.get("X-Request-Id"), error });
+    response.destroy();
+  }
+}
