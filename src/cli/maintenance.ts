@@ -2,7 +2,8 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { backupDatabase, runChecks, type Check } from "../../tools/admin.js";
-import { configOrExit, withRuntime } from "./common.js";
+import { packageVersion } from "../core/paths.js";
+import { cliLogger, configOrExit, withRuntime } from "./common.js";
 import { backupHelp } from "./help.js";
 import { print, printError, UsageError } from "./output.js";
 
@@ -26,15 +27,35 @@ export async function reindex(): Promise<void> {
   print(`re-embedded ${count} entries with ${config.EMBEDDING_MODEL}`);
 }
 
+/** What answers at CAIRN_URL. Nothing is no fault (the server may be stopped); a stranger, or another version, is. */
+async function serverCheck(url: string): Promise<Check> {
+  const name = "server";
+  let response: Response;
+  try {
+    response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(3000) });
+  } catch {
+    return { name, status: "ok", detail: `nothing answers at ${url} (CAIRN_URL); cairn serve starts it` };
+  }
+  const health = (await response.json().catch(() => null)) as Record<string, unknown> | null;
+  if (!response.ok || typeof health?.version !== "string") {
+    const refusal = typeof health?.detail === "string" ? `: ${health.detail}` : "";
+    return { name, status: "fail", detail: `${url} answers /health with status ${response.status}${refusal}, not as cairn does` };
+  }
+  const state = `embeddings ${String(health.embeddings)}, database ${String(health.database)}`;
+  if (health.version !== packageVersion) {
+    return { name, status: "fail", detail: `cairn ${health.version} answers at ${url}, but this is cairn ${packageVersion}` };
+  }
+  if (health.status !== "ok") return { name, status: "fail", detail: `cairn at ${url} is degraded (${state})` };
+  return { name, status: "ok", detail: `cairn ${health.version} answers at ${url} (${state})` };
+}
+
+const LABELS: Record<Check["status"], string> = { ok: "ok  ", warn: "WARN", fail: "FAIL" };
+
 export async function doctor(): Promise<boolean> {
   const config = configOrExit();
-  let checks: Check[];
-  try {
-    checks = await withRuntime(config, { embeddings: true }, (runtime) => runChecks(runtime.services, 120_000));
-  } catch (error) {
-    // A database that cannot even be opened is a finding, not a crash.
-    checks = [{ name: "database", ok: false, detail: error instanceof Error ? error.message : String(error) }];
-  }
-  for (const check of checks) print(`${check.ok ? "ok  " : "FAIL"}  ${check.name}: ${check.detail}`);
-  return checks.every((check) => check.ok);
+  const server = await serverCheck(config.CAIRN_URL);
+  const checks = await runChecks(config, { modelWaitMs: 120_000, log: cliLogger(config) });
+  checks.splice(1, 0, server);
+  for (const check of checks) print(`${LABELS[check.status]}  ${check.name}: ${check.detail}`);
+  return checks.every((check) => check.status !== "fail");
 }

@@ -1,10 +1,21 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readSync } from "node:fs";
+import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Logger } from "../core/log.js";
-import { agentSnapshotById, eventSeqsThrough, eventsAfter, handoffById, memoryById, messageById, projectSnapshotById, taskSnapshotById } from "../store/audit.js";
+import {
+  agentSnapshotById,
+  eventIdAt,
+  eventIdsThrough,
+  eventsAfter,
+  handoffById,
+  lastEventSeq,
+  memoryById,
+  messageById,
+  projectSnapshotById,
+  taskSnapshotById,
+} from "../store/audit.js";
 import type { Db } from "../store/db.js";
 import type { EventRow } from "../store/events.js";
 
@@ -76,10 +87,15 @@ export function resourceSnapshot(db: Db, event: EventRow, payload: Record<string
   return null;
 }
 
-/** The highest seq in the last line of each file: where appending resumes after a restart. */
-function lastAuditedSeq(eventsDir: string): number {
-  if (!existsSync(eventsDir)) return 0;
-  let last = 0;
+interface AuditedLine {
+  seq: number;
+  id: string;
+}
+
+/** The last whole line of each file: where appending ended in it. */
+function fileTails(eventsDir: string): AuditedLine[] {
+  if (!existsSync(eventsDir)) return [];
+  const tails: AuditedLine[] = [];
   for (const name of readdirSync(eventsDir).filter((file) => file.endsWith(".jsonl"))) {
     const fd = openSync(join(eventsDir, name), "r");
     try {
@@ -90,7 +106,8 @@ function lastAuditedSeq(eventsDir: string): number {
       const lines = buffer.toString("utf8").split("\n").filter((line) => line.trim() !== "");
       for (const line of lines.reverse()) {
         try {
-          last = Math.max(last, (JSON.parse(line) as { seq: number }).seq);
+          const { seq, id } = JSON.parse(line) as AuditedLine;
+          tails.push({ seq, id });
           break;
         } catch {
           // A line cut short by a crash: the one before it is whole.
@@ -100,7 +117,80 @@ function lastAuditedSeq(eventsDir: string): number {
       closeSync(fd);
     }
   }
-  return last;
+  return tails;
+}
+
+/** Whether an event is among the lines of its day's file already. */
+function isAudited(eventsDir: string, event: { id: string; created_at: string }): boolean {
+  const file = join(eventsDir, `${event.created_at.slice(0, 10)}.jsonl`);
+  // An event id is a UUID that appears in its own line only.
+  return existsSync(file) && readFileSync(file, "utf8").includes(`"id":${JSON.stringify(event.id)}`);
+}
+
+export interface Restore {
+  /** The highest seq of the audit log's events that the database does not hold. */
+  audit_last_seq: number;
+  /** The database's last event when the audit log was continued from it. */
+  database_last_seq: number;
+}
+
+export interface AuditPosition {
+  /** Appending resumes after this seq of the database's events. */
+  resumeAfter: number;
+  /** Set when the audit log has run ahead of the database: a backup was restored over it. */
+  restore: (Restore & { recorded: boolean }) | null;
+}
+
+/** Where the audit log in `dir` stands against the database: `serve` resumes from it, `cairn doctor` reports it. */
+export function auditPosition(db: Db, dir: string): AuditPosition {
+  const eventsDir = join(dir, "events");
+  const databaseLast = lastEventSeq(db);
+  let resumeAfter = 0;
+  let ahead: number | null = null;
+  // A file's last line is the current history when the database holds that very event. A seq the
+  // database lacks or gives to another event was written before a backup was restored.
+  for (const tail of fileTails(eventsDir).sort((a, b) => b.seq - a.seq)) {
+    const id = eventIdAt(db, tail.seq);
+    if (id === tail.id) {
+      resumeAfter = tail.seq;
+      break;
+    }
+    if (id !== undefined || tail.seq > databaseLast) {
+      ahead ??= tail.seq;
+      continue;
+    }
+    // Audited, then pruned from the database with everything before it.
+    resumeAfter = tail.seq;
+    break;
+  }
+  if (ahead === null) return { resumeAfter, restore: null };
+  // Continued from the restored database before: resume where that left off, or later.
+  const recorded = recordedRestore(dir, ahead);
+  if (recorded) return { resumeAfter: Math.max(resumeAfter, recorded.database_last_seq), restore: { ...recorded, recorded: true } };
+  // The database's next event already audited: the log went on past the backup, so it holds every
+  // event the database has; only new ones are appended, after the old history.
+  const next = eventsAfter(db, resumeAfter, 1)[0];
+  if (next === undefined || !isAudited(eventsDir, next)) return { resumeAfter, restore: null };
+  return { resumeAfter: databaseLast, restore: { audit_last_seq: ahead, database_last_seq: databaseLast, recorded: false } };
+}
+
+/** Each time the audit log was continued from a restored database: one JSON line, kept in the repo. */
+export const RESTORES_FILE = "restores.jsonl";
+
+function recordedRestore(dir: string, auditLastSeq: number): Restore | undefined {
+  const file = join(dir, RESTORES_FILE);
+  if (!existsSync(file)) return undefined;
+  const restores = readFileSync(file, "utf8")
+    .split("\n")
+    .flatMap((line) => {
+      try {
+        const { audit_last_seq, database_last_seq } = JSON.parse(line) as Restore;
+        return [{ audit_last_seq, database_last_seq }];
+      } catch {
+        return [];
+      }
+    });
+  return restores.findLast((restore) => restore.audit_last_seq === auditLastSeq);
 }
 
 /**
@@ -150,7 +240,14 @@ export class AuditLog {
     if (existsSync(join(this.dir, ".git")) && this.cursor >= 0) return;
     mkdirSync(this.eventsDir, { recursive: true, mode: 0o700 });
     if (this.gitAvailable && !existsSync(join(this.dir, ".git"))) await git(this.dir, ["init", "-q", "-b", "main"]);
-    this.cursor = lastAuditedSeq(this.eventsDir);
+    const { resumeAfter, restore } = auditPosition(this.db, this.dir);
+    if (restore !== null && !restore.recorded) {
+      const { audit_last_seq, database_last_seq } = restore;
+      this.log.warn("the audit log is ahead of the database (a restored backup?): continuing it from the database's events", { audit_last_seq, database_last_seq });
+      const line = JSON.stringify({ at: new Date().toISOString(), audit_last_seq, database_last_seq });
+      appendFileSync(join(this.dir, RESTORES_FILE), `${line}\n`, { mode: 0o600 });
+    }
+    this.cursor = resumeAfter;
   }
 
   /** Appends in time slices until caught up, yielding between them. */
@@ -205,8 +302,8 @@ export class AuditLog {
         await this.ensureRepo();
         while (!this.appendPass(SLICE_MS)) await new Promise((resolve) => setImmediate(resolve));
         if (!this.gitAvailable || this.cursor <= this.lastCommitted) return;
-        await git(this.dir, ["add", "-A", "events"]);
-        const status = await git(this.dir, ["status", "--porcelain", "events"]);
+        await git(this.dir, ["add", "-A", "."]);
+        const status = await git(this.dir, ["status", "--porcelain"]);
         if (status.stdout.trim() === "") {
           this.lastCommitted = this.cursor;
           return;
@@ -245,20 +342,22 @@ export async function verifyAudit(db: Db, dir: string): Promise<{ ok: boolean; d
   const through = Number(new RegExp(`^${LAST_SEQ_TRAILER}: (\\d+)$`, "m").exec(message)?.[1] ?? Number.NaN);
   if (!Number.isSafeInteger(through)) return { ok: false, detail: `the last audit commit has no ${LAST_SEQ_TRAILER} trailer` };
   const files = (await git(dir, ["ls-tree", "-r", "--name-only", "HEAD", "events"])).stdout.split("\n").filter((name) => name.endsWith(".jsonl"));
-  const seen = new Set<number>();
+  // After a restored backup one seq can name two events, one on each side of the restore.
+  const seen = new Set<string>();
   let duplicates = 0;
   for (const file of files) {
     for (const line of (await git(dir, ["show", `HEAD:${file}`])).stdout.split("\n")) {
       if (line.trim() === "") continue;
-      const seq = (JSON.parse(line) as { seq: number }).seq;
-      if (seen.has(seq)) duplicates++;
-      seen.add(seq);
+      const { seq, id } = JSON.parse(line) as AuditedLine;
+      const key = `${seq} ${id}`;
+      if (seen.has(key)) duplicates++;
+      seen.add(key);
     }
   }
-  const missing = eventSeqsThrough(db, through).filter((seq) => !seen.has(seq));
+  const missing = eventIdsThrough(db, through).filter(({ seq, id }) => !seen.has(`${seq} ${id}`));
   if (missing.length > 0) {
     const count = missing.length === 1 ? "1 event" : `${missing.length} events`;
-    return { ok: false, detail: `${count} through seq ${through} missing from the audit repository (first: ${missing[0]})` };
+    return { ok: false, detail: `${count} through seq ${through} missing from the audit repository (first: ${missing[0]?.seq})` };
   }
   if (duplicates > 0) return { ok: false, detail: `${duplicates} events appear more than once in the audit repository` };
   return { ok: true, detail: `${seen.size} events committed through seq ${through}; every retained one is there` };

@@ -14,6 +14,7 @@ import { mcpChallenge, oauthRouter } from "./oauth.js";
 import { jsonBody } from "./body.js";
 import { uiRouter } from "./ui.js";
 import { HostPolicy } from "./hosts.js";
+import { ServerMetrics, transportLabel } from "./metrics.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -58,12 +59,16 @@ export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => st
     inFlight++;
     response.on("close", () => {
       inFlight--;
+      const path = request.originalUrl.split("?")[0] ?? "";
+      const ms = performance.now() - started;
+      const streamed = response.get("content-type")?.startsWith("text/event-stream") ?? false;
+      metrics.observe((response.locals.operation as string | undefined) ?? transportLabel(path), response.statusCode, ms / 1000, streamed);
       log.info("request", {
         request_id: requestId,
         method: request.method,
-        path: request.originalUrl.split("?")[0],
+        path,
         status: response.statusCode,
-        ms: Math.round((performance.now() - started) * 10) / 10,
+        ms: Math.round(ms * 10) / 10,
         agent: (response.locals.caller as { agentId?: string } | null | undefined)?.agentId,
       });
     });
@@ -91,6 +96,8 @@ export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => st
   app.post("/mcp", jsonBody(runtime.config.MAX_BODY_BYTES), mcp.handle);
   app.get("/mcp", mcp.handle);
   app.delete("/mcp", mcp.handle);
+  const metrics = new ServerMetrics(runtime, hosts, { eventStreams: () => streams.size, mcpSessions: () => mcp.sessionCount });
+  app.get("/metrics", metrics.handle);
 
   const api = express.Router();
   mountOperations(api, runtime, hosts, { registry: streams, options: { pingMs: options.ssePingMs ?? 15_000 } });

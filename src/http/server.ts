@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Config } from "../core/config.js";
+import { isUnspecifiedHost, urlHostFor, type Config } from "../core/config.js";
+import { exposureWarnings } from "../core/exposure.js";
 import { createLogger, type Logger } from "../core/log.js";
 import { Runtime, type ServiceOptions } from "../../tools/runtime.js";
 import { createHttpApp } from "./app.js";
@@ -14,7 +15,10 @@ export interface ServerOptions extends Omit<ServiceOptions, "config" | "log"> {
 }
 
 export interface RunningServer {
+  /** Where this machine reaches the server: loopback when it listens on every interface. */
   url: string;
+  /** Where clients are sent (PUBLIC_URL, or derived from HOST and the port bound). */
+  publicUrl: string;
   port: number;
   runtime: Runtime;
   /** Where a human opens the web UI: with the one-time login token in the fragment until it is used. */
@@ -46,10 +50,12 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     throw error;
   }
   const port = (server.address() as AddressInfo).port;
-  const host = config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
-  const url = `http://${host}:${port}`;
-  if (!config.publicUrlExplicit) publicUrl = url;
+  // The server refuses a Host of 0.0.0.0 (it names no machine), so it reaches itself by loopback.
+  const selfHost = isUnspecifiedHost(config.HOST) ? (config.HOST.includes(":") ? "[::1]" : "127.0.0.1") : urlHostFor(config.HOST);
+  const url = `http://${selfHost}:${port}`;
+  if (!config.publicUrlExplicit) publicUrl = `http://${urlHostFor(config.HOST)}:${port}`;
   runtime.services.site.url = publicUrl;
+  for (const warning of exposureWarnings(config)) log.warn(warning.message, { setting: warning.setting });
 
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> =>
@@ -69,6 +75,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const startLink = config.UI_PASSWORD === "" ? sessions.issueLoginLink().token : null;
   return {
     url,
+    publicUrl,
     port,
     runtime,
     // A fragment, so the token never reaches a server log or a Referer header.

@@ -84,6 +84,24 @@ export function transportPaths(): Record<string, Json> {
         },
       },
     },
+    "/metrics": {
+      get: {
+        operationId: "metrics",
+        summary: "Prometheus metrics",
+        description:
+          "Prometheus text format: requests by operation and status with a latency histogram, open event streams and " +
+          "MCP sessions, the embedding model's state and the entries waiting for it, database size, events per type, " +
+          "the archivist's lease holder and last pass. For the owner role, or for a scraper that sends " +
+          "`Authorization: Bearer <METRICS_TOKEN>` when that setting is set.",
+        tags: ["metrics"],
+        security: [{ agentId: [], apiKey: [] }, { bearer: [] }],
+        responses: {
+          "200": { description: "the metrics", content: { "text/plain": { schema: { type: "string" } } } },
+          "401": { description: "no valid credentials, or a wrong metrics token" },
+          "403": { description: "an agent that is not an owner" },
+        },
+      },
+    },
     "/.well-known/oauth-authorization-server": {
       get: {
         operationId: "oauth_authorization_server_metadata",

@@ -1,16 +1,29 @@
 import { chmodSync, existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Config } from "../core/config.js";
+import { exposureWarnings } from "../core/exposure.js";
+import type { Logger } from "../core/log.js";
 import { uiDir } from "../core/paths.js";
+import { embedderLoaderFor } from "../embed/models.js";
+import { EmbeddingQueue } from "../embed/queue.js";
+import { auditPosition, verifyAudit } from "../events/audit.js";
+import { openDatabase, type Db } from "../store/db.js";
 import { backupTo, foreignKeyViolations, integrityCheck, keywordIndexProblem } from "../store/maintenance.js";
 import { schemaVersion, loadMigrations } from "../store/migrate.js";
 import { credentialsPath } from "./credentials.js";
-import { verifyAudit } from "../events/audit.js";
 import { auditDir, databasePath, type Services } from "./index.js";
 
 export interface Check {
   name: string;
-  ok: boolean;
+  /** `warn`: worth knowing, not a fault; only `fail` makes `cairn doctor` exit non-zero. */
+  status: "ok" | "warn" | "fail";
   detail: string;
+}
+
+export interface CheckOptions {
+  /** How long to wait for the embedding model to load. */
+  modelWaitMs: number;
+  log: Logger;
 }
 
 /** Consistent online copy through SQLite's backup API (safe while the server writes). */
@@ -23,49 +36,117 @@ export async function backupDatabase(services: Services, file: string): Promise<
 }
 
 const mode = (path: string): number => statSync(path).mode & 0o777;
+const verdict = (ok: boolean): Check["status"] => (ok ? "ok" : "fail");
+const NOTHING_CREATED = "nothing was created (cairn serve creates it on its first start)";
 
-/** Everything `cairn doctor` checks; each failed check makes it exit non-zero. */
-export async function runChecks(services: Services, modelWaitMs: number): Promise<Check[]> {
-  const { config, db } = services;
-  const checks: Check[] = [{ name: "config", ok: true, detail: "settings parsed" }];
+/**
+ * Everything `cairn doctor` checks in the files. It reads what exists and creates nothing: a
+ * missing data directory or database is reported, not made.
+ */
+export async function runChecks(config: Config, options: CheckOptions): Promise<Check[]> {
+  const checks: Check[] = [{ name: "config", status: "ok", detail: "settings parsed" }];
+  for (const warning of exposureWarnings(config)) checks.push({ name: "exposure", status: "warn", detail: warning.message });
+  if (existsSync(config.DATA_DIR)) checks.push(...dataChecks(config), ...(await databaseChecks(config)));
+  else checks.push({ name: "data dir", status: "fail", detail: `${config.DATA_DIR} does not exist; ${NOTHING_CREATED}` });
+  checks.push(await modelCheck(config, options));
+  const uiBuilt = ["index.html", "app.js", "styles.css"].every((file) => existsSync(join(uiDir, file)));
+  checks.push({ name: "web UI", status: verdict(uiBuilt), detail: uiBuilt ? uiDir : `not built in ${uiDir}: run npm run build` });
+  return checks;
+}
+
+function dataChecks(config: Config): Check[] {
   const dirMode = mode(config.DATA_DIR);
-  checks.push({
-    name: "data dir",
-    ok: (dirMode & 0o077) === 0,
-    detail: `${config.DATA_DIR} mode ${dirMode.toString(8)}${dirMode & 0o077 ? " (should be 700)" : ""}`,
-  });
+  const checks: Check[] = [
+    {
+      name: "data dir",
+      status: verdict((dirMode & 0o077) === 0),
+      detail: `${config.DATA_DIR} mode ${dirMode.toString(8)}${dirMode & 0o077 ? " (should be 700)" : ""}`,
+    },
+  ];
   const credentials = credentialsPath(config.DATA_DIR);
   if (existsSync(credentials)) {
     const fileMode = mode(credentials);
     checks.push({
       name: "credentials file",
-      ok: (fileMode & 0o077) === 0,
+      status: verdict((fileMode & 0o077) === 0),
       detail: `${credentials} mode ${fileMode.toString(8)}${fileMode & 0o077 ? " (should be 600)" : ""}`,
     });
   }
-  const dbMode = mode(databasePath(config));
-  checks.push({ name: "database file", ok: (dbMode & 0o077) === 0, detail: `mode ${dbMode.toString(8)}` });
-  const integrity = integrityCheck(db);
-  checks.push({ name: "database integrity", ok: integrity === "ok", detail: integrity });
-  const violations = foreignKeyViolations(db);
-  checks.push({ name: "foreign keys", ok: violations === 0, detail: `${violations} violations` });
-  const keywordProblem = keywordIndexProblem(db);
-  checks.push({ name: "keyword index", ok: keywordProblem === null, detail: keywordProblem ?? "fts5 integrity ok" });
-  const version = schemaVersion(db);
-  const latest = loadMigrations().at(-1)?.version ?? 0;
-  checks.push({ name: "schema", ok: version === latest, detail: `version ${version} of ${latest}` });
-  const status = await services.embeddingQueue.settled(modelWaitMs);
-  const model = services.embeddingQueue.model;
-  let modelOk = status === "ready";
-  let detail = status === "ready" ? `${model?.id} (${model?.dimensions} dimensions)` : `${config.EMBEDDING_MODEL} is ${status}`;
-  if (modelOk) {
-    const vector = await services.embeddings.embed("doctor probe sentence", modelWaitMs);
-    modelOk = vector !== null && vector.length === model?.dimensions;
-    if (!modelOk) detail += "; embedding a probe sentence failed";
-  }
-  checks.push({ name: "embedding model", ok: modelOk, detail });
-  const uiBuilt = ["index.html", "app.js", "styles.css"].every((file) => existsSync(join(uiDir, file)));
-  checks.push({ name: "web UI", ok: uiBuilt, detail: uiBuilt ? uiDir : `not built in ${uiDir}: run npm run build` });
-  if (config.AUDIT_LOG === "on") checks.push({ name: "audit log", ...(await verifyAudit(db, auditDir(config))) });
   return checks;
+}
+
+async function databaseChecks(config: Config): Promise<Check[]> {
+  const file = databasePath(config);
+  if (!existsSync(file)) return [{ name: "database", status: "fail", detail: `no database at ${file}; ${NOTHING_CREATED}` }];
+  const dbMode = mode(file);
+  const checks: Check[] = [{ name: "database file", status: verdict((dbMode & 0o077) === 0), detail: `mode ${dbMode.toString(8)}` }];
+  let db: Db | null = null;
+  try {
+    // Not migrated: doctor reports the schema it finds, and leaves upgrading it to serve.
+    db = openDatabase(file, { migrate: false });
+    const integrity = integrityCheck(db);
+    checks.push({ name: "database integrity", status: verdict(integrity === "ok"), detail: integrity });
+    const violations = foreignKeyViolations(db);
+    checks.push({ name: "foreign keys", status: verdict(violations === 0), detail: `${violations} violations` });
+    const keywordProblem = keywordIndexProblem(db);
+    checks.push({ name: "keyword index", status: verdict(keywordProblem === null), detail: keywordProblem ?? "fts5 integrity ok" });
+    const version = schemaVersion(db);
+    const latest = loadMigrations().at(-1)?.version ?? 0;
+    checks.push({
+      name: "schema",
+      status: version === latest ? "ok" : version < latest ? "warn" : "fail",
+      detail: `version ${version} of ${latest}${version < latest ? "; cairn serve migrates it at start" : version > latest ? "; written by a newer cairn" : ""}`,
+    });
+    if (config.AUDIT_LOG === "on") checks.push(...(await auditChecks(db, auditDir(config))));
+  } catch (error) {
+    // A database that cannot even be read is a finding, not a crash.
+    checks.push({ name: "database", status: "fail", detail: error instanceof Error ? error.message : String(error) });
+  } finally {
+    db?.close();
+  }
+  return checks;
+}
+
+async function auditChecks(db: Db, dir: string): Promise<Check[]> {
+  const verified = await verifyAudit(db, dir);
+  const checks: Check[] = [{ name: "audit log", status: verdict(verified.ok), detail: verified.detail }];
+  const { restore } = auditPosition(db, dir);
+  if (restore?.recorded === false) {
+    checks.push({
+      name: "audit log position",
+      status: "warn",
+      detail:
+        `the audit log's last event (seq ${restore.audit_last_seq}) is ahead of the database's (seq ${restore.database_last_seq}): ` +
+        "a restored backup? cairn serve continues the audit log from the database's events; the later ones stay in it as history",
+    });
+  } else if (restore) {
+    checks.push({
+      name: "audit log position",
+      status: "ok",
+      detail: `continued from a restored database (the audit log had reached seq ${restore.audit_last_seq}, the database seq ${restore.database_last_seq})`,
+    });
+  }
+  return checks;
+}
+
+async function modelCheck(config: Config, options: CheckOptions): Promise<Check> {
+  const name = "embedding model";
+  // This model is downloaded into DATA_DIR: loading it would create the directory.
+  if (config.EMBEDDING_MODEL === "bge-small-en-v1.5" && !existsSync(config.DATA_DIR)) {
+    return { name, status: "warn", detail: "not checked: bge-small-en-v1.5 is downloaded into DATA_DIR, which does not exist" };
+  }
+  const queue = new EmbeddingQueue(embedderLoaderFor(config), options.log);
+  queue.start();
+  try {
+    const status = await queue.settled(options.modelWaitMs);
+    const model = queue.model;
+    if (status !== "ready" || model === null) return { name, status: "fail", detail: `${config.EMBEDDING_MODEL} is ${status}` };
+    const vector = await queue.embed("doctor probe sentence");
+    const ok = vector.length === model.dimensions;
+    return { name, status: verdict(ok), detail: `${model.id} (${model.dimensions} dimensions)${ok ? "" : "; embedding a probe sentence failed"}` };
+  } catch (error) {
+    return { name, status: "fail", detail: `embedding a probe sentence failed: ${error instanceof Error ? error.message : String(error)}` };
+  } finally {
+    await queue.close();
+  }
 }

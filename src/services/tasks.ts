@@ -235,11 +235,11 @@ export class TaskService {
     });
   }
 
-  /** The checks of unclaim, complete and fail, in the contract's order. */
-  private assigneeOnly(caller: Caller, ref: string): TaskRow {
+  /** The checks of unclaim, complete and fail, in the contract's order; `ownerMay`: an owner passes the last. */
+  private assigneeOnly(caller: Caller, ref: string, ownerMay = false): TaskRow {
     const row = this.resolve(caller, ref);
     if (row.status !== "claimed") throw conflict("task not claimed");
-    if (row.assigned_to !== caller.agentId) throw forbidden("only the task's assignee may do this");
+    if (row.assigned_to !== caller.agentId && !(ownerMay && caller.role === "owner")) throw forbidden("only the task's assignee may do this");
     return row;
   }
 
@@ -253,12 +253,18 @@ export class TaskService {
     };
   }
 
+  /**
+   * Gives a claim back: by its assignee, or by an owner releasing a claim stuck with an agent that
+   * went away. The owner's release says so in the comment, ahead of any reason the owner gave.
+   */
   unclaim(caller: Caller, ref: string, comment: string): Promise<Task> {
     return this.db.writeSoon(() => {
-      const row = this.assigneeOnly(caller, ref);
+      const row = this.assigneeOnly(caller, ref, true);
+      const byOwner = row.assigned_to !== caller.agentId;
       const at = now();
       patchTask(this.db, row.pk, this.release(row, at));
-      this.record(row, caller.agentId, "unclaim", comment, at);
+      const released = `released by ${caller.agentId}`;
+      this.record(row, caller.agentId, "unclaim", byOwner ? (comment === "" ? released : `${released}: ${comment}`) : comment, at);
       const updated = this.fresh(row.pk);
       this.emit("task.unclaimed", caller.agentId, updated);
       return toTask(updated);

@@ -12,6 +12,14 @@ export const eventsAfter = (db: Db, afterSeq: number, limit: number): EventRow[]
 export const eventSeqsThrough = (db: Db, throughSeq: number): number[] =>
   db.all<{ seq: number }>("SELECT seq FROM events WHERE seq <= ? ORDER BY seq", throughSeq).map((row) => row.seq);
 
+/** Seq and id of each retained event through `throughSeq`: after a restore, a seq alone names two events. */
+export const eventIdsThrough = (db: Db, throughSeq: number): { seq: number; id: string }[] =>
+  db.all<{ seq: number; id: string }>("SELECT seq, id FROM events WHERE seq <= ? ORDER BY seq", throughSeq);
+
+export const eventIdAt = (db: Db, seq: number): string | undefined => db.get<{ id: string }>("SELECT id FROM events WHERE seq = ?", seq)?.id;
+
+export const lastEventSeq = (db: Db): number => db.get<{ seq: number | null }>("SELECT max(seq) AS seq FROM events")?.seq ?? 0;
+
 export const memoryById = (db: Db, id: string): MemoryRow | undefined => db.get<MemoryRow>("SELECT * FROM memory WHERE id = ?", id);
 
 export const taskSnapshotById = (db: Db, id: string): Record<string, unknown> | undefined =>

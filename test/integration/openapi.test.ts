@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { errorStatus } from "../../src/core/errors.js";
 import { catalogue } from "../../tools/catalogue.js";
 import type { Operation } from "../../tools/operation.js";
+import { textBodyOf } from "../../src/http/text-body.js";
 import { serverForSuite } from "../helpers/suite.js";
 
 interface Parameter {
@@ -74,8 +75,8 @@ describe("GET /openapi.json", () => {
     expect(doc.paths).toHaveProperty(["/participants", "get"]);
   });
 
-  it("lists the catalogue's routes and the transport routes (MCP, OAuth), nothing else", () => {
-    const transport = ["POST /mcp", "GET /mcp", "DELETE /mcp", "POST /oauth/token", "GET /.well-known/oauth-authorization-server", "GET /.well-known/oauth-protected-resource"];
+  it("lists the catalogue's routes and the transport routes (MCP, OAuth, metrics), nothing else", () => {
+    const transport = ["POST /mcp", "GET /mcp", "DELETE /mcp", "GET /metrics", "POST /oauth/token", "GET /.well-known/oauth-authorization-server", "GET /.well-known/oauth-protected-resource"];
     const expected = new Set([...catalogue.flatMap((operation) => pathsOf(operation).map((path) => `${operation.http.method} ${openApiPath(path)}`)), ...transport]);
     const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
     expect(listed.sort()).toEqual([...expected].sort());
@@ -161,6 +162,11 @@ describe("GET /openapi.json", () => {
         if (operation.http.method === "GET") {
           expect(named("query").sort(), operation.name).toEqual(rest.sort());
           expect(documented?.requestBody, operation.name).toBeUndefined();
+        } else if (textBodyOf(operation)) {
+          // A body of text (the JSON Lines import) is one field; the others are query parameters.
+          const text = textBodyOf(operation) as { field: string; mediaType: string };
+          expect(documented?.requestBody?.content[text.mediaType]?.schema, operation.name).toBeDefined();
+          expect(named("query").sort(), operation.name).toEqual(rest.filter((field) => field !== text.field).sort());
         } else if (rest.length > 0) {
           const schema = documented?.requestBody?.content["application/json"]?.schema as { properties?: Record<string, unknown> };
           expect(Object.keys(schema.properties ?? {}).sort(), operation.name).toEqual(rest.sort());

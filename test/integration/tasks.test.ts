@@ -80,6 +80,29 @@ describe("the task lifecycle (five agents)", () => {
     expect((await act(server, cid, task.id, "fail")).status).toBe(403);
   });
 
+  it("lets an owner release anyone's claim: open again, an unclaim comment 'released by <owner>' that keeps the owner's reason, and task.unclaimed", async () => {
+    const owner = server.owner;
+    const task = await create(server, ann, { title: "stuck with a vanished agent" });
+    expect((await act(server, owner, task.id, "unclaim")).body.detail).toBe("task not claimed");
+    await act(server, ben, task.id, "claim");
+    const released = await act(server, owner, task.id, "unclaim");
+    expect(released.status).toBe(200);
+    expect(released.body).toMatchObject({ status: "open", assigned_to: null, claimed_at: null, lease_expires_at: null });
+
+    await act(server, cid, task.id, "claim");
+    expect((await act(server, owner, task.id, "unclaim", { comment: "cid is on leave" })).body.status).toBe("open");
+    const log = await server.request<Comment[]>(`/tasks/${task.id}/comments`, { as: ann });
+    expect(log.body.filter((entry) => entry.kind === "unclaim").map((entry) => [entry.agent_id, entry.comment])).toEqual([
+      [owner.agentId, `released by ${owner.agentId}`],
+      [owner.agentId, `released by ${owner.agentId}: cid is on leave`],
+    ]);
+    const events = await server.request<{ type: string; agent_id: string; payload: { task_id: string } }[]>("/events?since=seq:0&type=task.unclaimed&limit=500", { as: ann });
+    expect(events.body.filter((event) => event.payload.task_id === task.id).map((event) => event.agent_id)).toEqual([owner.agentId, owner.agentId]);
+    // Any other agent still may not.
+    await act(server, dee, task.id, "claim");
+    expect((await act(server, eve, task.id, "unclaim")).status).toBe(403);
+  });
+
   it("records every lifecycle step in the comment log, in order, with its kind", async () => {
     const task = await create(server, ann, { title: "logged" });
     await act(server, ben, task.id, "claim", { comment: "taking it" });

@@ -207,6 +207,8 @@ describe("the express app", () => {
       "GET /.well-known/oauth-authorization-server",
       "GET /.well-known/oauth-protected-resource",
       "GET /.well-known/oauth-protected-resource/mcp",
+      // Prometheus scrapes: its own text format, and a scraper's token that is no agent.
+      "GET /metrics",
       // The web UI: its files, and login (which sets a cookie) outside the API.
       "GET /",
       "GET /ui",

@@ -1,4 +1,4 @@
-import { homedir } from "node:os";
+import { homedir, hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, isLoopbackHost, loadConfig } from "../../src/core/config.js";
@@ -47,7 +47,7 @@ describe("loadConfig defaults (CONTRACT §1.1)", () => {
       DIRECTIVE_STALENESS_COOLDOWN_HOURS: 168,
       EMBEDDING_MODEL: "use-lite",
       DUPLICATE_THRESHOLD: 0.95,
-      SIMILAR_THRESHOLD: 0.8,
+      SIMILAR_THRESHOLD: 0.75,
       MAX_CONTENT_BYTES: 65536,
       MAX_BODY_BYTES: 1048576,
       TASK_LEASE_SECONDS: 7200,
@@ -99,7 +99,9 @@ describe("loadConfig values", () => {
   });
 
   it("derives PUBLIC_URL from HOST and PORT, bracketing IPv6, unless it is set", () => {
-    expect(loadConfig({ HOST: "0.0.0.0", PORT: "9000" }).PUBLIC_URL).toBe("http://0.0.0.0:9000");
+    // A bind to every interface names no machine: the derived URL names this one (CONTRACT §10a).
+    expect(loadConfig({ HOST: "0.0.0.0", PORT: "9000" }).PUBLIC_URL).toBe(`http://${hostname().toLowerCase()}:9000`);
+    expect(loadConfig({ HOST: "::", PORT: "9000" }).PUBLIC_URL).toBe(`http://${hostname().toLowerCase()}:9000`);
     expect(loadConfig({ HOST: "::1", PORT: "9000" }).PUBLIC_URL).toBe("http://[::1]:9000");
     const explicit = loadConfig({ PUBLIC_URL: "https://cairn.example.com/" });
     expect(explicit.PUBLIC_URL).toBe("https://cairn.example.com");

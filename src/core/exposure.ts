@@ -1,0 +1,35 @@
+import type { Config } from "./config.js";
+
+export interface ExposureWarning {
+  /** The setting that would silence it. */
+  setting: "PUBLIC_URL" | "REGISTRATION_KEY";
+  message: string;
+}
+
+/**
+ * What a server reachable from other machines is missing (CONTRACT §10a): `serve` logs these at
+ * start and `cairn doctor` reports them. A loopback server needs neither setting.
+ */
+export function exposureWarnings(config: Config): ExposureWarning[] {
+  if (config.hostIsLoopback) return [];
+  const warnings: ExposureWarning[] = [];
+  if (!config.publicUrlExplicit) {
+    warnings.push({
+      setting: "PUBLIC_URL",
+      message:
+        `HOST ${config.HOST} is not a loopback address and PUBLIC_URL is not set: onboarding scripts, plugin ` +
+        `configurations and OAuth metadata use the derived host ${new URL(config.PUBLIC_URL).hostname}, and the ` +
+        "server answers only to that host, loopback and ALLOWED_HOSTS; set PUBLIC_URL to the address clients use",
+    });
+  }
+  if (config.REGISTRATION_KEY === "") {
+    warnings.push({
+      setting: "REGISTRATION_KEY",
+      message:
+        `HOST ${config.HOST} is not a loopback address and REGISTRATION_KEY is not set: agents cannot register ` +
+        "themselves (self-registration is open only on loopback) and onboarding fails; set REGISTRATION_KEY, or " +
+        "create agents with cairn agent add",
+    });
+  }
+  return warnings;
+}

@@ -1,0 +1,164 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { Request, Response } from "express";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { forbidden } from "../core/errors.js";
+import { packageVersion } from "../core/paths.js";
+import type { Runtime } from "../../tools/runtime.js";
+import { credentialsOf } from "./credentials.js";
+import type { HostPolicy } from "./hosts.js";
+
+export interface MetricSources {
+  eventStreams(): number;
+  mcpSessions(): number;
+}
+
+type Snapshot = ReturnType<Runtime["services"]["metrics"]["snapshot"]>;
+
+const EMBEDDING_STATES = ["loading", "ready", "unavailable"] as const;
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+const digest = (text: string): Buffer => createHash("sha256").update(text).digest();
+/** Constant time whatever the lengths: both sides are hashed to the same size first. */
+const sameSecret = (given: string, expected: string): boolean => timingSafeEqual(digest(given), digest(expected));
+
+/** Requests outside the catalogue, labelled by the part of the server that answered (a fixed set). */
+export function transportLabel(path: string): string {
+  if (path === "/mcp") return "mcp";
+  if (path === "/metrics") return "metrics";
+  if (path.startsWith("/oauth/") || path.startsWith("/.well-known/")) return "oauth";
+  if (path === "/" || path === "/ui" || path.startsWith("/ui/")) return "ui";
+  if (path === "/openapi.json" || path === "/docs" || path.startsWith("/docs/")) return "docs";
+  return "unmatched";
+}
+
+/**
+ * One Prometheus registry per server (tests run several servers in one process, so never the
+ * global one): request counts and latencies fed by the HTTP app, and gauges read at scrape time.
+ */
+export class ServerMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<"operation" | "status">;
+  private readonly latency: Histogram<"operation">;
+  /** Read once per scrape and shared by the gauges that report it. */
+  private snapshot: Snapshot | null = null;
+
+  constructor(
+    private readonly runtime: Runtime,
+    private readonly hosts: HostPolicy,
+    sources: MetricSources,
+  ) {
+    const registers = [this.registry];
+    const services = runtime.services;
+    this.requests = new Counter({
+      name: "cairn_http_requests_total",
+      help: "HTTP requests answered, by operation (catalogue name, or the transport: mcp, oauth, ui, docs, metrics, unmatched) and status",
+      labelNames: ["operation", "status"],
+      registers,
+    });
+    this.latency = new Histogram({
+      name: "cairn_http_request_duration_seconds",
+      help: "Time to answer an HTTP request, by operation; event streams are not included",
+      labelNames: ["operation"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    new Gauge({ name: "cairn_build_info", help: "The running version", labelNames: ["version"], registers }).set({ version: packageVersion }, 1);
+    new Gauge({
+      name: "cairn_event_streams_open",
+      help: "Open server-sent event streams",
+      registers,
+      collect() {
+        this.set(sources.eventStreams());
+      },
+    });
+    new Gauge({
+      name: "cairn_mcp_sessions_open",
+      help: "Open MCP sessions over Streamable HTTP",
+      registers,
+      collect() {
+        this.set(sources.mcpSessions());
+      },
+    });
+    const current = (): Snapshot => (this.snapshot ??= services.metrics.snapshot());
+    new Gauge({
+      name: "cairn_database_size_bytes",
+      help: "Bytes on disk per database file",
+      labelNames: ["file"],
+      registers,
+      collect() {
+        this.reset();
+        for (const { file, bytes } of current().databaseFiles) this.set({ file }, bytes);
+      },
+    });
+    new Gauge({
+      name: "cairn_embedding_model_state",
+      help: "1 for the embedding model's current state (loading, ready, unavailable), 0 for the others",
+      labelNames: ["model", "state"],
+      registers,
+      collect() {
+        const { model, status } = current().embedding;
+        this.reset();
+        for (const state of EMBEDDING_STATES) this.set({ model, state }, state === status ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "cairn_embedding_queue_entries",
+      help: "Memory entries stored without a vector, waiting for the embedding model",
+      registers,
+      collect() {
+        this.set(current().embedding.waiting);
+      },
+    });
+    new Counter({
+      name: "cairn_events_total",
+      help: "Events emitted by this server process since it started, by type",
+      labelNames: ["type"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [type, count] of services.metrics.eventCounts()) this.inc({ type }, count);
+      },
+    });
+    new Gauge({
+      name: "cairn_archivist_lease_held",
+      help: "1 while an archivist holds the lease (labelled with its holder name), else 0",
+      labelNames: ["holder"],
+      registers,
+      collect() {
+        const { holder } = current().archivist;
+        this.reset();
+        this.set({ holder: holder ?? "" }, holder === null ? 0 : 1);
+      },
+    });
+    new Gauge({
+      name: "cairn_archivist_last_pass_timestamp_seconds",
+      help: "When the archivist's last scheduled pass started (Unix seconds); 0 before the first",
+      registers,
+      collect() {
+        const at = current().archivist.lastPassAt;
+        this.set(at === null ? 0 : Date.parse(at) / 1000);
+      },
+    });
+  }
+
+  /** Counts a finished request; a stream's lifetime is no latency, so streams are only counted. */
+  observe(operation: string, status: number, seconds: number, streamed: boolean): void {
+    this.requests.inc({ operation, status: String(status) });
+    if (!streamed) this.latency.observe({ operation }, seconds);
+  }
+
+  /** `GET /metrics`: the owner role, or the METRICS_TOKEN bearer token when one is set. */
+  readonly handle = async (request: Request, response: Response): Promise<void> => {
+    const token = this.runtime.config.METRICS_TOKEN;
+    const bearer = /^Bearer\s+(\S+)$/i.exec(request.get("authorization") ?? "")?.[1];
+    // A bearer that is not the metrics token may still be an owner's OAuth token.
+    if (token === "" || bearer === undefined || !sameSecret(bearer, token)) {
+      const caller = this.runtime.authenticate(credentialsOf(request, this.hosts));
+      response.locals.caller = caller;
+      if (caller.role !== "owner") throw forbidden("metrics require the owner role or the metrics token");
+      this.runtime.services.rateLimiter.take(caller.agentId);
+    }
+    this.snapshot = null;
+    response.type(this.registry.contentType).send(await this.registry.metrics());
+  };
+}

@@ -1,0 +1,70 @@
+import { statSync } from "node:fs";
+import { basename } from "node:path";
+import type { EmbeddingQueue } from "../embed/queue.js";
+import type { EventBus } from "../events/bus.js";
+import type { Db } from "../store/db.js";
+import { unembeddedCount } from "../store/metrics.js";
+import type { ArchivistService } from "./archivist.js";
+
+/**
+ * Custom event types are any dotted name an agent chooses; past this many distinct types the rest
+ * are counted together, so no agent can grow the metrics without bound.
+ */
+export const MAX_EVENT_TYPES = 200;
+export const OTHER_EVENT_TYPES = "other";
+
+export interface MetricsSnapshot {
+  /** Bytes on disk per database file (the WAL too, when there is one). */
+  databaseFiles: { file: string; bytes: number }[];
+  embedding: { model: string; status: "loading" | "ready" | "unavailable"; waiting: number };
+  archivist: { holder: string | null; lastPassAt: string | null };
+}
+
+/**
+ * What `/metrics` reports that lives below the transports: events counted as they are emitted (by
+ * this process, since it started), and the state of the database, the embedder and the archivist
+ * read when asked.
+ */
+export class MetricsService {
+  private readonly events = new Map<string, number>();
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly db: Db,
+    bus: EventBus,
+    private readonly embeddingQueue: EmbeddingQueue,
+    private readonly archivist: ArchivistService,
+    private readonly databaseFile: string,
+    private readonly configuredModel: string,
+  ) {
+    this.unsubscribe = bus.subscribe((event) => {
+      const type = this.events.has(event.type) || this.events.size < MAX_EVENT_TYPES ? event.type : OTHER_EVENT_TYPES;
+      this.events.set(type, (this.events.get(type) ?? 0) + 1);
+    });
+  }
+
+  eventCounts(): ReadonlyMap<string, number> {
+    return this.events;
+  }
+
+  snapshot(): MetricsSnapshot {
+    const status = this.archivist.status(true);
+    const at = status.last_pass?.at;
+    return {
+      databaseFiles: [this.databaseFile, `${this.databaseFile}-wal`].flatMap((file) => {
+        const stat = statSync(file, { throwIfNoEntry: false });
+        return stat ? [{ file: basename(file), bytes: stat.size }] : [];
+      }),
+      embedding: {
+        model: this.configuredModel,
+        status: this.embeddingQueue.status,
+        waiting: unembeddedCount(this.db),
+      },
+      archivist: { holder: status.holder, lastPassAt: typeof at === "string" ? at : null },
+    };
+  }
+
+  close(): void {
+    this.unsubscribe();
+  }
+}
