@@ -1,2 +1,101 @@
+import { z } from "zod";
+import { defineOperation, reply } from "./operation.js";
+import { projectId, timestampInput } from "./schemas.js";
+
 // Operator commands that are not API operations (the CLI's backup, doctor and reindex).
 export { backupDatabase, runChecks, type Check } from "../src/services/admin.js";
+
+/** The media type of exports and import bodies: one JSON object per line. */
+export const JSON_LINES = "application/x-ndjson";
+
+const LINE_KINDS =
+  "Lines, each one JSON object with a `kind`: a `header` (format, instance, url, server_version, exported_at, " +
+  "project, since), then a `project` line per project (id, name, description, owner, created_at), an `entry` line " +
+  "per shared memory entry (every field of the entry, no embedding, plus `source` {kind: \"cairn\", instance, url}), " +
+  "an `edge` line per graph edge, and a `task` line per task (every field except `blocked`, plus `reserved`, its " +
+  "`comments` and its recorded `outcomes`), dependencies before the tasks that need them. `decision` lines are " +
+  "reserved for decisions.";
+
+/** A body that is a stream of text: what the export hands its transport instead of JSON. */
+const lineStream = z
+  .custom<AsyncIterable<string>>((value) => typeof (value as AsyncIterable<string> | null)?.[Symbol.asyncIterator] === "function")
+  .meta({ type: "string", contentMediaType: JSON_LINES, description: LINE_KINDS });
+
+export const adminExport = defineOperation({
+  name: "admin_export",
+  title: "Export as JSON Lines",
+  description:
+    "Owner only: everything shared, as JSON Lines, for a backup you can read or a move to another server: " +
+    "projects, memory entries, graph edges and tasks, oldest first. Private entries are never exported, nor " +
+    "edges touching one. `project` keeps one project's records (empty: only global ones); `since` keeps records " +
+    "changed after that time. The answer is streamed as it is read, so it may be of any size.",
+  kind: "read",
+  access: "agent",
+  roles: ["owner"],
+  http: {
+    method: "GET",
+    path: "/admin/export",
+    contentType: JSON_LINES,
+    responseHeaders: { "Content-Disposition": "a file name for the export: cairn-export-<time>.jsonl" },
+  },
+  input: z.strictObject({
+    project: projectId.nullable().optional().describe("only this project's records; empty or null: only global ones"),
+    since: timestampInput.optional().describe("only records changed after this time"),
+  }),
+  output: lineStream,
+  errors: ["NOT_FOUND", "FORBIDDEN"],
+  handle({ services, caller }, input) {
+    const lines = services.exporter.export(caller, { project: input.project, since: input.since });
+    const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+    return reply(lines, { headers: { "Content-Disposition": `attachment; filename="cairn-export-${stamp}.jsonl"` } });
+  },
+});
+
+const importCounts = z.object({
+  projects: z.number().int(),
+  entries: z.number().int(),
+  edges: z.number().int(),
+  decisions: z.number().int().describe("always 0 until this server has decisions"),
+  tasks: z.number().int(),
+});
+
+export const importResult = z
+  .object({
+    imported: importCounts.describe("records created (with a dry run: that would be created)"),
+    skipped: z.number().int().describe("lines whose record exists here already"),
+    errors: z.array(z.object({ line: z.number().int().describe("1-based line number in the body"), detail: z.string() })),
+    dry_run: z.boolean(),
+  })
+  .meta({ id: "ImportResult" });
+
+export const adminImport = defineOperation({
+  name: "admin_import",
+  title: "Import JSON Lines",
+  description:
+    "Owner only: re-creates the records of an export, keeping their ids, authors, versions and times, and " +
+    "embedding entries again with this server's model. A record whose id exists here is skipped; a line that " +
+    "cannot be imported is reported with its number and the reason, and the other lines still are (each line " +
+    "whole or not at all). It also reads the MCP reference memory server's memory.json: each entity becomes a " +
+    "memory entry of its name, type and observations in `project` (default: your current project; empty: " +
+    "global), each relation a relates_to edge whose note is the relation type. `dry_run` checks everything " +
+    "and writes nothing.",
+  kind: "action",
+  access: "agent",
+  roles: ["owner"],
+  http: { method: "POST", path: "/admin/import" },
+  input: z.strictObject({
+    dry_run: z.boolean().default(false).describe("check every line, write nothing"),
+    project: projectId.nullable().optional().describe("where memory.json entities go; empty or null: global; default your current project"),
+    body: z.string().meta({
+      contentMediaType: JSON_LINES,
+      description: `the file to import: an export, or a memory.json of {"type":"entity",name,entityType,observations} and {"type":"relation",from,to,relationType} lines. ${LINE_KINDS}`,
+    }),
+  }),
+  output: importResult,
+  errors: ["NOT_FOUND", "FORBIDDEN", "PAYLOAD_TOO_LARGE"],
+  handle({ services, caller }, input) {
+    return services.importer.import(caller, input.body, { dryRun: input.dry_run, project: input.project });
+  },
+});
+
+export const adminOperations = [adminExport, adminImport];

@@ -1,3 +1,4 @@
+import { adminOperations } from "./admin.js";
 import { agentOperations } from "./agents.js";
 import { archivistOperations } from "./archivist.js";
 import { graphOperations } from "./graph.js";
@@ -25,6 +26,7 @@ export const catalogue: readonly Operation[] = [
   ...graphOperations,
   ...archivistOperations,
   ...logOperations,
+  ...adminOperations,
   ...pluginOperations,
   ...onboardOperations,
   ...healthOperations,

@@ -2,6 +2,7 @@ import type { Request } from "express";
 import { AppError } from "../core/errors.js";
 import { inputLayout, type JsonSchema } from "../../tools/layout.js";
 import type { Operation } from "../../tools/operation.js";
+import { textBodyOf } from "./text-body.js";
 
 function typesOf(schema: JsonSchema | undefined): string[] {
   if (!schema) return [];
@@ -31,7 +32,12 @@ function fromQuery(value: unknown, schema: JsonSchema | undefined): unknown {
 export function rawInput(operation: Operation, request: Request): Record<string, unknown> {
   const layout = inputLayout(operation);
   const raw: Record<string, unknown> = {};
-  if (layout.inBody) {
+  const text = textBodyOf(operation);
+  if (text) {
+    // A body of text is the one field; the others come from the query string, as on a GET.
+    for (const [key, value] of Object.entries(request.query)) if (key !== text.field) raw[key] = fromQuery(value, layout.properties[key]);
+    raw[text.field] = typeof request.body === "string" ? request.body : "";
+  } else if (layout.inBody) {
     const body: unknown = request.body ?? {};
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: "", message: "expected a JSON object" }] });

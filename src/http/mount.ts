@@ -8,10 +8,13 @@ import { serveEventStream, type SseOptions, type StreamRegistry } from "./sse.js
 import { inputLayout } from "../../tools/layout.js";
 import { credentialsOf } from "./credentials.js";
 import type { HostPolicy } from "./hosts.js";
+import { isTextStream, sendTextStream, textBody, textBodyOf } from "./text-body.js";
 
 interface RouteLocals {
   requestId: string;
   caller?: Caller | null;
+  /** The catalogue name, for the request metrics. */
+  operation?: string;
 }
 
 function idempotencyKey(request: Request): string | undefined {
@@ -63,6 +66,7 @@ export function mountOperations(router: Router, runtime: Runtime, hosts: HostPol
   };
   for (const operation of [...runtime.operations].sort(byParameterCount)) {
     const authenticate = (request: Request, response: Response<unknown, RouteLocals>, next: NextFunction): void => {
+      response.locals.operation = operation.name;
       response.locals.caller = operation.access === "agent" ? runtime.authenticate(credentialsOf(request, hosts)) : null;
       next();
     };
@@ -87,14 +91,21 @@ export function mountOperations(router: Router, runtime: Runtime, hosts: HostPol
         response.set("X-Next-Cursor", result.nextCursor);
         response.set("Link", nextPageLink(request, result.nextCursor));
       }
+      if (operation.http.contentType && isTextStream(result.body)) {
+        await sendTextStream(response, result.status, operation.http.contentType, result.body, runtime.services.log);
+        return;
+      }
       response.status(result.status);
       if (result.status === 204 || result.body === undefined) response.end();
       else if (operation.http.contentType && typeof result.body === "string") response.type(operation.http.contentType).send(result.body);
       else response.json(result.body);
     };
-    const handlers = inputLayout(operation).inBody
-      ? [authenticate, jsonBody(runtime.config.MAX_BODY_BYTES), handle]
-      : [authenticate, handle];
+    const text = textBodyOf(operation);
+    const handlers = text
+      ? [authenticate, textBody(text.mediaType, runtime.config.MAX_BODY_BYTES), handle]
+      : inputLayout(operation).inBody
+        ? [authenticate, jsonBody(runtime.config.MAX_BODY_BYTES), handle]
+        : [authenticate, handle];
     for (const path of [operation.http.path, ...(operation.http.aliases ?? [])]) {
       const method = operation.http.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
       const [prefix, rest] = splitFirstSegment(path);

@@ -3,6 +3,7 @@ import { transportPaths } from "./transport-paths.js";
 import { errorStatus, type ErrorCode } from "../core/errors.js";
 import { inputLayout, type JsonSchema } from "../../tools/layout.js";
 import type { Operation } from "../../tools/operation.js";
+import { textBodyOf } from "../http/text-body.js";
 
 type Json = Record<string, unknown>;
 
@@ -48,15 +49,16 @@ function security(operation: Operation): Json[] {
 
 function operationObject(operation: Operation, components: Json): Json {
   const layout = inputLayout(operation);
+  const text = textBodyOf(operation);
   const propertySchema = (name: string): JsonSchema => {
     const field = operation.input.shape[name] as z.ZodType;
     return toSchema(field, "input", components);
   };
   const parameters: Json[] = [
     ...layout.path.map((name) => ({ name, in: "path", required: true, schema: propertySchema(name) })),
-    ...(layout.inBody
+    ...(layout.inBody && !text
       ? []
-      : layout.rest.map((name) => ({
+      : layout.rest.filter((name) => name !== text?.field).map((name) => ({
           name,
           in: "query",
           required: layout.required.includes(name),
@@ -98,7 +100,9 @@ function operationObject(operation: Operation, components: Json): Json {
     parameters,
     responses: responses(operation, components),
   };
-  if (layout.inBody) {
+  if (text) {
+    result.requestBody = { required: true, content: { [text.mediaType]: { schema: propertySchema(text.field) } } };
+  } else if (layout.inBody) {
     const omit: Record<string, true> = {};
     for (const key of [...layout.path, ...Object.keys(layout.header)]) omit[key] = true;
     const body = operation.input.omit(omit as never);

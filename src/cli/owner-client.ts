@@ -1,0 +1,78 @@
+import { existsSync, readFileSync } from "node:fs";
+import type { Config } from "../core/config.js";
+import { credentialsPath } from "../../tools/paths.js";
+import { UsageError } from "./output.js";
+
+/** Who an operator command (`cairn export`, `import`, `search`, `agent list`) acts as, and where. */
+export interface OwnerIdentity {
+  url: string;
+  agentId: string;
+  apiKey: string;
+}
+
+/**
+ * CAIRN_AGENT_ID with CAIRN_API_KEY when both are set; otherwise the owner (UI_AGENT_ID) whose key
+ * the server wrote to DATA_DIR/credentials.json. These commands go through the running server,
+ * never the database file: its rules, events and embedding model apply, with any store behind it.
+ */
+export function ownerIdentity(config: Config): OwnerIdentity {
+  if (config.CAIRN_AGENT_ID && config.CAIRN_API_KEY) return { url: config.CAIRN_URL, agentId: config.CAIRN_AGENT_ID, apiKey: config.CAIRN_API_KEY };
+  const file = credentialsPath(config.DATA_DIR);
+  let key: unknown;
+  if (existsSync(file)) {
+    try {
+      const parsed = JSON.parse(readFileSync(file, "utf8")) as { agents?: Record<string, { api_key?: unknown }> };
+      key = parsed.agents?.[config.UI_AGENT_ID]?.api_key;
+    } catch {
+      throw new UsageError(`cannot read ${file}`);
+    }
+  }
+  if (typeof key !== "string" || key === "") {
+    throw new UsageError(`no key for the owner ${config.UI_AGENT_ID} in ${file}; set CAIRN_AGENT_ID and CAIRN_API_KEY to an owner's id and key`);
+  }
+  return { url: config.CAIRN_URL, agentId: config.UI_AGENT_ID, apiKey: key };
+}
+
+/** A refusal from the server, with its status, said in one line. */
+export class ServerRefusal extends Error {
+  constructor(
+    readonly status: number,
+    detail: string,
+  ) {
+    super(`${detail} (${status})`);
+    this.name = "ServerRefusal";
+  }
+}
+
+/** Requests to the server as one identity; a server that does not answer is said plainly. */
+export class OwnerClient {
+  constructor(readonly identity: OwnerIdentity) {}
+
+  async request(path: string, init: { method?: string; body?: string; contentType?: string } = {}): Promise<Response> {
+    const headers: Record<string, string> = { "x-agent-id": this.identity.agentId, "x-api-key": this.identity.apiKey };
+    if (init.contentType) headers["content-type"] = init.contentType;
+    try {
+      return await fetch(`${this.identity.url}${path}`, { method: init.method ?? "GET", headers, ...(init.body === undefined ? {} : { body: init.body }) });
+    } catch {
+      throw new Error(`no Cairn server answers at ${this.identity.url}: start one with \`cairn serve\`, or set CAIRN_URL`);
+    }
+  }
+
+  /** Throws the server's refusal for a response that is not a success. */
+  async check(response: Response): Promise<Response> {
+    if (response.ok) return response;
+    const text = await response.text();
+    let detail = text.trim() || response.statusText;
+    try {
+      detail = (JSON.parse(text) as { detail?: string }).detail ?? detail;
+    } catch {
+      // not JSON: the text says it
+    }
+    throw new ServerRefusal(response.status, detail);
+  }
+
+  async json<T>(path: string, init: { method?: string; body?: string; contentType?: string } = {}): Promise<{ body: T; response: Response }> {
+    const response = await this.check(await this.request(path, init));
+    return { body: (await response.json()) as T, response };
+  }
+}

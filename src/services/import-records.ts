@@ -1,0 +1,328 @@
+import type { Config } from "../core/config.js";
+import { newId } from "../core/ids.js";
+import { now } from "../core/time.js";
+import type { EventBus } from "../events/bus.js";
+import type { Db } from "../store/db.js";
+import { insertMemory, patchMemory, type MemoryRow } from "../store/memory.js";
+import { insertProject, projectById } from "../store/projects.js";
+import { insertComment, insertOutcome, insertTask } from "../store/tasks.js";
+import {
+  edgeBetween,
+  edgeIdTaken,
+  insertImportedEdge,
+  liveMemoryById,
+  memoryIdTaken,
+  restoreReadCounts,
+  setEdgeNote,
+  taskIdTaken,
+  taskPkById,
+} from "../store/transfer.js";
+import type { Caller } from "./caller.js";
+import { entityContent, entityEntryId, entityTags, NOTE_SEPARATOR } from "./import-memory-json.js";
+import type { MemoryEmbeddings } from "./memory-embeddings.js";
+import { contentKey } from "./memory-records.js";
+import type { MemoryService } from "./memory.js";
+import {
+  EXPORT_FORMAT,
+  LineRefusal,
+  type EdgeLine,
+  type EntityLine,
+  type EntryLine,
+  type ParsedLine,
+  type ProjectLine,
+  type RelationLine,
+  type TaskLine,
+} from "./transfer-lines.js";
+
+export interface ImportCounts {
+  projects: number;
+  entries: number;
+  edges: number;
+  decisions: number;
+  tasks: number;
+}
+
+/** What one line did: created a record of a kind, found it there already, or (a header) nothing. */
+export type Applied = keyof ImportCounts | "skipped" | "nothing";
+
+export interface ImportContext {
+  caller: Caller;
+  /** The project memory.json entities go to. */
+  project: string | null;
+}
+
+const MAX_RESULT_BYTES = 65536;
+
+/**
+ * Writes the records of one import line inside the caller's transaction, with their events,
+ * keeping the ids, authors, versions and times the line gives; refuses a line it cannot write
+ * whole by throwing a LineRefusal before anything of it is kept.
+ */
+export class ImportedRecords {
+  constructor(
+    private readonly db: Db,
+    private readonly bus: EventBus,
+    private readonly config: Config,
+    private readonly embeddings: MemoryEmbeddings,
+    private readonly memory: MemoryService,
+  ) {}
+
+  /** Inside a transaction: one line's records and events, or a LineRefusal. */
+  apply(context: ImportContext, parsed: ParsedLine, vector: Float32Array | null): Applied {
+    switch (parsed.kind) {
+      case "header":
+        if (parsed.line.format > EXPORT_FORMAT) throw new LineRefusal(`export format ${parsed.line.format} is newer than this server reads (${EXPORT_FORMAT})`);
+        return "nothing";
+      case "project":
+        return this.project(context, parsed.line);
+      case "entry":
+        return this.entry(context, parsed.line, vector);
+      case "edge":
+        return this.edge(context, parsed.line);
+      case "task":
+        return this.task(context, parsed.line);
+      case "entity":
+        return this.entity(context, parsed.line, vector);
+      case "relation":
+        return this.relation(context, parsed.line);
+    }
+  }
+
+  private requireProject(project: string | null): void {
+    if (project !== null && !projectById(this.db, project)) {
+      throw new LineRefusal(`project ${project} does not exist here: import its project line first`);
+    }
+  }
+
+  private requireSize(field: string, text: string): void {
+    if (Buffer.byteLength(text, "utf8") > this.config.MAX_CONTENT_BYTES) throw new LineRefusal(`${field} exceeds ${this.config.MAX_CONTENT_BYTES} bytes`);
+  }
+
+  private project(context: ImportContext, line: ProjectLine): Applied {
+    if (projectById(this.db, line.id)) return "skipped";
+    insertProject(this.db, { id: line.id, name: line.name, description: line.description, owner: line.owner, created_at: line.created_at });
+    this.bus.emit({
+      type: "project.created",
+      agentId: context.caller.agentId,
+      project: line.id,
+      payload: { project: line.id, owner: line.owner, reason: "imported" },
+    });
+    return "projects";
+  }
+
+  /** Stores a new entry with its vector and announces it; the row keeps the id and times it was given. */
+  private storeEntry(context: ImportContext, row: Omit<MemoryRow, "pk">, tags: string[], vector: Float32Array | null): number {
+    const pk = insertMemory(this.db, row, tags);
+    patchMemory(this.db, pk, {
+      headline: row.headline,
+      last_reinforced_at: row.last_reinforced_at,
+      reinforcement_count: row.reinforcement_count,
+      superseded_by: row.superseded_by,
+    });
+    if (row.read_count > 0 || row.distinct_readers > 0) restoreReadCounts(this.db, pk, row.read_count, row.distinct_readers);
+    // Without a vector (no model yet) the entry is keyword-indexed now and embedded by the backfill.
+    if (vector) row.embedding_model = this.embeddings.store(pk, vector, row);
+    this.memory.emitChange("memory.written", context.caller.agentId, row, { reason: "imported" });
+    return pk;
+  }
+
+  private entry(context: ImportContext, line: EntryLine, vector: Float32Array | null): Applied {
+    if (line.scope === "agent") throw new LineRefusal("private entries are not imported: only their author may write them");
+    if (memoryIdTaken(this.db, line.id)) return "skipped";
+    this.requireProject(line.project);
+    this.requireSize("content", line.content);
+    const tags = [...new Set(line.tags)];
+    this.storeEntry(
+      context,
+      {
+        id: line.id,
+        type: line.type,
+        agent_id: line.agent_id,
+        project: line.project,
+        scope: line.scope,
+        content: line.content,
+        content_key: contentKey(line.content),
+        confidence: line.type === "directive" ? 1 : line.confidence,
+        parents: JSON.stringify([...new Set(line.parents)]),
+        tags: JSON.stringify(tags),
+        headline: line.headline,
+        created_at: line.created_at,
+        updated_at: line.updated_at,
+        version: line.version,
+        expires_at: line.expires_at,
+        read_count: line.read_count,
+        distinct_readers: line.distinct_readers,
+        reinforcement_count: line.reinforcement_count,
+        last_reinforced_at: line.last_reinforced_at,
+        superseded_by: line.superseded_by,
+        embedding_model: null,
+        deleted_at: null,
+      },
+      tags,
+      vector,
+    );
+    return "entries";
+  }
+
+  /** A live, shared entry an imported edge may touch. */
+  private edgeEnd(id: string, what: string): MemoryRow {
+    const row = liveMemoryById(this.db, id, now());
+    if (!row) throw new LineRefusal(`${what} ${id} not found`);
+    if (row.scope === "agent") throw new LineRefusal("edges touching private entries are not imported");
+    return row;
+  }
+
+  private linked(context: ImportContext, edge: { id: string; src: string; dst: string; rel: string; project: string | null }): void {
+    this.bus.emit({
+      type: "graph.linked",
+      agentId: context.caller.agentId,
+      project: edge.project,
+      payload: { edge_id: edge.id, src: edge.src, dst: edge.dst, rel: edge.rel, project: edge.project, reason: "imported" },
+    });
+  }
+
+  private edge(context: ImportContext, line: EdgeLine): Applied {
+    if (edgeIdTaken(this.db, line.id)) return "skipped";
+    const src = this.edgeEnd(line.src, "entry");
+    const dst = this.edgeEnd(line.dst, "entry");
+    if (src.pk === dst.pk) throw new LineRefusal("an entry cannot be linked to itself");
+    if (src.project !== null && dst.project !== null && src.project !== dst.project) throw new LineRefusal("entries of different projects cannot be linked");
+    // The same relation between the same entries under another id is the same edge.
+    if (edgeBetween(this.db, src.pk, dst.pk, line.rel)) return "skipped";
+    const project = src.project ?? dst.project;
+    insertImportedEdge(this.db, {
+      id: line.id,
+      srcPk: src.pk,
+      dstPk: dst.pk,
+      rel: line.rel,
+      note: line.note,
+      project,
+      agentId: line.agent_id,
+      createdAt: line.created_at,
+      updatedAt: line.updated_at,
+    });
+    this.linked(context, { id: line.id, src: src.id, dst: dst.id, rel: line.rel, project });
+    return "edges";
+  }
+
+  private task(context: ImportContext, line: TaskLine): Applied {
+    if (taskIdTaken(this.db, line.id)) return "skipped";
+    this.requireProject(line.project);
+    this.requireSize("description", line.description);
+    const result = line.result === undefined || line.result === null ? null : JSON.stringify(line.result);
+    if (result !== null && Buffer.byteLength(result, "utf8") > MAX_RESULT_BYTES) throw new LineRefusal(`result exceeds ${MAX_RESULT_BYTES} bytes`);
+    const dependencies = [...new Set(line.depends_on)].map((id) => {
+      const pk = taskPkById(this.db, id);
+      if (pk === undefined) throw new LineRefusal(`dependency ${id} not found`);
+      return pk;
+    });
+    const tags = [...new Set(line.tags)];
+    const pk = insertTask(
+      this.db,
+      {
+        id: line.id,
+        title: line.title,
+        description: line.description,
+        status: line.status,
+        created_by: line.created_by,
+        assigned_to: line.assigned_to,
+        reserved: line.reserved ? 1 : 0,
+        project: line.project,
+        priority: line.priority,
+        tags: JSON.stringify(tags),
+        due_at: line.due_at,
+        expected_outcome: line.expected_outcome,
+        result,
+        created_at: line.created_at,
+        updated_at: line.updated_at,
+        claimed_at: line.claimed_at,
+        completed_at: line.completed_at,
+        lease_expires_at: line.lease_expires_at,
+      },
+      tags,
+      dependencies,
+    );
+    for (const comment of line.comments) insertComment(this.db, pk, comment);
+    for (const outcome of line.outcomes) insertOutcome(this.db, { task_pk: pk, ...outcome, tags: JSON.stringify(outcome.tags) });
+    this.bus.emit({
+      type: "task.created",
+      agentId: context.caller.agentId,
+      project: line.project,
+      payload: { task_id: line.id, project: line.project, status: line.status, assigned_to: line.assigned_to, created_by: line.created_by, reason: "imported" },
+    });
+    return "tasks";
+  }
+
+  private entity(context: ImportContext, line: EntityLine, vector: Float32Array | null): Applied {
+    const id = entityEntryId(context.project, line.name);
+    if (memoryIdTaken(this.db, id)) return "skipped";
+    const content = entityContent(line);
+    this.requireSize("content", content);
+    const tags = entityTags(line);
+    const at = now();
+    this.storeEntry(
+      context,
+      {
+        id,
+        type: "memory",
+        agent_id: context.caller.agentId,
+        project: context.project,
+        scope: "project",
+        content,
+        content_key: contentKey(content),
+        confidence: 1,
+        parents: "[]",
+        tags: JSON.stringify(tags),
+        headline: null,
+        created_at: at,
+        updated_at: at,
+        version: 1,
+        expires_at: null,
+        read_count: 0,
+        distinct_readers: 0,
+        reinforcement_count: 0,
+        last_reinforced_at: null,
+        superseded_by: null,
+        embedding_model: null,
+        deleted_at: null,
+      },
+      tags,
+      vector,
+    );
+    return "entries";
+  }
+
+  private relation(context: ImportContext, line: RelationLine): Applied {
+    const end = (name: string): MemoryRow => {
+      const row = liveMemoryById(this.db, entityEntryId(context.project, name), now());
+      if (!row) throw new LineRefusal(`entity ${name} not found`);
+      return row;
+    };
+    const src = end(line.from);
+    const dst = end(line.to);
+    if (src.pk === dst.pk) throw new LineRefusal("an entity cannot be related to itself");
+    const at = now();
+    const existing = edgeBetween(this.db, src.pk, dst.pk, "relates_to");
+    if (existing) {
+      const types = existing.note === null || existing.note === "" ? [] : existing.note.split(NOTE_SEPARATOR);
+      if (types.includes(line.relationType)) return "skipped";
+      setEdgeNote(this.db, existing.pk, [...types, line.relationType].join(NOTE_SEPARATOR), at);
+      this.linked(context, { id: existing.id, src: src.id, dst: dst.id, rel: "relates_to", project: context.project });
+      return "edges";
+    }
+    const id = newId();
+    insertImportedEdge(this.db, {
+      id,
+      srcPk: src.pk,
+      dstPk: dst.pk,
+      rel: "relates_to",
+      note: line.relationType,
+      project: context.project,
+      agentId: context.caller.agentId,
+      createdAt: at,
+      updatedAt: at,
+    });
+    this.linked(context, { id, src: src.id, dst: dst.id, rel: "relates_to", project: context.project });
+    return "edges";
+  }
+}

@@ -1,0 +1,213 @@
+import { z } from "zod";
+import { normalizeTimestamp } from "../core/time.js";
+
+/**
+ * The lines of an export file, one JSON object each, told apart by `kind`. The same schemas check
+ * every line of an import. A later version adds `decision` lines; `format` in the header says
+ * which version wrote the file.
+ */
+export const EXPORT_FORMAT = 1;
+
+const timestamp = z.string().transform((value, context) => {
+  const normalised = normalizeTimestamp(value);
+  if (normalised === undefined) {
+    context.addIssue({ code: "custom", message: "expected an RFC 3339 timestamp" });
+    return z.NEVER;
+  }
+  return normalised;
+});
+const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "expected a lower-case uuid");
+const slug = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "expected a lower-case slug");
+// Authors are kept by id, whether or not such an agent exists here (a mesh copy's is `id@origin`).
+const author = z.string().min(1).max(200);
+const tags = z.array(z.string().trim().min(1).max(64)).max(32);
+
+/** Where an exported entry comes from: the instance that exported it. */
+export const entrySource = z.object({ kind: z.literal("cairn"), instance: z.string(), url: z.string() });
+
+export const headerLine = z.object({
+  kind: z.literal("header"),
+  format: z.number().int().min(1),
+  instance: z.string(),
+  url: z.string(),
+  server_version: z.string(),
+  exported_at: timestamp,
+  project: slug.nullable().optional(),
+  since: timestamp.nullable().optional(),
+});
+
+export const projectLine = z.object({
+  kind: z.literal("project"),
+  id: slug,
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(2000),
+  owner: author,
+  created_at: timestamp,
+});
+
+export const entryLine = z.object({
+  kind: z.literal("entry"),
+  id: uuid,
+  type: z.enum(["memory", "doc", "directive", "skill", "compiled"]),
+  agent_id: author,
+  project: slug.nullable(),
+  scope: z.enum(["agent", "project"]),
+  content: z.string().refine((value) => value.trim().length > 0, "must not be empty"),
+  confidence: z.number().min(0).max(1),
+  parents: z.array(uuid).max(1000),
+  tags,
+  headline: z.string().max(2000).nullable(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  version: z.number().int().min(1),
+  expires_at: timestamp.nullable(),
+  read_count: z.number().int().min(0),
+  distinct_readers: z.number().int().min(0),
+  reinforcement_count: z.number().int().min(0),
+  last_reinforced_at: timestamp.nullable(),
+  superseded_by: uuid.nullable(),
+  embedding_model: z.string().nullable().describe("the model that embedded it there; the importer embeds again with its own"),
+  source: entrySource.optional(),
+});
+
+export const edgeLine = z.object({
+  kind: z.literal("edge"),
+  id: uuid,
+  src: uuid,
+  dst: uuid,
+  rel: z.enum(["relates_to", "supports", "contradicts", "supersedes", "derived_from"]),
+  note: z.string().max(2000).nullable(),
+  project: slug.nullable(),
+  agent_id: author,
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+const taskComment = z.object({
+  id: uuid,
+  agent_id: author,
+  kind: z.enum(["claim", "unclaim", "complete", "fail", "reopen", "comment"]),
+  comment: z.string(),
+  created_at: timestamp,
+});
+
+const taskOutcome = z.object({
+  agent_id: author,
+  outcome: z.enum(["completed", "failed"]),
+  tags: z.array(z.string()),
+  claimed_at: timestamp,
+  finished_at: timestamp,
+});
+
+export const taskLine = z.object({
+  kind: z.literal("task"),
+  id: uuid,
+  title: z.string().trim().min(1).max(500),
+  description: z.string(),
+  status: z.enum(["open", "claimed", "completed", "failed"]),
+  created_by: author,
+  assigned_to: author.nullable(),
+  reserved: z.boolean(),
+  project: slug.nullable(),
+  priority: z.enum(["low", "normal", "high"]),
+  tags,
+  depends_on: z.array(uuid).max(1000),
+  due_at: timestamp.nullable(),
+  expected_outcome: z.string().max(8000).nullable(),
+  result: z.unknown(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  claimed_at: timestamp.nullable(),
+  completed_at: timestamp.nullable(),
+  lease_expires_at: timestamp.nullable(),
+  comments: z.array(taskComment),
+  outcomes: z.array(taskOutcome),
+});
+
+/** The reference MCP memory server's `memory.json` (JSON Lines of entities and relations). */
+export const entityLine = z.object({
+  type: z.literal("entity"),
+  name: z.string().trim().min(1).max(500),
+  entityType: z.string().max(200),
+  observations: z.array(z.string()),
+});
+
+export const relationLine = z.object({
+  type: z.literal("relation"),
+  from: z.string().trim().min(1).max(500),
+  to: z.string().trim().min(1).max(500),
+  relationType: z.string().trim().min(1).max(200),
+});
+
+// What an export writes (the input side) and what an import works with (the output side).
+export type HeaderLineOut = z.input<typeof headerLine>;
+export type ProjectLineOut = z.input<typeof projectLine>;
+export type EntryLineOut = z.input<typeof entryLine>;
+export type EdgeLineOut = z.input<typeof edgeLine>;
+export type TaskLineOut = z.input<typeof taskLine>;
+export type ProjectLine = z.output<typeof projectLine>;
+export type EntryLine = z.output<typeof entryLine>;
+export type EdgeLine = z.output<typeof edgeLine>;
+export type TaskLine = z.output<typeof taskLine>;
+export type EntityLine = z.output<typeof entityLine>;
+export type RelationLine = z.output<typeof relationLine>;
+
+export type ParsedLine =
+  | { kind: "header"; line: z.output<typeof headerLine> }
+  | { kind: "project"; line: ProjectLine }
+  | { kind: "entry"; line: EntryLine }
+  | { kind: "edge"; line: EdgeLine }
+  | { kind: "task"; line: TaskLine }
+  | { kind: "entity"; line: EntityLine }
+  | { kind: "relation"; line: RelationLine };
+
+/** A line that cannot be imported, and why (a lower-case sentence). */
+export class LineRefusal extends Error {
+  constructor(readonly detail: string) {
+    super(detail);
+    this.name = "LineRefusal";
+  }
+}
+
+function checked<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.slice(0, 3).map((issue) => {
+    const path = issue.path.map(String).join(".");
+    return path === "" ? issue.message : `${path}: ${issue.message}`;
+  });
+  throw new LineRefusal(`invalid line: ${problems.join("; ")}`);
+}
+
+/** One line of an import: an export line by its `kind`, or a memory.json line by its `type`. */
+export function parseLine(text: string): ParsedLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new LineRefusal("not valid json");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new LineRefusal("expected a json object");
+  const record = value as Record<string, unknown>;
+  if ("kind" in record) {
+    switch (record.kind) {
+      case "header":
+        return { kind: "header", line: checked(headerLine, record) };
+      case "project":
+        return { kind: "project", line: checked(projectLine, record) };
+      case "entry":
+        return { kind: "entry", line: checked(entryLine, record) };
+      case "edge":
+        return { kind: "edge", line: checked(edgeLine, record) };
+      case "task":
+        return { kind: "task", line: checked(taskLine, record) };
+      case "decision":
+        throw new LineRefusal("decision lines are not supported by this server yet");
+      default:
+        throw new LineRefusal(`unknown line kind ${JSON.stringify(record.kind)}`);
+    }
+  }
+  if (record.type === "entity") return { kind: "entity", line: checked(entityLine, record) };
+  if (record.type === "relation") return { kind: "relation", line: checked(relationLine, record) };
+  throw new LineRefusal('expected an export line (with "kind") or a memory.json entity or relation (with "type")');
+}
