@@ -157,10 +157,17 @@ function slotValue(name: string, random: Random): string {
   }
 }
 
-/** Expands `[a|b]` alternatives, then `{slot}`s. */
-function expand(template: string, random: Random): string {
+/** Expands `[a|b]` alternatives, then `{slot}`s; `slots` collects the values picked for them. */
+function expand(template: string, random: Random, slots: string[] = []): string {
   const chosen = template.replace(/\[([^\]]*)\]/g, (_, options: string) => pick(random, options.split("|")));
-  const text = chosen.replace(/\{(\w+)\}/g, (_, name: string) => slotValue(name, random)).replace(/\s+/g, " ").trim();
+  const text = chosen
+    .replace(/\{(\w+)\}/g, (_, name: string) => {
+      const value = slotValue(name, random);
+      slots.push(value);
+      return value;
+    })
+    .replace(/\s+/g, " ")
+    .trim();
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
@@ -198,6 +205,22 @@ const QUERY_TEMPLATES = templates(`
 
 /** Search queries of the kind an agent asks before starting work: short, some keyword-ish. */
 export function queryStream(seed: number): () => string {
+  const next = labelledQueryStream(seed);
+  return () => next().q;
+}
+
+export interface LabelledQuery {
+  q: string;
+  /** The slot values the query names: a note that contains all of them is relevant to it. */
+  terms: string[];
+}
+
+/** The same queries as `queryStream`, with what makes a note relevant to each (for recall). */
+export function labelledQueryStream(seed: number): () => LabelledQuery {
   const random = seededRandom(seed);
-  return () => expand(pick(random, QUERY_TEMPLATES), random).toLowerCase();
+  return () => {
+    const terms: string[] = [];
+    const q = expand(pick(random, QUERY_TEMPLATES), random, terms).toLowerCase();
+    return { q, terms: terms.map((term) => term.toLowerCase()) };
+  };
 }

@@ -10,6 +10,7 @@ import { runAuthBench } from "./auth.js";
 import { runClaimBench, runHandoffBench, runMessageBench } from "./coordination.js";
 import { runFanoutBench, runReplayBench } from "./events.js";
 import { runMcpBench } from "./mcp.js";
+import { runParaphraseBench } from "./paraphrase.js";
 import { round, type Section } from "./lib.js";
 import { environment, formatSection, writeJson } from "./report.js";
 import { runSearchBench } from "./search.js";
@@ -17,10 +18,10 @@ import { runStartupBench } from "./startup.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "ui", "auth"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "ui", "auth", "paraphrase"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [ui] [auth] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [ui] [auth] [paraphrase] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -30,11 +31,12 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   handoff   GET /sessions/handoff with 1,000 changed entries since the cursor
   fanout    50 SSE subscribers while tasks are written at 200/s for 30 s: delay from 201 to delivery
   replay    a stream resumed 100,000 events back: time until it has caught up
-  mcp       the same operations through /mcp and REST, and tools/list size per tool set
+  mcp       the same operations through /mcp and REST, tools/list size per tool set, and the tokens of a typical session
   merge     archivist immediate mode: B's 201 → merged entry, 100 conflicting pairs (fake LLM, hash embedder)
   pass      archivist scheduled pass over 10,000 entries of the last day: duration, LLM calls, tokens
   ui        web UI time to interactive (Overview, Memory) with 10,000 entries and 2,000 tasks; asset sizes
   auth      wrong key vs unknown agent timing gap, guesses checked per id and address, RSS under junk client ids
+  paraphrase  duplicate and similar thresholds on paraphrase pairs; search floor: off-topic results and recall@10 per SEARCH_MIN_SIMILARITY
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -52,11 +54,12 @@ function plan(quick: boolean) {
     handoff: { changedEntries: quick ? 200 : 1000, loads: quick ? 20 : 100 },
     fanout: { subscribers: 50, writesPerSecond: 200, seconds: quick ? 5 : 30 },
     replay: { events: quick ? 10_000 : 100_000 },
-    mcp: { calls: quick ? 200 : 2000, warmup: quick ? 20 : 200 },
+    mcp: { calls: quick ? 200 : 2000, warmup: quick ? 20 : 200, sessionStore: 300 },
     merge: { pairs: quick ? 20 : 100, warmup: quick ? 2 : 5, timeoutMs: 30_000 },
     pass: { entries: quick ? 2000 : 10_000, agents: 6, projects: 3, seedClients: 16 },
     ui: { entries: quick ? 2000 : 10_000, tasks: quick ? 400 : 2000, runs: quick ? 3 : 7, seedClients: 16 },
     auth: { agents: quick ? 200 : 1000, pairs: quick ? 2000 : 10_000, junkIds: quick ? 5000 : 50_000, hugeIds: quick ? 200 : 2000 },
+    paraphrase: { models: ["use-lite", "hash"] as const, storeEntries: quick ? 2000 : 10_000, queries: quick ? 40 : 150, floors: [0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6] },
   };
 }
 
@@ -101,6 +104,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runUiBench(sizes.ui);
     case "auth":
       return runAuthBench(sizes.auth);
+    case "paraphrase":
+      return runParaphraseBench(sizes.paraphrase);
   }
 }
 

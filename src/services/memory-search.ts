@@ -1,4 +1,6 @@
+import type { Config } from "../core/config.js";
 import { cosine } from "../embed/embedder.js";
+import { searchFloorFor } from "../embed/models.js";
 import { now } from "../core/time.js";
 import type { Db } from "../store/db.js";
 import { keywordSearch, memoryByPks, type MemoryType } from "../store/memory.js";
@@ -68,11 +70,16 @@ export function keywordQuery(text: string): string | null {
 }
 
 export class MemorySearch {
+  private readonly floor: number;
+
   constructor(
     private readonly db: Db,
     private readonly embeddings: MemoryEmbeddings,
     private readonly reads: ReadRecorder,
-  ) {}
+    config: Pick<Config, "EMBEDDING_MODEL" | "SEARCH_MIN_SIMILARITY">,
+  ) {
+    this.floor = searchFloorFor(config);
+  }
 
   async search(caller: Caller, input: SearchInput): Promise<SearchResult> {
     const vector = await this.embeddings.embed(input.q, QUERY_WAIT_MS);
@@ -93,24 +100,25 @@ export class MemorySearch {
         })
       : [];
     const match = keywordQuery(input.q);
-    // With a distance bound, only hits with a known distance can satisfy it.
-    const keyword =
-      match && !(vector && input.max_distance !== undefined)
-        ? keywordSearch(
-            this.db,
-            viewer,
-            at,
-            match,
-            {
-              project: input.project,
-              type: input.type,
-              agent: input.agent,
-              tag: input.tag,
-              confidenceMin: input.confidence_min,
-            },
-            pool,
-          )
-        : [];
+    // With a distance bound, only hits with a known distance can satisfy it; the keyword list then
+    // only marks (and scores) those that also match a word, which exempts them from the floor.
+    const bounded = vector !== null && input.max_distance !== undefined;
+    const keyword = match
+      ? keywordSearch(
+          this.db,
+          viewer,
+          at,
+          match,
+          {
+            project: input.project,
+            type: input.type,
+            agent: input.agent,
+            tag: input.tag,
+            confidenceMin: input.confidence_min,
+          },
+          pool,
+        )
+      : [];
 
     const fused = new Map<number, { score: number; similarity: number | null; semantic: boolean; keyword: boolean }>();
     semantic.forEach((hit, index) => {
@@ -118,10 +126,16 @@ export class MemorySearch {
     });
     keyword.forEach((hit, index) => {
       const entry = fused.get(hit.pk) ?? { score: 0, similarity: null, semantic: false, keyword: false };
+      if (bounded && !entry.semantic) return;
       entry.score += KEYWORD_WEIGHT / (RRF_K + index + 1);
       entry.keyword = true;
       fused.set(hit.pk, entry);
     });
+    // The floor (CONTRACT §10a): nearest neighbours always exist, however unrelated the query, so a
+    // hit only the vectors found must be close enough to mean something. It applies before `limit`.
+    for (const [pk, info] of fused) {
+      if (!info.keyword && (info.similarity ?? 0) < this.floor) fused.delete(pk);
+    }
     let ranked = [...fused.entries()].sort((a, b) => b[1].score - a[1].score || a[0] - b[0]).map(([pk]) => pk);
     const needVectors = input.diversify || input.include_embedding;
     const vectors = needVectors ? getVectors(this.db, ranked) : new Map<number, Float32Array>();

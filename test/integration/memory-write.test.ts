@@ -386,7 +386,7 @@ describe("duplicate and similar detection by meaning (use-lite model)", () => {
   const server = serverForSuite({ EMBEDDING_MODEL: "use-lite" });
   const agent = agentForSuite(server, "semantic");
 
-  // Cosines measured with the bundled model (defaults: DUPLICATE_THRESHOLD 0.95, SIMILAR_THRESHOLD 0.80):
+  // Cosines measured with the bundled model (defaults: DUPLICATE_THRESHOLD 0.95, SIMILAR_THRESHOLD 0.75):
   // "Deploys run …every Friday" vs "Deployments run …every Friday" 0.965, vs "Deploys happen …each Friday"
   // 0.920; football match/game 0.892; football/soccer league schedule 0.948; "Run the database
   // migrations…" is at 0.84–0.90 to four of the migration sentences.
@@ -408,7 +408,7 @@ describe("duplicate and similar detection by meaning (use-lite model)", () => {
     expect(below.status).toBe(201);
     expect(below.body.id).not.toBe(first.body.id);
     const similar = below.body.similar?.find((candidate) => candidate.id === first.body.id);
-    expect(similar?.similarity).toBeGreaterThanOrEqual(0.8);
+    expect(similar?.similarity).toBeGreaterThanOrEqual(0.75);
     expect(similar?.similarity).toBeLessThan(0.95);
   });
 
@@ -420,7 +420,7 @@ describe("duplicate and similar detection by meaning (use-lite model)", () => {
     const similar = paraphrase.body.similar?.find((candidate) => candidate.id === original.body.id);
     expect(similar).toBeDefined();
     expect(similar?.agent_id).toBe("semantic");
-    expect(similar?.similarity).toBeGreaterThanOrEqual(0.8);
+    expect(similar?.similarity).toBeGreaterThanOrEqual(0.75);
     expect(similar?.similarity).toBeLessThan(0.95);
   });
 
@@ -446,7 +446,7 @@ describe("duplicate and similar detection by meaning (use-lite model)", () => {
     const similar = paraphrase.body.similar ?? [];
     expect(similar.length).toBeGreaterThan(0);
     expect(similar.length).toBeLessThanOrEqual(3);
-    expect(similar.every((candidate) => candidate.similarity >= 0.8)).toBe(true);
+    expect(similar.every((candidate) => candidate.similarity >= 0.75)).toBe(true);
     expect(similar.map((candidate) => candidate.id)).not.toContain(unrelated.body.id);
   });
 

@@ -36,11 +36,10 @@ describe("semantic search with the bundled model (use-lite)", () => {
     expect(accuracy).toBeGreaterThanOrEqual(0.9);
   });
 
-  it("scores a paraphrase above an unrelated entry", async () => {
+  it("returns a paraphrase and leaves out an unrelated entry that shares no word with the query", async () => {
     const hits = await top("soccer game finished tied", 36);
-    const paraphrase = hits.find((hit) => hit.content === corpus[0]);
-    const unrelated = hits.find((hit) => hit.content === corpus[13]);
-    expect(paraphrase?.similarity).toBeGreaterThan(unrelated?.similarity ?? -1);
-    expect(hits.indexOf(paraphrase!)).toBeLessThan(hits.indexOf(unrelated!));
+    expect(hits[0]?.content).toBe(corpus[0]);
+    // The revenue note matches no keyword and is far below the floor (CONTRACT §10a).
+    expect(hits.map((hit) => hit.content)).not.toContain(corpus[13]);
   });
 });

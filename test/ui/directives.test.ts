@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
-import { describe, expect, it } from "vitest";
-import { browserForSuite, openPage, type OpenPage } from "../helpers/browser.js";
+import { expect, it } from "vitest";
+import { browserForSuite, openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { TestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 import { signIn as signInAs, styleOf } from "../helpers/ui.js";
@@ -21,7 +21,7 @@ async function typeOptionsOfWriteForm(page: Page): Promise<string[]> {
   return options;
 }
 
-describe("Directives in the Memory tab", () => {
+describeInBrowser("Directives in the Memory tab", () => {
   const server = serverForSuite({ UI_PASSWORD: PASSWORD });
   const builder = agentForSuite(server, "builder");
   const browser = browserForSuite();
@@ -74,16 +74,18 @@ describe("Directives in the Memory tab", () => {
     await opened.context.close();
   });
 
-  it("groups search results the same way: directives, then docs, then memories", async () => {
+  it("orders search results by score, best first, even when a directive also matches", async () => {
     const opened = await openPage(browser.browser);
     const page = await signIn(server, opened);
-    await page.getByLabel("Search memory (meaning and keywords)").fill("test release flaky change");
+    // The memory matches every word, the directive only "test": a directive-first order would lead with the weaker hit.
+    await page.getByLabel("Search memory (meaning and keywords)").fill("flaky test cart spec");
     await page.getByRole("button", { name: "Search", exact: true }).click();
     await page.locator(".memory-card .scores").first().waitFor();
-    const types = await typesInOrder(page);
-    const rank = (type: string | null) => ["directive", "doc", "memory"].indexOf(type ?? "");
-    expect(types.map(rank)).toEqual([...types.map(rank)].sort((a, b) => a - b));
-    expect(types).toContain("directive");
+    const cards = await page.locator(".memory-card").all();
+    const scores = await Promise.all(cards.map(async (card) => Number(await card.locator(".scores strong").textContent())));
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    expect(await cards[0]?.getAttribute("data-entry-id")).toBe(ids.memory);
+    expect(await typesInOrder(page)).toContain("directive");
     await opened.context.close();
   });
 
@@ -104,7 +106,7 @@ describe("Directives in the Memory tab", () => {
   });
 });
 
-describe("The write form for an agent outside DIRECTIVE_WRITERS", () => {
+describeInBrowser("The write form for an agent outside DIRECTIVE_WRITERS", () => {
   const server = serverForSuite({ UI_PASSWORD: PASSWORD, DIRECTIVE_WRITERS: "someone-else" });
   const browser = browserForSuite();
 

@@ -1,5 +1,6 @@
 // The Memory tab: the list (newest first, directives then docs then memories when no type is
-// chosen) or a hybrid search with scores, filters, and writing, editing and deleting entries.
+// chosen) or a hybrid search, best score first, with filters, and writing, editing and deleting
+// entries.
 
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, encode, query } from "../../api.js";
@@ -16,7 +17,7 @@ import type { MemoryEntry, MemoryType, SearchHit } from "../../types.js";
 import { MemoryCard } from "./memory-card.js";
 import { MemoryDetailDialog } from "./memory-detail.js";
 import { MemoryEditDialog } from "./memory-edit.js";
-import { TYPE_ORDER, sortByType } from "./memory-order.js";
+import { TYPE_ORDER } from "./memory-order.js";
 import { MemoryWriteDialog } from "./memory-write.js";
 
 interface Filters {
@@ -233,12 +234,11 @@ function SearchResults({ q, filters, actions, edited, deleted }: SearchProps) {
     const change = edited.get(hit.id);
     return change && change.version > hit.version ? { ...hit, ...change } : hit;
   });
-  const ordered = filters.type ? hits : sortByType(hits);
   return (
     <section aria-label="Search results" class="card-list-section">
       <p class="result-summary" role="status">
         {plural(hits.length, "result")} for “{q}”{data.keywordOnly && " (keyword match only: embeddings are unavailable)"}
-        {!filters.type && hits.length > 1 && <span class="muted"> · directives first, then docs, then memories; by score within each</span>}
+        {hits.length > 1 && <span class="muted"> · best match first</span>}
       </p>
       {stale && (
         <p class="stale-note" role="status">
@@ -249,11 +249,11 @@ function SearchResults({ q, filters, actions, edited, deleted }: SearchProps) {
         </p>
       )}
       {results.error !== undefined && <ErrorNote error={results.error} onRetry={again} />}
-      {ordered.length === 0 ? (
+      {hits.length === 0 ? (
         <Empty>Nothing found. Try other words, or clear the filters.</Empty>
       ) : (
         <div class="card-list">
-          {ordered.map((hit) => (
+          {hits.map((hit) => (
             <MemoryCard key={hit.id} entry={hit} {...actions} />
           ))}
         </div>
