@@ -1,9 +1,12 @@
-import { homedir } from "node:os";
+import { homedir, hostname } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
 
 export const roles = ["owner", "agent", "archivist", "viewer"] as const;
 export type Role = (typeof roles)[number];
+
+/** Where the archives of downloadable embedding models are published (fastembed's host). */
+export const DEFAULT_MODEL_BASE_URL = "https://storage.googleapis.com/qdrant-fastembed";
 
 export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** A DNS name, an IPv4 address or a bracketed IPv6 address, as it appears in a `Host` header. */
@@ -93,8 +96,10 @@ const settingsSchema = z.object({
   DIRECTIVE_STALENESS_COOLDOWN_HOURS: int(1, 87600).default(168),
   EMBEDDING_MODEL: z.enum(["use-lite", "bge-small-en-v1.5", "custom", "hash"]).default("use-lite"),
   EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
+  /** Where `bge-small-en-v1.5` is downloaded from on first use (a mirror, for machines that cannot reach the default). */
+  EMBEDDING_MODEL_URL: url.default(DEFAULT_MODEL_BASE_URL),
   DUPLICATE_THRESHOLD: ratio.default(0.95),
-  SIMILAR_THRESHOLD: ratio.default(0.8),
+  SIMILAR_THRESHOLD: ratio.default(0.75),
   MAX_CONTENT_BYTES: int(1, 16 * 1024 * 1024).default(65536),
   MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(1048576),
   TASK_LEASE_SECONDS: int(0, 365 * 86400).default(7200),
@@ -106,6 +111,8 @@ const settingsSchema = z.object({
   CAIRN_URL: url.default("http://127.0.0.1:8470"),
   CAIRN_AGENT_ID: agentId.optional(),
   CAIRN_API_KEY: z.string().min(1).optional(),
+  /** A file holding the agent's key (what onboarding writes), read when CAIRN_API_KEY is not set. */
+  CAIRN_KEY_FILE: z.string().min(1).optional(),
   ARCHIVIST_LLM_PROVIDER: z.enum(["none", "openai", "anthropic"]).default("none"),
   ARCHIVIST_LLM_BASE_URL: url.optional(),
   ARCHIVIST_LLM_MODEL: z.string().min(1).optional(),
@@ -125,6 +132,10 @@ const settingsSchema = z.object({
   ARCHIVIST_TOKEN_BUDGET_PER_HOUR: int(0, 100_000_000).default(200000),
   MCP_TOOLSET: z.enum(["core", "standard", "all"]).default("standard"),
   ALLOWED_HOSTS: hostList.default([]),
+  /** Semantic-only search hits below this cosine are dropped; unset: the embedder's measured default. */
+  SEARCH_MIN_SIMILARITY: ratio.optional(),
+  /** A bearer token that may read /metrics besides the owner role; empty: owner only. */
+  METRICS_TOKEN: z.string().default(""),
 });
 
 type Settings = z.output<typeof settingsSchema>;
@@ -142,6 +153,21 @@ export interface Config extends Omit<Settings, "DATA_DIR" | "PUBLIC_URL" | "DIRE
 export function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
   return bare === "localhost" || bare === "::1" || /^127(\.\d{1,3}){3}$/.test(bare);
+}
+
+/** `0.0.0.0` and `::` are binds to every interface, not addresses a client can be sent to. */
+export const isUnspecifiedHost = (host: string): boolean => ["0.0.0.0", "::", "[::]"].includes(host);
+
+/**
+ * The host a derived URL names: HOST itself, or for a bind to every interface this machine's host
+ * name (the server answers to it as PUBLIC_URL's host), or loopback when that name is unusable.
+ */
+export function urlHostFor(host: string): string {
+  if (isUnspecifiedHost(host)) {
+    const machine = hostname().toLowerCase().replace(/\.$/, "");
+    return HOST_NAME.test(machine) ? machine : "127.0.0.1";
+  }
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
 }
 
 function expandHome(path: string): string {
@@ -179,11 +205,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (settings.DIRECTIVE_WRITERS?.includes(settings.ARCHIVIST_AGENT_ID)) {
     throw new ConfigError("invalid setting DIRECTIVE_WRITERS: must not name ARCHIVIST_AGENT_ID; the archivist never writes directives");
   }
-  const hostForUrl = settings.HOST.includes(":") ? `[${settings.HOST}]` : settings.HOST;
   return {
     ...settings,
     DATA_DIR: resolve(expandHome(settings.DATA_DIR ?? "~/.cairn")),
-    PUBLIC_URL: settings.PUBLIC_URL ?? `http://${hostForUrl}:${settings.PORT}`,
+    PUBLIC_URL: settings.PUBLIC_URL ?? `http://${urlHostFor(settings.HOST)}:${settings.PORT}`,
     DIRECTIVE_WRITERS: settings.DIRECTIVE_WRITERS ?? [settings.UI_AGENT_ID],
     EMBEDDING_MODEL_DIR:
       settings.EMBEDDING_MODEL_DIR === undefined ? undefined : resolve(expandHome(settings.EMBEDDING_MODEL_DIR)),

@@ -21,5 +21,13 @@ export const packageVersion: string = (
 
 export const bundledModelDir = join(packageRoot, "models", "universal-sentence-encoder-lite");
 export const migrationsDir = join(packageRoot, "src", "store", "migrations");
+/** The built command-line entry (`bin/cairn` runs it). */
+export const cliPath = join(packageRoot, "dist", "src", "cli.js");
+/**
+ * How this installation's stdio bridge is started, by absolute paths that work from any working
+ * directory: this node, this package's CLI. Generated configurations use it for the machine the
+ * server runs on.
+ */
+export const bridgeLauncher = (): string[] => [process.execPath, cliPath, "mcp"];
 /** The web UI as `npm run build` bundles it. */
 export const uiDir = join(packageRoot, "dist", "ui");

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import { createReadStream, existsSync, rmSync } from "node:fs";
+import { createReadStream, existsSync } from "node:fs";
 import { join } from "node:path";
-import type { Config } from "../core/config.js";
+import { DEFAULT_MODEL_BASE_URL, type Config } from "../core/config.js";
 import { bundledModelDir } from "../core/paths.js";
 import type { EmbedderLoader } from "./embedder.js";
-import { loadFastembed } from "./fastembed.js";
+import { loadOnnxEmbedder } from "./onnx.js";
 import { hashEmbedder } from "./hash.js";
 
 const LOCAL_LOAD_TIMEOUT_MS = 120_000;
@@ -16,14 +16,34 @@ async function fileDigest(path: string): Promise<string> {
   return hash.digest("hex");
 }
 
+/**
+ * Per model, the cosine below which a search hit that matches no keyword is dropped (CONTRACT
+ * §10a). Scores are only comparable within one model, so each has its own. `use-lite` and `hash`
+ * were chosen with `npm run bench -- paraphrase` (the lowest floor at which off-topic queries
+ * return nothing, with recall@10 unchanged); `bge-small-en-v1.5` and `custom` were not measured and
+ * lean low, because a floor set too high hides real matches where one too low only shows noise.
+ */
+export const SEARCH_FLOORS: Readonly<Record<Config["EMBEDDING_MODEL"], number>> = {
+  "use-lite": 0.45,
+  hash: 0.4,
+  "bge-small-en-v1.5": 0.45,
+  custom: 0.25,
+};
+
+/** `SEARCH_MIN_SIMILARITY` when set, else the configured model's default. */
+export const searchFloorFor = (config: Pick<Config, "EMBEDDING_MODEL" | "SEARCH_MIN_SIMILARITY">): number =>
+  config.SEARCH_MIN_SIMILARITY ?? SEARCH_FLOORS[config.EMBEDDING_MODEL];
+
 /** Chooses the loader for `EMBEDDING_MODEL`. */
-export function embedderLoaderFor(config: Pick<Config, "EMBEDDING_MODEL" | "EMBEDDING_MODEL_DIR" | "DATA_DIR">): EmbedderLoader {
+export function embedderLoaderFor(
+  config: Pick<Config, "EMBEDDING_MODEL" | "EMBEDDING_MODEL_DIR" | "DATA_DIR"> & Partial<Pick<Config, "EMBEDDING_MODEL_URL">>,
+): EmbedderLoader {
   switch (config.EMBEDDING_MODEL) {
     case "hash":
       return () => Promise.resolve(hashEmbedder());
     case "use-lite":
       return () =>
-        loadFastembed("use-lite", { kind: "custom", dir: bundledModelDir, modelFile: "model.onnx" }, LOCAL_LOAD_TIMEOUT_MS);
+        loadOnnxEmbedder("use-lite", { kind: "custom", dir: bundledModelDir, modelFile: "model.onnx" }, LOCAL_LOAD_TIMEOUT_MS);
     case "custom":
       return async () => {
         const dir = config.EMBEDDING_MODEL_DIR ?? "";
@@ -31,19 +51,15 @@ export function embedderLoaderFor(config: Pick<Config, "EMBEDDING_MODEL" | "EMBE
         if (!existsSync(file)) throw new Error(`no model.onnx in EMBEDDING_MODEL_DIR (${dir})`);
         // The id follows the weights, so replacing the model triggers re-embedding.
         const id = `custom-${(await fileDigest(file)).slice(0, 12)}`;
-        return loadFastembed(id, { kind: "custom", dir, modelFile: "model.onnx" }, LOCAL_LOAD_TIMEOUT_MS);
+        return loadOnnxEmbedder(id, { kind: "custom", dir, modelFile: "model.onnx" }, LOCAL_LOAD_TIMEOUT_MS);
       };
     case "bge-small-en-v1.5":
-      return async () => {
-        const cacheDir = join(config.DATA_DIR, "models");
-        try {
-          return await loadFastembed("bge-small-en-v1.5", { kind: "named", model: "bge-small-en-v1.5", cacheDir }, DOWNLOAD_LOAD_TIMEOUT_MS);
-        } catch (error) {
-          // A failed or interrupted download leaves files fastembed would trust next time.
-          rmSync(join(cacheDir, "fast-bge-small-en-v1.5.tar.gz"), { force: true });
-          rmSync(join(cacheDir, "fast-bge-small-en-v1.5"), { recursive: true, force: true });
-          throw error;
-        }
-      };
+      // Downloaded into DATA_DIR/models on first use; a failed download leaves nothing to trust.
+      return () =>
+        loadOnnxEmbedder(
+          "bge-small-en-v1.5",
+          { kind: "named", model: "bge-small-en-v1.5", cacheDir: join(config.DATA_DIR, "models"), baseUrl: config.EMBEDDING_MODEL_URL ?? DEFAULT_MODEL_BASE_URL },
+          DOWNLOAD_LOAD_TIMEOUT_MS,
+        );
   }
 }

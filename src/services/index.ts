@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Config } from "../core/config.js";
 import type { Logger } from "../core/log.js";
 import { packageVersion } from "../core/paths.js";
@@ -17,6 +17,8 @@ import { CurationService } from "./curation.js";
 import { GraphService } from "./graph.js";
 import { LogService } from "./logs.js";
 import { EventService } from "./events.js";
+import { ExportService } from "./export.js";
+import { ImportService } from "./import.js";
 import { IdempotencyService } from "./idempotency.js";
 import { Jobs } from "./jobs.js";
 import { MemoryService } from "./memory.js";
@@ -24,6 +26,7 @@ import { MemoryEmbeddings } from "./memory-embeddings.js";
 import { MemorySearch } from "./memory-search.js";
 import type { Caller } from "./caller.js";
 import { MessageService } from "./messages.js";
+import { MetricsService } from "./metrics.js";
 import { agentPerformance, type AgentPerformance } from "./performance.js";
 import { ProjectService } from "./projects.js";
 import { SessionService } from "./sessions.js";
@@ -85,7 +88,12 @@ export interface Services {
   curation: CurationService;
   graph: GraphService;
   logs: LogService;
+  /** The owner's JSON Lines export and import (CONTRACT §10a). */
+  exporter: ExportService;
+  importer: ImportService;
   uiSessions: UiSessionService;
+  /** Figures for `/metrics` that live below the transports. */
+  metrics: MetricsService;
   /** Where clients reach this server: PUBLIC_URL, or the address it listens on once it does. */
   site: { url: string };
   rateLimiter: RateLimiter;
@@ -101,13 +109,29 @@ export interface Services {
 export const databasePath = (config: Config): string => join(config.DATA_DIR, "cairn.db");
 export const auditDir = (config: Config): string => join(config.DATA_DIR, "audit");
 
+/**
+ * Creates DATA_DIR (0700) with its missing parents one level at a time: Node's recursive mkdir
+ * spins for ever under a path the kernel refuses without EEXIST (/proc). Whatever is in the way is
+ * said plainly, by the setting's name.
+ */
 export function ensureDataDir(config: Config, log: Logger): void {
-  if (!existsSync(config.DATA_DIR)) {
-    mkdirSync(config.DATA_DIR, { recursive: true, mode: 0o700 });
-    chmodSync(config.DATA_DIR, 0o700);
-  } else if ((statSync(config.DATA_DIR).mode & 0o077) !== 0) {
-    log.warn("DATA_DIR is readable by other users; chmod 700 it", { data_dir: config.DATA_DIR });
+  const dir = config.DATA_DIR;
+  if (existsSync(dir)) {
+    if (!statSync(dir).isDirectory()) throw new Error(`DATA_DIR ${dir} exists and is not a directory; point DATA_DIR at a directory`);
+    if ((statSync(dir).mode & 0o077) !== 0) log.warn("DATA_DIR is readable by other users; chmod 700 it", { data_dir: dir });
+    return;
   }
+  const missing: string[] = [];
+  for (let current = dir; !existsSync(current); current = dirname(current)) missing.unshift(current);
+  for (const path of missing) {
+    try {
+      mkdirSync(path, { mode: 0o700 });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? "error";
+      throw new Error(`cannot create DATA_DIR ${dir}: creating ${path} failed (${code}); point DATA_DIR at a writable directory`);
+    }
+  }
+  chmodSync(dir, 0o700);
 }
 
 export function openServices(options: ServiceOptions): Services {
@@ -122,7 +146,7 @@ export function openServices(options: ServiceOptions): Services {
   const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_MINUTE, options.throttleCapacity);
   const agents = new AgentService(db, bus, config, log, throttle);
   const memory = new MemoryService(db, bus, config, embeddings, reads);
-  const search = new MemorySearch(db, embeddings, reads);
+  const search = new MemorySearch(db, embeddings, reads, config);
   const projects = new ProjectService(db, bus, memory);
   const tasks = new TaskService(db, bus, config);
   const messages = new MessageService(db, bus, config);
@@ -134,7 +158,10 @@ export function openServices(options: ServiceOptions): Services {
   const curation = new CurationService(db, memory, messages, embeddings, config.MAX_CONTENT_BYTES);
   const graph = new GraphService(db, bus, memory);
   const logs = new LogService(db, () => archivist.checkFence());
+  const exporter = new ExportService(db, config);
+  const importer = new ImportService(db, bus, config, embeddings, memory);
   const uiSessions = new UiSessionService(db, config, throttle);
+  const metrics = new MetricsService(db, bus, embeddingQueue, archivist, databasePath(config), config.EMBEDDING_MODEL);
   const credentialsWritten = (options.bootstrap ?? true) ? agents.bootstrap() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
 
@@ -183,7 +210,10 @@ export function openServices(options: ServiceOptions): Services {
     curation,
     graph,
     logs,
+    exporter,
+    importer,
     uiSessions,
+    metrics,
     site: { url: config.PUBLIC_URL },
     rateLimiter,
     throttle,
@@ -203,6 +233,7 @@ export function openServices(options: ServiceOptions): Services {
       if (closed) return;
       closed = true;
       jobs.stop();
+      metrics.close();
       reads.flush();
       await auditStarted;
       await audit?.close();
