@@ -1,4 +1,4 @@
-import { agentHelp, archivistHelp, backupHelp, doctorHelp, mcpHelp, reindexHelp, serveHelp, uiLinkHelp } from "./cli/help.js";
+import { agentHelp, archivistHelp, backupHelp, doctorHelp, exportHelp, importHelp, mcpHelp, reindexHelp, searchHelp, serveHelp, statusHelp, stopHelp, uiLinkHelp } from "./cli/help.js";
 import { print, printError, UsageError } from "./cli/output.js";
 import { packageVersion } from "./core/paths.js";
 
@@ -8,8 +8,14 @@ commands:
   serve               run the server (REST, /mcp, /docs, /openapi.json)
   archivist           the archivist agent on its own, against the server at CAIRN_URL
   mcp                 MCP over stdio for an agent host, bridging to the server at CAIRN_URL
+  status              whether a server answers at CAIRN_URL, and the one running for DATA_DIR
+  stop                stop the server running for DATA_DIR
   agent add ID        create an agent and print its key once
   agent rotate-key ID issue a new key for an agent
+  agent list          list the server's agents
+  search QUERY        search memory as the owner
+  export              JSON Lines of everything shared, to standard output
+  import FILE         import an export or a memory.json
   ui-link             print a one-time sign-in link for the web UI
   backup FILE         consistent online copy of the database
   reindex             re-embed every entry with the configured model
@@ -39,6 +45,14 @@ const commands: Record<string, Command> = {
       return 0;
     },
   },
+  status: {
+    help: statusHelp,
+    run: async () => ((await (await import("./cli/control.js")).status()) ? 0 : 1),
+  },
+  stop: {
+    help: stopHelp,
+    run: async () => ((await (await import("./cli/control.js")).stop()) ? 0 : 1),
+  },
   archivist: {
     help: archivistHelp,
     run: async () => {
@@ -49,9 +63,28 @@ const commands: Record<string, Command> = {
   agent: {
     help: agentHelp,
     run: async (args) => {
-      await (await import("./cli/agent.js")).agent(args);
+      if (args[0] === "list") await (await import("./cli/agent-list.js")).agentList(args.slice(1));
+      else await (await import("./cli/agent.js")).agent(args);
       return 0;
     },
+  },
+  search: {
+    help: searchHelp,
+    run: async (args) => {
+      await (await import("./cli/search.js")).search(args);
+      return 0;
+    },
+  },
+  export: {
+    help: exportHelp,
+    run: async (args) => {
+      await (await import("./cli/transfer.js")).exportCommand(args);
+      return 0;
+    },
+  },
+  import: {
+    help: importHelp,
+    run: async (args) => ((await (await import("./cli/transfer.js")).importCommand(args)) ? 0 : 1),
   },
   "ui-link": {
     help: uiLinkHelp,

@@ -1,4 +1,4 @@
-import { STDIO_ARGS, STDIO_COMMAND, type HostRenderer } from "./types.js";
+import type { HostRenderer } from "./types.js";
 
 /** A TOML basic string. */
 const toml = (value: string): string => JSON.stringify(value);
@@ -7,14 +7,17 @@ export const codex: HostRenderer = {
   host: "codex",
   render(context, transport) {
     // Codex passes named variables through from its own environment (env_vars, env_http_headers).
+    const [command = "cairn", ...args] = context.launcher;
+    const env = [`CAIRN_URL = ${toml(context.url)}`, `CAIRN_AGENT_ID = ${toml(context.agentId)}`];
+    if (context.keyFile !== undefined) env.push(`CAIRN_KEY_FILE = ${toml(context.keyFile)}`);
     const lines =
       transport === "stdio"
         ? [
             "[mcp_servers.cairn]",
-            `command = ${toml(STDIO_COMMAND)}`,
-            `args = [${STDIO_ARGS.map(toml).join(", ")}]`,
-            `env = { CAIRN_URL = ${toml(context.url)}, CAIRN_AGENT_ID = ${toml(context.agentId)} }`,
-            `env_vars = [${toml(context.keyVariable)}]`,
+            `command = ${toml(command)}`,
+            `args = [${args.map(toml).join(", ")}]`,
+            `env = { ${env.join(", ")} }`,
+            ...(context.keyFile === undefined ? [`env_vars = [${toml(context.keyVariable)}]`] : []),
           ]
         : [
             "[mcp_servers.cairn]",

@@ -1,4 +1,4 @@
-import { bridgeEnv, httpHeaders, json, shellWord, STDIO_ARGS, STDIO_COMMAND, type HostContext, type HostRenderer } from "./types.js";
+import { bridgeEnv, httpHeaders, json, launch, shellWord, type HostContext, type HostRenderer } from "./types.js";
 
 const mcpUrl = (context: HostContext): string => `${context.url}/mcp`;
 
@@ -8,12 +8,13 @@ export const claudeCode: HostRenderer = {
     // Claude Code expands ${VAR} in .mcp.json.
     const key = `\${${context.keyVariable}}`;
     const server =
-      transport === "stdio"
-        ? { command: STDIO_COMMAND, args: STDIO_ARGS, env: bridgeEnv(context, key) }
-        : { type: "http", url: mcpUrl(context), headers: httpHeaders(context, key) };
+      transport === "stdio" ? { ...launch(context), env: bridgeEnv(context, key) } : { type: "http", url: mcpUrl(context), headers: httpHeaders(context, key) };
+    const envFlags = Object.entries(bridgeEnv(context, "")).map(([name, value]) =>
+      name === "CAIRN_API_KEY" ? `--env CAIRN_API_KEY="$${context.keyVariable}"` : `--env ${name}=${shellWord(value)}`,
+    );
     const command =
       transport === "stdio"
-        ? `claude mcp add cairn --env CAIRN_URL=${shellWord(context.url)} --env CAIRN_AGENT_ID=${shellWord(context.agentId)} --env CAIRN_API_KEY="$${context.keyVariable}" -- npx cairn mcp`
+        ? `claude mcp add cairn ${envFlags.join(" ")} -- ${context.launcher.map(shellWord).join(" ")}`
         : `claude mcp add --transport http cairn ${shellWord(mcpUrl(context))} --header ${shellWord(`X-Agent-ID: ${context.agentId}`)} --header "X-API-Key: $${context.keyVariable}"`;
     return { host: "claude-code", transport, files: [{ path: ".mcp.json", format: "json", content: json({ mcpServers: { cairn: server } }) }], command };
   },
@@ -22,17 +23,26 @@ export const claudeCode: HostRenderer = {
 export const claudeDesktop: HostRenderer = {
   host: "claude-desktop",
   render(context, transport) {
-    // Claude Desktop starts local commands only and does not expand variables in its config, so a
-    // shell reads the key from the environment Claude Desktop was started with.
-    const env = { CAIRN_URL: context.url, CAIRN_AGENT_ID: context.agentId };
+    // Claude Desktop starts local commands only: over "http" the bridge itself is the HTTP client
+    // (CAIRN_URL is the remote server), so no package is fetched at run time. It does not expand
+    // variables, so without a key file a shell reads the key from the environment it was given.
+    const { command, args } = launch(context);
     const server =
-      transport === "stdio"
-        ? { command: "sh", args: ["-c", `CAIRN_API_KEY="$${context.keyVariable}" exec ${STDIO_COMMAND} ${STDIO_ARGS.join(" ")}`], env }
-        : { command: STDIO_COMMAND, args: ["-y", "mcp-remote", mcpUrl(context), "--header", `X-Agent-ID:${context.agentId}`, "--header", `X-API-Key:\${${context.keyVariable}}`], env: {} };
+      context.keyFile !== undefined
+        ? { command, args, env: bridgeEnv(context, "") }
+        : {
+            command: "/bin/sh",
+            args: ["-c", `CAIRN_API_KEY="$${context.keyVariable}" exec ${context.launcher.map(shellWord).join(" ")}`],
+            env: { CAIRN_URL: context.url, CAIRN_AGENT_ID: context.agentId },
+          };
+    const content = json({ mcpServers: { cairn: server } });
     return {
       host: "claude-desktop",
       transport,
-      files: [{ path: "~/.config/Claude/claude_desktop_config.json", format: "json", content: json({ mcpServers: { cairn: server } }) }],
+      files: [
+        { path: "~/Library/Application Support/Claude/claude_desktop_config.json", format: "json", content },
+        { path: "~/.config/Claude/claude_desktop_config.json", format: "json", content },
+      ],
     };
   },
 };
@@ -41,10 +51,7 @@ export const cursor: HostRenderer = {
   host: "cursor",
   render(context, transport) {
     const key = `\${env:${context.keyVariable}}`;
-    const server =
-      transport === "stdio"
-        ? { command: STDIO_COMMAND, args: STDIO_ARGS, env: bridgeEnv(context, key) }
-        : { url: mcpUrl(context), headers: httpHeaders(context, key) };
+    const server = transport === "stdio" ? { ...launch(context), env: bridgeEnv(context, key) } : { url: mcpUrl(context), headers: httpHeaders(context, key) };
     return { host: "cursor", transport, files: [{ path: ".cursor/mcp.json", format: "json", content: json({ mcpServers: { cairn: server } }) }] };
   },
 };
@@ -55,7 +62,7 @@ export const vscode: HostRenderer = {
     const key = `\${env:${context.keyVariable}}`;
     const server =
       transport === "stdio"
-        ? { type: "stdio", command: STDIO_COMMAND, args: STDIO_ARGS, env: bridgeEnv(context, key) }
+        ? { type: "stdio", ...launch(context), env: bridgeEnv(context, key) }
         : { type: "http", url: mcpUrl(context), headers: httpHeaders(context, key) };
     return { host: "vscode", transport, files: [{ path: ".vscode/mcp.json", format: "json", content: json({ servers: { cairn: server } }) }] };
   },
@@ -66,10 +73,7 @@ export const gemini: HostRenderer = {
   render(context, transport) {
     // Gemini CLI expands $VAR in settings values.
     const key = `$${context.keyVariable}`;
-    const server =
-      transport === "stdio"
-        ? { command: STDIO_COMMAND, args: STDIO_ARGS, env: bridgeEnv(context, key) }
-        : { httpUrl: mcpUrl(context), headers: httpHeaders(context, key) };
+    const server = transport === "stdio" ? { ...launch(context), env: bridgeEnv(context, key) } : { httpUrl: mcpUrl(context), headers: httpHeaders(context, key) };
     return { host: "gemini", transport, files: [{ path: ".gemini/settings.json", format: "json", content: json({ mcpServers: { cairn: server } }) }] };
   },
 };
@@ -78,10 +82,7 @@ export const windsurf: HostRenderer = {
   host: "windsurf",
   render(context, transport) {
     const key = `\${env:${context.keyVariable}}`;
-    const server =
-      transport === "stdio"
-        ? { command: STDIO_COMMAND, args: STDIO_ARGS, env: bridgeEnv(context, key) }
-        : { serverUrl: mcpUrl(context), headers: httpHeaders(context, key) };
+    const server = transport === "stdio" ? { ...launch(context), env: bridgeEnv(context, key) } : { serverUrl: mcpUrl(context), headers: httpHeaders(context, key) };
     return { host: "windsurf", transport, files: [{ path: "~/.codeium/windsurf/mcp_config.json", format: "json", content: json({ mcpServers: { cairn: server } }) }] };
   },
 };
@@ -92,7 +93,7 @@ export const opencode: HostRenderer = {
     const key = `{env:${context.keyVariable}}`;
     const server =
       transport === "stdio"
-        ? { type: "local", command: [STDIO_COMMAND, ...STDIO_ARGS], environment: bridgeEnv(context, key), enabled: true }
+        ? { type: "local", command: context.launcher, environment: bridgeEnv(context, key), enabled: true }
         : { type: "remote", url: mcpUrl(context), headers: httpHeaders(context, key), enabled: true };
     return {
       host: "opencode",

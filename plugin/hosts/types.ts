@@ -3,8 +3,15 @@ export interface HostContext {
   agentId: string;
   /** The server's base URL (`/mcp` is appended for the HTTP transport). */
   url: string;
-  /** The environment variable that holds the agent's key on the user's machine. */
+  /**
+   * The command line that starts the stdio bridge, by absolute path and ending in `mcp`: an
+   * installed `cairn`, or node with cairn's cli.js. Never a package name resolved at run time.
+   */
+  launcher: string[];
+  /** The environment variable that holds the agent's key where the host runs (HTTP, and stdio without `keyFile`). */
   keyVariable: string;
+  /** A file holding the key (onboarding writes one): the stdio bridge reads it, so nothing is exported. */
+  keyFile?: string | undefined;
 }
 
 export type Transport = "stdio" | "http";
@@ -19,6 +26,7 @@ export interface ConfigFile {
 export interface HostConfig {
   host: string;
   transport: Transport;
+  /** The file to write; a host that reads a different path per platform has one per platform, macOS first. */
   files: ConfigFile[];
   /** A command that registers the server with the host's own CLI, when it has one. */
   command?: string;
@@ -29,17 +37,22 @@ export interface HostRenderer {
   render(context: HostContext, transport: Transport): HostConfig;
 }
 
-/** How every stdio config starts the bridge. */
-export const STDIO_COMMAND = "npx";
-export const STDIO_ARGS = ["cairn", "mcp"];
-
 export const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
-/** The bridge's environment, with the key as a reference in the host's own syntax. */
+/** The launcher split as hosts want it: a command and its arguments. */
+export const launch = (context: HostContext): { command: string; args: string[] } => ({
+  command: context.launcher[0] ?? "cairn",
+  args: context.launcher.slice(1),
+});
+
+/**
+ * The bridge's environment: the URL, the agent, and the key — as the key file's path, or as a
+ * reference to the key variable in the host's own syntax.
+ */
 export const bridgeEnv = (context: HostContext, keyReference: string): Record<string, string> => ({
   CAIRN_URL: context.url,
   CAIRN_AGENT_ID: context.agentId,
-  CAIRN_API_KEY: keyReference,
+  ...(context.keyFile !== undefined ? { CAIRN_KEY_FILE: context.keyFile } : { CAIRN_API_KEY: keyReference }),
 });
 
 export const httpHeaders = (context: HostContext, keyReference: string): Record<string, string> => ({

@@ -20,15 +20,67 @@ export const mcpHelp = `usage: cairn mcp
 
 An MCP server on stdin/stdout for agent hosts (Claude Code, Cursor, Codex, ...). Every request is
 forwarded to the server at CAIRN_URL (default http://127.0.0.1:8470) as the agent CAIRN_AGENT_ID
-with the key CAIRN_API_KEY. When CAIRN_URL is a loopback address and nothing answers, it starts
-\`cairn serve\` there in the background (data in DATA_DIR, default ~/.cairn) and waits for it, so
-all agents on the machine share one server. Messages go to stderr; stdout carries only MCP.`;
+with the key CAIRN_API_KEY (or the key in the file CAIRN_KEY_FILE). Without them it uses the agent
+that onboarding connected to the working directory (or the nearest one above it). MCP_TOOLSET
+(core, standard, all) chooses the tools it lists. When CAIRN_URL is a loopback address and nothing
+answers, it starts \`cairn serve\` there in the background (data in DATA_DIR, default ~/.cairn;
+its output in DATA_DIR/logs/server.log) and waits for it, so all agents on the machine share one
+server. It exits when its standard input closes, ending its session on the server. Messages go
+to stderr; stdout carries only MCP.`;
+
+export const statusHelp = `usage: cairn status
+
+Says whether a server answers at CAIRN_URL (and its health), and which server \`cairn serve\`
+recorded for DATA_DIR (DATA_DIR/server.pid). Exits 0 when a server answers at CAIRN_URL, 1 otherwise.`;
+
+export const stopHelp = `usage: cairn stop
+
+Stops the server recorded for DATA_DIR (the one \`cairn serve\` or \`cairn mcp\` started there) and
+waits for it to finish its requests and exit.`;
 
 export const agentHelp = `usage: cairn agent add ID [--role agent|owner|viewer] [--name DISPLAY_NAME]
        cairn agent rotate-key ID
+       cairn agent list [--json]
 
 add         creates an agent directly in DATA_DIR and prints its API key once
-rotate-key  issues a new key (the old one stops working) and prints it once`;
+rotate-key  issues a new key (the old one stops working) and prints it once
+list        every agent of the server at CAIRN_URL, with its role, status and project, asked as
+            the owner (see \`cairn export --help\` for how the owner is found)`;
+
+const asTheOwner = `It talks to the server at CAIRN_URL (default http://127.0.0.1:8470), which must be running, as
+the owner: the UI_AGENT_ID key the server wrote to DATA_DIR/credentials.json, or CAIRN_AGENT_ID
+with CAIRN_API_KEY when both are set. Run it with the server's settings.`;
+
+export const exportHelp = `usage: cairn export [--project P] [--since TIME] [--output FILE]
+
+Writes the server's export to standard output (or to FILE, created private): JSON Lines of every
+project, shared memory entry (never a private one), graph edge and task, with their ids, authors,
+versions and times. --project keeps one project's records (--project "" only global ones);
+--since keeps records changed after TIME (RFC 3339). \`cairn import\` reads it back.
+
+${asTheOwner}`;
+
+export const importHelp = `usage: cairn import FILE [--dry-run] [--project P] [--json]
+
+Imports FILE (- for standard input) through the server: a \`cairn export\` file, whose records
+keep their ids, authors, versions and times (those whose id exists are skipped), or the MCP
+reference memory server's memory.json, whose entities become memory entries in --project (default
+the owner's current project; "" for global) and whose relations become relates_to edges. Entries
+are embedded again with the server's model. The file is sent in requests of whole lines within
+MAX_BODY_BYTES; a line that cannot be imported is reported with its number, and the others are
+imported. --dry-run checks every line and writes nothing (a file larger than one request is
+checked request by request, so a line that needs a record from an earlier request is reported
+missing). Exits 1 when a line was refused.
+
+${asTheOwner}`;
+
+export const searchHelp = `usage: cairn search QUERY [--limit N] [--project P] [--type TYPE] [--tag TAG] [--json]
+
+Searches memory (words and meaning, as agents do) and prints each hit with its id, type, project,
+author and a preview; --json prints the results as the API returns them. The owner sees every
+project's shared entries, never another agent's private ones.
+
+${asTheOwner}`;
 
 export const uiLinkHelp = `usage: cairn ui-link
 
@@ -48,5 +100,9 @@ Run it with the same settings as the server.`;
 
 export const doctorHelp = `usage: cairn doctor
 
-Checks the configuration, data directory permissions, database integrity, the keyword index and
-the embedding model. Prints one line per check; exits 1 if any check fails.`;
+Checks the configuration (and warns when a server reachable from other machines lacks PUBLIC_URL
+or REGISTRATION_KEY), the server answering at CAIRN_URL (its health and version), data directory
+permissions, database integrity, the keyword index, the schema, the audit log (and whether it is
+ahead of the database, as after restoring a backup) and the embedding model. It creates nothing: a
+missing DATA_DIR or database is reported. Prints one line per check (ok, WARN or FAIL); exits 1 if
+any check fails.`;

@@ -1,19 +1,26 @@
 import { fileURLToPath } from "node:url";
 import { runBridge } from "../mcp/bridge.js";
 import { configOrExit } from "./common.js";
+import { clientIdentity } from "./identity.js";
 import { printError, UsageError } from "./output.js";
 
 /** `cairn mcp`: the stdio transport, bridging to the server at CAIRN_URL. */
 export async function mcp(): Promise<void> {
   const config = configOrExit();
-  if (!config.CAIRN_AGENT_ID || !config.CAIRN_API_KEY) {
-    throw new UsageError("cairn mcp needs CAIRN_AGENT_ID and CAIRN_API_KEY (an agent's id and key; see `cairn agent add`)");
+  const identity = clientIdentity(config);
+  if (!identity) {
+    throw new UsageError(
+      "cairn mcp needs an agent: CAIRN_AGENT_ID with CAIRN_API_KEY or CAIRN_KEY_FILE, or a directory connected by onboarding (curl URL/onboard | sh)",
+    );
   }
   await runBridge({
-    url: config.CAIRN_URL,
-    agentId: config.CAIRN_AGENT_ID,
-    apiKey: config.CAIRN_API_KEY,
+    url: identity.url,
+    agentId: identity.agentId,
+    apiKey: identity.apiKey,
     cliPath: fileURLToPath(new URL("../cli.js", import.meta.url)),
+    dataDir: config.DATA_DIR,
+    // Only an explicit setting overrides the server's default tool set.
+    toolset: process.env.MCP_TOOLSET?.trim() ? config.MCP_TOOLSET : undefined,
     say: printError,
   });
 }

@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { closeSync, mkdirSync, openSync } from "node:fs";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -22,6 +24,7 @@ import {
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { packageVersion } from "../core/paths.js";
+import { TOOLSET_HEADER } from "./tools.js";
 
 export interface BridgeOptions {
   url: string;
@@ -29,9 +32,14 @@ export interface BridgeOptions {
   apiKey: string;
   /** The CLI entry to run `serve` with when a loopback server has to be started. */
   cliPath: string;
+  /** Where a server this bridge starts keeps its data, log (`logs/server.log`) and pid file. */
+  dataDir: string;
+  /** The tool set this bridge lists (MCP_TOOLSET in its environment); the server's default when absent. */
+  toolset?: string | undefined;
   /** Written to stderr: stdout carries nothing but the protocol. */
   say: (line: string) => void;
 }
+
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 const START_WAIT_MS = 10_000;
@@ -54,13 +62,20 @@ export async function ensureServer(options: BridgeOptions): Promise<void> {
   if (await healthy(options.url)) return;
   const target = new URL(options.url);
   if (!LOOPBACK.has(target.hostname)) throw new Error(`no Cairn server answers at ${options.url}`);
+  // Its output goes to a log file: nothing may reach the host over this bridge's stdout, and a
+  // server that outlives the bridge must not write to a closed pipe.
+  const logDir = join(options.dataDir, "logs");
+  mkdirSync(logDir, { recursive: true, mode: 0o700 });
+  const logPath = join(logDir, "server.log");
+  const log = openSync(logPath, "a", 0o600);
   const child = spawn(process.execPath, [options.cliPath, "serve"], {
     detached: true,
-    stdio: "ignore",
-    env: { ...process.env, HOST: target.hostname.replace(/^\[|\]$/g, ""), PORT: target.port || "80" },
+    stdio: ["ignore", log, log],
+    env: { ...process.env, DATA_DIR: options.dataDir, HOST: target.hostname.replace(/^\[|\]$/g, ""), PORT: target.port || "80" },
   });
+  closeSync(log);
   child.unref();
-  options.say(`cairn mcp: started cairn serve (pid ${child.pid}) at ${options.url}`);
+  options.say(`cairn mcp: started cairn serve (pid ${child.pid}) at ${options.url}; its log is ${logPath}`);
   const deadline = Date.now() + START_WAIT_MS;
   while (Date.now() < deadline) {
     if (await healthy(options.url)) return;
@@ -77,12 +92,11 @@ export async function ensureServer(options: BridgeOptions): Promise<void> {
 export async function runBridge(options: BridgeOptions): Promise<void> {
   await ensureServer(options);
   const upstream = new Client({ name: "cairn-mcp-bridge", version: packageVersion });
+  const headers: Record<string, string> = { "X-Agent-ID": options.agentId, "X-API-Key": options.apiKey };
+  if (options.toolset) headers[TOOLSET_HEADER] = options.toolset;
+  const transport = new StreamableHTTPClientTransport(new URL("/mcp", options.url), { requestInit: { headers } });
   try {
-    await upstream.connect(
-      new StreamableHTTPClientTransport(new URL("/mcp", options.url), {
-        requestInit: { headers: { "X-Agent-ID": options.agentId, "X-API-Key": options.apiKey } },
-      }),
-    );
+    await upstream.connect(transport);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new Error(/\b401\b|UNAUTHENTICATED/.test(message) ? `the server at ${options.url} refused the credentials of ${options.agentId}` : `cannot reach ${options.url}/mcp: ${message}`);
@@ -105,8 +119,15 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
   upstream.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => local.sendResourceUpdated(notification.params));
   const closed = new Promise<void>((resolve) => {
     local.onclose = () => resolve();
+    // The host closing our stdin is the end of the session; the stdio transport alone would
+    // leave this process running, orphaned, with its session open on the server.
+    process.stdin.once("end", () => resolve());
+    process.stdin.once("close", () => resolve());
+    upstream.onclose = () => resolve();
   });
   await local.connect(new StdioServerTransport());
   await closed;
-  await upstream.close();
+  // Ends the session on the server (DELETE /mcp) rather than leaving it to idle out.
+  await transport.terminateSession().catch(() => undefined);
+  await upstream.close().catch(() => undefined);
 }

@@ -7,7 +7,7 @@ import type { Role } from "../core/config.js";
 import { AppError } from "../core/errors.js";
 import { packageVersion } from "../core/paths.js";
 import type { Caller, Runtime } from "../../tools/runtime.js";
-import { callTool, mcpTools, type McpTool } from "./tools.js";
+import { callTool, mcpTools, TOOLSET_HEADER, TOOLSETS, type McpTool, type Toolset } from "./tools.js";
 import { SERVER_INSTRUCTIONS } from "./instructions.js";
 import { SessionResources } from "./resources.js";
 import type { HostPolicy } from "../http/hosts.js";
@@ -43,8 +43,8 @@ const rpcError = (response: Response, status: number, code: number, message: str
  */
 export class McpEndpoint {
   private readonly sessions = new Map<string, Session>();
-  /** Per role: a session lists only the tools its agent may call. */
-  private readonly toolsByRole = new Map<Role, McpTool[]>();
+  /** Per role and tool set: a session lists only the tools its agent may call. */
+  private readonly toolsByRole = new Map<string, McpTool[]>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -97,13 +97,27 @@ export class McpEndpoint {
       rpcError(response, 400, -32000, "no session: send an initialize request first");
       return;
     }
-    if ([...this.sessions.values()].filter((session) => session.agentId === caller.agentId).length >= MAX_SESSIONS_PER_AGENT) {
-      throw new AppError("RATE_LIMITED", `at most ${MAX_SESSIONS_PER_AGENT} open MCP sessions per agent`, { retryAfter: 60 });
+    const toolset = request.get(TOOLSET_HEADER);
+    if (toolset !== undefined && !TOOLSETS.includes(toolset as Toolset)) {
+      throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: TOOLSET_HEADER, message: `one of ${TOOLSETS.join(", ")}` }] });
     }
-    await this.open(caller, request, response);
+    this.makeRoomFor(caller.agentId);
+    await this.open(caller, request, response, (toolset as Toolset | undefined) ?? this.runtime.config.MCP_TOOLSET);
   };
 
-  private async open(caller: Caller, request: Request, response: Response): Promise<void> {
+  /**
+   * An agent's sessions are bounded, but a client that vanished without ending its session (a
+   * killed host) must never lock the agent out: the least recently used session makes way.
+   */
+  private makeRoomFor(agentId: string): void {
+    const own = [...this.sessions.values()].filter((session) => session.agentId === agentId);
+    if (own.length < MAX_SESSIONS_PER_AGENT) return;
+    const stalest = own.reduce((oldest, session) => (session.lastUsed < oldest.lastUsed ? session : oldest));
+    if (stalest.transport.sessionId !== undefined) this.sessions.delete(stalest.transport.sessionId);
+    void stalest.transport.close();
+  }
+
+  private async open(caller: Caller, request: Request, response: Response, toolset: Toolset): Promise<void> {
     const server = new Server(
       { name: "cairn", version: packageVersion },
       { capabilities: { tools: {}, resources: { subscribe: true }, prompts: {} }, instructions: SERVER_INSTRUCTIONS },
@@ -128,10 +142,10 @@ export class McpEndpoint {
       resources.close();
       if (session.transport.sessionId !== undefined) this.sessions.delete(session.transport.sessionId);
     };
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.toolsFor(session.caller.role).map((tool) => tool.definition) }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.toolsFor(session.caller.role, toolset).map((tool) => tool.definition) }));
     server.setRequestHandler(CallToolRequestSchema, async (call) => {
       // Any tool of the catalogue may be called, listed or not: the runtime decides what the caller may do.
-      const tool = this.toolsFor(undefined).find((candidate) => candidate.name === call.params.name);
+      const tool = this.toolsFor(undefined, "all").find((candidate) => candidate.name === call.params.name);
       if (!tool) {
         return { content: [{ type: "text", text: JSON.stringify({ detail: "unknown tool", code: "NOT_FOUND" }) }], structuredContent: { detail: "unknown tool", code: "NOT_FOUND" }, isError: true };
       }
@@ -143,11 +157,12 @@ export class McpEndpoint {
     if (session.transport.sessionId === undefined || !this.sessions.has(session.transport.sessionId)) resources.close();
   }
 
-  private toolsFor(role: Role | undefined): McpTool[] {
-    const key = role ?? ("*" as Role);
+  /** The tools of a tool set for a role (every role's when undefined: what may be called at all). */
+  private toolsFor(role: Role | undefined, toolset: Toolset): McpTool[] {
+    const key = `${role ?? "*"} ${toolset}`;
     let tools = this.toolsByRole.get(key);
     if (!tools) {
-      tools = mcpTools(this.runtime.operations, role === undefined ? "all" : this.runtime.config.MCP_TOOLSET, role);
+      tools = mcpTools(this.runtime.operations, toolset, role);
       this.toolsByRole.set(key, tools);
     }
     return tools;

@@ -233,10 +233,23 @@ describe("cairn serve", () => {
       const run = await cairn(["serve"], cliEnv(dataDir(), { PORT: String(port) }));
       expect(run.code).not.toBe(0);
       expect(run.code).not.toBeNull();
-      expect(run.stderr).toContain(String(port));
+      expect(run.stderr).toContain(`port ${port} on 127.0.0.1 is in use`);
+      expect(run.stderr).toMatch(/cairn status.*PORT=0/);
     } finally {
       await new Promise((resolveClose) => blocker.close(resolveClose));
     }
+  });
+
+  it("says plainly when DATA_DIR cannot be a directory, and never spins on a path the kernel refuses", async () => {
+    const file = join(dataDir(), "a-file");
+    writeFileSync(file, "not a directory");
+    const onFile = await cairn(["serve"], cliEnv(file));
+    expect(onFile.code).toBe(1);
+    expect(onFile.stderr).toContain(`DATA_DIR ${file} exists and is not a directory`);
+    expect(onFile.stderr).not.toMatch(/readable by other users/);
+    const inProc = await cairn(["serve"], cliEnv("/proc/cairn-cannot-be-here/data"));
+    expect(inProc.code).toBe(1);
+    expect(inProc.stderr).toContain("cannot create DATA_DIR /proc/cairn-cannot-be-here/data: creating /proc/cairn-cannot-be-here failed (ENOENT)");
   });
 });
 

@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
-import { rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, describe, expect, it } from "vitest";
@@ -55,6 +55,11 @@ const freePort = (): Promise<number> =>
 
 describe("cairn mcp (stdio)", () => {
   const server = serverForSuite({ DIRECTIVE_WRITERS: "human" });
+  /** Open MCP sessions on the server, as its metrics report them. */
+  const openSessions = async (): Promise<number> => {
+    const text = (await server.request<string>("/metrics", { as: server.owner })).text;
+    return Number(/^cairn_mcp_sessions_open (\d+)/m.exec(text)?.[1] ?? Number.NaN);
+  };
   const agent = agentForSuite(server, "stdio-agent");
   const clients: Client[] = [];
   afterAll(async () => {
@@ -95,7 +100,7 @@ describe("cairn mcp (stdio)", () => {
     const missing = await run(["mcp"], bridgeEnv(server.url, null));
     expect(missing.code).toBe(2);
     expect(missing.stdout).toBe("");
-    expect(missing.stderr).toMatch(/CAIRN_AGENT_ID and CAIRN_API_KEY/);
+    expect(missing.stderr).toMatch(/cairn mcp needs an agent: CAIRN_AGENT_ID with CAIRN_API_KEY or CAIRN_KEY_FILE/);
     const wrong = await run(["mcp"], bridgeEnv(server.url, { agentId: agent.agentId, apiKey: "cairn_not-the-key" }));
     expect(wrong.code).toBe(1);
     expect(wrong.stdout).toBe("");
@@ -103,6 +108,52 @@ describe("cairn mcp (stdio)", () => {
     const remote = await run(["mcp"], bridgeEnv("http://192.0.2.1:9", agent));
     expect(remote.code).toBe(1);
     expect(remote.stderr).toMatch(/no Cairn server answers at http:\/\/192\.0\.2\.1:9/);
+  });
+
+  it("lists the tool set MCP_TOOLSET names in its own environment", async () => {
+    const core = await bridge(bridgeEnv(server.url, agent, { MCP_TOOLSET: "core" }));
+    const all = await bridge(bridgeEnv(server.url, agent, { MCP_TOOLSET: "all" }));
+    const standard = await bridge(bridgeEnv(server.url, agent));
+    clients.push(core, all, standard);
+    const names = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name);
+    const [coreTools, allTools, standardTools] = [await names(core), await names(all), await names(standard)];
+    expect(coreTools.length).toBeLessThanOrEqual(12);
+    expect(coreTools).not.toContain("memory_get");
+    expect(standardTools).toContain("memory_get");
+    expect(allTools.length).toBeGreaterThan(standardTools.length);
+    // Any tool may still be called, listed or not.
+    expect((await callTool(core, "agent_me")).isError).toBe(false);
+    const wrong = await run(["mcp"], bridgeEnv(server.url, agent, { MCP_TOOLSET: "everything" }));
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/MCP_TOOLSET/);
+  });
+
+  it("exits when its standard input closes, ending its session on the server, so bridges never lock an agent out", async () => {
+    const cycler = await server.agent("stdio-cycler");
+    const env = bridgeEnv(server.url, cycler);
+    const before = await openSessions();
+    for (let cycle = 0; cycle < 40; cycle++) {
+      const child = spawn(process.execPath, [CLI, "mcp"], { env, stdio: ["pipe", "pipe", "pipe"] });
+      const exited = new Promise<number | null>((resolveExit) => child.on("exit", (code) => resolveExit(code)));
+      let answered = "";
+      const initialized = new Promise<void>((resolveInit) =>
+        child.stdout.on("data", (chunk: Buffer) => {
+          answered += chunk.toString("utf8");
+          if (answered.includes('"id":1')) resolveInit();
+        }),
+      );
+      child.stdin.write(
+        `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cycle", version: "1" } } })}\n`,
+      );
+      await initialized;
+      // The host goes away: its end of the pipe closes, and the bridge must follow.
+      child.stdin.end();
+      expect(await exited).toBe(0);
+    }
+    expect(await openSessions()).toBe(before);
+    const client = await bridge(env);
+    clients.push(client);
+    expect((await callTool<{ agent_id: string }>(client, "agent_me")).structured.agent_id).toBe("stdio-cycler");
   });
 });
 
@@ -149,5 +200,22 @@ describe("cairn mcp without a running server", () => {
     await second.close();
     // The server outlives the bridges: it belongs to the machine, not to one agent host.
     expect((await fetch(`${url}/health`)).status).toBe(200);
+    // Its output went to a log, its pid to a file; status finds it and stop ends it.
+    expect(readFileSync(join(dataDir, "logs", "server.log"), "utf8")).toMatch(new RegExp(`cairn http://127\\.0\\.0\\.1:${port}`));
+    expect(JSON.parse(readFileSync(join(dataDir, "server.pid"), "utf8"))).toMatchObject({ pid: started, url });
+    const control = { ...serverEnv, PATH: process.env.PATH ?? "/usr/bin:/bin", CAIRN_URL: url };
+    const status = await run(["status"], control);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`cairn is running at ${url}`));
+    expect(status.stdout).toMatch(new RegExp(`pid ${started}`));
+    const stopped = await run(["stop"], control);
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toMatch(new RegExp(`stopped the cairn server \\(pid ${started}\\)`));
+    await expect(fetch(`${url}/health`)).rejects.toThrow();
+    expect(existsSync(join(dataDir, "server.pid"))).toBe(false);
+    const after = await run(["status"], control);
+    expect(after.code).toBe(1);
+    expect(after.stdout).toMatch(/no cairn server answers/);
+    expect((await run(["stop"], control)).stdout).toMatch(/no cairn server is running/);
   });
 });

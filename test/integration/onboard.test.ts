@@ -31,14 +31,20 @@ describe("GET /onboard", () => {
 
     const first = await sh(fetched.text);
     expect(first.stdout).toMatch(/registered onboarded/);
-    const keyFile = join(home, ".cairn", "agent-onboarded.key");
+    const keyFile = join(home, ".cairn", "agents", "onboarded.key");
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     const key = readFileSync(keyFile, "utf8").trim();
     const me = await server.request<{ agent_id: string; projects: string[] }>("/agents/me", { as: { agentId: "onboarded", apiKey: key } });
     expect(me.body).toMatchObject({ agent_id: "onboarded", projects: ["launchpad"] });
 
-    const config = JSON.parse(readFileSync(join(work, ".mcp.json"), "utf8")) as { mcpServers: { cairn: { env: Record<string, string> } } };
-    expect(config.mcpServers.cairn.env).toEqual({ CAIRN_URL: server.url, CAIRN_AGENT_ID: "onboarded", CAIRN_API_KEY: "${CAIRN_API_KEY}" });
+    // The bridge by absolute path (no cairn on this PATH: the server's own, on this machine), reading the key from its file.
+    const config = JSON.parse(readFileSync(join(work, ".mcp.json"), "utf8")) as { mcpServers: { cairn: { command: string; args: string[]; env: Record<string, string> } } };
+    expect(config.mcpServers.cairn).toEqual({
+      command: process.execPath,
+      args: [join(import.meta.dirname, "../../dist/src/cli.js"), "mcp"],
+      env: { CAIRN_URL: server.url, CAIRN_AGENT_ID: "onboarded", CAIRN_KEY_FILE: keyFile },
+    });
+    expect(readFileSync(join(home, ".cairn", "connections.tsv"), "utf8")).toBe(`${work}\tonboarded\t${server.url}\t${keyFile}\n`);
 
     const before = { config: readFileSync(join(work, ".mcp.json"), "utf8"), key: readFileSync(keyFile, "utf8") };
     const agents = (await server.request<unknown[]>("/agents?limit=500", { as: server.owner })).body.length;
@@ -58,7 +64,7 @@ describe("GET /onboard", () => {
     const ran = await sh(fetched.text, { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`, CAIRN_AGENT_ID: "detected" });
     expect(ran.stdout).toMatch(/wrote .*\.codex\/config\.toml for codex/);
     const config = parseToml(readFileSync(join(home, ".codex", "config.toml"), "utf8")) as { mcp_servers: { cairn: { env: Record<string, string> } } };
-    expect(config.mcp_servers.cairn.env).toEqual({ CAIRN_URL: server.url, CAIRN_AGENT_ID: "detected" });
+    expect(config.mcp_servers.cairn.env).toEqual({ CAIRN_URL: server.url, CAIRN_AGENT_ID: "detected", CAIRN_KEY_FILE: join(home, ".cairn", "agents", "detected.key") });
   });
 
   // Debian's shellcheck, when the machine has it: the script is clean under POSIX sh rules.
@@ -68,6 +74,29 @@ describe("GET /onboard", () => {
       writeFileSync(path, (await script(query)).text);
       await expect(run("/usr/bin/shellcheck", ["-s", "sh", path])).resolves.toBeDefined();
     }
+  });
+
+  it("gives each directory its own agent (user-machine-directory) unless one is named, and uses an installed cairn by its path", async () => {
+    const bin = join(home, "cairn-bin");
+    mkdirSync(bin, { recursive: true });
+    // An installed cairn, as \`npm install -g\` leaves it: a launcher on the PATH.
+    writeFileSync(join(bin, "cairn"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(import.meta.dirname, "../../dist/src/cli.js"))} "$@"\n`, { mode: 0o755 });
+    const fetched = await script("?host=cursor&agent=named-one");
+    for (const name of ["one", "two"]) {
+      const dir = join(home, "dirs", name);
+      mkdirSync(dir, { recursive: true });
+      const env = { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: home };
+      await run("sh", ["-c", name === "one" ? fetched.text : (await script("?host=cursor")).text], { cwd: dir, env });
+      const config = JSON.parse(readFileSync(join(dir, ".cursor", "mcp.json"), "utf8")) as { mcpServers: { cairn: { command: string; args: string[]; env: Record<string, string> } } };
+      expect(config.mcpServers.cairn.command).toBe(join(bin, "cairn"));
+      expect(config.mcpServers.cairn.args).toEqual(["mcp"]);
+      const expected = name === "one" ? "named-one" : `${(await run("id", ["-un"])).stdout.trim()}-${(await run("hostname")).stdout.trim()}-two`.toLowerCase().replace(/[^a-z0-9_-]/g, "-");
+      expect(config.mcpServers.cairn.env.CAIRN_AGENT_ID).toBe(expected);
+    }
+    // `curl … | sh -s -- --agent ID` names the agent too.
+    mkdirSync(join(home, "dirs", "three"), { recursive: true });
+    await run("sh", ["-c", (await script("?host=cursor")).text, "onboard", "--agent", "flagged"], { cwd: join(home, "dirs", "three"), env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home } });
+    expect(statSync(join(home, ".cairn", "agents", "flagged.key")).mode & 0o777).toBe(0o600);
   });
 
   it("refuses a project that is not a project id with 422, so nothing hostile reaches the script", async () => {

@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect, it } from "vitest";
 import { HOST_NAMES } from "../../plugin/hosts/index.js";
@@ -12,6 +13,8 @@ interface HostConfig {
 }
 
 type Json = Record<string, unknown>;
+
+const CLI = resolve(import.meta.dirname, "../../dist/src/cli.js");
 
 /** The server entry each host's file must hold, found where that host looks for it. */
 function serverEntry(config: HostConfig): Json {
@@ -42,29 +45,34 @@ describe("GET /plugin/install", () => {
       expect(text, config.host).toContain("CAIRN_API_KEY");
       expect(text, config.host).toContain(agent.agentId);
       const stdio = config.transport === "stdio";
+      // The bridge of this server's own installation, by absolute path: node and its cli.js.
+      const launcher = [process.execPath, CLI, "mcp"];
       switch (config.host) {
         case "opencode":
           expect(entry.type).toBe(stdio ? "local" : "remote");
-          expect(stdio ? entry.command : entry.url).toEqual(stdio ? ["npx", "cairn", "mcp"] : `${server.url}/mcp`);
+          expect(stdio ? entry.command : entry.url).toEqual(stdio ? launcher : `${server.url}/mcp`);
           break;
         case "codex":
-          expect(stdio ? entry.command : entry.url).toBe(stdio ? "npx" : `${server.url}/mcp`);
+          expect(stdio ? entry.command : entry.url).toBe(stdio ? process.execPath : `${server.url}/mcp`);
           if (stdio) expect(entry.env_vars).toEqual(["CAIRN_API_KEY"]);
           else expect(entry.env_http_headers).toEqual({ "X-API-Key": "CAIRN_API_KEY" });
           break;
         case "gemini":
-          expect(stdio ? entry.command : entry.httpUrl).toBe(stdio ? "npx" : `${server.url}/mcp`);
+          expect(stdio ? entry.command : entry.httpUrl).toBe(stdio ? process.execPath : `${server.url}/mcp`);
           break;
         case "windsurf":
-          expect(stdio ? entry.command : entry.serverUrl).toBe(stdio ? "npx" : `${server.url}/mcp`);
+          expect(stdio ? entry.command : entry.serverUrl).toBe(stdio ? process.execPath : `${server.url}/mcp`);
           break;
         case "claude-desktop":
-          expect(entry.command).toBe(stdio ? "sh" : "npx");
+          // It starts local commands only: over HTTP too, the bridge is the HTTP client; a shell hands it the key.
+          expect(entry.command).toBe("/bin/sh");
+          expect((entry.args as string[])[1]).toContain(`exec '${process.execPath}' '${CLI}' 'mcp'`);
+          expect(config.files.map((file) => file.path)).toEqual(["~/Library/Application Support/Claude/claude_desktop_config.json", "~/.config/Claude/claude_desktop_config.json"]);
           break;
         default:
-          expect(stdio ? entry.command : entry.url).toBe(stdio ? "npx" : `${server.url}/mcp`);
+          expect(stdio ? entry.command : entry.url).toBe(stdio ? process.execPath : `${server.url}/mcp`);
       }
-      if (stdio && config.host !== "opencode" && config.host !== "claude-desktop") expect(entry.args).toEqual(["cairn", "mcp"]);
+      if (stdio && config.host !== "opencode" && config.host !== "claude-desktop") expect(entry.args).toEqual([CLI, "mcp"]);
     }
   });
 
@@ -73,12 +81,12 @@ describe("GET /plugin/install", () => {
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ host: "claude-code", transport: "stdio", files: [{ path: ".mcp.json", format: "json" }] });
     expect(serverEntry(response.body)).toEqual({
-      command: "npx",
-      args: ["cairn", "mcp"],
+      command: process.execPath,
+      args: [CLI, "mcp"],
       env: { CAIRN_URL: server.url, CAIRN_AGENT_ID: agent.agentId, CAIRN_API_KEY: "${CAIRN_API_KEY}" },
     });
     expect(response.body.command).toBe(
-      `claude mcp add cairn --env CAIRN_URL='${server.url}' --env CAIRN_AGENT_ID='${agent.agentId}' --env CAIRN_API_KEY="$CAIRN_API_KEY" -- npx cairn mcp`,
+      `claude mcp add cairn --env CAIRN_URL='${server.url}' --env CAIRN_AGENT_ID='${agent.agentId}' --env CAIRN_API_KEY="$CAIRN_API_KEY" -- '${process.execPath}' '${CLI}' 'mcp'`,
     );
     const both = await server.request<{ hosts: HostConfig[] }>("/plugin/install?host=cursor", { as: agent });
     expect(both.body.hosts.map((config) => config.transport)).toEqual(["stdio", "http"]);

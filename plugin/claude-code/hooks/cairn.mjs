@@ -1,26 +1,9 @@
-// Shared by the hooks: a bounded call to the Cairn server, and the hook's input. A hook must never
-// hold up the host or fail a session because Cairn is down: every failure is silence.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-
-const url = (process.env.CAIRN_URL || "http://127.0.0.1:8470").replace(/\/+$/, "");
-
-/** The JSON answer of a GET, or null on any problem (no credentials, no server, slow, refused). */
-export async function cairnGet(path) {
-  const agentId = process.env.CAIRN_AGENT_ID;
-  const apiKey = process.env.CAIRN_API_KEY;
-  if (!agentId || !apiKey) return null;
-  try {
-    const response = await fetch(`${url}${path}`, {
-      headers: { "X-Agent-ID": agentId, "X-API-Key": apiKey },
-      signal: AbortSignal.timeout(2000),
-    });
-    return response.ok ? await response.json() : null;
-  } catch {
-    return null;
-  }
-}
+// Shared by the hooks: who this project's agent is, a bounded call to the Cairn server, the hook's
+// input and the session's notes. A hook must never hold up the host or fail a session because
+// Cairn is down or not set up: every failure is silence.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 
 /** The hook's JSON input on stdin ({} when there is none). */
 export function hookInput() {
@@ -31,24 +14,76 @@ export function hookInput() {
   }
 }
 
-/** Where the session's start time is kept between its SessionStart and Stop hooks. */
-export function sessionMarker(sessionId) {
+const readKey = (file) => {
+  try {
+    return readFileSync(file, "utf8").trim() || null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * The project's agent: the CAIRN_* environment when set, else what onboarding recorded for the
+ * project directory (or the nearest directory above it) in ~/.cairn/connections.tsv — the same
+ * record `cairn mcp` uses, so the hooks and the MCP server are the same agent with nothing exported.
+ */
+export function identity(input) {
+  const env = process.env;
+  if (env.CAIRN_AGENT_ID && (env.CAIRN_API_KEY || env.CAIRN_KEY_FILE)) {
+    const apiKey = env.CAIRN_API_KEY || readKey(env.CAIRN_KEY_FILE);
+    return apiKey ? { url: env.CAIRN_URL || "http://127.0.0.1:8470", agentId: env.CAIRN_AGENT_ID, apiKey } : null;
+  }
+  const file = join(env.CAIRN_DIR || join(homedir(), ".cairn"), "connections.tsv");
+  if (!existsSync(file)) return null;
+  const byDir = new Map();
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const [dir, agentId, url, keyFile] = line.split("\t");
+    if (dir && agentId && url && keyFile) byDir.set(dir, { agentId, url, keyFile });
+  }
+  for (let dir = resolve(env.CLAUDE_PROJECT_DIR || input.cwd || process.cwd()); ; dir = dirname(dir)) {
+    const found = byDir.get(dir);
+    if (found) {
+      const apiKey = readKey(found.keyFile);
+      return apiKey ? { url: found.url, agentId: found.agentId, apiKey } : null;
+    }
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+/** The JSON answer of a request, or null on any problem (no agent, no server, slow, refused). */
+export async function cairn(who, path, body) {
+  if (!who) return null;
+  try {
+    const response = await fetch(`${who.url.replace(/\/+$/, "")}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { "X-Agent-ID": who.agentId, "X-API-Key": who.apiKey, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(2500),
+    });
+    return response.ok ? await response.json() : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Where a session's notes (its start, its compaction summaries) live between its hooks. */
+export function sessionFile(sessionId, kind) {
   const dir = join(tmpdir(), "cairn-claude-code");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return join(dir, `${String(sessionId || "unknown").replace(/[^A-Za-z0-9_-]/g, "_")}.start`);
+  return join(dir, `${String(sessionId || "unknown").replace(/[^A-Za-z0-9_-]/g, "_")}.${kind}`);
 }
 
 export function remember(path, value) {
   try {
     writeFileSync(path, value, { mode: 0o600 });
   } catch {
-    // Only the Stop reminder depends on it.
+    // Only the session's end depends on it.
   }
 }
 
 export function recall(path) {
   try {
-    return readFileSync(path, "utf8").trim();
+    return readFileSync(path, "utf8");
   } catch {
     return null;
   }

@@ -1,10 +1,10 @@
 // SessionStart: put the Cairn context pack (last handoff, memory changes, unread messages, held
 // tasks, directives) in front of the model. Peeks, so the MCP session_start call still sees the delta.
-import { cairnGet, hookInput, remember, sessionMarker } from "./cairn.mjs";
+import { cairn, hookInput, identity, remember, sessionFile } from "./cairn.mjs";
 
 const input = hookInput();
-remember(sessionMarker(input.session_id), new Date().toISOString());
-const pack = await cairnGet("/sessions/handoff?peek=true");
+remember(sessionFile(input.session_id, "start"), new Date().toISOString());
+const pack = await cairn(identity(input), "/sessions/handoff?peek=true");
 if (pack) {
   const lines = ["# Cairn: where your team left off"];
   if (pack.last_handoff) {
