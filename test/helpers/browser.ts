@@ -1,7 +1,7 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, beforeAll, describe } from "vitest";
 
 /** Debian's Chromium; never a downloaded browser. */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -9,6 +9,15 @@ const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backgrou
 
 export const SCREENSHOT_DIR = resolve(import.meta.dirname, "../ui/screenshots");
 export const VIEWPORT = { width: 1280, height: 800 };
+
+/**
+ * Browser tests need Debian's Chromium. Without it they are skipped (and said so once, with the
+ * command that installs it: test/global-setup.ts), except in CI, whose run installs it and where a
+ * missing browser must fail rather than pass quietly.
+ */
+export const HAS_CHROMIUM = existsSync(CHROMIUM);
+export const INSTALL_CHROMIUM = "sudo apt-get install chromium";
+export const describeInBrowser: typeof describe = HAS_CHROMIUM || process.env.CI ? describe : (describe.skip as typeof describe);
 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });

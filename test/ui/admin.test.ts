@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
-import { describe, expect, it } from "vitest";
-import { browserForSuite, openPage, type OpenPage } from "../helpers/browser.js";
+import { expect, it } from "vitest";
+import { browserForSuite, openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 import { signIn as signInAs } from "../helpers/ui.js";
@@ -18,6 +18,11 @@ interface Project {
   description: string;
   owner: string;
   member_count: number;
+}
+
+/** The page's getComputedStyle, typed here: the tests compile without the DOM library. */
+interface StyleGlobals {
+  getComputedStyle(element: unknown, pseudo: string | null): { display: string; content: string; position: string };
 }
 
 interface Member {
@@ -62,13 +67,34 @@ const unexpected = (errors: string[]) => errors.filter((error) => !/status of 40
 /** A notice the UI shows after an action ("status" for a success). */
 const notice = (page: Page, text: string) => page.locator(".notices").getByRole("status").filter({ hasText: text });
 
-describe("Agents tab", () => {
+describeInBrowser("Agents tab", () => {
   const server = serverForSuite({ UI_PASSWORD: PASSWORD });
   const browser = browserForSuite();
 
   /** The status of GET /agents/me with these raw credentials: 200 while the key works. */
   const meStatus = async (agentId: string, apiKey: string) => (await server.request("/agents/me", { as: { agentId, apiKey } })).status;
   const listedIds = async () => (await server.request<Agent[]>("/agents?limit=500", { as: server.owner })).body.map((agent) => agent.agent_id);
+
+  it("on a narrow screen shows each agent as a labelled card instead of a table to scroll sideways", async () => {
+    const opened = await openPage(browser.browser, { viewport: { width: 400, height: 800 } });
+    const page = await signIn(server, opened, "agents");
+    const row = page.locator(`tr[data-agent-id="${server.owner.agentId}"]`);
+    await row.waitFor();
+    const wrap = page.locator(".table-wrap");
+    const { scrollWidth, clientWidth } = await wrap.evaluate((element) => {
+      const box = element as unknown as { scrollWidth: number; clientWidth: number };
+      return { scrollWidth: box.scrollWidth, clientWidth: box.clientWidth };
+    });
+    expect(scrollWidth).toBeLessThanOrEqual(clientWidth);
+    const cell = row.locator('td[data-label="Role"]');
+    const style = (pseudo?: string) =>
+      cell.evaluate((element, which) => (globalThis as unknown as StyleGlobals).getComputedStyle(element, which ?? null), pseudo);
+    expect((await style()).display).toBe("block");
+    expect((await style("::before")).content).toBe('"Role"');
+    expect((await style("::before")).position).toBe("absolute");
+    expect(await page.locator(".data-table thead").boundingBox().then((box) => (box?.height ?? 0) <= 1)).toBe(true);
+    await opened.context.close();
+  });
 
   it("creates an agent and shows its key once, with a Copy button that puts the key on the clipboard", async () => {
     const opened = await openPage(browser.browser);
@@ -188,7 +214,7 @@ describe("Agents tab", () => {
   });
 });
 
-describe("Projects tab", () => {
+describeInBrowser("Projects tab", () => {
   const server = serverForSuite({ UI_PASSWORD: PASSWORD });
   const builder = agentForSuite(server, "builder");
   const browser = browserForSuite();
@@ -308,7 +334,7 @@ describe("Projects tab", () => {
   });
 });
 
-describe("Sessions tab", () => {
+describeInBrowser("Sessions tab", () => {
   const server = serverForSuite({ UI_PASSWORD: PASSWORD });
   const builder = agentForSuite(server, "builder");
   const idle = agentForSuite(server, "idle");
@@ -354,7 +380,7 @@ describe("Sessions tab", () => {
   });
 });
 
-describe("Archivist tab", () => {
+describeInBrowser("Archivist tab", () => {
   const server = serverForSuite({ UI_PASSWORD: PASSWORD });
   const builder = agentForSuite(server, "builder");
   const browser = browserForSuite();

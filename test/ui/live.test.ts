@@ -1,7 +1,7 @@
 import { connect, createServer, type Server, type Socket } from "node:net";
 import type { Page } from "playwright-core";
-import { describe, expect, it } from "vitest";
-import { browserForSuite, openPage, type OpenPage } from "../helpers/browser.js";
+import { expect, it } from "vitest";
+import { browserForSuite, openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 import { signIn as signInAs } from "../helpers/ui.js";
 
@@ -44,7 +44,7 @@ async function relay(target: URL): Promise<{ url: string; drop: () => void; clos
 
 const stillSamePage = (page: Page) => page.evaluate<boolean>("window.notReloaded === true");
 
-describe("Live updates from the event stream", () => {
+describeInBrowser("Live updates from the event stream", () => {
   const server = serverForSuite({ UI_PASSWORD: PASSWORD });
   const builder = agentForSuite(server, "builder");
   const browser = browserForSuite();

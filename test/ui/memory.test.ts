@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
-import { describe, expect, it } from "vitest";
-import { browserForSuite, openPage, type OpenPage } from "../helpers/browser.js";
+import { expect, it } from "vitest";
+import { browserForSuite, openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { TestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 import { signIn as signInAs } from "../helpers/ui.js";
@@ -30,7 +30,7 @@ async function writeThroughForm(page: Page, content: string, tags = ""): Promise
   await page.locator("[data-verdict]").waitFor();
 }
 
-describe("Memory tab", () => {
+describeInBrowser("Memory tab", () => {
   const server = serverForSuite({ UI_PASSWORD: PASSWORD });
   const builder = agentForSuite(server, "builder");
   const browser = browserForSuite();
@@ -54,6 +54,43 @@ describe("Memory tab", () => {
     const written = page.locator(".memory-card", { hasText: "then verifies it" });
     await written.locator(".tag").first().waitFor();
     expect(await written.locator(".tag").allTextContents()).toEqual(["backup"]);
+    expect(unexpected(opened.errors)).toEqual([]);
+    await opened.context.close();
+  });
+
+  it("shows a doc's Markdown as headings, lists and emphasis, and its markup as text", async () => {
+    const content = [
+      "# Checkout synthesis",
+      "Coupons are **rounded once**, at the end; see [the runbook](https://runbooks.example/coupons).",
+      "",
+      "### Recommended Actions",
+      "- retry failed webhooks with `backoff`",
+      "- cap retries at *five*",
+      "",
+      '<img src=x onerror="document.title=\'pwned\'"> and [a script link](javascript:alert(1))',
+    ].join("\n");
+    const doc = await server.request<Entry>("/memory", { as: server.owner, body: { content, type: "doc", project: null } });
+    expect(doc.status).toBe(201);
+    const opened = await openPage(browser.browser);
+    const page = await signIn(server, opened);
+    const shown = card(page, doc.body.id).locator(".card-content");
+    await shown.waitFor();
+    expect(await shown.locator("h3").textContent()).toBe("Checkout synthesis");
+    expect(await shown.locator("h5").textContent()).toBe("Recommended Actions");
+    expect(await shown.locator("li").allTextContents()).toEqual(["retry failed webhooks with backoff", "cap retries at five"]);
+    expect(await shown.locator("li code").textContent()).toBe("backoff");
+    expect(await shown.locator("strong").textContent()).toBe("rounded once");
+    expect(await shown.locator("a").count()).toBe(1);
+    expect(await shown.locator("a").getAttribute("href")).toBe("https://runbooks.example/coupons");
+    // Markup in a note is text: no element is made of it, no handler runs, no javascript: link exists.
+    expect(await shown.locator("img").count()).toBe(0);
+    expect(await shown.textContent()).toContain('<img src=x onerror="document.title=\'pwned\'">');
+    expect(await page.title()).not.toBe("pwned");
+    // Other entries stay plain text.
+    const note = await server.request<Entry>("/memory", { as: builder, body: { content: "a **plain** note", project: null } });
+    await page.reload();
+    await card(page, note.body.id).waitFor();
+    expect(await card(page, note.body.id).locator(".card-content strong").count()).toBe(0);
     expect(unexpected(opened.errors)).toEqual([]);
     await opened.context.close();
   });

@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
-import { describe, expect, it } from "vitest";
-import { browserForSuite, openPage } from "../helpers/browser.js";
+import { expect, it } from "vitest";
+import { browserForSuite, openPage, describeInBrowser } from "../helpers/browser.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 import { signIn } from "../helpers/ui.js";
 
@@ -15,7 +15,7 @@ interface Counts {
 /** The number on the Overview's card whose label is `label`. */
 const stat = (page: Page, label: string) => page.locator("main a.stat", { has: page.locator(".stat-label", { hasText: new RegExp(`^${label}$`) }) }).locator(".stat-value");
 
-describe("Overview tab", () => {
+describeInBrowser("Overview tab", () => {
   const server = serverForSuite({ UI_PASSWORD: PASSWORD });
   const builder = agentForSuite(server, "builder");
   const browser = browserForSuite();

@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
-import { describe, expect, it } from "vitest";
-import { browserForSuite, openPage, type OpenPage } from "../helpers/browser.js";
+import { expect, it } from "vitest";
+import { browserForSuite, openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { TestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 import { signIn as signInAs } from "../helpers/ui.js";
@@ -17,7 +17,7 @@ interface Task {
 
 const signIn = (server: TestServer, opened: OpenPage): Promise<Page> => signInAs(opened.page, server.url, PASSWORD, "tasks", ".board");
 
-describe("Tasks tab", () => {
+describeInBrowser("Tasks tab", () => {
   const server = serverForSuite({ UI_PASSWORD: PASSWORD });
   const builder = agentForSuite(server, "builder");
   const browser = browserForSuite();

@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
-import { describe, expect, it } from "vitest";
-import { browserForSuite, openPage, screenshot, type OpenPage } from "../helpers/browser.js";
+import { expect, it } from "vitest";
+import { browserForSuite, openPage, screenshot, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
 import { serverForSuite } from "../helpers/suite.js";
 import { signIn as signInAs, styleOf } from "../helpers/ui.js";
@@ -69,7 +69,7 @@ async function seed(server: TestServer): Promise<void> {
   await builder("/sessions/handoff", { summary: "Coupon rounding half done.", in_progress: ["coupon fix"], next_steps: ["tests for tax-inclusive prices"] });
 }
 
-describe("Every tab", () => {
+describeInBrowser("Every tab", () => {
   const server = serverForSuite({ UI_PASSWORD: PASSWORD });
   const browser = browserForSuite();
 
@@ -156,7 +156,7 @@ describe("Every tab", () => {
   });
 });
 
-describe("The shell", () => {
+describeInBrowser("The shell", () => {
   const server = serverForSuite({ UI_PASSWORD: PASSWORD });
   const browser = browserForSuite();
 
@@ -230,7 +230,7 @@ describe("The shell", () => {
   });
 });
 
-describe("Signing in with the one-time link", () => {
+describeInBrowser("Signing in with the one-time link", () => {
   const server = serverForSuite();
   const browser = browserForSuite();
 
