@@ -44,7 +44,7 @@ export function AgentsTab() {
       <PagedList paged={paged} empty="No agent yet.">
         {(items) => (
           <div class="table-wrap">
-            <table class="data-table">
+            <table class="data-table stacking-table">
               <thead>
                 <tr>
                   <th scope="col">Agent</th>
@@ -70,20 +70,20 @@ export function AgentsTab() {
                         {agent.display_name && <span class="muted small"> {agent.display_name}</span>}
                         {agent.agent_id === me.agent_id && <span class="muted small"> (you)</span>}
                       </th>
-                      <td>
+                      <td data-label="Role">
                         <Pill tone={`role-${agent.role}`}>{agent.role}</Pill>
                       </td>
-                      <td>
+                      <td data-label="Presence">
                         <span class={agent.online ? "presence presence-on" : "presence"} aria-hidden="true" /> {agent.online ? "online" : "offline"}
                         <div class="muted small">
                           seen <Time iso={agent.last_seen_at} />
                         </div>
                       </td>
-                      <td>{agent.current_project ?? <span class="muted">—</span>}</td>
-                      <td>{agent.claimed_tasks.length}</td>
-                      <td>{stats ? `${stats.completed} / ${stats.failed}` : "0 / 0"}</td>
-                      <td>{stats && stats.success_rate !== null ? percent(stats.success_rate) : <span class="muted">—</span>}</td>
-                      <td>{stats && stats.median_seconds !== null ? duration(stats.median_seconds) : <span class="muted">—</span>}</td>
+                      <td data-label="Project">{agent.current_project ?? <span class="muted">—</span>}</td>
+                      <td data-label="Claimed">{agent.claimed_tasks.length}</td>
+                      <td data-label="Completed / failed">{stats ? `${stats.completed} / ${stats.failed}` : "0 / 0"}</td>
+                      <td data-label="Success">{stats && stats.success_rate !== null ? percent(stats.success_rate) : <span class="muted">—</span>}</td>
+                      <td data-label="Median time">{stats && stats.median_seconds !== null ? duration(stats.median_seconds) : <span class="muted">—</span>}</td>
                       <td class="row-actions">
                         {(owner || agent.agent_id === me.agent_id) && (
                           <button type="button" class="link-button" onClick={() => setPending({ kind: "rotate", agent })}>

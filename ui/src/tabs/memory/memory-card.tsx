@@ -7,6 +7,7 @@ import { Time } from "../../components/time.js";
 import { useApp } from "../../context.js";
 import { fixed, percent, shortId } from "../../format.js";
 import type { MemoryEntry, SearchHit } from "../../types.js";
+import { Markdown } from "../../components/markdown.js";
 
 interface MemoryCardProps {
   entry: MemoryEntry | SearchHit;
@@ -61,7 +62,7 @@ export function MemoryCard({ entry, onOpen, onEdit, onDelete }: MemoryCardProps)
         </p>
       )}
       {entry.headline && <p class="card-headline">{entry.headline}</p>}
-      <div class="card-content">{entry.content}</div>
+      {entry.type === "doc" ? <Markdown class="card-content markdown" text={entry.content} /> : <div class="card-content">{entry.content}</div>}
       <footer class="card-footer">
         {entry.tags.length > 0 && (
           <ul class="tags" aria-label="Tags">

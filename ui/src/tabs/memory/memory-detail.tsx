@@ -13,6 +13,7 @@ import { Time } from "../../components/time.js";
 import { percent, shortId } from "../../format.js";
 import { useLiveRefresh, useLoad } from "../../hooks.js";
 import type { GraphEdge, GraphNode } from "../../types.js";
+import { Markdown } from "../../components/markdown.js";
 
 export function MemoryDetailDialog({ id: firstId, onClose }: { id: string; onClose: () => void }) {
   const [trail, setTrail] = useState<string[]>([firstId]);
@@ -77,7 +78,7 @@ function EntryFacts({ data, onOpen }: { data: GraphNode; onOpen: (id: string) =>
         <CopyButton text={entry.id} label="Copy id" />
       </div>
       {entry.headline && <p class="card-headline">{entry.headline}</p>}
-      <div class="card-content">{entry.content}</div>
+      {entry.type === "doc" ? <Markdown class="card-content markdown" text={entry.content} /> : <div class="card-content">{entry.content}</div>}
       <dl class="facts facts-columns">
         <dt>Author</dt>
         <dd>{entry.agent_id}</dd>
