@@ -21,7 +21,7 @@ import type { Caller } from "./caller.js";
 import { entityContent, entityEntryId, entityTags, NOTE_SEPARATOR } from "./import-memory-json.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { contentKey } from "./memory-records.js";
-import type { MemoryService } from "./memory.js";
+import { newMemoryRow, type MemoryService } from "./memory.js";
 import {
   EXPORT_FORMAT,
   LineRefusal,
@@ -263,28 +263,13 @@ export class ImportedRecords {
     this.storeEntry(
       context,
       {
+        ...newMemoryRow(
+          context.caller.agentId,
+          { type: "memory", project: context.project, scope: "project", content, confidence: 1, parents: [], tags, expiresAt: null },
+          at,
+        ),
+        // Derived from the project and the entity's name, so relations find it and a second import skips it.
         id,
-        type: "memory",
-        agent_id: context.caller.agentId,
-        project: context.project,
-        scope: "project",
-        content,
-        content_key: contentKey(content),
-        confidence: 1,
-        parents: "[]",
-        tags: JSON.stringify(tags),
-        headline: null,
-        created_at: at,
-        updated_at: at,
-        version: 1,
-        expires_at: null,
-        read_count: 0,
-        distinct_readers: 0,
-        reinforcement_count: 0,
-        last_reinforced_at: null,
-        superseded_by: null,
-        embedding_model: null,
-        deleted_at: null,
       },
       tags,
       vector,
