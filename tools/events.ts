@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { normalizeTimestamp } from "../src/core/time.js";
+import type { EventPoint } from "../src/services/events.js";
 import { defineOperation, reply } from "./operation.js";
 import { cursorParam, eventRecord, limitParam, projectId } from "./schemas.js";
 
@@ -7,6 +9,20 @@ const typePattern = z
   .regex(/^[a-z][a-z0-9_]*(\.[a-z0-9_]+)*(\.\*)?$/, "an event type such as memory.written, or a family such as memory.*")
   .max(100);
 const seqText = z.string().regex(/^\d{1,15}$/, "an event seq (a non-negative integer)");
+
+/** `since` of a listing: `seq:<n>` continues exactly after a known event; otherwise it is a time. */
+export const eventPoint = z
+  .string()
+  .min(1)
+  .max(64)
+  .transform((since, context): EventPoint => {
+    const seq = /^seq:(\d{1,15})$/.exec(since)?.[1];
+    if (seq !== undefined) return { seq: Number(seq) };
+    const at = normalizeTimestamp(since);
+    if (at !== undefined) return { at };
+    context.addIssue({ code: "custom", message: "expected an RFC 3339 timestamp or seq:<n>" });
+    return z.NEVER;
+  });
 
 export const eventList = defineOperation({
   name: "event_list",
@@ -19,7 +35,7 @@ export const eventList = defineOperation({
   access: "agent",
   http: { method: "GET", path: "/events" },
   input: z.strictObject({
-    since: z.string().min(1).max(64).describe("RFC 3339 timestamp, or seq:<n>"),
+    since: eventPoint.describe("RFC 3339 timestamp, or seq:<n>"),
     order: z.enum(["asc", "desc"]).default("asc").describe("desc: newest first"),
     type: typePattern.optional(),
     agent: z.string().min(1).max(64).optional(),

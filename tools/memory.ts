@@ -5,6 +5,7 @@ import {
   content,
   cursorParam,
   idRef,
+  ifMatchVersion,
   limitParam,
   memoryEntry,
   memoryType,
@@ -212,7 +213,7 @@ export const memoryUpdate = defineOperation({
   http: { method: "PATCH", path: "/memory/:id", headers: { if_match: "if-match" } },
   input: z.strictObject({
     id: idRef,
-    if_match: z.string().max(64).optional().describe('expected version, e.g. "3"'),
+    if_match: ifMatchVersion.optional().describe('expected version, e.g. "3"'),
     content: content.optional(),
     tags: tags.optional(),
     confidence: confidence.optional(),
@@ -224,8 +225,8 @@ export const memoryUpdate = defineOperation({
   output: memoryEntry,
   errors: ["NOT_FOUND", "FORBIDDEN", "PRECONDITION_FAILED", "PAYLOAD_TOO_LARGE"],
   handle({ services, caller }, input) {
-    const { id, if_match: ifMatch, ...patch } = input;
-    return services.memory.update(caller, id, patch, ifMatch);
+    const { id, if_match: expected, ...patch } = input;
+    return services.memory.update(caller, id, patch, expected);
   },
 });
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Config } from "../src/core/config.js";
-import { AppError, forbidden } from "../src/core/errors.js";
+import { AppError, forbidden, internalError, invalidCredentials } from "../src/core/errors.js";
 import type { Logger } from "../src/core/log.js";
 import type { Caller } from "../src/services/caller.js";
 import { requestHash } from "../src/services/idempotency.js";
@@ -22,15 +22,35 @@ export interface Credentials {
   address?: string | undefined;
 }
 
+/** `Idempotency-Key` on REST, `_meta.idempotency_key` on MCP: one rule for both. */
+export const idempotencyKey = z
+  .string({ error: "must be a string of 1 to 200 characters" })
+  .min(1, "must be 1 to 200 characters")
+  .max(200, "must be 1 to 200 characters")
+  .optional();
+
+/**
+ * `X-Archivist-Lease` as the token it names. A malformed one becomes a token no lease ever has
+ * (they count up from 0): a write it fences is refused as stale, as one with a wrong number is,
+ * and a request it does not fence is not troubled by it.
+ */
+export const leaseToken = z
+  .string()
+  .regex(/^\d{1,15}$/)
+  .transform(Number)
+  .catch(-1)
+  .optional();
+
 export interface Invocation {
   caller: Caller | null;
   /** Already validated with the operation's input schema. */
   input: unknown;
   requestId: string;
   registrationKey?: string | undefined;
+  /** Already parsed with `idempotencyKey`. */
   idempotencyKey?: string | undefined;
-  /** `X-Archivist-Lease`: the archivist's fencing token; its writes run only while it is current. */
-  leaseToken?: string | undefined;
+  /** The archivist's fencing token (parsed with `leaseToken`): its writes run only while it is current. */
+  leaseToken?: number | undefined;
   /** The client's address, for throttling failed registration keys. */
   address?: string | undefined;
 }
@@ -61,29 +81,30 @@ export class Runtime {
   /** Agent id and key first (CONTRACT §2.2), then a bearer token, then a UI session; nothing valid is 401. */
   authenticate(credentials: Credentials): Caller {
     if (credentials.agentId || credentials.apiKey) {
-      if (!credentials.agentId || !credentials.apiKey) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+      if (!credentials.agentId || !credentials.apiKey) throw invalidCredentials();
       return this.services.agents.authenticate(credentials.agentId, credentials.apiKey, credentials.address);
     }
     const bearer = /^Bearer\s+(\S+)$/i.exec(credentials.authorization ?? "")?.[1];
     if (bearer !== undefined) return this.services.agents.authenticateToken(bearer);
     if (credentials.uiSession) return this.services.uiSessions.authenticate(credentials.uiSession);
-    throw new AppError("UNAUTHENTICATED", "invalid credentials");
+    throw invalidCredentials();
   }
 
   async invoke(operation: Operation, invocation: Invocation): Promise<InvocationResult> {
     const { caller } = invocation;
     if (operation.access === "agent") {
-      if (!caller) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+      if (!caller) throw invalidCredentials();
       if (caller.role === "viewer" && !READ_KINDS.has(operation.kind)) throw forbidden("viewers cannot make changes");
       if (operation.roles && !operation.roles.includes(caller.role)) {
         throw forbidden(`this operation requires the ${operation.roles.join(" or ")} role`);
       }
       this.services.rateLimiter.take(caller.agentId);
     }
-    const fenced = caller?.role === "archivist" && invocation.leaseToken !== undefined && !READ_KINDS.has(operation.kind);
-    const execute = fenced
-      ? () => this.services.archivist.fenced(invocation.leaseToken as string, () => this.execute(operation, invocation))
-      : () => this.execute(operation, invocation);
+    const fencingToken = caller?.role === "archivist" && !READ_KINDS.has(operation.kind) ? invocation.leaseToken : undefined;
+    const execute =
+      fencingToken === undefined
+        ? () => this.execute(operation, invocation)
+        : () => this.services.archivist.fenced(fencingToken, () => this.execute(operation, invocation));
     if (caller && invocation.idempotencyKey !== undefined && operation.http.method === "POST") {
       const hash = requestHash(operation.name, invocation.input);
       const { reply, replayed } = await this.services.idempotency.run(caller.agentId, invocation.idempotencyKey, hash, async () => {
@@ -119,7 +140,7 @@ export class Runtime {
         request_id: invocation.requestId,
         issues: shaped.error.issues.slice(0, 5),
       });
-      throw new AppError("INTERNAL", "internal server error");
+      throw internalError();
     }
     return { ...outcome, body: shaped.data };
   }

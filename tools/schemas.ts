@@ -2,6 +2,7 @@ import { z } from "zod";
 import { eventTypesDescription } from "./event-types.js";
 import { AGENT_ID_PATTERN, roles } from "../src/core/config.js";
 import { normalizeTimestamp } from "../src/core/time.js";
+import { refuse } from "./validation.js";
 
 /** Shared pieces of the wire format: the same values validate requests and describe responses. */
 
@@ -25,6 +26,18 @@ export const timestampInput = z
     return normalised;
   })
   .meta({ format: "date-time" });
+
+/** The version an If-Match value expects (`3`, `"3"`, `W/"3"`), or null when it names none. */
+export function parseIfMatch(header: string): number | null {
+  const digits = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(header)?.[1];
+  return digits === undefined ? null : Number(digits);
+}
+
+/** An If-Match header as the version it expects; one naming no version is 400, not 422 (CONTRACT §3). */
+export const ifMatchVersion = z
+  .string()
+  .max(64)
+  .transform((header, context) => parseIfMatch(header) ?? refuse(context, "BAD_REQUEST", "unparsable if-match header"));
 
 export const timestamp = z.string().meta({ format: "date-time", description: "RFC 3339 UTC with milliseconds" });
 

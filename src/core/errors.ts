@@ -62,11 +62,40 @@ export class AppError extends Error {
   }
 }
 
+// Refusals are built with these rather than by hand, so each text is written once.
 export const notFound = (what: string): AppError => new AppError("NOT_FOUND", `${what} not found`);
 export const forbidden = (detail: string): AppError => new AppError("FORBIDDEN", detail);
 export const conflict = (detail: string): AppError => new AppError("CONFLICT", detail);
-export const invalid = (path: string, message: string): AppError =>
-  new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path, message }] });
+export const invalidCredentials = (): AppError => new AppError("UNAUTHENTICATED", "invalid credentials");
+export const ambiguousIdPrefix = (): AppError => new AppError("BAD_REQUEST", "ambiguous id prefix");
 
-/** The body sent for anything that is not an AppError: no message, no stack. */
+/** 422 with one problem per field; a `detail` of its own only where a sentence says more than the generic one. */
+export const invalidFields = (errors: FieldError[], detail = "request validation failed"): AppError =>
+  new AppError("VALIDATION_FAILED", detail, { errors });
+export const invalid = (path: string, message: string, detail?: string): AppError => invalidFields([{ path, message }], detail);
+
+/**
+ * The answer to anything that is not an AppError (an InternalError included): no message, no
+ * stack, since those speak of the server's insides.
+ */
 export const internalError = (): AppError => new AppError("INTERNAL", "internal server error");
+
+/**
+ * `invariant`: the code broke one of its own rules. `setup`: what the server was started with (the
+ * data directory, a file in it, a setting) cannot work.
+ */
+export type InternalErrorKind = "invariant" | "setup";
+
+/**
+ * A failure that is the server's, not the request's. It never becomes a client's answer (that is a
+ * logged 500 with no details), so it has no wire code; `kind` says what failed.
+ */
+export class InternalError extends Error {
+  readonly kind: InternalErrorKind;
+
+  constructor(kind: InternalErrorKind, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "InternalError";
+    this.kind = kind;
+  }
+}

@@ -1,5 +1,5 @@
 import type { Request } from "express";
-import { AppError } from "../core/errors.js";
+import { invalid } from "../core/errors.js";
 import { inputLayout, type JsonSchema } from "../../tools/layout.js";
 import type { Operation } from "../../tools/operation.js";
 import { textBodyOf } from "./text-body.js";
@@ -39,16 +39,10 @@ export function rawInput(operation: Operation, request: Request): Record<string,
     raw[text.field] = typeof request.body === "string" ? request.body : "";
   } else if (layout.inBody) {
     const body: unknown = request.body ?? {};
-    if (typeof body !== "object" || body === null || Array.isArray(body)) {
-      throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: "", message: "expected a JSON object" }] });
-    }
+    if (typeof body !== "object" || body === null || Array.isArray(body)) throw invalid("", "expected a JSON object");
     Object.assign(raw, body);
     // Path and header fields cannot be smuggled in through the body.
-    for (const key of [...layout.path, ...Object.keys(layout.header)]) {
-      if (key in raw) {
-        throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: key, message: "unknown field" }] });
-      }
-    }
+    for (const key of [...layout.path, ...Object.keys(layout.header)]) if (key in raw) throw invalid(key, "unknown field");
   } else if (operation.http.method === "GET") {
     for (const [key, value] of Object.entries(request.query)) raw[key] = fromQuery(value, layout.properties[key]);
   }

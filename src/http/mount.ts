@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
-import { AppError } from "../core/errors.js";
 import { parseInput, type Operation, type StreamSource } from "../../tools/operation.js";
-import type { Caller, Runtime } from "../../tools/runtime.js";
+import { idempotencyKey, leaseToken, type Caller, type Runtime } from "../../tools/runtime.js";
+import { parseValue } from "../../tools/validation.js";
 import { jsonBody } from "./body.js";
 import { rawInput } from "./input.js";
 import { serveEventStream, type SseOptions, type StreamRegistry } from "./sse.js";
@@ -15,17 +15,6 @@ interface RouteLocals {
   caller?: Caller | null;
   /** The catalogue name, for the request metrics. */
   operation?: string;
-}
-
-function idempotencyKey(request: Request): string | undefined {
-  const key = request.get("idempotency-key");
-  if (key === undefined) return undefined;
-  if (key.length < 1 || key.length > 200) {
-    throw new AppError("VALIDATION_FAILED", "request validation failed", {
-      errors: [{ path: "Idempotency-Key", message: "must be 1 to 200 characters" }],
-    });
-  }
-  return key;
 }
 
 function nextPageLink(request: Request, cursor: string): string {
@@ -77,8 +66,8 @@ export function mountOperations(router: Router, runtime: Runtime, hosts: HostPol
         input,
         requestId: response.locals.requestId,
         registrationKey: request.get("x-registration-key"),
-        idempotencyKey: idempotencyKey(request),
-        leaseToken: request.get("x-archivist-lease"),
+        idempotencyKey: parseValue(idempotencyKey, request.get("idempotency-key"), "Idempotency-Key"),
+        leaseToken: leaseToken.parse(request.get("x-archivist-lease")),
         address: request.socket.remoteAddress,
       });
       response.set(result.headers);

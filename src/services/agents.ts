@@ -1,6 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import { AGENT_ID_PATTERN, type Config, type Role } from "../core/config.js";
-import { AppError, forbidden, notFound } from "../core/errors.js";
+import { AppError, conflict, forbidden, invalid, invalidCredentials, notFound } from "../core/errors.js";
 import { newApiKey } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import { addSeconds, now } from "../core/time.js";
@@ -65,7 +65,7 @@ const RESERVED_IDS = new Set(["me"]);
 
 function checkNotReserved(agentId: string): void {
   if (RESERVED_IDS.has(agentId)) {
-    throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: "agent_id", message: "this id is reserved" }] });
+    throw invalid("agent_id", "this id is reserved");
   }
 }
 
@@ -129,11 +129,11 @@ export class AgentService {
    */
   verifiedRow(agentId: string, apiKey: string, address: string | undefined): AgentRow & { key_hash: Buffer } {
     // An id no agent can have is refused before the throttle remembers it.
-    if (!AGENT_ID_PATTERN.test(agentId)) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+    if (!AGENT_ID_PATTERN.test(agentId)) throw invalidCredentials();
     return this.throttle.guard(address, agentId, () => {
       const row = agentForKeyCheck(this.db, agentId);
       const matches = keyMatches(apiKey, row?.key_hash);
-      if (!matches || row?.found !== 1 || row.deleted_at !== null || row.key_hash === null) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+      if (!matches || row?.found !== 1 || row.deleted_at !== null || row.key_hash === null) throw invalidCredentials();
       const { found: _found, ...agent } = row;
       return agent as AgentRow & { key_hash: Buffer };
     });
@@ -150,7 +150,7 @@ export class AgentService {
       row.deleted_at === null &&
       row.key_hash !== null &&
       timingSafeEqual(row.key_hash, stored.key_hash);
-    if (!valid) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+    if (!valid) throw invalidCredentials();
     this.touch(row);
     return { agentId: row.agent_id, role: row.role };
   }
@@ -216,7 +216,7 @@ export class AgentService {
       // The UI and archivist ids belong to the bootstrap identities even before the first start
       // creates them (the CLI can add agents to a data directory no server has opened yet).
       const reserved = agentId === this.config.UI_AGENT_ID || agentId === this.config.ARCHIVIST_AGENT_ID;
-      if (reserved || getAgentRow(this.db, agentId)) throw new AppError("CONFLICT", "agent id taken");
+      if (reserved || getAgentRow(this.db, agentId)) throw conflict("agent id taken");
       insertAgent(this.db, {
         agent_id: agentId,
         display_name: displayName,
@@ -253,12 +253,10 @@ export class AgentService {
       let id = row.agent_id;
       if (change.agent_id !== undefined && change.agent_id !== id) {
         if (this.isPinned(row)) {
-          throw new AppError("VALIDATION_FAILED", "this agent cannot be renamed", {
-            errors: [{ path: "agent_id", message: "the UI, archivist and AGENT_KEYS identities keep their ids" }],
-          });
+          throw invalid("agent_id", "the UI, archivist and AGENT_KEYS identities keep their ids", "this agent cannot be renamed");
         }
         checkNotReserved(change.agent_id);
-        if (getAgentRow(this.db, change.agent_id)) throw new AppError("CONFLICT", "agent id taken");
+        if (getAgentRow(this.db, change.agent_id)) throw conflict("agent id taken");
         renameAgentRows(this.db, id, change.agent_id);
         renameVectorAgent(this.db, id, change.agent_id);
         this.bus.emit({
@@ -287,9 +285,7 @@ export class AgentService {
     this.db.write(() => {
       const row = this.liveRow(targetId);
       if (this.isPinned(row)) {
-        throw new AppError("VALIDATION_FAILED", "this agent cannot be deleted", {
-          errors: [{ path: "agent_id", message: "the UI, archivist and AGENT_KEYS identities are managed by configuration" }],
-        });
+        throw invalid("agent_id", "the UI, archivist and AGENT_KEYS identities are managed by configuration", "this agent cannot be deleted");
       }
       markAgentDeleted(this.db, row.agent_id, now());
       deleteAgentTokens(this.db, row.agent_id);
@@ -311,9 +307,7 @@ export class AgentService {
     this.db.write(() => {
       const row = this.liveRow(targetId);
       if (row.key_source === "static") {
-        throw new AppError("VALIDATION_FAILED", "this agent's key is set in AGENT_KEYS", {
-          errors: [{ path: "agent_id", message: "change AGENT_KEYS and restart instead" }],
-        });
+        throw invalid("agent_id", "change AGENT_KEYS and restart instead", "this agent's key is set in AGENT_KEYS");
       }
       setAgentKey(this.db, targetId, hashKey(apiKey));
       // Tokens issued against the old key go with it.

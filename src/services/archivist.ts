@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { AppError, conflict } from "../core/errors.js";
+import { checkByteSize } from "../core/byte-size.js";
+import { conflict, notFound } from "../core/errors.js";
 import { now } from "../core/time.js";
 import { countState, currentLease, getState, putState, saveLease } from "../store/archivist.js";
 import type { Db } from "../store/db.js";
@@ -62,11 +63,10 @@ export class ArchivistService {
     bus.addGuard(() => this.checkFence());
   }
 
-  /** Runs `work` as a write fenced by `token` (the header's text; anything but the current token is refused). */
-  fenced<T>(token: string, work: () => Promise<T>): Promise<T> {
-    const parsed = /^\d{1,15}$/.test(token) ? Number(token) : -1;
-    this.fence.run(parsed, () => this.checkFence());
-    return this.fence.run(parsed, work);
+  /** Runs `work` as a write fenced by `token`: refused unless that is the current lease's token. */
+  fenced<T>(token: number, work: () => Promise<T>): Promise<T> {
+    this.fence.run(token, () => this.checkFence());
+    return this.fence.run(token, work);
   }
 
   /** Throws 409 when the running request is fenced by a token that is no longer current. */
@@ -138,15 +138,13 @@ export class ArchivistService {
 
   getState(key: string): StateEntry {
     const row = getState(this.db, key);
-    if (!row) throw new AppError("NOT_FOUND", "state key not found");
+    if (!row) throw notFound("state key");
     return { key: row.key, value: JSON.parse(row.value) as unknown, updated_at: row.updated_at };
   }
 
   putState(key: string, value: unknown): StateEntry {
     const text = JSON.stringify(value);
-    if (Buffer.byteLength(text, "utf8") > MAX_STATE_VALUE_BYTES) {
-      throw new AppError("PAYLOAD_TOO_LARGE", `value exceeds ${MAX_STATE_VALUE_BYTES} bytes`);
-    }
+    checkByteSize(text, MAX_STATE_VALUE_BYTES, "value exceeds");
     return this.db.write(() => {
       // State changes emit no event, so they ask for the fence themselves.
       this.checkFence();

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Role } from "../core/config.js";
+import { InternalError } from "../core/errors.js";
 
 export const hashKey = (key: string): Buffer => createHash("sha256").update(key, "utf8").digest();
 
@@ -37,7 +38,7 @@ export function readCredentials(dataDir: string): CredentialsFile | null {
     if (typeof parsed.agents !== "object" || parsed.agents === null) throw new Error("no agents object");
     return parsed;
   } catch (error) {
-    throw new Error(`cannot read ${path}: ${error instanceof Error ? error.message : String(error)}; fix or remove it`);
+    throw new InternalError("setup", `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}; fix or remove it`, { cause: error });
   }
 }
 

@@ -1,3 +1,4 @@
+import { checkByteSize } from "../core/byte-size.js";
 import { AppError, invalid, notFound } from "../core/errors.js";
 import { now } from "../core/time.js";
 import type { Db } from "../store/db.js";
@@ -90,9 +91,7 @@ export class CurationService {
    * of it happens or none, so a crash never leaves a fact in neither place.
    */
   async merge(caller: Caller, input: MergeInput): Promise<MergeResult> {
-    if (Buffer.byteLength(input.content, "utf8") > this.maxContentBytes) {
-      throw new AppError("PAYLOAD_TOO_LARGE", `content exceeds ${this.maxContentBytes} bytes`);
-    }
+    checkByteSize(input.content, this.maxContentBytes, "content exceeds");
     const ids = input.sources.map((source) => source.id);
     if (new Set(ids).size !== ids.length) throw invalid("sources", "each source once");
     this.checkSources(caller, input.sources);

@@ -1,5 +1,5 @@
+import { checkByteSize } from "../core/byte-size.js";
 import { AppError, invalid } from "../core/errors.js";
-import { normalizeTimestamp } from "../core/time.js";
 import type { Db } from "../store/db.js";
 import { listEvents, pruneEventBatch } from "../store/events.js";
 import { toEventRecord, type EventBus, type EventRecord } from "../events/bus.js";
@@ -9,8 +9,11 @@ import { viewerOf, type Caller } from "./caller.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
 import { checkProjectWrite } from "./projects.js";
 
+/** Where a listing starts: right after event `seq`, or after the time `at` (normalised RFC 3339). */
+export type EventPoint = { seq: number } | { at: string };
+
 export interface EventQuery {
-  since: string;
+  since: EventPoint;
   /** `desc`: newest first, each page continuing below the last (default `asc`). */
   order?: "asc" | "desc" | undefined;
   type?: string | undefined;
@@ -46,14 +49,7 @@ const MAX_PAYLOAD_BYTES = 16_384;
 export const MAX_STREAMS_PER_AGENT = 16;
 const PRUNE_BATCH = 5_000;
 
-/** `since` is a timestamp, or `seq:<n>` to continue exactly after a known event. */
-export function parseSince(since: string): { afterSeq: number } | { since: string } {
-  const seq = /^seq:(\d{1,15})$/.exec(since);
-  if (seq?.[1] !== undefined) return { afterSeq: Number(seq[1]) };
-  const timestamp = normalizeTimestamp(since);
-  if (timestamp === undefined) throw invalid("since", "expected an RFC 3339 timestamp or seq:<n>");
-  return { since: timestamp };
-}
+const startOf = (point: EventPoint): { afterSeq: number } | { since: string } => ("seq" in point ? { afterSeq: point.seq } : { since: point.at });
 
 const isSeq = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 
@@ -69,10 +65,10 @@ export class EventService {
   list(caller: Caller, query: EventQuery): Page<EventRecord> {
     const cursorSeq = decodeCursor(query.cursor, isSeq);
     if (query.order === "desc") {
-      const rows = listEvents(this.db, viewerOf(caller), parseSince(query.since), query, query.limit + 1, cursorSeq ?? Number.MAX_SAFE_INTEGER);
+      const rows = listEvents(this.db, viewerOf(caller), startOf(query.since), query, query.limit + 1, cursorSeq ?? Number.MAX_SAFE_INTEGER);
       return pageOf(rows, query.limit, toEventRecord, (row) => row.seq);
     }
-    const start = cursorSeq === null ? parseSince(query.since) : { afterSeq: cursorSeq };
+    const start = cursorSeq === null ? startOf(query.since) : { afterSeq: cursorSeq };
     const rows = listEvents(this.db, viewerOf(caller), start, query, query.limit + 1);
     return pageOf(rows, query.limit, toEventRecord, (row) => row.seq);
   }
@@ -133,9 +129,7 @@ export class EventService {
     if (SERVER_FAMILIES.includes(family) && !(family === "archivist" && caller.role === "archivist")) {
       throw invalid("type", `${family}.* events are emitted by the server itself`);
     }
-    if (Buffer.byteLength(JSON.stringify(input.payload), "utf8") > MAX_PAYLOAD_BYTES) {
-      throw new AppError("PAYLOAD_TOO_LARGE", `payload exceeds ${MAX_PAYLOAD_BYTES} bytes`);
-    }
+    checkByteSize(JSON.stringify(input.payload), MAX_PAYLOAD_BYTES, "payload exceeds");
     const project = input.project ?? null;
     return this.db.write(() => {
       checkProjectWrite(this.db, caller, project);

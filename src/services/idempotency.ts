@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { AppError } from "../core/errors.js";
+import { invalid } from "../core/errors.js";
 import { now } from "../core/time.js";
 import type { Db } from "../store/db.js";
 import { findStoredResponse, pruneStoredResponses, storeResponse } from "../store/idempotency.js";
@@ -46,9 +46,7 @@ export class IdempotencyService {
     const stored = findStoredResponse(this.db, agentId, key);
     if (stored) {
       if (stored.request_hash !== hash) {
-        throw new AppError("VALIDATION_FAILED", "idempotency key reused with a different request", {
-          errors: [{ path: "Idempotency-Key", message: "already used with a different request" }],
-        });
+        throw invalid("Idempotency-Key", "already used with a different request", "idempotency key reused with a different request");
       }
       return {
         reply: {

@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Config } from "../core/config.js";
+import { InternalError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { packageVersion } from "../core/paths.js";
 import type { EmbedderLoader } from "../embed/embedder.js";
@@ -117,7 +118,7 @@ export const auditDir = (config: Config): string => join(config.DATA_DIR, "audit
 export function ensureDataDir(config: Config, log: Logger): void {
   const dir = config.DATA_DIR;
   if (existsSync(dir)) {
-    if (!statSync(dir).isDirectory()) throw new Error(`DATA_DIR ${dir} exists and is not a directory; point DATA_DIR at a directory`);
+    if (!statSync(dir).isDirectory()) throw new InternalError("setup", `DATA_DIR ${dir} exists and is not a directory; point DATA_DIR at a directory`);
     if ((statSync(dir).mode & 0o077) !== 0) log.warn("DATA_DIR is readable by other users; chmod 700 it", { data_dir: dir });
     return;
   }
@@ -128,7 +129,7 @@ export function ensureDataDir(config: Config, log: Logger): void {
       mkdirSync(path, { mode: 0o700 });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? "error";
-      throw new Error(`cannot create DATA_DIR ${dir}: creating ${path} failed (${code}); point DATA_DIR at a writable directory`);
+      throw new InternalError("setup", `cannot create DATA_DIR ${dir}: creating ${path} failed (${code}); point DATA_DIR at a writable directory`, { cause: error });
     }
   }
   chmodSync(dir, 0o700);

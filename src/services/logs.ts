@@ -1,4 +1,4 @@
-import { AppError } from "../core/errors.js";
+import { checkByteSize } from "../core/byte-size.js";
 import { newId } from "../core/ids.js";
 import { now } from "../core/time.js";
 import type { Db } from "../store/db.js";
@@ -45,9 +45,7 @@ export class LogService {
 
   write(caller: Caller, input: Omit<LogEntry, "id" | "agent_id" | "created_at">): LogEntry {
     const details = JSON.stringify(input.details);
-    if (Buffer.byteLength(details, "utf8") > MAX_LOG_DETAILS_BYTES) {
-      throw new AppError("PAYLOAD_TOO_LARGE", `details exceed ${MAX_LOG_DETAILS_BYTES} bytes`);
-    }
+    checkByteSize(details, MAX_LOG_DETAILS_BYTES, "details exceed");
     return this.db.write(() => {
       this.checkFence();
       const row = { id: newId(), ...input, details, agent_id: caller.agentId, created_at: now() };

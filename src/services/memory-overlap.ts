@@ -33,7 +33,7 @@ const inDuplicateScope = (row: MemoryRow, key: DuplicateKey): boolean =>
   visKeyFor(row.scope, row.project, row.agent_id) === visKeyFor(key.scope, key.project, key.agentId);
 
 /** Tokens that carry digits: numbers, versions, ports, dates, ids. */
-const numbersIn = (text: string): Set<string> =>
+export const numbersIn = (text: string): Set<string> =>
   new Set(
     (text.toLowerCase().match(/[\p{L}\p{N}._:/-]*\p{N}[\p{L}\p{N}._:/-]*/gu) ?? []).map((token) => token.replace(/^[._:/-]+|[._:/-]+$/g, "")),
   );

@@ -1,5 +1,6 @@
 import type { Config } from "../core/config.js";
-import { AppError, forbidden, invalid, notFound } from "../core/errors.js";
+import { checkByteSize } from "../core/byte-size.js";
+import { ambiguousIdPrefix, AppError, forbidden, invalid, notFound } from "../core/errors.js";
 import { newId, parseIdRef } from "../core/ids.js";
 import { now } from "../core/time.js";
 import { getAgentRow } from "../store/agents.js";
@@ -76,12 +77,6 @@ export interface BulkDeleteResult {
 
 const DIRECTIVE_DENIED = "directive writes require elevated permission";
 const DIRECTIVE_LIMIT = 1000;
-/** Parses `If-Match: "3"` (quotes and a weak prefix optional). */
-export function parseIfMatch(header: string): number {
-  const match = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(header);
-  if (!match?.[1]) throw new AppError("BAD_REQUEST", "unparsable if-match header");
-  return Number(match[1]);
-}
 
 export interface NewEntryFields {
   type: MemoryType;
@@ -137,9 +132,7 @@ export class MemoryService {
   }
 
   private checkContentSize(content: string): void {
-    if (Buffer.byteLength(content, "utf8") > this.config.MAX_CONTENT_BYTES) {
-      throw new AppError("PAYLOAD_TOO_LARGE", `content exceeds ${this.config.MAX_CONTENT_BYTES} bytes`);
-    }
+    checkByteSize(content, this.config.MAX_CONTENT_BYTES, "content exceeds");
   }
 
   private checkFutureExpiry(expiresAt: string | null | undefined): void {
@@ -150,7 +143,7 @@ export class MemoryService {
   resolve(viewer: Viewer, ref: string): MemoryRow {
     const parsed = parseIdRef(ref);
     const rows = findLiveMemory(this.db, viewer, now(), parsed.kind === "full" ? { id: parsed.id } : { prefix: parsed.prefix });
-    if (rows.length > 1) throw new AppError("BAD_REQUEST", "ambiguous id prefix");
+    if (rows.length > 1) throw ambiguousIdPrefix();
     const row = rows[0];
     if (!row) throw notFound("memory entry");
     return row;
@@ -297,8 +290,8 @@ export class MemoryService {
     }
   }
 
-  async update(caller: Caller, ref: string, patch: PatchInput, ifMatch: string | undefined): Promise<MemoryEntry> {
-    const expected = ifMatch === undefined ? undefined : parseIfMatch(ifMatch);
+  /** `expected`: the version the caller read (its If-Match); the change applies only to that version. */
+  async update(caller: Caller, ref: string, patch: PatchInput, expected: number | undefined): Promise<MemoryEntry> {
     const viewer = viewerOf(caller);
     const current = this.resolve(viewer, ref);
     this.checkMayChange(caller, current);

@@ -1,5 +1,6 @@
 import type { Config } from "../core/config.js";
-import { AppError, forbidden, notFound } from "../core/errors.js";
+import { checkByteSize } from "../core/byte-size.js";
+import { ambiguousIdPrefix, forbidden, notFound } from "../core/errors.js";
 import { newId, parseIdRef } from "../core/ids.js";
 import { now } from "../core/time.js";
 import { getAgentRow } from "../store/agents.js";
@@ -68,7 +69,7 @@ export class MessageService {
   private resolve(caller: Caller, ref: string): MessageRow {
     const parsed = parseIdRef(ref);
     const rows = findReadableMessages(this.db, caller.agentId, parsed.kind === "full" ? { id: parsed.id } : { prefix: parsed.prefix });
-    if (rows.length > 1) throw new AppError("BAD_REQUEST", "ambiguous id prefix");
+    if (rows.length > 1) throw ambiguousIdPrefix();
     const row = rows[0];
     if (!row) throw notFound("message");
     return row;
@@ -91,9 +92,7 @@ export class MessageService {
   }
 
   send(caller: Caller, input: SendInput): Promise<Message> {
-    if (Buffer.byteLength(input.body, "utf8") > this.config.MAX_CONTENT_BYTES) {
-      throw new AppError("PAYLOAD_TOO_LARGE", `body exceeds ${this.config.MAX_CONTENT_BYTES} bytes`);
-    }
+    checkByteSize(input.body, this.config.MAX_CONTENT_BYTES, "body exceeds");
     return this.db.writeSoon(() => this.deliver(caller, input));
   }
 

@@ -1,4 +1,4 @@
-import { AppError } from "../core/errors.js";
+import { invalid } from "../core/errors.js";
 
 export interface Page<T> {
   items: T[];
@@ -16,7 +16,7 @@ export function decodeCursor<T>(cursor: string | undefined, isValid: (value: unk
   } catch {
     // fall through to the validation error
   }
-  throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: "cursor", message: "invalid cursor" }] });
+  throw invalid("cursor", "invalid cursor");
 }
 
 /**

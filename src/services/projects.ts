@@ -1,5 +1,5 @@
 import type { Role } from "../core/config.js";
-import { AppError, forbidden, invalid, notFound } from "../core/errors.js";
+import { conflict, forbidden, invalid, notFound } from "../core/errors.js";
 import { now } from "../core/time.js";
 import type { Db } from "../store/db.js";
 import { liveProjectMemory } from "../store/memory.js";
@@ -84,7 +84,7 @@ export class ProjectService {
     const id = projectSlug(input.name);
     if (!SLUG.test(id)) throw invalid("name", "must contain a letter or digit");
     return this.db.write(() => {
-      if (projectById(this.db, id)) throw new AppError("CONFLICT", "project id taken");
+      if (projectById(this.db, id)) throw conflict("project id taken");
       const at = now();
       insertProject(this.db, { id, name: input.name.trim(), description: input.description ?? "", owner: caller.agentId, created_at: at });
       this.bus.emit({ type: "project.created", agentId: caller.agentId, project: id, payload: { project: id, owner: caller.agentId } });

@@ -1,5 +1,6 @@
 import type { Config } from "../core/config.js";
-import { AppError, conflict, forbidden, invalid, notFound } from "../core/errors.js";
+import { checkByteSize } from "../core/byte-size.js";
+import { ambiguousIdPrefix, conflict, forbidden, invalid, notFound } from "../core/errors.js";
 import { newId, parseIdRef } from "../core/ids.js";
 import { addSeconds, now } from "../core/time.js";
 import { getAgentRow } from "../store/agents.js";
@@ -68,16 +69,14 @@ export class TaskService {
   ) {}
 
   private checkDescription(description: string | undefined): void {
-    if (description !== undefined && Buffer.byteLength(description, "utf8") > this.config.MAX_CONTENT_BYTES) {
-      throw new AppError("PAYLOAD_TOO_LARGE", `description exceeds ${this.config.MAX_CONTENT_BYTES} bytes`);
-    }
+    if (description !== undefined) checkByteSize(description, this.config.MAX_CONTENT_BYTES, "description exceeds");
   }
 
   /** A task the caller can see, by full id or unique prefix; anything else is 404. */
   private resolve(caller: Caller, ref: string, what = "task"): TaskRow {
     const parsed = parseIdRef(ref);
     const rows = findVisibleTasks(this.db, viewerOf(caller), parsed.kind === "full" ? { id: parsed.id } : { prefix: parsed.prefix });
-    if (rows.length > 1) throw new AppError("BAD_REQUEST", "ambiguous id prefix");
+    if (rows.length > 1) throw ambiguousIdPrefix();
     const row = rows[0];
     if (!row) throw notFound(what);
     return row;
@@ -273,9 +272,7 @@ export class TaskService {
 
   complete(caller: Caller, ref: string, comment: string, output: unknown): Promise<Task> {
     const result = output === undefined ? null : JSON.stringify(output);
-    if (result !== null && Buffer.byteLength(result, "utf8") > MAX_OUTPUT_BYTES) {
-      throw new AppError("PAYLOAD_TOO_LARGE", `output exceeds ${MAX_OUTPUT_BYTES} bytes`);
-    }
+    if (result !== null) checkByteSize(result, MAX_OUTPUT_BYTES, "output exceeds");
     return this.finish(caller, ref, "completed", comment, result);
   }
 

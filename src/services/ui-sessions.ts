@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { Config } from "../core/config.js";
-import { AppError } from "../core/errors.js";
+import { AppError, invalidCredentials } from "../core/errors.js";
 import { now } from "../core/time.js";
 import type { Db } from "../store/db.js";
 import {
@@ -107,7 +107,7 @@ export class UiSessionService {
     const hash = hashKey(session);
     const row = uiSessionByHash(this.db, hash);
     const nowMs = Date.now();
-    if (!row || nowMs - Date.parse(row.last_used_at) >= SESSION_IDLE_MS) throw new AppError("UNAUTHENTICATED", "invalid credentials");
+    if (!row || nowMs - Date.parse(row.last_used_at) >= SESSION_IDLE_MS) throw invalidCredentials();
     if (nowMs - Date.parse(row.last_used_at) >= TOUCH_INTERVAL_MS) this.db.write(() => touchUiSession(this.db, hash, new Date(nowMs).toISOString()));
     return { agentId: row.agent_id, role: "owner" };
   }

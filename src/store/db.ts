@@ -2,6 +2,7 @@ import { AsyncResource } from "node:async_hooks";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { chmodSync, existsSync } from "node:fs";
+import { InternalError } from "../core/errors.js";
 import { runMigrations } from "./migrate.js";
 
 export type Row = Record<string, unknown>;
@@ -123,7 +124,7 @@ export class Db {
   }
 
   afterCommit(hook: () => void): void {
-    if (!this.pendingHooks) throw new Error("afterCommit outside a write transaction");
+    if (!this.pendingHooks) throw new InternalError("invariant", "afterCommit outside a write transaction");
     this.pendingHooks.push(hook);
   }
 

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { InternalError } from "../core/errors.js";
 import { migrationsDir } from "../core/paths.js";
 import type { Db } from "./db.js";
 
@@ -17,9 +18,9 @@ export function loadMigrations(dir = migrationsDir): Migration[] {
 }
 
 /** Thrown when the database was written by a newer Cairn than this one. */
-export class SchemaTooNewError extends Error {
+export class SchemaTooNewError extends InternalError {
   constructor(found: number, known: number) {
-    super(`database schema version ${found} is newer than this version of cairn understands (${known}); upgrade cairn`);
+    super("setup", `database schema version ${found} is newer than this version of cairn understands (${known}); upgrade cairn`);
     this.name = "SchemaTooNewError";
   }
 }

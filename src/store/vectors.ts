@@ -1,3 +1,4 @@
+import { InternalError } from "../core/errors.js";
 import type { Db } from "./db.js";
 
 /**
@@ -87,7 +88,7 @@ export function ensureVectorIndex(db: Db, model: string, dimensions: number): "u
   const current = vectorIndexModel(db);
   if (current && current.model === model && current.dimensions === dimensions) return "unchanged";
   if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > 8192 || dimensions % 8 !== 0) {
-    throw new Error(`unsupported embedding dimensions ${dimensions}`);
+    throw new InternalError("setup", `unsupported embedding dimensions ${dimensions}`);
   }
   const existed = metaValue(db, "vector_model") !== undefined;
   db.write(() => {
