@@ -1,4 +1,5 @@
 import type { Logger } from "../src/core/log.js";
+import { retry, type RetryOptions } from "../src/core/retry.js";
 import { STATUS_KEYS } from "../tools/archivist.js";
 import { CairnClient } from "./client.js";
 import { CURSOR_KEY, WriteFollower } from "./follower.js";
@@ -9,6 +10,10 @@ import { scheduledPass, type PassReport } from "./pass.js";
 import type { ArchivistSettings } from "./settings.js";
 
 export const LAST_PASS_KEY = "last_pass_at";
+
+/** setTimeout takes a signed 32-bit count of ms and fires at once when given more. */
+const MAX_TIMER_MS = 2_147_000_000;
+const SHIFT_START: RetryOptions = { attempts: Infinity, baseMs: 2000, capMs: 30_000 };
 
 export interface ArchivistOptions {
   /** The clock passes judge age by (decay, promotion, staleness); tests move it forward. */
@@ -31,6 +36,8 @@ export class Archivist {
   private passTimer: NodeJS.Timeout | null = null;
   private passing: Promise<PassReport | null> | null = null;
   private shift = 0;
+  /** Aborted when the shift ends, which stops retrying its start. */
+  private shiftEnded = new AbortController();
   private leasedWaiters: (() => void)[] = [];
   private readonly now: () => Date;
   lastPass: PassReport | null = null;
@@ -45,7 +52,7 @@ export class Archivist {
     this.model = options.model === undefined ? createModel(settings.llm) : options.model;
     this.watcher = new ConflictWatcher(this.client, this.model, settings.conflictThreshold, log.child({ mode: "immediate" }));
     this.lease = new LeaseKeeper(this.client, settings.holder, settings.leaseSeconds, log.child({ component: "lease" }), {
-      acquired: (token) => void this.startShift(token),
+      acquired: (token) => this.startShift(token),
       lost: () => void this.endShift(false),
     });
   }
@@ -70,33 +77,41 @@ export class Archivist {
     return new Promise((resolve) => this.leasedWaiters.push(resolve));
   }
 
-  private async startShift(token: number): Promise<void> {
+  private startShift(token: number): void {
     const shift = ++this.shift;
-    try {
-      let cursor = await this.client.state<number>(CURSOR_KEY);
-      const started = await this.client.post<{ seq: number }>("/events", { type: "archivist.started", payload: { holder: this.settings.holder, lease: token, llm: this.model !== null } });
-      // The first archivist on a store starts at its own start; a later one resumes where the last stopped.
-      if (typeof cursor !== "number") {
-        cursor = started.seq;
-        await this.client.setState(CURSOR_KEY, cursor);
-      }
-      if (shift !== this.shift || !this.holdsLease) return;
-      await this.client.setState(STATUS_KEYS.process, {
-        holder: this.settings.holder,
-        llm: this.model !== null,
-        provider: this.settings.llm.provider,
-        started_at: new Date().toISOString(),
-      });
-      this.follower = new WriteFollower(this.client, this.watcher, this.log.child({ mode: "immediate" }), cursor);
-      this.follower.start();
-      const last = await this.client.state<string>(LAST_PASS_KEY);
-      const due = typeof last === "string" ? Date.parse(last) + this.settings.synthesisIntervalSeconds * 1000 : Date.now() + this.settings.synthesisIntervalSeconds * 1000;
-      this.schedulePass(Math.max(0, due - Date.now()), shift);
-      for (const waiter of this.leasedWaiters.splice(0)) waiter();
-    } catch (error) {
-      this.log.error("could not start work under the lease", { error });
-      if (shift === this.shift) setTimeout(() => void (shift === this.shift && this.holdsLease ? this.startShift(token) : undefined), 2000);
+    this.shiftEnded.abort();
+    const ended = new AbortController();
+    this.shiftEnded = ended;
+    // Tried until the shift ends, and only that end rejects: there is nothing to report.
+    void retry(() => this.beginShift(token, shift), {
+      ...SHIFT_START,
+      signal: ended.signal,
+      onRetry: (error, delayMs) => this.log.error("could not start work under the lease", { error, retry_in_ms: delayMs }),
+    }).catch(() => undefined);
+  }
+
+  private async beginShift(token: number, shift: number): Promise<void> {
+    let cursor = await this.client.state<number>(CURSOR_KEY);
+    const started = await this.client.post<{ seq: number }>("/events", { type: "archivist.started", payload: { holder: this.settings.holder, lease: token, llm: this.model !== null } });
+    // The first archivist on a store starts at its own start; a later one resumes where the last stopped.
+    if (typeof cursor !== "number") {
+      cursor = started.seq;
+      await this.client.setState(CURSOR_KEY, cursor);
     }
+    if (shift !== this.shift || !this.holdsLease) return;
+    await this.client.setState(STATUS_KEYS.process, {
+      holder: this.settings.holder,
+      llm: this.model !== null,
+      provider: this.settings.llm.provider,
+      started_at: new Date().toISOString(),
+    });
+    const last = await this.client.state<string>(LAST_PASS_KEY);
+    // Nothing below may fail: a retried start would leave this follower running beside the next.
+    this.follower = new WriteFollower(this.client, this.watcher, this.log.child({ mode: "immediate" }), cursor);
+    this.follower.start();
+    const due = typeof last === "string" ? Date.parse(last) + this.settings.synthesisIntervalSeconds * 1000 : Date.now() + this.settings.synthesisIntervalSeconds * 1000;
+    this.schedulePass(Math.max(0, due - Date.now()), shift);
+    for (const waiter of this.leasedWaiters.splice(0)) waiter();
   }
 
   private schedulePass(delayMs: number, shift: number): void {
@@ -107,7 +122,7 @@ export class Archivist {
       void this.runPass().finally(() => {
         if (shift === this.shift && this.holdsLease) this.schedulePass(this.settings.synthesisIntervalSeconds * 1000, shift);
       });
-    }, Math.min(delayMs, 2_147_000_000));
+    }, Math.min(delayMs, MAX_TIMER_MS));
   }
 
   /** Runs one scheduled pass now (never two at once); null when this archivist does not hold the lease. */
@@ -149,6 +164,7 @@ export class Archivist {
 
   private async endShift(save: boolean): Promise<void> {
     this.shift++;
+    this.shiftEnded.abort();
     if (this.passTimer) clearTimeout(this.passTimer);
     this.passTimer = null;
     const follower = this.follower;

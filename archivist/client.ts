@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
+import { parseRetryAfter, retry, type RetryOptions } from "../src/core/retry.js";
 import type { agentRecord, eventRecord, memoryEntry, project, searchHit, task, tombstone } from "../tools/schemas.js";
 
 // The archivist shares the server's wire types (tools/schemas.ts), never its services.
@@ -17,6 +18,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     readonly detail: string,
+    /** The server's Retry-After, when it sent one. */
+    readonly retryAfterMs?: number,
   ) {
     super(`${status} ${code}: ${detail}`);
     this.name = "ApiError";
@@ -35,9 +38,7 @@ export interface ClientOptions {
 }
 
 const RETRYABLE = new Set([429, 502, 503, 504]);
-const ATTEMPTS = 4;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const RETRY: RetryOptions = { attempts: 4, baseMs: 500, capMs: 10_000 };
 
 function queryString(query: Query | undefined): string {
   if (!query) return "";
@@ -46,6 +47,19 @@ function queryString(query: Query | undefined): string {
   for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, value === null ? "" : String(value));
   const text = params.toString();
   return text ? `?${text}` : "";
+}
+
+function refusal(response: Response, text: string): ApiError {
+  let detail = text.slice(0, 200);
+  let code = "UNKNOWN";
+  try {
+    const parsed = JSON.parse(text) as { detail?: string; code?: string };
+    detail = parsed.detail ?? detail;
+    code = parsed.code ?? code;
+  } catch {
+    // A proxy's error page is not JSON; its first lines are the best detail there is.
+  }
+  return new ApiError(response.status, code, detail, parseRetryAfter(response.headers.get("retry-after")));
 }
 
 /**
@@ -83,35 +97,16 @@ export class CairnClient {
     }
     const url = `${this.options.url}${path}${queryString(options.query)}`;
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
-    for (let attempt = 1; ; attempt++) {
-      let response: Response;
-      try {
-        response = await fetch(url, { method, headers, ...(body === undefined ? {} : { body }), signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000) });
-      } catch (error) {
-        if (attempt >= ATTEMPTS) throw error;
-        await sleep(250 * 2 ** attempt);
-        continue;
-      }
-      const text = await response.text();
-      if (response.ok) {
-        return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T, headers: response.headers };
-      }
-      if (RETRYABLE.has(response.status) && attempt < ATTEMPTS) {
-        const retryAfter = Number(response.headers.get("retry-after"));
-        await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter, 10) * 1000 : 250 * 2 ** attempt);
-        continue;
-      }
-      let detail = text.slice(0, 200);
-      let code = "UNKNOWN";
-      try {
-        const parsed = JSON.parse(text) as { detail?: string; code?: string };
-        detail = parsed.detail ?? detail;
-        code = parsed.code ?? code;
-      } catch {
-        // not a JSON error body: keep the text
-      }
-      throw new ApiError(response.status, code, detail);
-    }
+    const answer = await retry(
+      async () => {
+        const response = await fetch(url, { method, headers, ...(body === undefined ? {} : { body }), signal: AbortSignal.timeout(this.options.timeoutMs ?? 30_000) });
+        const text = await response.text();
+        if (!response.ok) throw refusal(response, text);
+        return { response, text };
+      },
+      { ...RETRY, retryable: (error) => !(error instanceof ApiError) || RETRYABLE.has(error.status), retryAfterMs: (error) => (error instanceof ApiError ? error.retryAfterMs : undefined) },
+    );
+    return { status: answer.response.status, body: (answer.text ? JSON.parse(answer.text) : undefined) as T, headers: answer.response.headers };
   }
 
   async get<T>(path: string, query?: Query): Promise<T> {

@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../src/core/log.js";
+import { backoffDelay, type Backoff } from "../src/core/retry.js";
 import type { CairnClient } from "./client.js";
 import type { ConflictPair, ConflictWatcher, WrittenEvent } from "./immediate.js";
 import { readEventStream } from "./sse.js";
@@ -9,6 +11,8 @@ const MAX_QUEUED = 200;
 /** Tries at one event before it is skipped (and logged), so one bad event cannot stall the archivist. */
 const MAX_TRIES = 3;
 const SAVE_EVERY_MS = 1000;
+/** Between reconnections to the stream; an event handled resets it. */
+const RECONNECT: Backoff = { baseMs: 500, capMs: 30_000 };
 
 interface Queued {
   seq: number;
@@ -57,7 +61,7 @@ export class WriteFollower {
   }
 
   private async follow(): Promise<void> {
-    let delay = 500;
+    let failures = 0;
     while (!this.stopped) {
       const resumeFrom = this.detected;
       try {
@@ -72,7 +76,7 @@ export class WriteFollower {
             }
             if (message.event !== "memory.written" || message.id === null) return;
             await this.handle(JSON.parse(message.data) as WrittenEvent);
-            delay = 500;
+            failures = 0;
           },
         );
       } catch (error) {
@@ -80,14 +84,14 @@ export class WriteFollower {
         this.log.warn("event stream interrupted", { error });
       }
       if (this.stopped) return;
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      delay = Math.min(delay * 2, 30_000);
+      failures++;
+      await sleep(backoffDelay(RECONNECT, failures), undefined, { signal: this.abort.signal }).catch(() => undefined);
     }
   }
 
   private async handle(event: WrittenEvent): Promise<void> {
     if (event.seq <= this.detected) return;
-    while (this.queue.length >= MAX_QUEUED && !this.stopped) await new Promise((resolve) => setTimeout(resolve, 100));
+    while (this.queue.length >= MAX_QUEUED && !this.stopped) await sleep(100);
     let pair: ConflictPair | null;
     try {
       pair = await this.watcher.detect(event);
@@ -156,7 +160,7 @@ export class WriteFollower {
     this.saveTimer = null;
     this.droppedFrom = this.queue[0]?.seq;
     this.queue.splice(0);
-    await Promise.race([this.worker ?? Promise.resolve(), new Promise((resolve) => setTimeout(resolve, options.graceMs))]);
+    await Promise.race([this.worker ?? Promise.resolve(), sleep(options.graceMs)]);
     await this.running;
     if (options.save) await this.save();
   }

@@ -1,4 +1,7 @@
+import { EventSourceParserStream } from "eventsource-parser/stream";
+
 export interface SseMessage {
+  /** The last id the stream sent with an event, this one or an earlier one; null before any. */
   id: string | null;
   event: string;
   data: string;
@@ -21,41 +24,17 @@ export async function readEventStream(
     await response.body?.cancel();
     throw new Error(`event stream refused: ${response.status}`);
   }
-  const decoder = new TextDecoder();
-  let buffer = "";
+  const reader = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
   let id: string | null = null;
-  let event = "";
-  let data: string[] = [];
-  // Without DOM typings the stream's chunk type is unknown to the compiler; fetch yields bytes.
-  const reader = response.body.getReader();
   try {
     for (;;) {
-      const { done, value } = (await reader.read()) as { done: boolean; value?: Uint8Array };
+      const { done, value } = await reader.read();
       if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      let newline: number;
-      while ((newline = buffer.search(/\r\n|\r|\n/)) !== -1) {
-        // A lone CR at the end may be the first half of a CRLF split across chunks.
-        if (newline === buffer.length - 1 && buffer.endsWith("\r")) break;
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + (buffer.startsWith("\r\n", newline) ? 2 : 1));
-        if (line === "") {
-          if (data.length > 0 || event !== "") await onEvent({ id, event: event || "message", data: data.join("\n") });
-          event = "";
-          data = [];
-          continue;
-        }
-        if (line.startsWith(":")) continue;
-        const colon = line.indexOf(":");
-        const field = colon === -1 ? line : line.slice(0, colon);
-        const fieldValue = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "");
-        if (field === "id") id = fieldValue;
-        else if (field === "event") event = fieldValue;
-        else if (field === "data") data.push(fieldValue);
-      }
+      if (value.id !== undefined) id = value.id;
+      await onEvent({ id, event: value.event ?? "message", data: value.data });
     }
   } finally {
-    reader.releaseLock();
-    await response.body.cancel().catch(() => undefined);
+    // Cancelling the end of the pipe cancels the response body too.
+    await reader.cancel().catch(() => undefined);
   }
 }

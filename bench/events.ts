@@ -2,10 +2,12 @@
 // a client needs to catch up when it resumes far back in the log.
 import http from "node:http";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { createParser } from "eventsource-parser";
 import { newId } from "../src/core/ids.js";
 import { openDatabase } from "../src/store/db.js";
 import { insertEvent } from "../src/store/events.js";
-import { judge, latencyStats, newDataDir, progress, round, sleep, withServer, type Credentials, type Row, type Section, type ServerProcess } from "./lib.js";
+import { judge, latencyStats, newDataDir, progress, round, withServer, type Credentials, type Row, type Section, type ServerProcess } from "./lib.js";
 
 export interface FanoutOptions {
   subscribers: number;
@@ -24,10 +26,7 @@ interface Subscriber {
   close(): void;
 }
 
-/**
- * A plain HTTP SSE client: frames are split on blank lines and only the task id is pulled out of
- * each, so the benchmark process spends as little as possible of the shared CPU on parsing.
- */
+/** A plain HTTP SSE client that hands each event's data to `onFrame` with the time its chunk arrived. */
 export function subscribe(server: ServerProcess, as: Credentials, path: string, onFrame: (data: string, at: number) => void): Promise<{ response: http.IncomingMessage; close(): void }> {
   const url = new URL(path, server.url);
   return new Promise((resolve, reject) => {
@@ -37,18 +36,11 @@ export function subscribe(server: ServerProcess, as: Credentials, path: string, 
         return;
       }
       response.setEncoding("utf8");
-      let buffer = "";
+      let at = 0;
+      const parser = createParser({ onEvent: (event) => onFrame(event.data, at) });
       response.on("data", (chunk: string) => {
-        const at = performance.now();
-        buffer += chunk;
-        let end = buffer.indexOf("\n\n");
-        while (end !== -1) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = frame.indexOf("\ndata: ");
-          if (data !== -1) onFrame(frame.slice(data + 7), at);
-          end = buffer.indexOf("\n\n");
-        }
+        at = performance.now();
+        parser.feed(chunk);
       });
       resolve({ response, close: () => request.destroy() });
     });

@@ -4,6 +4,7 @@ import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
 import { packageRoot } from "../src/core/paths.js";
 
 // ---- numbers ----
@@ -139,8 +140,6 @@ export async function runClients(
   await Promise.all(Array.from({ length: clients }, (_, client) => loop(client)));
   return { latencies, wallMs: performance.now() - started, serverCpuMs: server.cpuMs() - cpuBefore };
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---- the server process ----
 

@@ -1,5 +1,6 @@
 // Startup: spawn → first 200 from /health → embeddings "ready", and the server's resident memory
 // idle after start and once it has served searches over a large store.
+import { setTimeout as sleep } from "node:timers/promises";
 import { queryStream } from "./corpus.js";
 import {
   latencyStats,
@@ -8,7 +9,6 @@ import {
   progress,
   round,
   runClients,
-  sleep,
   withServer,
   type Memory,
   type Row,

@@ -148,6 +148,7 @@ export const agentRotateKey = defineOperation({
   title: "Rotate an agent's key",
   description: "Issue a new API key for yourself (or, as owner, any agent). The old key stops working at once.",
   kind: "action",
+  destructive: true,
   access: "agent",
   http: { method: "POST", path: "/agents/:id/rotate-key" },
   input: z.strictObject({ id: agentId }),

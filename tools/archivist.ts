@@ -127,6 +127,7 @@ export const archivistMerge = defineOperation({
     "the highest source version) and soft-delete each source with `superseded_by` set, in one transaction. Sources " +
     "must be memory or doc entries of one project and scope, unchanged since the versions given (else it is refused).",
   kind: "create",
+  destructive: true,
   access: "agent",
   roles: ["archivist"],
   http: { method: "POST", path: "/archivist/merge" },

@@ -1,13 +1,14 @@
 import type { z } from "zod";
 import type { Role } from "../src/core/config.js";
-import { AppError, type ErrorCode } from "../src/core/errors.js";
+import type { ErrorCode } from "../src/core/errors.js";
 import type { Caller } from "../src/services/caller.js";
 import type { Services } from "../src/services/index.js";
 import type { Page } from "../src/services/paging.js";
+import { validationError } from "./validation.js";
 
 /**
  * What an operation does to state. It decides the default success status, whether viewers may
- * call it, and (for MCP) the read-only / destructive / idempotent hints.
+ * call it, and (for MCP, with `destructive`) the read-only / destructive / idempotent hints.
  */
 export type OperationKind = "read" | "list" | "create" | "update" | "delete" | "action" | "stream";
 
@@ -97,6 +98,11 @@ export interface OperationSpec<
   /** What it does, when to use it, what it returns: written for agents and humans. */
   description: string;
   kind: K;
+  /**
+   * It destroys what its caller cannot get back (sources merged away, a key replaced) though its
+   * kind is not `delete`, so MCP hosts must not be told it only adds. Every `delete` is destructive.
+   */
+  destructive?: true;
   access: A;
   /** Roles allowed to call it; default every role (viewers only for read and list kinds). */
   roles?: readonly Role[];
@@ -123,6 +129,7 @@ export interface Operation {
   title: string;
   description: string;
   kind: OperationKind;
+  destructive: boolean;
   access: Access;
   roles: readonly Role[] | undefined;
   http: HttpBinding<string> & { status: number };
@@ -143,6 +150,7 @@ export function defineOperation<I extends z.ZodObject, O extends z.ZodType | und
     title: spec.title,
     description: spec.description,
     kind: spec.kind,
+    destructive: spec.destructive ?? spec.kind === "delete",
     access: spec.access,
     roles: spec.roles,
     http: { ...spec.http, status },
@@ -161,16 +169,9 @@ export function defineOperation<I extends z.ZodObject, O extends z.ZodType | und
   };
 }
 
-/** Validates raw input once, at the edge; failures become 422 with a path per problem. */
+/** Validates raw input once, at the edge; failures become 422 with a path per problem, or a value's own refusal. */
 export function parseInput(operation: Operation, raw: unknown): unknown {
   const parsed = operation.input.safeParse(raw);
   if (parsed.success) return parsed.data;
-  throw new AppError("VALIDATION_FAILED", "request validation failed", {
-    errors: parsed.error.issues.flatMap((issue) => {
-      const path = issue.path.map(String);
-      // One error per unknown field, each at its own path.
-      if (issue.code === "unrecognized_keys") return issue.keys.map((key) => ({ path: [...path, key].join("."), message: "unknown field" }));
-      return [{ path: path.join("."), message: issue.message }];
-    }),
-  });
+  throw validationError(parsed.error.issues);
 }

@@ -1,3 +1,4 @@
+import { parseRetryAfter, retry } from "../../src/core/retry.js";
 import { LlmError } from "./model.js";
 
 export interface PostOptions {
@@ -8,24 +9,9 @@ export interface PostOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-const MAX_RETRY_AFTER_MS = 60_000;
-const BASE_BACKOFF_MS = 500;
-const MAX_JITTER_MS = 250;
 const BODY_EXCERPT = 200;
 
-const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-function retryable(status: number): boolean {
-  return status === 429 || status >= 500;
-}
-
-function backoffMs(attempt: number, retryAfter: string | null): number {
-  if (retryAfter !== null && retryAfter.trim() !== "") {
-    const seconds = Number(retryAfter);
-    if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, MAX_RETRY_AFTER_MS);
-  }
-  return BASE_BACKOFF_MS * 2 ** attempt + Math.random() * MAX_JITTER_MS;
-}
+const retryable = (error: unknown): boolean => error instanceof LlmError && (error.status === null || error.status === 429 || error.status >= 500);
 
 /** Names only the URL's origin and path: a query string could carry a key too. */
 function where(url: string): string {
@@ -49,39 +35,40 @@ function describeFailure(error: unknown): string {
  * quote the status and the start of the answer but never the headers, which hold API keys.
  */
 export async function postJson(url: string, headers: Record<string, string>, body: unknown, options: PostOptions): Promise<unknown> {
-  const sleep = options.sleep ?? realSleep;
   const payload = JSON.stringify(body);
-  for (let attempt = 0; ; attempt++) {
-    const last = attempt >= options.retries;
-    let response: Response;
-    try {
-      response = await fetch(url, { method: "POST", headers, body: payload, signal: AbortSignal.timeout(options.timeoutMs) });
-    } catch (error) {
-      if (last) throw new LlmError(`request to ${where(url)} failed: ${describeFailure(error)}`, null);
-      await sleep(backoffMs(attempt, null));
-      continue;
-    }
-
-    let text: string;
-    try {
-      text = await response.text();
-    } catch (error) {
-      // The body can time out after the status arrived; treat it like a network failure.
-      if (last) throw new LlmError(`reading the answer from ${where(url)} failed: ${describeFailure(error)}`, null);
-      await sleep(backoffMs(attempt, null));
-      continue;
-    }
-
-    if (response.ok) {
+  const answer = await retry(
+    async () => {
+      let response: Response;
       try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        throw new LlmError(`${where(url)} answered ${response.status} with a body that is not JSON: ${text.slice(0, BODY_EXCERPT)}`, response.status);
+        response = await fetch(url, { method: "POST", headers, body: payload, signal: AbortSignal.timeout(options.timeoutMs) });
+      } catch (error) {
+        throw new LlmError(`request to ${where(url)} failed: ${describeFailure(error)}`, null);
       }
-    }
-    if (!retryable(response.status) || last) {
-      throw new LlmError(`${where(url)} answered ${response.status}: ${text.slice(0, BODY_EXCERPT)}`, response.status);
-    }
-    await sleep(backoffMs(attempt, response.headers.get("retry-after")));
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        // The body can time out after the status arrived; that is a network failure too.
+        throw new LlmError(`reading the answer from ${where(url)} failed: ${describeFailure(error)}`, null);
+      }
+      if (!response.ok) {
+        throw new LlmError(`${where(url)} answered ${response.status}: ${text.slice(0, BODY_EXCERPT)}`, response.status, parseRetryAfter(response.headers.get("retry-after")));
+      }
+      return { status: response.status, text };
+    },
+    {
+      attempts: options.retries + 1,
+      baseMs: 500,
+      capMs: 60_000,
+      jitter: 0.25,
+      retryable,
+      retryAfterMs: (error) => (error instanceof LlmError ? error.retryAfterMs : undefined),
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+    },
+  );
+  try {
+    return JSON.parse(answer.text) as unknown;
+  } catch {
+    throw new LlmError(`${where(url)} answered ${answer.status} with a body that is not JSON: ${answer.text.slice(0, BODY_EXCERPT)}`, answer.status);
   }
 }

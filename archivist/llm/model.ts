@@ -38,6 +38,8 @@ export class LlmError extends Error {
   constructor(
     message: string,
     readonly status: number | null,
+    /** The provider's Retry-After, when it sent one. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = "LlmError";

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { configOrExit } from "./common.js";
 import { print, printError } from "./output.js";
 import { isRunning, pidFile, readServerRecord, removeServerRecord } from "./pidfile.js";
@@ -48,7 +49,7 @@ export async function stop(): Promise<boolean> {
       printError(`cairn server pid ${record.pid} did not stop within ${STOP_WAIT_MS / 1000} s`);
       return false;
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   removeServerRecord(config.DATA_DIR, record.pid);
   print(`stopped the cairn server (pid ${record.pid}) at ${record.url}`);

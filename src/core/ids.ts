@@ -6,8 +6,6 @@ export const newId = (): string => randomUUID();
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const PREFIX = /^[0-9a-f][0-9a-f-]{5,35}$/;
 
-export const isUuid = (value: string): boolean => UUID.test(value);
-
 /**
  * A reference to a record: a full UUID, or a prefix of at least 6 hex characters that the
  * store resolves among the rows the caller can see.
@@ -25,4 +23,3 @@ export function parseIdRef(raw: string): IdRef {
 
 /** Random secret: `cairn_` + 32 random bytes in base64url. */
 export const newApiKey = (): string => `cairn_${randomBytes(32).toString("base64url")}`;
-export const newToken = (bytes = 32): string => randomBytes(bytes).toString("base64url");

@@ -1,5 +1,4 @@
 /** All timestamps are RFC 3339 UTC with milliseconds, so string order is time order. */
-export const toTimestamp = (date: Date): string => date.toISOString();
 export const now = (): string => new Date().toISOString();
 
 const RFC3339 =
@@ -14,5 +13,3 @@ export function normalizeTimestamp(input: string): string | undefined {
 
 export const addSeconds = (timestamp: string, seconds: number): string =>
   new Date(Date.parse(timestamp) + seconds * 1000).toISOString();
-
-export const epochMs = (timestamp: string): number => Date.parse(timestamp);

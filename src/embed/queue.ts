@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../core/log.js";
+import { retry, type Backoff } from "../core/retry.js";
 import type { Embedder, EmbedderLoader } from "./embedder.js";
 
 export type EmbeddingStatus = "loading" | "ready" | "unavailable";
@@ -16,8 +18,8 @@ export class EmbeddingsUnavailableError extends Error {
   }
 }
 
-const RETRY_MIN_MS = 15_000;
-const RETRY_MAX_MS = 600_000;
+/** Between tries at loading the model, and after it crashed before loading it again. */
+const RELOAD: Backoff = { baseMs: 15_000, capMs: 600_000 };
 
 /**
  * Owns the embedder's lifecycle (load in the background, retry with backoff after a failure) and
@@ -30,8 +32,7 @@ export class EmbeddingQueue {
   private jobs: Job[] = [];
   private busy = false;
   private closed = false;
-  private retryMs = RETRY_MIN_MS;
-  private retryTimer: NodeJS.Timeout | null = null;
+  private readonly closing = new AbortController();
   private settledWaiters: (() => void)[] = [];
   private batches = 0;
   private embedded = 0;
@@ -93,46 +94,64 @@ export class EmbeddingQueue {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.closing.abort();
     for (const job of this.jobs.splice(0)) job.reject(new EmbeddingsUnavailableError());
     await this.embedder?.close();
     this.embedder = null;
   }
 
   private async load(): Promise<void> {
-    this.state = "loading";
     const started = Date.now();
     try {
-      const embedder = await this.loader();
+      const embedder = await retry(
+        () => {
+          this.state = "loading";
+          return this.loader();
+        },
+        {
+          ...RELOAD,
+          attempts: Infinity,
+          signal: this.closing.signal,
+          // A wait for the next try must not keep a process alive that has nothing else to do.
+          sleep: (ms, signal) => sleep(ms, undefined, { signal, ref: false }),
+          onRetry: (error, delayMs) => {
+            this.state = "unavailable";
+            this.log.warn("embedding model unavailable; writes are stored and embedded later", {
+              error: error instanceof Error ? error.message : String(error),
+              retry_in_ms: delayMs,
+            });
+            this.settle();
+          },
+        },
+      );
       if (this.closed) {
         await embedder.close();
         return;
       }
       this.embedder = embedder;
       this.state = "ready";
-      this.retryMs = RETRY_MIN_MS;
       this.log.info("embedding model ready", { model: embedder.id, dimensions: embedder.dimensions, ms: Date.now() - started });
       for (const listener of this.readyListeners) listener(embedder);
     } catch (error) {
-      this.state = "unavailable";
-      this.log.warn("embedding model unavailable; writes are stored and embedded later", {
-        error: error instanceof Error ? error.message : String(error),
-        retry_in_ms: this.retryMs,
-      });
-      this.scheduleRetry();
+      // Only closing ends the retries, so anything else here was thrown by a ready listener.
+      if (!this.closed) this.log.error("a listener failed on the embedding model's load", { error: error instanceof Error ? error.message : String(error) });
     } finally {
-      for (const waiter of this.settledWaiters.splice(0)) waiter();
+      this.settle();
     }
   }
 
-  private scheduleRetry(): void {
-    if (this.closed || this.retryTimer) return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      void this.load();
-    }, this.retryMs);
-    this.retryTimer.unref();
-    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+  /** After a crash: a pause first, so a model that crashes on every batch is not reloaded in a tight loop. */
+  private async reload(): Promise<void> {
+    try {
+      await sleep(RELOAD.baseMs, undefined, { signal: this.closing.signal, ref: false });
+    } catch {
+      return;
+    }
+    await this.load();
+  }
+
+  private settle(): void {
+    for (const waiter of this.settledWaiters.splice(0)) waiter();
   }
 
   private pump(): void {
@@ -157,7 +176,7 @@ export class EmbeddingQueue {
         this.state = "unavailable";
         void embedder.close();
         for (const job of this.jobs.splice(0)) job.reject(new EmbeddingsUnavailableError());
-        this.scheduleRetry();
+        void this.reload();
       },
     ).finally(() => {
       this.busy = false;

@@ -73,7 +73,9 @@ export class EventBus {
 
   /**
    * `guard` runs before every event is written, inside the change's transaction: throwing from it
-   * rolls the change back. Every state change emits an event, so a guard sees every write.
+   * rolls the change back. It sees only writes that emit an event: heartbeats, presence, lease
+   * extensions, read counters, the memory cursor and the idempotency store emit none, so a write
+   * that must be guarded without an event (archivist state, logs) checks for itself.
    */
   addGuard(guard: () => void): void {
     this.guards.push(guard);

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -79,7 +80,7 @@ export async function ensureServer(options: BridgeOptions): Promise<void> {
   const deadline = Date.now() + START_WAIT_MS;
   while (Date.now() < deadline) {
     if (await healthy(options.url)) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   throw new Error(`started cairn serve, but nothing answered at ${options.url} within ${START_WAIT_MS / 1000} s`);
 }

@@ -4,7 +4,8 @@ import type { Role } from "../core/config.js";
 import type { JsonSchema } from "../../tools/layout.js";
 import { inputLayout } from "../../tools/layout.js";
 import { parseInput, type Operation } from "../../tools/operation.js";
-import type { Caller, Runtime } from "../../tools/runtime.js";
+import { idempotencyKey as idempotencyKeySchema, type Caller, type Runtime } from "../../tools/runtime.js";
+import { parseValue } from "../../tools/validation.js";
 import { textBodyOf } from "../http/text-body.js";
 
 export const TOOLSETS = ["core", "standard", "all"] as const;
@@ -119,7 +120,7 @@ function annotations(operation: Operation): McpTool["definition"]["annotations"]
   if (MOVES_CURSOR.has(operation.name)) return { destructiveHint: false, openWorldHint: false };
   if (operation.kind === "read" || operation.kind === "list") return { readOnlyHint: true, openWorldHint: false };
   return {
-    ...(operation.kind === "delete" ? {} : { destructiveHint: false }),
+    ...(operation.destructive ? {} : { destructiveHint: false }),
     ...(operation.kind === "update" || operation.kind === "delete" ? { idempotentHint: true } : {}),
     openWorldHint: false,
   };
@@ -222,17 +223,6 @@ function refusalResult(body: { detail: string; code: string; errors?: unknown })
 /** Where a tool call carries its idempotency key: `params._meta.idempotency_key`, as REST's header. */
 export const IDEMPOTENCY_META_KEY = "idempotency_key";
 
-function idempotencyKeyOf(meta: Record<string, unknown> | undefined): string | undefined {
-  const key = meta?.[IDEMPOTENCY_META_KEY];
-  if (key === undefined) return undefined;
-  if (typeof key !== "string" || key.length < 1 || key.length > 200) {
-    throw new AppError("VALIDATION_FAILED", "request validation failed", {
-      errors: [{ path: `_meta.${IDEMPOTENCY_META_KEY}`, message: "must be a string of 1 to 200 characters" }],
-    });
-  }
-  return key;
-}
-
 /**
  * The tool's arguments as the operation's input, and whether the caller asked for whole results.
  * What only a tool takes (`verbose`, a list written as one string) is settled here; the operation
@@ -272,7 +262,7 @@ export async function callTool(
   requestId: string,
 ): Promise<ToolResult> {
   try {
-    const idempotencyKey = idempotencyKeyOf(call._meta);
+    const idempotencyKey = parseValue(idempotencyKeySchema, call._meta?.[IDEMPOTENCY_META_KEY], `_meta.${IDEMPOTENCY_META_KEY}`);
     const { input: raw, verbose } = toolArguments(tool, call.arguments ?? {});
     const input = parseInput(tool.operation, raw);
     const outcome = await runtime.invoke(tool.operation, { caller, input, requestId, idempotencyKey });

@@ -34,9 +34,6 @@ export function insertEvent(db: Db, row: NewEventRow, audience?: string[]): numb
   return seq;
 }
 
-export const eventAudience = (db: Db, seq: number): string[] =>
-  db.all<{ agent_id: string }>("SELECT agent_id FROM event_audience WHERE event_seq = ?", seq).map((row) => row.agent_id);
-
 export interface EventFilters {
   /** Exact type, or a family such as `memory.*`. */
   type?: string | undefined;

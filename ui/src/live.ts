@@ -3,8 +3,8 @@
 // name (custom event types are open-ended) and cannot tell a 401 from a dropped connection.
 // Like EventSource it reconnects on its own and resumes with Last-Event-ID, so nothing is missed.
 
+import { createParser } from "eventsource-parser";
 import { notifySessionEnded } from "./api.js";
-import { SseParser } from "./sse-parser.js";
 import type { CairnEvent } from "./types.js";
 
 /** An event, or `reset`: the server could not resume, so whatever is shown should be fetched again. */
@@ -93,7 +93,15 @@ export class LiveStream {
   }
 
   private async read(body: ReadableStream<Uint8Array>, signal: AbortSignal): Promise<void> {
-    const parser = new SseParser();
+    const parser = createParser({
+      onEvent: (message) => {
+        if (message.id !== undefined) this.lastEventId = message.id;
+        this.dispatch(message.event ?? "message", message.data);
+      },
+      onRetry: (ms) => {
+        this.retryMs = ms;
+      },
+    });
     const decoder = new TextDecoder();
     const reader = body.getReader();
     this.failures = 0;
@@ -104,9 +112,7 @@ export class LiveStream {
       for (;;) {
         const { value, done } = await reader.read();
         if (done || signal.aborted) return;
-        for (const message of parser.push(decoder.decode(value, { stream: true }))) this.dispatch(message.event, message.data);
-        if (parser.lastEventId !== undefined) this.lastEventId = parser.lastEventId;
-        if (parser.retryMs !== undefined) this.retryMs = parser.retryMs;
+        parser.feed(decoder.decode(value, { stream: true }));
       }
     } finally {
       reader.releaseLock();
