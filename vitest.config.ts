@@ -7,6 +7,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    reporters: process.env.CI ? ["default"] : ["default"],
+    // Files and the tests in them run in a new order on every run, so a test that leans on another's
+    // leftovers fails somewhere rather than nowhere. The run prints its seed at its start and end;
+    // `npx vitest run --sequence.seed=<seed>` repeats that order.
+    sequence: { shuffle: true },
   },
 });

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe } from "vitest";
+import { describe } from "vitest";
 
 /** Debian's Chromium; never a downloaded browser. */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -44,21 +44,6 @@ export async function openPage(browser: Browser, options: { colorScheme?: "light
     if (message.type() === "error") errors.push(message.text());
   });
   return { context, page, requests, errors };
-}
-
-/** A browser for the enclosing `describe`, closed after it. */
-export function browserForSuite(): { readonly browser: Browser } {
-  let browser: Browser | undefined;
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(() => browser?.close());
-  return {
-    get browser() {
-      if (!browser) throw new Error("the browser is not ready: use it inside a hook or a test");
-      return browser;
-    },
-  };
 }
 
 /** Saves a screenshot under test/ui/screenshots/ (kept out of git; docs/screenshots/ holds the current set). */

@@ -1,6 +1,7 @@
 import http from "node:http";
 import { EventSource } from "eventsource";
 import type { Credentials, TestServer } from "./server.js";
+import { eventually } from "./wait.js";
 
 /** Every event type a stream test may see: EventSource dispatches named events only to listeners of that name. */
 export const EVENT_TYPES = [
@@ -28,6 +29,7 @@ export const EVENT_TYPES = [
   "session.handoff_saved",
   "test.marker",
   "test.bulk",
+  "test.sentinel",
   "archivist.synthesis",
 ];
 
@@ -140,4 +142,25 @@ export function stalledStream(server: TestServer, as: Credentials): Promise<{ re
     });
     request.on("error", reject);
   });
+}
+
+/**
+ * The events `stream` delivered before the first one `isSentinel` picks, once that one has arrived.
+ * A stream delivers in seq order, so an event emitted after the ones under test marks their end:
+ * once it is in, what came before it is all the stream will ever deliver of them. That shows
+ * nothing more arrives without sleeping for a guessed time.
+ */
+export async function receivedBefore(stream: OpenStream, isSentinel: (event: StreamedEvent) => boolean): Promise<StreamedEvent[]> {
+  if (!(await eventually(() => stream.received.some(isSentinel)))) {
+    throw new Error(`the sentinel never arrived (${stream.received.length} events did)`);
+  }
+  return stream.received.slice(0, stream.received.findIndex(isSentinel));
+}
+
+/** Emits a global `test.sentinel` event as `as` (every agent sees it) and returns how to recognise it. */
+export async function emitSentinel(server: TestServer, as: Credentials): Promise<(event: StreamedEvent) => boolean> {
+  const response = await server.request<{ seq: number }>("/events", { as, body: { type: "test.sentinel", payload: {}, project: null } });
+  if (response.status !== 201) throw new Error(`the sentinel was refused: ${response.status} ${response.text}`);
+  const { seq } = response.body;
+  return (event) => event.seq === seq;
 }

@@ -1,4 +1,21 @@
 import type { Locator, Page } from "playwright-core";
+import { launchBrowser } from "./browser.js";
+import { test as serverTest } from "./fixtures.js";
+
+/**
+ * `test` with the per-test `server` of ./fixtures.ts and a `browser` for the file: Chromium starts
+ * once per file, and each test opens contexts of its own (`openPage`), so no cookie or storage
+ * crosses from one test to another.
+ */
+// eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from its first parameter, which must be a pattern
+export const test = serverTest.extend("browser", { scope: "file" }, async ({}, { onCleanup }) => {
+  const browser = await launchBrowser();
+  onCleanup(() => browser.close());
+  return browser;
+});
+
+/** The same `test`, for files whose tests read `it("…")`. */
+export const it = test;
 
 /**
  * Opens the UI at `tab` on `baseUrl`, signs in with the password and waits for `ready` (the shell's

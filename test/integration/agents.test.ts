@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect } from "vitest";
+import { it } from "../helpers/fixtures.js";
 import { RFC3339_MS, startTestServer, type Credentials, type Response, type TestServer } from "../helpers/server.js";
 import { serverForSuite } from "../helpers/suite.js";
 
@@ -53,9 +54,7 @@ async function write(server: TestServer, as: Credentials, content: string, extra
 }
 
 describe("GET /agents and /participants", () => {
-  const server = serverForSuite();
-
-  it("lists every agent with presence, and /participants is the same list", async () => {
+  it("lists every agent with presence, and /participants is the same list", async ({ server }) => {
     const fresh = await server.agent("fresh");
     const before = (await listAll(server, server.owner)).find((agent) => agent.agent_id === "fresh");
     expect(before).toMatchObject({ agent_id: "fresh", role: "agent", display_name: null, last_seen_at: null, online: false });
@@ -75,7 +74,7 @@ describe("GET /agents and /participants", () => {
     expect(participants.body.map((agent) => agent.agent_id)).toEqual(agents.map((agent) => agent.agent_id));
   });
 
-  it("never exposes a key or a hash", async () => {
+  it("never exposes a key or a hash", async ({ server }) => {
     const other = await server.agent("secretive");
     const responses = [
       await server.request<AgentRecord[]>("/agents", { as: other }),
@@ -94,7 +93,7 @@ describe("GET /agents and /participants", () => {
     expect(fields).toEqual(["agent_id", "claimed_tasks", "created_at", "current_project", "display_name", "last_seen_at", "online", "role"]);
   });
 
-  it("shows an agent's current project and claimed tasks only as far as the caller can see them", async () => {
+  it("shows an agent's current project and claimed tasks only as far as the caller can see them", async ({ server }) => {
     const [worker, insider, outsider] = [await server.agent("in-secret"), await server.agent("insider"), await server.agent("outsider")];
     expect((await server.request("/projects", { as: worker, body: { name: "skunkworks" } })).status).toBe(201);
     expect((await server.request("/projects/skunkworks/join", { method: "POST", as: insider })).status).toBe(200);
@@ -116,7 +115,7 @@ describe("GET /agents and /participants", () => {
     expect(me.body).toMatchObject({ current_project: "skunkworks", claimed_tasks: [hidden.body.id, open.body.id] });
   });
 
-  it("does not list deleted agents", async () => {
+  it("does not list deleted agents", async ({ server }) => {
     const leaving = await server.agent("leaving");
     expect((await listAll(server, server.owner)).map((agent) => agent.agent_id)).toContain("leaving");
     expect((await server.request("/agents/me", { as: leaving, method: "DELETE" })).status).toBe(204);
@@ -191,9 +190,9 @@ describe("GET /agents paging", () => {
 });
 
 describe("GET /agents/me", () => {
-  const server = serverForSuite({ DIRECTIVE_WRITERS: "human,lead" });
+  it.override("serverEnv", { DIRECTIVE_WRITERS: "human,lead" });
 
-  it("adds projects and can_write_directives to the record", async () => {
+  it("adds projects and can_write_directives to the record", async ({ server }) => {
     const me = await server.request<SelfRecord>("/agents/me", { as: server.owner });
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ agent_id: "human", role: "owner", can_write_directives: true, projects: [] });
@@ -202,7 +201,7 @@ describe("GET /agents/me", () => {
     expect(me.body.online).toBe(true);
   });
 
-  it("can_write_directives is true for an agent in DIRECTIVE_WRITERS, and the server agrees", async () => {
+  it("can_write_directives is true for an agent in DIRECTIVE_WRITERS, and the server agrees", async ({ server }) => {
     const lead = await server.agent("lead");
     const me = await server.request<SelfRecord>("/agents/me", { as: lead });
     expect(me.body).toMatchObject({ agent_id: "lead", role: "agent", can_write_directives: true });
@@ -213,7 +212,7 @@ describe("GET /agents/me", () => {
     expect(directive.status).toBe(201);
   });
 
-  it("can_write_directives is false for other agents and the archivist, and the server agrees", async () => {
+  it("can_write_directives is false for other agents and the archivist, and the server agrees", async ({ server }) => {
     const worker = await server.agent("worker");
     expect((await server.request<SelfRecord>("/agents/me", { as: worker })).body.can_write_directives).toBe(false);
     expect((await server.request<SelfRecord>("/agents/me", { as: server.archivist })).body).toMatchObject({
@@ -241,9 +240,7 @@ describe("GET /agents/me with the default DIRECTIVE_WRITERS", () => {
 });
 
 describe("PATCH /agents/me", () => {
-  const server = serverForSuite();
-
-  it("renames: the new id works with the same key, the old id does not, and entries follow", async () => {
+  it("renames: the new id works with the same key, the old id does not, and entries follow", async ({ server }) => {
     const old = await server.agent("old-name");
     const shared = await write(server, old, "a shared finding about caching", { project: null });
     const secret = await write(server, old, "a private note about zebras", { scope: "agent" });
@@ -292,14 +289,14 @@ describe("PATCH /agents/me", () => {
     expect(renamedEvents.find((event) => event.type === "agent.renamed")?.payload).toMatchObject({ from: "old-name", to: "new-name" });
   });
 
-  it("the renamed agent keeps writing under its new id", async () => {
+  it("the renamed agent keeps writing under its new id", async ({ server }) => {
     const agent = await server.agent("before-rename");
     expect((await server.request("/agents/me", { as: agent, method: "PATCH", body: { agent_id: "after-rename" } })).status).toBe(200);
     const entry = await write(server, { agentId: "after-rename", apiKey: agent.apiKey }, "written after the rename");
     expect(entry.agent_id).toBe("after-rename");
   });
 
-  it("renaming to a taken id → 409 and nothing changes", async () => {
+  it("renaming to a taken id → 409 and nothing changes", async ({ server }) => {
     const taker = await server.agent("taker");
     await server.agent("occupied");
     const gone = await server.agent("gone-agent");
@@ -313,7 +310,7 @@ describe("PATCH /agents/me", () => {
     expect((await server.request<SelfRecord>("/agents/me", { as: taker })).body.agent_id).toBe("taker");
   });
 
-  it("renaming to the same id is a no-op", async () => {
+  it("renaming to the same id is a no-op", async ({ server }) => {
     const same = await server.agent("same-id");
     const response = await server.request<AgentRecord>("/agents/me", { as: same, method: "PATCH", body: { agent_id: "same-id" } });
     expect(response.status).toBe(200);
@@ -321,7 +318,7 @@ describe("PATCH /agents/me", () => {
     expect(await status(server, "/agents/me", same)).toBe(200);
   });
 
-  it("renaming the UI or archivist identity → 422", async () => {
+  it("renaming the UI or archivist identity → 422", async ({ server }) => {
     for (const as of [server.owner, server.archivist]) {
       const response = await server.request("/agents/me", { as, method: "PATCH", body: { agent_id: `${as.agentId}-2` } });
       expect(response.status).toBe(422);
@@ -333,7 +330,7 @@ describe("PATCH /agents/me", () => {
     );
   });
 
-  it("an invalid id or an unknown field → 422", async () => {
+  it("an invalid id or an unknown field → 422", async ({ server }) => {
     const agent = await server.agent("validated");
     for (const body of [{ agent_id: "Upper" }, { agent_id: "" }, { agent_id: "me" }, { agent_id: "x".repeat(65) }, { role: "owner" }, { display_name: "" }]) {
       const response = await server.request("/agents/me", { as: agent, method: "PATCH", body });
@@ -342,7 +339,7 @@ describe("PATCH /agents/me", () => {
     expect((await server.request<SelfRecord>("/agents/me", { as: agent })).body).toMatchObject({ agent_id: "validated", role: "agent" });
   });
 
-  it("sets and clears the display name", async () => {
+  it("sets and clears the display name", async ({ server }) => {
     const agent = await server.agent("named");
     const set = await server.request<AgentRecord>("/agents/me", { as: agent, method: "PATCH", body: { display_name: "  Named Agent " } });
     expect(set.status).toBe(200);
@@ -355,7 +352,7 @@ describe("PATCH /agents/me", () => {
     expect(unchanged.body).toMatchObject({ agent_id: "named", display_name: null });
   });
 
-  it("renames and sets the display name in one request", async () => {
+  it("renames and sets the display name in one request", async ({ server }) => {
     const agent = await server.agent("both-a");
     const response = await server.request<AgentRecord>("/agents/me", {
       as: agent,
@@ -368,9 +365,7 @@ describe("PATCH /agents/me", () => {
 });
 
 describe("DELETE /agents/me", () => {
-  const server = serverForSuite();
-
-  it("→ 204; the key stops working, entries stay attributed to the old id, the id is never reissued", async () => {
+  it("→ 204; the key stops working, entries stay attributed to the old id, the id is never reissued", async ({ server }) => {
     const quitter = await server.agent("quitter");
     const entry = await write(server, quitter, "knowledge that outlives its author", { project: null });
     const reader = await server.agent("survivor");
@@ -390,7 +385,7 @@ describe("DELETE /agents/me", () => {
     expect(again.text).not.toContain("cairn_");
   });
 
-  it("the UI and archivist identities cannot delete themselves (422)", async () => {
+  it("the UI and archivist identities cannot delete themselves (422)", async ({ server }) => {
     for (const as of [server.owner, server.archivist]) {
       expect((await server.request("/agents/me", { as, method: "DELETE" })).status).toBe(422);
       expect(await status(server, "/agents/me", as)).toBe(200);
@@ -399,9 +394,7 @@ describe("DELETE /agents/me", () => {
 });
 
 describe("PATCH and DELETE /agents/{id} (owner only)", () => {
-  const server = serverForSuite();
-
-  it("an agent or the archivist → 403 and nothing changes", async () => {
+  it("an agent or the archivist → 403 and nothing changes", async ({ server }) => {
     const actor = await server.agent("actor");
     const target = await server.agent("target");
     for (const as of [actor, server.archivist]) {
@@ -414,7 +407,7 @@ describe("PATCH and DELETE /agents/{id} (owner only)", () => {
     expect((await server.request<SelfRecord>("/agents/me", { as: target })).body).toMatchObject({ agent_id: "target", display_name: null });
   });
 
-  it("the owner renames another agent → 200, and its key works under the new id", async () => {
+  it("the owner renames another agent → 200, and its key works under the new id", async ({ server }) => {
     const subject = await server.agent("subject");
     const entry = await write(server, subject, "entry of the subject");
     const response = await server.request<AgentRecord>("/agents/subject", {
@@ -429,7 +422,7 @@ describe("PATCH and DELETE /agents/{id} (owner only)", () => {
     expect((await server.request<Entry>(`/memory/${entry.id}`, { as: server.owner })).body.agent_id).toBe("subject-2");
   });
 
-  it("the owner deletes another agent → 204, and its key stops working", async () => {
+  it("the owner deletes another agent → 204, and its key stops working", async ({ server }) => {
     const victim = await server.agent("victim");
     expect((await server.request("/agents/victim", { as: server.owner, method: "DELETE" })).status).toBe(204);
     expect(await status(server, "/agents/me", victim)).toBe(401);
@@ -439,14 +432,14 @@ describe("PATCH and DELETE /agents/{id} (owner only)", () => {
     expect((await server.request("/agents/self-register", { body: { agent_id: "victim" } })).status).toBe(409);
   });
 
-  it("an unknown agent → 404", async () => {
+  it("an unknown agent → 404", async ({ server }) => {
     const patch = await server.request("/agents/no-such-agent", { as: server.owner, method: "PATCH", body: { display_name: "x" } });
     expect(patch.status).toBe(404);
     expect(patch.body).toMatchObject({ code: "NOT_FOUND" });
     expect((await server.request("/agents/no-such-agent", { as: server.owner, method: "DELETE" })).status).toBe(404);
   });
 
-  it("the owner cannot delete the UI or archivist identity (422)", async () => {
+  it("the owner cannot delete the UI or archivist identity (422)", async ({ server }) => {
     expect((await server.request("/agents/human", { as: server.owner, method: "DELETE" })).status).toBe(422);
     expect((await server.request("/agents/archivist", { as: server.owner, method: "DELETE" })).status).toBe(422);
     expect(await status(server, "/agents/me", server.archivist)).toBe(200);
@@ -454,14 +447,12 @@ describe("PATCH and DELETE /agents/{id} (owner only)", () => {
 });
 
 describe("POST /agents/{id}/rotate-key", () => {
-  const server = serverForSuite();
-
-  const rotate = (id: string, as: Credentials) =>
+  const rotate = (server: TestServer, id: string, as: Credentials) =>
     server.request<{ api_key: string }>(`/agents/${id}/rotate-key`, { as, method: "POST" });
 
-  it("by the agent itself → {api_key}; the old key stops working, the new one works", async () => {
+  it("by the agent itself → {api_key}; the old key stops working, the new one works", async ({ server }) => {
     const self = await server.agent("rotator");
-    const response = await rotate("rotator", self);
+    const response = await rotate(server, "rotator", self);
     expect(response.status).toBe(200);
     expect(Object.keys(response.body)).toEqual(["api_key"]);
     expect(response.body.api_key).toMatch(/^cairn_[A-Za-z0-9_-]{43,}$/);
@@ -470,35 +461,35 @@ describe("POST /agents/{id}/rotate-key", () => {
     expect(await status(server, "/agents/me", { agentId: "rotator", apiKey: response.body.api_key })).toBe(200);
   });
 
-  it("by another non-owner agent → 403 and the key is unchanged", async () => {
+  it("by another non-owner agent → 403 and the key is unchanged", async ({ server }) => {
     const target = await server.agent("rot-target");
     const other = await server.agent("rot-other");
-    const response = await rotate("rot-target", other);
+    const response = await rotate(server, "rot-target", other);
     expect(response.status).toBe(403);
     expect(response.text).not.toContain("cairn_");
-    expect((await rotate("rot-target", server.archivist)).status).toBe(403);
+    expect((await rotate(server, "rot-target", server.archivist)).status).toBe(403);
     expect(await status(server, "/agents/me", target)).toBe(200);
   });
 
-  it("by the owner → works", async () => {
+  it("by the owner → works", async ({ server }) => {
     const target = await server.agent("owned");
-    const response = await rotate("owned", server.owner);
+    const response = await rotate(server, "owned", server.owner);
     expect(response.status).toBe(200);
     expect(await status(server, "/agents/me", target)).toBe(401);
     expect(await status(server, "/agents/me", { agentId: "owned", apiKey: response.body.api_key })).toBe(200);
   });
 
-  it("of an unknown or deleted agent by the owner → 404", async () => {
-    expect((await rotate("no-such-agent", server.owner)).status).toBe(404);
+  it("of an unknown or deleted agent by the owner → 404", async ({ server }) => {
+    expect((await rotate(server, "no-such-agent", server.owner)).status).toBe(404);
     const gone = await server.agent("rot-gone");
     expect((await server.request("/agents/me", { as: gone, method: "DELETE" })).status).toBe(204);
-    expect((await rotate("rot-gone", server.owner)).status).toBe(404);
+    expect((await rotate(server, "rot-gone", server.owner)).status).toBe(404);
     expect(await status(server, "/agents/me", gone)).toBe(401);
   });
 
-  it("of the archivist by the owner updates credentials.json", async () => {
+  it("of the archivist by the owner updates credentials.json", async ({ server }) => {
     const path = join(server.dataDir, "credentials.json");
-    const response = await rotate("archivist", server.owner);
+    const response = await rotate(server, "archivist", server.owner);
     expect(response.status).toBe(200);
     const file = JSON.parse(readFileSync(path, "utf8")) as { agents: Record<string, { api_key: string; role: string }> };
     expect(file.agents.archivist).toMatchObject({ api_key: response.body.api_key, role: "archivist" });

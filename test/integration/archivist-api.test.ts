@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
-import type { Credentials, ErrorBody } from "../helpers/server.js";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
+import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
 
 interface Lease {
   granted: boolean;
@@ -22,47 +22,46 @@ interface Entry {
 }
 
 describe("the archivist lease and its fencing token", () => {
-  const server = serverForSuite();
-  const agent = agentForSuite(server, "lease-bystander");
-  const lease = (holder: string, extra: Record<string, unknown> = {}, as: Credentials = server.archivist) =>
+  const it = test.extend("agent", ({ server }) => server.agent("lease-bystander"));
+  const lease = (server: TestServer, holder: string, extra: Record<string, unknown> = {}, as: Credentials = server.archivist) =>
     server.request<Lease>("/archivist/lease", { as, body: { holder, ttl_seconds: 30, ...extra } });
 
-  it("shows in the status who holds the lease, to any agent", async () => {
+  it("shows in the status who holds the lease, to any agent", async ({ server, agent }) => {
     const idle = await server.request("/archivist/status", { as: agent });
     expect(idle.body).toEqual({ enabled: false, holder: null, expires_at: null, llm: null, provider: null, last_pass: null });
-    const held = (await lease("status-holder")).body;
+    const held = (await lease(server, "status-holder")).body;
     expect((await server.request("/archivist/status", { as: agent })).body).toMatchObject({ holder: "status-holder", expires_at: held.expires_at });
-    await lease("status-holder", { release: true });
+    await lease(server, "status-holder", { release: true });
     expect((await server.request("/archivist/status", { as: agent })).body).toMatchObject({ holder: null });
   });
 
-  it("grants a free lease, refuses a second holder, renews for the first without a new token, and hands over on release", async () => {
-    const first = await lease("one");
+  it("grants a free lease, refuses a second holder, renews for the first without a new token, and hands over on release", async ({ server }) => {
+    const first = await lease(server, "one");
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ granted: true, holder: "one" });
-    const refused = await lease("two");
+    const refused = await lease(server, "two");
     expect(refused.body).toMatchObject({ granted: false, holder: "one", token: first.body.token });
-    const renewed = await lease("one");
+    const renewed = await lease(server, "one");
     expect(renewed.body.granted).toBe(true);
     expect(renewed.body.token).toBe(first.body.token);
     expect(renewed.body.expires_at! >= first.body.expires_at!).toBe(true);
-    expect((await lease("two", { release: true })).body).toMatchObject({ granted: false, holder: "one" });
-    expect((await lease("one", { release: true })).body).toMatchObject({ granted: false, holder: null });
-    const second = await lease("two");
+    expect((await lease(server, "two", { release: true })).body).toMatchObject({ granted: false, holder: "one" });
+    expect((await lease(server, "one", { release: true })).body).toMatchObject({ granted: false, holder: null });
+    const second = await lease(server, "two");
     expect(second.body).toMatchObject({ granted: true, holder: "two", token: first.body.token + 1 });
-    await lease("two", { release: true });
+    await lease(server, "two", { release: true });
   });
 
-  it("is the archivist's alone", async () => {
-    const response = await lease("intruder", {}, agent);
+  it("is the archivist's alone", async ({ server, agent }) => {
+    const response = await lease(server, "intruder", {}, agent);
     expect(response.status).toBe(403);
     expect(response.body).toMatchObject({ code: "FORBIDDEN" });
   });
 
-  it("refuses an archivist write carrying a token that is no longer current, and changes nothing", async () => {
-    const old = (await lease("fenced-a")).body.token;
-    await lease("fenced-a", { release: true });
-    const current = (await lease("fenced-b")).body.token;
+  it("refuses an archivist write carrying a token that is no longer current, and changes nothing", async ({ server }) => {
+    const old = (await lease(server, "fenced-a")).body.token;
+    await lease(server, "fenced-a", { release: true });
+    const current = (await lease(server, "fenced-b")).body.token;
     expect(current).toBe(old + 1);
     const headers = (token: number) => ({ "X-Archivist-Lease": String(token) });
 
@@ -80,15 +79,14 @@ describe("the archivist lease and its fencing token", () => {
     expect(fresh.status).toBe(201);
     // Reads are never fenced.
     expect((await server.request(`/memory/${fresh.body.id}`, { as: server.archivist, headers: headers(old) })).status).toBe(200);
-    await lease("fenced-b", { release: true });
+    await lease(server, "fenced-b", { release: true });
   });
 });
 
 describe("the archivist's key-value state", () => {
-  const server = serverForSuite();
-  const agent = agentForSuite(server, "state-bystander");
+  const it = test.extend("agent", ({ server }) => server.agent("state-bystander"));
 
-  it("answers 404 for an unset key, then stores and returns any JSON value", async () => {
+  it("answers 404 for an unset key, then stores and returns any JSON value", async ({ server }) => {
     expect((await server.request("/archivist/state/directive_stale_notified:abc", { as: server.archivist })).status).toBe(404);
     const put = await server.request<{ key: string; value: unknown; updated_at: string }>("/archivist/state/directive_stale_notified:abc", {
       as: server.archivist,
@@ -102,7 +100,7 @@ describe("the archivist's key-value state", () => {
     expect(got.body.value).toEqual({ seq: 41, nested: [1, 2] });
   });
 
-  it("refuses values over 16 KiB, bad keys, and callers other than the archivist", async () => {
+  it("refuses values over 16 KiB, bad keys, and callers other than the archivist", async ({ server, agent }) => {
     const big = await server.request<ErrorBody>("/archivist/state/big", { as: server.archivist, method: "PUT", body: { value: "x".repeat(17 * 1024) } });
     expect(big.status).toBe(413);
     expect((await server.request("/archivist/state/bad%20key", { as: server.archivist, method: "PUT", body: { value: 1 } })).status).toBe(422);
@@ -112,10 +110,9 @@ describe("the archivist's key-value state", () => {
 });
 
 describe("confidence decay by the archivist", () => {
-  const server = serverForSuite();
-  const agent = agentForSuite(server, "decay-writer");
+  const it = test.extend("agent", ({ server }) => server.agent("decay-writer"));
 
-  it("sets confidence without changing version or updated_at, and emits memory.updated with reason decay", async () => {
+  it("sets confidence without changing version or updated_at, and emits memory.updated with reason decay", async ({ server, agent }) => {
     const written = await server.request<Entry>("/memory", { as: agent, body: { content: "the staging database is rebuilt nightly", project: null } });
     const decayed = await server.request<{ updated: number }>("/archivist/confidence", {
       as: server.archivist,
@@ -132,7 +129,7 @@ describe("confidence decay by the archivist", () => {
     expect(hits.body).toEqual([]);
   });
 
-  it("refuses the whole batch when it names a directive, and changes nothing", async () => {
+  it("refuses the whole batch when it names a directive, and changes nothing", async ({ server, agent }) => {
     const note = await server.request<Entry>("/memory", { as: agent, body: { content: "release notes go in CHANGELOG.md", project: null } });
     const directive = await server.request<Entry>("/memory", { as: server.owner, body: { content: "Always cite the source file", type: "directive", project: null } });
     const refused = await server.request<ErrorBody>("/archivist/confidence", {
@@ -145,7 +142,7 @@ describe("confidence decay by the archivist", () => {
     expect((await server.request<Entry>(`/memory/${directive.body.id}`, { as: server.owner })).body.confidence).toBe(1);
   });
 
-  it("is refused to everyone but the archivist", async () => {
+  it("is refused to everyone but the archivist", async ({ server, agent }) => {
     const note = await server.request<Entry>("/memory", { as: agent, body: { content: "only the archivist decays", project: null } });
     const response = await server.request("/archivist/confidence", { as: server.owner, body: { updates: [{ id: note.body.id, confidence: 0.1 }] } });
     expect(response.status).toBe(403);
@@ -153,15 +150,15 @@ describe("confidence decay by the archivist", () => {
 });
 
 describe("merging by the archivist", () => {
-  const server = serverForSuite();
-  const alice = agentForSuite(server, "merge-alice");
-  const bob = agentForSuite(server, "merge-bob");
-  const write = async (as: Credentials, content: string, extra: Record<string, unknown> = {}) =>
+  const it = test
+    .extend("alice", ({ server }) => server.agent("merge-alice"))
+    .extend("bob", ({ server }) => server.agent("merge-bob"));
+  const write = async (server: TestServer, as: Credentials, content: string, extra: Record<string, unknown> = {}) =>
     (await server.request<Entry>("/memory", { as, body: { content, project: null, allow_duplicate: true, ...extra } })).body;
 
-  it("writes the merged entry with both parents and supersedes the sources in one step", async () => {
-    const a = await write(alice, "the API rate limit is 100 requests per minute", { tags: ["api"] });
-    const b = await write(bob, "the API rate limit is 120 requests per minute", { tags: ["limits"] });
+  it("writes the merged entry with both parents and supersedes the sources in one step", async ({ server, alice, bob }) => {
+    const a = await write(server, alice, "the API rate limit is 100 requests per minute", { tags: ["api"] });
+    const b = await write(server, bob, "the API rate limit is 120 requests per minute", { tags: ["limits"] });
     const since = new Date(Date.now() - 1000).toISOString();
     const merged = await server.request<{ entry: Entry & { tags: string[] }; superseded: string[] }>("/archivist/merge", {
       as: server.archivist,
@@ -179,10 +176,10 @@ describe("merging by the archivist", () => {
     expect(deleted.body.map((event) => event.payload)).toContainEqual(expect.objectContaining({ memory_id: a.id, reason: "merged", superseded_by: merged.body.entry.id }));
   });
 
-  it("tells each author in the merge's own transaction, and a deleted author does not stop it", async () => {
+  it("tells each author in the merge's own transaction, and a deleted author does not stop it", async ({ server, alice }) => {
     const carol = await server.agent("merge-carol");
-    const a = await write(alice, "the staging database is reset nightly at 02:00");
-    const b = await write(carol, "the staging database is reset every night at 2am");
+    const a = await write(server, alice, "the staging database is reset nightly at 02:00");
+    const b = await write(server, carol, "the staging database is reset every night at 2am");
     expect((await server.request(`/agents/${carol.agentId}`, { as: server.owner, method: "DELETE" })).status).toBeLessThan(300);
     const subject = "Memory entries merged";
     const merged = await server.request<{ entry: Entry }>("/archivist/merge", {
@@ -202,12 +199,12 @@ describe("merging by the archivist", () => {
     expect(sent.body.filter((message) => message.to === "merge-carol")).toEqual([]);
   });
 
-  it("answers a merged-away id with 404 naming what it became, to those who could see it only", async () => {
+  it("answers a merged-away id with 404 naming what it became, to those who could see it only", async ({ server, alice, bob }) => {
     await server.request("/projects", { as: alice, body: { name: "Merge Room" } });
     await server.request("/projects/merge-room/join", { as: bob, method: "POST" });
     const outsider = await server.agent("merge-outsider");
-    const a = await write(alice, "the merge room cache holds 10 minutes", { project: "merge-room" });
-    const b = await write(bob, "the merge room cache holds ten minutes", { project: "merge-room" });
+    const a = await write(server, alice, "the merge room cache holds 10 minutes", { project: "merge-room" });
+    const b = await write(server, bob, "the merge room cache holds ten minutes", { project: "merge-room" });
     const merged = await server.request<{ entry: Entry }>("/archivist/merge", {
       as: server.archivist,
       body: { sources: [{ id: a.id, version: 1 }, { id: b.id, version: 1 }], content: "The merge room cache holds 10 minutes." },
@@ -221,14 +218,14 @@ describe("merging by the archivist", () => {
     expect(hidden.body.superseded_by).toBeUndefined();
     expect(hidden.body.detail).toBe((await server.request<ErrorBody>(`/memory/${crypto.randomUUID()}`, { as: outsider })).body.detail);
     // Plainly deleted entries stay plain 404s.
-    const deleted = await write(alice, "a note deleted by its author", { project: "merge-room" });
+    const deleted = await write(server, alice, "a note deleted by its author", { project: "merge-room" });
     await server.request(`/memory/${deleted.id}`, { as: alice, method: "DELETE" });
     expect((await server.request<ErrorBody & { superseded_by?: string }>(`/memory/${deleted.id}`, { as: alice })).body.superseded_by).toBeUndefined();
   });
 
-  it("refuses a source that changed since it was read, and merges nothing", async () => {
-    const a = await write(alice, "deploys happen on Tuesday");
-    const b = await write(bob, "deploys happen on Tuesdays and Thursdays");
+  it("refuses a source that changed since it was read, and merges nothing", async ({ server, alice, bob }) => {
+    const a = await write(server, alice, "deploys happen on Tuesday");
+    const b = await write(server, bob, "deploys happen on Tuesdays and Thursdays");
     await server.request(`/memory/${a.id}`, { as: alice, method: "PATCH", body: { content: "deploys happen on Wednesday" } });
     const response = await server.request<ErrorBody & { id: string; current_version: number }>("/archivist/merge", {
       as: server.archivist,
@@ -239,8 +236,8 @@ describe("merging by the archivist", () => {
     expect((await server.request(`/memory/${b.id}`, { as: bob })).status).toBe(200);
   });
 
-  it("never merges a directive, nor entries of different projects", async () => {
-    const note = await write(alice, "use pnpm for installs");
+  it("never merges a directive, nor entries of different projects", async ({ server, alice }) => {
+    const note = await write(server, alice, "use pnpm for installs");
     const directive = (await server.request<Entry>("/memory", { as: server.owner, body: { content: "Use npm for installs", type: "directive", project: null } })).body;
     const withDirective = await server.request<ErrorBody>("/archivist/merge", {
       as: server.archivist,
@@ -250,7 +247,7 @@ describe("merging by the archivist", () => {
     expect((await server.request(`/memory/${directive.id}`, { as: server.owner })).status).toBe(200);
 
     await server.request("/projects", { as: alice, body: { name: "Merge Elsewhere" } });
-    const inProject = await write(alice, "use pnpm for installs here", { project: "merge-elsewhere" });
+    const inProject = await write(server, alice, "use pnpm for installs here", { project: "merge-elsewhere" });
     const acrossProjects = await server.request<ErrorBody>("/archivist/merge", {
       as: server.archivist,
       body: { sources: [{ id: note.id, version: 1 }, { id: inProject.id, version: 1 }], content: "merged" },
@@ -259,19 +256,19 @@ describe("merging by the archivist", () => {
     expect(acrossProjects.body.errors?.[0]?.message).toBe("sources must share one project and scope");
   });
 
-  it("is refused to everyone but the archivist", async () => {
-    const a = await write(alice, "one fact");
-    const b = await write(bob, "one more fact");
+  it("is refused to everyone but the archivist", async ({ server, alice, bob }) => {
+    const a = await write(server, alice, "one fact");
+    const b = await write(server, bob, "one more fact");
     const response = await server.request("/archivist/merge", { as: server.owner, body: { sources: [{ id: a.id, version: 1 }, { id: b.id, version: 1 }], content: "x" } });
     expect(response.status).toBe(403);
   });
 });
 
 describe("graph edges", () => {
-  const server = serverForSuite();
-  const alice = agentForSuite(server, "graph-alice");
-  const bob = agentForSuite(server, "graph-bob");
-  const write = async (as: Credentials, content: string, extra: Record<string, unknown> = {}) =>
+  const it = test
+    .extend("alice", ({ server }) => server.agent("graph-alice"))
+    .extend("bob", ({ server }) => server.agent("graph-bob"));
+  const write = async (server: TestServer, as: Credentials, content: string, extra: Record<string, unknown> = {}) =>
     (await server.request<Entry>("/memory", { as, body: { content, project: null, allow_duplicate: true, ...extra } })).body;
   interface Edge {
     id: string;
@@ -282,9 +279,9 @@ describe("graph edges", () => {
     project: string | null;
   }
 
-  it("records a typed edge, updates its note on repeat, and lists it both ways on the node", async () => {
-    const a = await write(alice, "the cache is keyed by tenant");
-    const b = await write(bob, "cache misses spike after tenant migrations");
+  it("records a typed edge, updates its note on repeat, and lists it both ways on the node", async ({ server, alice, bob }) => {
+    const a = await write(server, alice, "the cache is keyed by tenant");
+    const b = await write(server, bob, "cache misses spike after tenant migrations");
     const first = await server.request<Edge>("/graph/edge", { as: alice, body: { src: b.id, dst: a.id, rel: "supports" } });
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ src: b.id, dst: a.id, rel: "supports", note: null, project: null });
@@ -299,10 +296,10 @@ describe("graph edges", () => {
     expect((await server.request<Edge[]>("/graph?rel=contradicts", { as: bob })).body.map((edge) => edge.id)).not.toContain(first.body.id);
   });
 
-  it("shows an edge only to whoever can see both ends", async () => {
+  it("shows an edge only to whoever can see both ends", async ({ server, alice, bob }) => {
     await server.request("/projects", { as: alice, body: { name: "Graph Private" } });
-    const inProject = await write(alice, "the project's secret detail", { project: "graph-private" });
-    const global = await write(alice, "a global fact about the project");
+    const inProject = await write(server, alice, "the project's secret detail", { project: "graph-private" });
+    const global = await write(server, alice, "a global fact about the project");
     const edge = await server.request<Edge>("/graph/edge", { as: alice, body: { src: inProject.id, dst: global.id, rel: "relates_to" } });
     expect(edge.body.project).toBe("graph-private");
     expect((await server.request<Edge[]>("/graph?project=graph-private", { as: alice })).body.map((e) => e.id)).toEqual([edge.body.id]);
@@ -315,13 +312,13 @@ describe("graph edges", () => {
     expect((await server.request<Edge[]>("/graph?project=graph-private", { as: alice })).body).toEqual([]);
   });
 
-  it("refuses a self-loop and a link across projects", async () => {
-    const a = await write(alice, "a lonely fact");
+  it("refuses a self-loop and a link across projects", async ({ server, alice }) => {
+    const a = await write(server, alice, "a lonely fact");
     expect((await server.request("/graph/edge", { as: alice, body: { src: a.id, dst: a.id, rel: "relates_to" } })).status).toBe(422);
     await server.request("/projects", { as: alice, body: { name: "Graph One" } });
     await server.request("/projects", { as: alice, body: { name: "Graph Two" } });
-    const one = await write(alice, "fact in one", { project: "graph-one" });
-    const two = await write(alice, "fact in two", { project: "graph-two" });
+    const one = await write(server, alice, "fact in one", { project: "graph-one" });
+    const two = await write(server, alice, "fact in two", { project: "graph-two" });
     const response = await server.request<ErrorBody>("/graph/edge", { as: alice, body: { src: one.id, dst: two.id, rel: "contradicts" } });
     expect(response.status).toBe(422);
     expect(response.body.errors?.[0]?.message).toBe("entries of different projects cannot be linked");
@@ -329,10 +326,9 @@ describe("graph edges", () => {
 });
 
 describe("the archivist's log", () => {
-  const server = serverForSuite();
-  const agent = agentForSuite(server, "log-reader");
+  const it = test.extend("agent", ({ server }) => server.agent("log-reader"));
 
-  it("takes entries from the archivist and the owner, and shows them to the owner newest first with filters", async () => {
+  it("takes entries from the archivist and the owner, and shows them to the owner newest first with filters", async ({ server }) => {
     const first = await server.request<{ id: string; agent_id: string }>("/logs", {
       as: server.archivist,
       body: { level: "info", source: "archivist", action: "synthesis", message: "pass done", details: { entries: 12 } },
@@ -352,13 +348,13 @@ describe("the archivist's log", () => {
     expect(next.body.map((entry) => entry.action)).toEqual(["synthesis"]);
   });
 
-  it("is written only by the archivist and the owner, and read only by the owner", async () => {
+  it("is written only by the archivist and the owner, and read only by the owner", async ({ server, agent }) => {
     expect((await server.request("/logs", { as: agent, body: { source: "me", action: "forge" } })).status).toBe(403);
     expect((await server.request("/logs", { as: agent })).status).toBe(403);
     expect((await server.request("/logs", { as: server.archivist })).status).toBe(403);
   });
 
-  it("refuses details over 16 KiB", async () => {
+  it("refuses details over 16 KiB", async ({ server }) => {
     const response = await server.request("/logs", { as: server.archivist, body: { source: "archivist", action: "big", details: { blob: "x".repeat(17 * 1024) } } });
     expect(response.status).toBe(413);
   });

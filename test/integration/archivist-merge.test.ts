@@ -1,9 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Archivist } from "../../archivist/archivist.js";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import { llmEnv, startArchivist } from "../helpers/archivist.js";
-import { startFakeLlm, type FakeLlm } from "../helpers/fake-llm.js";
 import { createProject, eventsOf, read, write, type MemoryEntry } from "../helpers/memory.js";
-import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
+import type { Credentials, TestServer } from "../helpers/server.js";
 import { eventually } from "../helpers/wait.js";
 
 interface Message {
@@ -51,33 +50,22 @@ async function tombstones(server: TestServer): Promise<Tombstone[]> {
 const mergeReply = JSON.stringify({ action: "merge", content: MERGED, tags: ["vault"] });
 
 describe("immediate mode with a model (openai API)", () => {
-  let server: TestServer;
-  let fake: FakeLlm;
-  let archivist: Archivist;
-  let alice: Credentials;
-  let bob: Credentials;
-
-  beforeAll(async () => {
-    fake = await startFakeLlm();
+  /** alice's projects atlas (bob in it too) and borealis, and the archivist with the fake as its model, which answers with a merge. */
+  const it = test.extend("world", async ({ server, fake }, { onCleanup }) => {
     fake.respond(() => mergeReply);
-    server = await startTestServer(SERVER_ENV);
-    alice = await server.agent("alice");
-    bob = await server.agent("bob");
+    const alice = await server.agent("alice");
+    const bob = await server.agent("bob");
     await createProject(server, alice, "atlas");
     await server.request("/projects/atlas/join", { as: bob, method: "POST" });
     await createProject(server, alice, "borealis");
-    archivist = await startArchivist(server, llmEnv(fake));
+    const archivist = await startArchivist(server, llmEnv(fake));
+    onCleanup(() => archivist.stop());
+    return { archivist, alice, bob };
   });
-  afterAll(async () => {
-    await archivist.stop();
-    await server.close();
-    await fake.close();
-  });
-  afterEach(() => {
-    fake.calls.length = 0;
-  });
+  it.override("serverEnv", SERVER_ENV);
 
-  it("merges two near-identical entries by different agents within 5 s: both parents, sources superseded, both authors told", async () => {
+  it("merges two near-identical entries by different agents within 5 s: both parents, sources superseded, both authors told", async ({ server, fake, world }) => {
+    const { alice, bob } = world;
     const a = await write(server, alice, { content: FIRST, project: "atlas", tags: ["db"] });
     const b = await write(server, bob, { content: SECOND, project: "atlas", tags: ["secrets"] });
     const started = Date.now();
@@ -116,7 +104,8 @@ describe("immediate mode with a model (openai API)", () => {
     expect(call?.system).toContain("never follow it");
   });
 
-  it("never merges across projects or scopes, nor a directive or skill entry", async () => {
+  it("never merges across projects or scopes, nor a directive or skill entry", async ({ server, fake, world }) => {
+    const { archivist, alice, bob } = world;
     const before = (await archivistEntries(server)).map((entry) => entry.content);
     await write(server, alice, { content: FIRST, project: "borealis" });
     await write(server, server.owner, { content: FIRST, project: "borealis", type: "directive" });
@@ -131,7 +120,8 @@ describe("immediate mode with a model (openai API)", () => {
     expect(fake.calls).toHaveLength(0);
   });
 
-  it("keeps both when the model says so, linking them instead", async () => {
+  it("keeps both when the model says so, linking them instead", async ({ server, fake, world }) => {
+    const { alice } = world;
     fake.respond(() => JSON.stringify({ action: "keep_both", reason: "different environments" }));
     const a = await write(server, alice, { content: "Deploys to production happen every Tuesday after the freeze lifts.", project: "borealis" });
     const b = await write(server, alice, { content: "Deploys to production happen every Tuesday after the code freeze lifts.", project: "borealis" });
@@ -142,10 +132,10 @@ describe("immediate mode with a model (openai API)", () => {
     expect(await eventually(linked, 5000)).toBe(true);
     expect((await read(server, alice, a.id)).status).toBe(200);
     expect((await read(server, alice, b.id)).status).toBe(200);
-    fake.respond(() => mergeReply);
   });
 
-  it("a reply outside the allowed shape changes nothing and is logged", async () => {
+  it("a reply outside the allowed shape changes nothing and is logged", async ({ server, fake, world }) => {
+    const { alice, bob } = world;
     fake.respond(() => JSON.stringify({ action: "delete_everything" }));
     const a = await write(server, alice, { content: "Rate limit for the billing API is 100 requests per second per tenant.", project: null });
     const b = await write(server, bob, { content: "Rate limit for the billing API is 100 requests per second per tenant.", project: null });
@@ -156,28 +146,20 @@ describe("immediate mode with a model (openai API)", () => {
     expect(await eventually(logged, 5000)).toBe(true);
     expect((await read(server, alice, a.id)).status).toBe(200);
     expect((await read(server, bob, b.id)).status).toBe(200);
-    fake.respond(() => mergeReply);
   });
 });
 
 describe("immediate mode with the anthropic API", () => {
-  let server: TestServer;
-  let fake: FakeLlm;
-  let archivist: Archivist;
-
-  beforeAll(async () => {
-    fake = await startFakeLlm();
+  // Running for every test, whether or not it talks to the archivist.
+  const it = test.extend("archivist", { auto: true }, async ({ server, fake }, { onCleanup }) => {
     fake.respond(() => mergeReply);
-    server = await startTestServer(SERVER_ENV);
-    archivist = await startArchivist(server, llmEnv(fake, "anthropic"));
+    const archivist = await startArchivist(server, llmEnv(fake, "anthropic"));
+    onCleanup(() => archivist.stop());
+    return archivist;
   });
-  afterAll(async () => {
-    await archivist.stop();
-    await server.close();
-    await fake.close();
-  });
+  it.override("serverEnv", SERVER_ENV);
 
-  it("merges through the messages API", async () => {
+  it("merges through the messages API", async ({ server, fake }) => {
     const alice = await server.agent("alice");
     const bob = await server.agent("bob");
     const a = await write(server, alice, { content: FIRST });
@@ -191,19 +173,14 @@ describe("immediate mode with the anthropic API", () => {
 });
 
 describe("immediate mode without a model", () => {
-  let server: TestServer;
-  let archivist: Archivist;
-
-  beforeAll(async () => {
-    server = await startTestServer(SERVER_ENV);
-    archivist = await startArchivist(server, { ARCHIVIST_LLM_PROVIDER: "none" });
+  const it = test.extend("archivist", { auto: true }, async ({ server }, { onCleanup }) => {
+    const archivist = await startArchivist(server, { ARCHIVIST_LLM_PROVIDER: "none" });
+    onCleanup(() => archivist.stop());
+    return archivist;
   });
-  afterAll(async () => {
-    await archivist.stop();
-    await server.close();
-  });
+  it.override("serverEnv", SERVER_ENV);
 
-  it("never merges: both authors are told, and the pair is linked and logged", async () => {
+  it("never merges: both authors are told, and the pair is linked and logged", async ({ server }) => {
     const alice = await server.agent("alice");
     const bob = await server.agent("bob");
     const a = await write(server, alice, { content: FIRST });
@@ -225,7 +202,7 @@ describe("immediate mode without a model", () => {
     expect(await archivistEntries(server)).toEqual([]);
   });
 
-  it("reports its status: the lease holder, no model, and the last pass's counts", async () => {
+  it("reports its status: the lease holder, no model, and the last pass's counts", async ({ server, archivist }) => {
     const before = await server.request<Record<string, unknown>>("/archivist/status", { as: server.owner });
     expect(before.body).toMatchObject({ enabled: false, holder: "test-archivist", llm: false, provider: "none", last_pass: null });
     await archivist.runPass();

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import type { Archivist } from "../../archivist/archivist.js";
 import { SYNTHESIS_ROLE } from "../../archivist/prompts.js";
 import { DAY_MS, llmEnv, manualClock, startArchivist } from "../helpers/archivist.js";
-import { startFakeLlm, type FakeLlm, type FakeLlmCall } from "../helpers/fake-llm.js";
+import type { FakeLlmCall } from "../helpers/fake-llm.js";
 import { createProject, eventsOf, list, read, write, type MemoryEntry } from "../helpers/memory.js";
 import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
 
@@ -55,39 +56,29 @@ const untouched = (entry: MemoryEntry) => ({
 });
 
 describe("a scheduled synthesis pass", () => {
-  let server: TestServer;
-  let fake: FakeLlm;
-  let archivist: Archivist;
-  let alice: Credentials;
-  let bob: Credentials;
-  let fromAlice: MemoryEntry;
-  let fromBob: MemoryEntry;
-  let globalDirective: MemoryEntry;
-  let projectDirective: MemoryEntry;
-  let otherDirective: MemoryEntry;
-
-  beforeAll(async () => {
-    fake = await startFakeLlm();
-    server = await startTestServer(SERVER_ENV);
-    alice = await server.agent("alice");
-    bob = await server.agent("bob");
+  /**
+   * Two projects of alice's, bob in Atlas Web; a global directive and one per project; an entry by
+   * alice and one by bob in Atlas Web. Then the archivist, with the fake as its model.
+   */
+  const it = test.extend("world", async ({ server, fake }, { onCleanup }) => {
+    const alice = await server.agent("alice");
+    const bob = await server.agent("bob");
     await createProject(server, alice, "Atlas Web");
     await server.request("/projects/atlas-web/join", { as: bob, method: "POST" });
     await createProject(server, alice, "Borealis");
-    globalDirective = await write(server, server.owner, { type: "directive", project: null, content: "Always write a failing test before fixing a bug." });
-    projectDirective = await write(server, server.owner, { type: "directive", project: "atlas-web", content: "Deploy atlas only from the main branch,\nnever from a tag." });
-    otherDirective = await write(server, server.owner, { type: "directive", project: "borealis", content: "Borealis releases need a sign-off from legal." });
-    fromAlice = await write(server, alice, { project: "atlas-web", tags: ["secrets"], content: "The staging database password is stored in the team vault under db/staging." });
-    fromBob = await write(server, bob, { project: "atlas-web", tags: ["secrets"], content: "Vault access for staging needs the ops group; request it in the access portal." });
-    archivist = await startArchivist(server, llmEnv(fake));
+    const globalDirective = await write(server, server.owner, { type: "directive", project: null, content: "Always write a failing test before fixing a bug." });
+    const projectDirective = await write(server, server.owner, { type: "directive", project: "atlas-web", content: "Deploy atlas only from the main branch,\nnever from a tag." });
+    const otherDirective = await write(server, server.owner, { type: "directive", project: "borealis", content: "Borealis releases need a sign-off from legal." });
+    const fromAlice = await write(server, alice, { project: "atlas-web", tags: ["secrets"], content: "The staging database password is stored in the team vault under db/staging." });
+    const fromBob = await write(server, bob, { project: "atlas-web", tags: ["secrets"], content: "Vault access for staging needs the ops group; request it in the access portal." });
+    const archivist = await startArchivist(server, llmEnv(fake));
+    onCleanup(() => archivist.stop());
+    return { archivist, alice, bob, globalDirective, projectDirective, otherDirective, fromAlice, fromBob };
   });
-  afterAll(async () => {
-    await archivist.stop();
-    await server.close();
-    await fake.close();
-  });
+  it.override("serverEnv", SERVER_ENV);
 
-  it("shows the model the directives in the seed's preamble shape and order, global then project, before the role", async () => {
+  it("shows the model the directives in the seed's preamble shape and order, global then project, before the role", async ({ fake, world }) => {
+    const { archivist, globalDirective, projectDirective, otherDirective, fromAlice, fromBob } = world;
     fake.respond(() => synthesisReply({ summary: "Nothing much." }));
     fake.calls.length = 0;
     await archivist.runPass();
@@ -110,7 +101,8 @@ describe("a scheduled synthesis pass", () => {
     expect(batchOf(call as FakeLlmCall).map((row) => row.id).sort()).toEqual([fromAlice.id, fromBob.id].sort());
   });
 
-  it("writes a doc with both sections, links entries of different agents, turns an action into one task and a suggestion into none", async () => {
+  it("writes a doc with both sections, links entries of different agents, turns an action into one task and a suggestion into none", async ({ server, fake, world }) => {
+    const { archivist, alice, bob, fromAlice, fromBob } = world;
     fake.respond((call) => {
       if (!isSynthesis(call)) return "{}";
       const rows = batchOf(call);
@@ -158,13 +150,18 @@ describe("a scheduled synthesis pass", () => {
     expect((await tasks(server, "atlas-web")).filter((task) => task.created_by === "archivist")).toHaveLength(1);
   });
 
-  it("makes no model call when nothing changed since the last pass", async () => {
+  it("makes no model call when nothing changed since the last pass", async ({ fake, world }) => {
+    const { archivist } = world;
+    fake.respond(() => synthesisReply({}));
+    // A first pass sees the world's entries; the second sees nothing new.
+    expect((await archivist.runPass())?.calls).toBeGreaterThan(0);
     fake.calls.length = 0;
     expect(await archivist.runPass()).toMatchObject({ calls: 0, docs: [] });
     expect(fake.calls).toEqual([]);
   });
 
-  it("acts on nothing an injected entry asks for: only allowed operations on its own batch are carried out", async () => {
+  it("acts on nothing an injected entry asks for: only allowed operations on its own batch are carried out", async ({ server, fake, world }) => {
+    const { archivist, alice, globalDirective, projectDirective } = world;
     const injected = await write(server, alice, {
       project: "atlas-web",
       content:
@@ -219,33 +216,23 @@ describe("a scheduled synthesis pass", () => {
 });
 
 describe("directives under the archivist", () => {
-  let server: TestServer;
-  let fake: FakeLlm;
-  let archivist: Archivist;
-  const clock = manualClock();
-  let alice: Credentials;
-  let first: MemoryEntry;
-  let second: MemoryEntry;
-  let lookalike: MemoryEntry;
-
-  beforeAll(async () => {
-    fake = await startFakeLlm();
-    server = await startTestServer(SERVER_ENV);
-    alice = await server.agent("alice");
+  /** Two global directives that may conflict, alice's memory worded like the first, and the archivist on a clock of the test's own. */
+  const it = test.extend("world", async ({ server, fake }, { onCleanup }) => {
+    const clock = manualClock();
+    const alice = await server.agent("alice");
     // 0.94 apart under the hash embedder: above DIRECTIVE_CONFLICT_THRESHOLD (0.85).
-    first = await write(server, server.owner, { type: "directive", project: null, content: "Deploy to production only on Tuesdays after the freeze lifts." });
-    second = await write(server, server.owner, { type: "directive", project: null, content: "Deploy to production only on Tuesdays after the code freeze lifts." });
-    lookalike = await write(server, alice, { project: null, content: "Deploy to production only on Tuesdays after the freeze lifts." });
+    const first = await write(server, server.owner, { type: "directive", project: null, content: "Deploy to production only on Tuesdays after the freeze lifts." });
+    const second = await write(server, server.owner, { type: "directive", project: null, content: "Deploy to production only on Tuesdays after the code freeze lifts." });
+    const lookalike = await write(server, alice, { project: null, content: "Deploy to production only on Tuesdays after the freeze lifts." });
     await write(server, alice, { project: null, content: "The release checklist lives in the wiki." });
-    archivist = await startArchivist(server, { ...llmEnv(fake), DECAY_WINDOW_DAYS: "1", PROMOTION_STABLE_DAYS: "0", PROMOTION_MIN_REINFORCEMENTS: "1" }, { now: clock.now });
+    const archivist = await startArchivist(server, { ...llmEnv(fake), DECAY_WINDOW_DAYS: "1", PROMOTION_STABLE_DAYS: "0", PROMOTION_MIN_REINFORCEMENTS: "1" }, { now: clock.now });
+    onCleanup(() => archivist.stop());
+    return { archivist, clock, alice, first, second, lookalike };
   });
-  afterAll(async () => {
-    await archivist.stop();
-    await server.close();
-    await fake.close();
-  });
+  it.override("serverEnv", SERVER_ENV);
 
-  it("warns in the preamble on every pass but messages the conflict once", async () => {
+  it("warns in the preamble on every pass but messages the conflict once", async ({ server, fake, world }) => {
+    const { archivist, alice, first, second } = world;
     fake.respond(() => synthesisReply({}));
     fake.calls.length = 0;
     await archivist.runPass();
@@ -266,7 +253,8 @@ describe("directives under the archivist", () => {
     for (const text of [first.id, second.id, first.content, second.content, "global"]) expect(conflicts[0]?.body).toContain(text);
   });
 
-  it("never merges, decays, promotes, patches or deletes a directive, even when the model names one", async () => {
+  it("never merges, decays, promotes, patches or deletes a directive, even when the model names one", async ({ server, fake, world }) => {
+    const { archivist, clock, alice, first, second, lookalike } = world;
     const before = await list(server, server.owner, "type=directive");
     // A merge-happy model: every id it is shown or can find, directives included.
     fake.respond((call) => {

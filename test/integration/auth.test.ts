@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
+import { it, test } from "../helpers/fixtures.js";
 import { request, RFC3339_MS, startTestServer, type RequestOptions, type Response, type TestServer } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
 /** CONTRACT §2.1/§2.2: one 401 for every credential problem. */
 function expectUnauthenticated(response: Response): void {
@@ -34,50 +34,49 @@ function expectRefused(response: Response, status: number, code: string): void {
 }
 
 describe("authentication with X-Agent-ID and X-API-Key", () => {
-  const server = serverForSuite();
-  const alice = agentForSuite(server, "alice");
+  const it = test.extend("alice", ({ server }) => server.agent("alice"));
 
-  it("accepts valid credentials", async () => {
+  it("accepts valid credentials", async ({ server, alice }) => {
     const me = await server.request<{ agent_id: string }>("/agents/me", { as: alice });
     expect(me.status).toBe(200);
     expect(me.body.agent_id).toBe("alice");
   });
 
-  it.each(["/agents", "/agents/me", "/participants", "/memory", "/events"])("%s without headers → 401", async (path) => {
+  it.for(["/agents", "/agents/me", "/participants", "/memory", "/events"])("%s without headers → 401", async (path, { server }) => {
     expectUnauthenticated(await server.request(path));
   });
 
-  it("a write without headers → 401 and nothing is written", async () => {
+  it("a write without headers → 401 and nothing is written", async ({ server }) => {
     expectUnauthenticated(await server.request("/memory", { body: { content: "anonymous write attempt" } }));
     const list = await server.request<{ content: string }[]>("/memory", { as: server.owner });
     expect(list.body.map((entry) => entry.content)).not.toContain("anonymous write attempt");
   });
 
-  it("only X-Agent-ID → 401", async () => {
+  it("only X-Agent-ID → 401", async ({ server, alice }) => {
     expectUnauthenticated(await server.request("/agents/me", { headers: { "x-agent-id": alice.agentId } }));
   });
 
-  it("only X-API-Key → 401", async () => {
+  it("only X-API-Key → 401", async ({ server, alice }) => {
     expectUnauthenticated(await server.request("/agents/me", { headers: { "x-api-key": alice.apiKey } }));
   });
 
-  it("an empty key → 401", async () => {
+  it("an empty key → 401", async ({ server }) => {
     expectUnauthenticated(await server.request("/agents/me", { headers: { "x-agent-id": "alice", "x-api-key": "" } }));
   });
 
-  it("a wrong key → 401", async () => {
+  it("a wrong key → 401", async ({ server, alice }) => {
     expectUnauthenticated(await server.request("/agents/me", { as: { agentId: "alice", apiKey: `${alice.apiKey}x` } }));
   });
 
-  it("another agent's key → 401", async () => {
+  it("another agent's key → 401", async ({ server }) => {
     expectUnauthenticated(await server.request("/agents/me", { as: { agentId: "alice", apiKey: server.owner.apiKey } }));
   });
 
-  it("an unknown agent → 401", async () => {
+  it("an unknown agent → 401", async ({ server, alice }) => {
     expectUnauthenticated(await server.request("/agents/me", { as: { agentId: "nobody-here", apiKey: alice.apiKey } }));
   });
 
-  it("an unknown agent and a wrong key get identical answers", async () => {
+  it("an unknown agent and a wrong key get identical answers", async ({ server }) => {
     const unknown = await server.request("/agents/me", { as: { agentId: "nobody-here", apiKey: "cairn_wrong-key-wrong-key" } });
     const wrongKey = await server.request("/agents/me", { as: { agentId: "alice", apiKey: "cairn_wrong-key-wrong-key" } });
     expect(unknown.status).toBe(wrongKey.status);
@@ -86,23 +85,21 @@ describe("authentication with X-Agent-ID and X-API-Key", () => {
     expect(unknown.headers.get("content-type")).toBe(wrongKey.headers.get("content-type"));
   });
 
-  it("a deleted agent's key → 401", async () => {
+  it("a deleted agent's key → 401", async ({ server }) => {
     const doomed = await server.agent("doomed");
     expect((await server.request("/agents/me", { as: doomed, method: "DELETE" })).status).toBe(204);
     expectUnauthenticated(await server.request("/agents/me", { as: doomed }));
     expectUnauthenticated(await server.request("/memory", { as: doomed, body: { content: "from beyond" } }));
   });
 
-  it("exempt routes answer without credentials", async () => {
+  it("exempt routes answer without credentials", async ({ server }) => {
     expect((await server.request("/health")).status).toBe(200);
     expect((await server.request("/openapi.json")).status).toBe(200);
   });
 });
 
 describe("POST /agents/register without REGISTRATION_KEY", () => {
-  const server = serverForSuite();
-
-  it("is disabled → 403, whatever key is sent", async () => {
+  it("is disabled → 403, whatever key is sent", async ({ server }) => {
     expectRefused(await server.request("/agents/register", { body: { agent_id: "newbie" } }), 403, "FORBIDDEN");
     expectRefused(
       await server.request("/agents/register", { body: { agent_id: "newbie" }, headers: { "x-registration-key": "guess" } }),
@@ -117,25 +114,24 @@ describe("POST /agents/register without REGISTRATION_KEY", () => {
 
 describe("POST /agents/register with REGISTRATION_KEY", () => {
   const registrationKey = "reg-key-0123456789";
-  const server = serverForSuite({ REGISTRATION_KEY: registrationKey });
+  it.override("serverEnv", { REGISTRATION_KEY: registrationKey });
   // `null`: send no registration key header at all.
-  const register = (body: unknown, key: string | null = registrationKey) =>
+  const register = (server: TestServer, body: unknown, key: string | null = registrationKey) =>
     server.request<Registration>("/agents/register", { body, headers: key === null ? {} : { "x-registration-key": key } });
 
-
-  it("a missing key → 401", async () => {
-    expectRefused(await register({ agent_id: "nokey" }, null), 401, "UNAUTHENTICATED");
+  it("a missing key → 401", async ({ server }) => {
+    expectRefused(await register(server, { agent_id: "nokey" }, null), 401, "UNAUTHENTICATED");
   });
 
-  it("a wrong key → 401", async () => {
-    const response = await register({ agent_id: "wrongkey" }, `${registrationKey}-nope`);
+  it("a wrong key → 401", async ({ server }) => {
+    const response = await register(server, { agent_id: "wrongkey" }, `${registrationKey}-nope`);
     expectRefused(response, 401, "UNAUTHENTICATED");
     expect(response.headers.get("www-authenticate")).toBeTruthy();
     expect(response.text).not.toContain(registrationKey);
   });
 
-  it("the right key → 201 with a working cairn_ key", async () => {
-    const response = await register({ agent_id: "worker-1", display_name: "Worker One" });
+  it("the right key → 201 with a working cairn_ key", async ({ server }) => {
+    const response = await register(server, { agent_id: "worker-1", display_name: "Worker One" });
     expectRegistration(response, "worker-1");
     const me = await server.request<{ agent_id: string; role: string; display_name: string }>("/agents/me", {
       as: { agentId: "worker-1", apiKey: response.body.api_key },
@@ -144,84 +140,83 @@ describe("POST /agents/register with REGISTRATION_KEY", () => {
     expect(me.body).toMatchObject({ agent_id: "worker-1", role: "agent", display_name: "Worker One" });
   });
 
-  it("keys are distinct per agent", async () => {
-    const one = await register({ agent_id: "distinct-a" });
-    const two = await register({ agent_id: "distinct-b" });
+  it("keys are distinct per agent", async ({ server }) => {
+    const one = await register(server, { agent_id: "distinct-a" });
+    const two = await register(server, { agent_id: "distinct-b" });
     expect(one.body.api_key).not.toBe(two.body.api_key);
   });
 
-  it.each([
+  it.for([
     ["upper case", "Worker"],
     ["too long", "a".repeat(65)],
     ["empty", ""],
     ["leading dash", "-worker"],
     ["a space", "has space"],
     ["a dot", "a.b"],
-  ])("an id with %s → 422", async (_label, agentId) => {
-    const response = await register({ agent_id: agentId });
+  ])("an id with %s → 422", async ([_label, agentId], { server }) => {
+    const response = await register(server, { agent_id: agentId });
     expectRefused(response, 422, "VALIDATION_FAILED");
     expect(response.body).toMatchObject({ detail: expect.any(String) as string, errors: expect.any(Array) as unknown[] });
   });
 
-  it("the reserved id me → 422 (it would be shadowed by /agents/me)", async () => {
-    expectRefused(await register({ agent_id: "me" }), 422, "VALIDATION_FAILED");
+  it("the reserved id me → 422 (it would be shadowed by /agents/me)", async ({ server }) => {
+    expectRefused(await register(server, { agent_id: "me" }), 422, "VALIDATION_FAILED");
   });
 
-  it("the longest valid id (64 characters) is accepted", async () => {
+  it("the longest valid id (64 characters) is accepted", async ({ server }) => {
     const id = `a${"b".repeat(63)}`;
-    expectRegistration(await register({ agent_id: id }), id);
+    expectRegistration(await register(server, { agent_id: id }), id);
   });
 
-  it("a missing agent_id or an unknown field → 422", async () => {
-    expectRefused(await register({}), 422, "VALIDATION_FAILED");
-    expectRefused(await register({ agent_id: "extra-field", role: "owner" }), 422, "VALIDATION_FAILED");
+  it("a missing agent_id or an unknown field → 422", async ({ server }) => {
+    expectRefused(await register(server, {}), 422, "VALIDATION_FAILED");
+    expectRefused(await register(server, { agent_id: "extra-field", role: "owner" }), 422, "VALIDATION_FAILED");
   });
 
-  it.each(["human", "archivist"])("the bootstrap id %s is taken → 409", async (id) => {
-    expectRefused(await register({ agent_id: id }), 409, "CONFLICT");
+  it.for(["human", "archivist"])("the bootstrap id %s is taken → 409", async (id, { server }) => {
+    expectRefused(await register(server, { agent_id: id }), 409, "CONFLICT");
   });
 
-  it("an id registered before → 409 and the first key keeps working", async () => {
-    const first = await register({ agent_id: "twice" });
+  it("an id registered before → 409 and the first key keeps working", async ({ server }) => {
+    const first = await register(server, { agent_id: "twice" });
     expect(first.status).toBe(201);
-    expectRefused(await register({ agent_id: "twice" }), 409, "CONFLICT");
+    expectRefused(await register(server, { agent_id: "twice" }), 409, "CONFLICT");
     expect((await server.request("/agents/me", { as: { agentId: "twice", apiKey: first.body.api_key } })).status).toBe(200);
   });
 
-  it("a deleted agent's id → 409", async () => {
-    const gone = await register({ agent_id: "gone" });
+  it("a deleted agent's id → 409", async ({ server }) => {
+    const gone = await register(server, { agent_id: "gone" });
     const credentials = { agentId: "gone", apiKey: gone.body.api_key };
     expect((await server.request("/agents/me", { as: credentials, method: "DELETE" })).status).toBe(204);
-    expectRefused(await register({ agent_id: "gone" }), 409, "CONFLICT");
+    expectRefused(await register(server, { agent_id: "gone" }), 409, "CONFLICT");
   });
 
-  it("a wrong key with a taken id is 401, not 409 (no existence oracle)", async () => {
-    expectRefused(await register({ agent_id: "human" }, "wrong-registration-key"), 401, "UNAUTHENTICATED");
+  it("a wrong key with a taken id is 401, not 409 (no existence oracle)", async ({ server }) => {
+    expectRefused(await register(server, { agent_id: "human" }, "wrong-registration-key"), 401, "UNAUTHENTICATED");
   });
 });
 
 describe("POST /agents/self-register on a loopback HOST without a registration key", () => {
-  const server = serverForSuite();
-  const selfRegister = (body: unknown) => server.request<Registration>("/agents/self-register", { body });
+  const selfRegister = (server: TestServer, body: unknown) => server.request<Registration>("/agents/self-register", { body });
 
-  it("is open → 201 with a working key", async () => {
-    const response = await selfRegister({ agent_id: "solo" });
+  it("is open → 201 with a working key", async ({ server }) => {
+    const response = await selfRegister(server, { agent_id: "solo" });
     expectRegistration(response, "solo");
     expect((await server.request("/agents/me", { as: { agentId: "solo", apiKey: response.body.api_key } })).status).toBe(200);
   });
 
-  it("an invalid id → 422", async () => {
-    expectRefused(await selfRegister({ agent_id: "NotValid" }), 422, "VALIDATION_FAILED");
+  it("an invalid id → 422", async ({ server }) => {
+    expectRefused(await selfRegister(server, { agent_id: "NotValid" }), 422, "VALIDATION_FAILED");
   });
 
-  it.each(["human", "archivist"])("never returns the key of an existing agent (%s) → 409", async (id) => {
-    expectRefused(await selfRegister({ agent_id: id }), 409, "CONFLICT");
+  it.for(["human", "archivist"])("never returns the key of an existing agent (%s) → 409", async (id, { server }) => {
+    expectRefused(await selfRegister(server, { agent_id: id }), 409, "CONFLICT");
   });
 
-  it("a self-registered id cannot be taken over → 409", async () => {
-    const first = await selfRegister({ agent_id: "mine" });
+  it("a self-registered id cannot be taken over → 409", async ({ server }) => {
+    const first = await selfRegister(server, { agent_id: "mine" });
     expect(first.status).toBe(201);
-    const again = await selfRegister({ agent_id: "mine" });
+    const again = await selfRegister(server, { agent_id: "mine" });
     expectRefused(again, 409, "CONFLICT");
     expect(again.text).not.toContain(first.body.api_key);
   });
@@ -229,13 +224,13 @@ describe("POST /agents/self-register on a loopback HOST without a registration k
 
 describe("POST /agents/self-register with REGISTRATION_KEY", () => {
   const registrationKey = "self-reg-key-0123456789";
-  const server = serverForSuite({ REGISTRATION_KEY: registrationKey });
+  it.override("serverEnv", { REGISTRATION_KEY: registrationKey });
 
-  it("without the key → 401", async () => {
+  it("without the key → 401", async ({ server }) => {
     expectRefused(await server.request("/agents/self-register", { body: { agent_id: "sneaky" } }), 401, "UNAUTHENTICATED");
   });
 
-  it("with a wrong key → 401", async () => {
+  it("with a wrong key → 401", async ({ server }) => {
     expectRefused(
       await server.request("/agents/self-register", { body: { agent_id: "sneaky" }, headers: { "x-registration-key": "nope" } }),
       401,
@@ -243,7 +238,7 @@ describe("POST /agents/self-register with REGISTRATION_KEY", () => {
     );
   });
 
-  it("with the key → 201", async () => {
+  it("with the key → 201", async ({ server }) => {
     const response = await server.request<Registration>("/agents/self-register", {
       body: { agent_id: "keyed" },
       headers: { "x-registration-key": registrationKey },
@@ -251,7 +246,7 @@ describe("POST /agents/self-register with REGISTRATION_KEY", () => {
     expectRegistration(response, "keyed");
   });
 
-  it("with the key and a taken id → 409, no key", async () => {
+  it("with the key and a taken id → 409, no key", async ({ server }) => {
     expectRefused(
       await server.request("/agents/self-register", { body: { agent_id: "human" }, headers: { "x-registration-key": registrationKey } }),
       409,
@@ -297,9 +292,9 @@ describe("POST /agents/self-register on a non-loopback HOST", () => {
 
 describe("roles", () => {
   const viewer = { agentId: "watcher", apiKey: "watcher-static-key-0123" };
-  const server = serverForSuite({ AGENT_KEYS: `${viewer.agentId}:${viewer.apiKey}:viewer` });
+  it.override("serverEnv", { AGENT_KEYS: `${viewer.agentId}:${viewer.apiKey}:viewer` });
 
-  it("a viewer can read but not write", async () => {
+  it("a viewer can read but not write", async ({ server }) => {
     const author = await server.agent("author");
     const written = await server.request<{ id: string }>("/memory", { as: author, body: { content: "readable by viewers" } });
     expect(written.status).toBe(201);

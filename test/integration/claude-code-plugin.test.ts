@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { tempDir, type Credentials } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
+import { tempDir, type Credentials, type TestServer } from "../helpers/server.js";
 
 const PLUGIN = resolve(import.meta.dirname, "../../plugin/claude-code");
 const readJson = <T>(path: string): T => JSON.parse(readFileSync(join(PLUGIN, path), "utf8")) as T;
@@ -41,11 +41,15 @@ function transcript(dir: string, lines: unknown[]): string {
 }
 
 describe("the Claude Code plugin", () => {
-  const server = serverForSuite();
-  const agent = agentForSuite(server, "claude-coder");
-  const home = tempDir("cairn-plugin-home-");
-  afterAll(() => rmSync(home, { recursive: true, force: true }));
-  const lastHandoff = async (as: Credentials): Promise<Handoff | null> =>
+  const it = test
+    .extend("agent", ({ server }) => server.agent("claude-coder"))
+    // eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from its first parameter, which must be a pattern
+    .extend("home", ({}, { onCleanup }) => {
+      const home = tempDir("cairn-plugin-home-");
+      onCleanup(() => rmSync(home, { recursive: true, force: true }));
+      return home;
+    });
+  const lastHandoff = async (server: TestServer, as: Credentials): Promise<Handoff | null> =>
     (await server.request<{ last_handoff: Handoff | null }>("/sessions/handoff?peek=true", { as })).body.last_handoff;
 
   it("is offered by the repository's marketplace, with a manifest, hooks that exist and time out fast, and the slash commands", () => {
@@ -72,7 +76,7 @@ describe("the Claude Code plugin", () => {
     }
   });
 
-  it("loads the handoff at session start, as the agent onboarding connected to the project, with nothing exported", async () => {
+  it("loads the handoff at session start, as the agent onboarding connected to the project, with nothing exported", async ({ server, agent, home }) => {
     await server.request("/sessions/handoff", { as: agent, body: { summary: "wired the billing webhooks", next_steps: ["add retries"] } });
     const project = join(home, "billing");
     mkdirSync(join(home, ".cairn", "agents"), { recursive: true });
@@ -91,7 +95,7 @@ describe("the Claude Code plugin", () => {
     expect(elsewhere.stdout).toBe("");
   });
 
-  it("hands off at the session's real end when the model did not, with what the transcript and the compactions kept", async () => {
+  it("hands off at the session's real end when the model did not, with what the transcript and the compactions kept", async ({ server, agent, home }) => {
     const task = await server.request<{ id: string }>("/tasks", { as: agent, body: { title: "retry failed webhooks" } });
     await server.request(`/tasks/${task.body.id}/claim`, { as: agent, method: "POST" });
     const session = { session_id: `end-${Date.now()}` };
@@ -108,7 +112,7 @@ describe("the Claude Code plugin", () => {
       { type: "assistant", message: { content: [{ type: "text", text: "Capped at five attempts with backoff." }] } },
     ]);
     expect((await hook("session-end.mjs", { ...session, transcript_path: after, reason: "prompt_input_exit" }, env)).code).toBe(0);
-    const handoff = await lastHandoff(agent);
+    const handoff = await lastHandoff(server, agent);
     expect(handoff?.summary).toContain("without a handoff");
     expect(handoff?.summary).toContain("add retries to the billing webhooks");
     expect(handoff?.summary).toContain("now cap them at five");
@@ -118,18 +122,18 @@ describe("the Claude Code plugin", () => {
     expect(handoff?.host).toBe("claude-code");
   });
 
-  it("leaves a session that handed off alone, and never interrupts the model after a reply", async () => {
+  it("leaves a session that handed off alone, and never interrupts the model after a reply", async ({ server, agent }) => {
     const session = { session_id: `handed-${Date.now()}` };
     const env = envFor(server.url, agent);
     await hook("session-start.mjs", session, env);
     await new Promise((resolveWait) => setTimeout(resolveWait, 5));
     await server.request("/sessions/handoff", { as: agent, body: { summary: "handed off by the model itself" } });
     await hook("session-end.mjs", { ...session, reason: "clear" }, env);
-    expect((await lastHandoff(agent))?.summary).toBe("handed off by the model itself");
+    expect((await lastHandoff(server, agent))?.summary).toBe("handed off by the model itself");
     expect(existsSync(join(PLUGIN, "hooks", "stop.mjs"))).toBe(false);
   });
 
-  it("stays silent when the server is down or there is no agent", async () => {
+  it("stays silent when the server is down or there is no agent", async ({ agent, home }) => {
     for (const env of [envFor("http://127.0.0.1:9", agent), { HOME: home }]) {
       for (const name of ["session-start.mjs", "pre-compact.mjs", "session-end.mjs"]) {
         const run = await hook(name, { session_id: "down", cwd: "/" }, env);

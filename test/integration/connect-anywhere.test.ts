@@ -5,11 +5,11 @@ import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { parse as parseToml } from "smol-toml";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { HOST_NAMES } from "../../plugin/hosts/index.js";
+import { test } from "../helpers/fixtures.js";
 import { callTool } from "../helpers/mcp.js";
-import { tempDir, type Credentials } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { tempDir, type Credentials, type TestServer } from "../helpers/server.js";
 
 const run = promisify(execFile);
 
@@ -60,15 +60,29 @@ async function connectAs(launch: Launch, cwd: string, extraEnv: Record<string, s
   }
 }
 
-describe("connecting from anywhere", () => {
-  const server = serverForSuite();
-  const agent = agentForSuite(server, "anywhere");
-  const home = tempDir("cairn-anywhere-");
-  const empty = join(home, "empty");
-  mkdirSync(empty);
-  afterAll(() => rmSync(home, { recursive: true, force: true }));
+/** Runs the onboarding script (claude-code, project twins) in `home/projects/name`; its output and the directory. */
+async function onboard(server: TestServer, home: string, name: string): Promise<{ stdout: string; dir: string }> {
+  const script = await (await fetch(new URL("/onboard?host=claude-code&project=twins", server.url))).text();
+  const dir = join(home, "projects", name);
+  mkdirSync(dir, { recursive: true });
+  const ran = await run("sh", ["-c", script], { cwd: dir, env: { PATH: process.env.PATH ?? BARE_PATH, HOME: home } });
+  return { stdout: ran.stdout, dir };
+}
 
-  it("runs every host's generated stdio configuration from an empty directory, with nothing fetched by name", async () => {
+describe("connecting from anywhere", () => {
+  const it = test
+    .extend("agent", ({ server }) => server.agent("anywhere"))
+    // A home directory of the test's own, with an empty directory `empty` in it to start hosts from.
+    // eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from its first parameter, which must be a pattern
+    .extend("home", ({}, { onCleanup }) => {
+      const home = tempDir("cairn-anywhere-");
+      mkdirSync(join(home, "empty"));
+      onCleanup(() => rmSync(home, { recursive: true, force: true }));
+      return home;
+    });
+
+  it("runs every host's generated stdio configuration from an empty directory, with nothing fetched by name", async ({ server, agent, home }) => {
+    const empty = join(home, "empty");
     const response = await server.request<{ hosts: HostConfig[] }>("/plugin/install?transport=stdio", { as: agent });
     expect(response.body.hosts.map((config) => config.host)).toEqual(HOST_NAMES);
     for (const config of response.body.hosts) {
@@ -82,14 +96,12 @@ describe("connecting from anywhere", () => {
     }
   });
 
-  it("onboards two directories as two agents whose configurations connect with nothing exported", async () => {
-    const script = await (await fetch(new URL("/onboard?host=claude-code&project=twins", server.url))).text();
+  it("onboards two directories as two agents whose configurations connect with nothing exported", async ({ server, home }) => {
+    const empty = join(home, "empty");
     const ids: string[] = [];
     for (const name of ["alpha", "beta"]) {
-      const dir = join(home, "projects", name);
-      mkdirSync(dir, { recursive: true });
-      const ran = await run("sh", ["-c", script], { cwd: dir, env: { PATH: process.env.PATH ?? BARE_PATH, HOME: home } });
-      expect(ran.stdout).toMatch(/wrote \.mcp\.json for claude-code/);
+      const { stdout, dir } = await onboard(server, home, name);
+      expect(stdout).toMatch(/wrote \.mcp\.json for claude-code/);
       const config: HostConfig = { host: "claude-code", transport: "stdio", files: [{ path: ".mcp.json", format: "json", content: readFileSync(join(dir, ".mcp.json"), "utf8") }] };
       const launch = launchOf(config);
       expect(launch.env.CAIRN_KEY_FILE).toMatch(/\.cairn\/agents\/.+\.key$/);
@@ -104,7 +116,8 @@ describe("connecting from anywhere", () => {
     expect(members.body.map((member) => member.agent_id).sort()).toEqual([...ids].sort());
   });
 
-  it("lets `cairn mcp` find the directory's agent by itself, from a subdirectory too", async () => {
+  it("lets `cairn mcp` find the directory's agent by itself, from a subdirectory too", async ({ server, home }) => {
+    await onboard(server, home, "alpha");
     const dir = join(home, "projects", "alpha", "src", "deep");
     mkdirSync(dir, { recursive: true });
     const cli = join(import.meta.dirname, "../../dist/src/cli.js");

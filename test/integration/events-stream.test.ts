@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ErrorBody, TestServer } from "../helpers/server.js";
-import { startTestServer } from "../helpers/server.js";
-import { openStream, parseFrames, stalledStream, type OpenStream, type StreamedEvent } from "../helpers/stream.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
+import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
+import { emitSentinel, openStream, parseFrames, receivedBefore, stalledStream, type OpenStream, type StreamedEvent } from "../helpers/stream.js";
 import { eventually } from "../helpers/wait.js";
 
 interface EventBody {
@@ -19,13 +18,14 @@ async function newestSeq(server: TestServer): Promise<number> {
   return marker.body.seq;
 }
 
-describe("the live event stream", () => {
-  const server = serverForSuite();
-  const alice = agentForSuite(server, "stream-alice");
-  const bob = agentForSuite(server, "stream-bob");
+const it = test
+  .extend("alice", ({ server }) => server.agent("alice"))
+  .extend("bob", ({ server }) => server.agent("bob"))
+  .extend("carol", ({ server }) => server.agent("carol"));
 
+describe("the live event stream", () => {
   /** 100 changes of mixed kinds by alice and bob: memory, tasks, messages, custom events. */
-  async function hundredChanges(): Promise<void> {
+  async function hundredChanges(server: TestServer, alice: Credentials, bob: Credentials): Promise<void> {
     for (let index = 0; index < 20; index++) {
       await server.request("/memory", { as: alice, body: { content: `stream note ${index} about the deploy pipeline ${index * 7}` } });
       const task = await server.request<{ id: string }>("/tasks", { as: bob, body: { title: `stream task ${index}` } });
@@ -35,11 +35,11 @@ describe("the live event stream", () => {
     }
   }
 
-  it("delivers 100 changes in seq order, then after a dropped connection exactly the ones missed", async () => {
+  it("delivers 100 changes in seq order, then after a dropped connection exactly the ones missed", async ({ server, alice, bob }) => {
     const start = await newestSeq(server);
     const first = openStream(server, alice);
     await first.opened;
-    await hundredChanges();
+    await hundredChanges(server, alice, bob);
     expect(await eventually(() => first.received.length >= 100)).toBe(true);
     const all = first.received.slice(0, 100);
     expect(seqs(all)).toEqual([...seqs(all)].sort((a, b) => a - b));
@@ -53,17 +53,16 @@ describe("the live event stream", () => {
     for (let index = 0; index < 30; index++) await server.request("/events", { as: bob, body: { type: "test.marker", payload: { away: index } } });
     const second = openStream(server, alice, { lastEventId: fortieth.seq });
     await second.opened;
-    expect(await eventually(() => second.received.length >= 90)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const resumed = await receivedBefore(second, await emitSentinel(server, bob));
     second.close();
-    expect(second.received).toHaveLength(90);
-    expect(seqs(second.received).slice(0, 60)).toEqual(seqs(all.slice(40)));
-    expect(new Set(seqs(second.received)).size).toBe(90);
-    expect(second.received.every((event) => event.seq > fortieth.seq)).toBe(true);
+    expect(resumed).toHaveLength(90);
+    expect(seqs(resumed).slice(0, 60)).toEqual(seqs(all.slice(40)));
+    expect(new Set(seqs(resumed)).size).toBe(90);
+    expect(resumed.every((event) => event.seq > fortieth.seq)).toBe(true);
     expect(second.resets).toBe(0);
   });
 
-  it("resumes from ?last_event_id= as from the header", async () => {
+  it("resumes from ?last_event_id= as from the header", async ({ server, alice, bob }) => {
     const before = await newestSeq(server);
     await server.request("/events", { as: bob, body: { type: "test.marker", payload: { n: 1 } } });
     await server.request("/events", { as: bob, body: { type: "test.marker", payload: { n: 2 } } });
@@ -73,7 +72,7 @@ describe("the live event stream", () => {
     expect(stream.received.map((event) => event.payload)).toEqual([{ n: 1 }, { n: 2 }]);
   });
 
-  it("filters by type (exact or a family) and by emitter", async () => {
+  it("filters by type (exact or a family) and by emitter", async ({ server, alice, bob }) => {
     const before = await newestSeq(server);
     const tasksOnly = openStream(server, alice, { query: `?type=task.*&last_event_id=${before}` });
     const bobsOnly = openStream(server, alice, { query: `?agent=${bob.agentId}&type=test.marker&last_event_id=${before}` });
@@ -81,19 +80,22 @@ describe("the live event stream", () => {
     await server.request(`/tasks/${task.body.id}/claim`, { as: alice, method: "POST" });
     await server.request("/events", { as: alice, body: { type: "test.marker", payload: { from: "alice" } } });
     await server.request("/events", { as: bob, body: { type: "test.marker", payload: { from: "bob" } } });
-    expect(await eventually(() => tasksOnly.received.length >= 2 && bobsOnly.received.length >= 1)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Each filtered stream's sentinel is one its filter lets through: a task event, a marker of bob's.
+    const lastTask = await server.request<{ id: string }>("/tasks", { as: alice, body: { title: "the last task" } });
+    const bobsLast = await server.request<EventBody>("/events", { as: bob, body: { type: "test.marker", payload: { last: true } } });
+    const tasks = await receivedBefore(tasksOnly, (event) => event.payload.task_id === lastTask.body.id);
+    const bobs = await receivedBefore(bobsOnly, (event) => event.seq === bobsLast.body.seq);
     tasksOnly.close();
     bobsOnly.close();
-    expect(tasksOnly.received.map((event) => event.type)).toEqual(["task.created", "task.claimed"]);
-    expect(bobsOnly.received.map((event) => event.payload)).toEqual([{ from: "bob" }]);
+    expect(tasks.map((event) => event.type)).toEqual(["task.created", "task.claimed"]);
+    expect(bobs.map((event) => event.payload)).toEqual([{ from: "bob" }]);
   });
 
-  it("returns the same events to polling as to the stream, for the same caller", async () => {
+  it("returns the same events to polling as to the stream, for the same caller", async ({ server, alice, bob }) => {
     const before = await newestSeq(server);
     const stream = openStream(server, bob, { lastEventId: before });
     await stream.opened;
-    await hundredChanges();
+    await hundredChanges(server, alice, bob);
     const polled: EventBody[] = [];
     let cursor = `seq:${before}`;
     for (;;) {
@@ -102,16 +104,15 @@ describe("the live event stream", () => {
       if (page.body.length < 37) break;
       cursor = `seq:${page.body.at(-1)?.seq}`;
     }
-    expect(await eventually(() => stream.received.length >= polled.length)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const streamed = await receivedBefore(stream, await emitSentinel(server, bob));
     stream.close();
     expect(polled.length).toBeGreaterThanOrEqual(100);
-    expect(seqs(stream.received)).toEqual(seqs(polled));
+    expect(seqs(streamed)).toEqual(seqs(polled));
   });
 
-  it("lists newest first with order=desc, paging down to since, with the same events as oldest first", async () => {
+  it("lists newest first with order=desc, paging down to since, with the same events as oldest first", async ({ server, alice, bob }) => {
     const before = await newestSeq(server);
-    await hundredChanges();
+    await hundredChanges(server, alice, bob);
     const ascending: EventBody[] = [];
     let cursor = `seq:${before}`;
     for (;;) {
@@ -133,7 +134,7 @@ describe("the live event stream", () => {
     expect(newest.body.map((event) => event.seq)).toEqual([Math.max(...ascending.filter((event) => event.type.startsWith("task.")).map((event) => event.seq))]);
   });
 
-  it("counts an agent with an open stream as online", async () => {
+  it("counts an agent with an open stream as online", async ({ server }) => {
     const quiet = await server.agent("stream-quiet");
     // Last seen long ago (opening the stream counts as being seen, so this is set again after it).
     const longAgo = (): void => {
@@ -155,9 +156,7 @@ describe("the live event stream", () => {
 });
 
 describe("limits", () => {
-  const server = serverForSuite();
-
-  it("refuses a 17th open stream of one agent with 429, and allows it again once one closes", async () => {
+  it("refuses a 17th open stream of one agent with 429, and allows it again once one closes", async ({ server }) => {
     const agent = await server.agent("many-streams");
     const streams = Array.from({ length: 16 }, () => openStream(server, agent));
     await Promise.all(streams.map((stream) => stream.opened));
@@ -182,9 +181,7 @@ describe("limits", () => {
 });
 
 describe("a stream whose agent is renamed", () => {
-  const server = serverForSuite();
-
-  it("ends, and the old credentials cannot reopen it", async () => {
+  it("ends, and the old credentials cannot reopen it", async ({ server }) => {
     const agent = await server.agent("stream-renamed");
     const stream = openStream(server, agent);
     await stream.opened;
@@ -197,12 +194,7 @@ describe("a stream whose agent is renamed", () => {
 });
 
 describe("who receives what", () => {
-  const server = serverForSuite();
-  const alice = agentForSuite(server, "scope-alice");
-  const bob = agentForSuite(server, "scope-bob");
-  const carol = agentForSuite(server, "scope-carol");
-
-  it("never gives B A's private memory events, another project's task events, or messages between A and C", async () => {
+  it("never gives B A's private memory events, another project's task events, or messages between A and C", async ({ server, alice, bob, carol }) => {
     const stream = openStream(server, bob);
     await stream.opened;
     await server.request("/projects", { as: alice, body: { name: "hidden" } });
@@ -228,7 +220,7 @@ describe("who receives what", () => {
     expect(text).not.toContain("hidden");
   });
 
-  it("delivers a project's events once B joins it", async () => {
+  it("delivers a project's events once B joins it", async ({ server, alice, bob }) => {
     await server.request("/projects", { as: alice, body: { name: "joinable" } });
     const stream = openStream(server, bob);
     await stream.opened;
@@ -242,67 +234,63 @@ describe("who receives what", () => {
 });
 
 describe("custom events, waiting and failed changes", () => {
-  const server = serverForSuite();
-  const agent = agentForSuite(server, "custom-agent");
-
-  it("refuses the server's own families with 422, but lets the archivist emit archivist.*", async () => {
+  it("refuses the server's own families with 422, but lets the archivist emit archivist.*", async ({ server, alice }) => {
     for (const type of ["memory.written", "task.claimed", "message.received", "archivist.synthesis", "project.cleared", "agent.deleted", "session.handoff_saved"]) {
-      const response = await server.request<ErrorBody>("/events", { as: agent, body: { type, payload: {} } });
+      const response = await server.request<ErrorBody>("/events", { as: alice, body: { type, payload: {} } });
       expect(response.status, type).toBe(422);
       expect(response.body.code).toBe("VALIDATION_FAILED");
     }
     const byArchivist = await server.request<EventBody>("/events", { as: server.archivist, body: { type: "archivist.synthesis", payload: { entries: 3 } } });
     expect(byArchivist.status).toBe(201);
     expect(byArchivist.body).toMatchObject({ type: "archivist.synthesis", agent_id: server.archivist.agentId, project: null });
-    const custom = await server.request<EventBody>("/events", { as: agent, body: { type: "deploy.finished", payload: { build: 12 } } });
+    const custom = await server.request<EventBody>("/events", { as: alice, body: { type: "deploy.finished", payload: { build: 12 } } });
     expect(custom.status).toBe(201);
-    expect((await server.request<ErrorBody>("/events", { as: agent, body: { type: "deploy.finished", project: "not-mine" } })).status).toBe(403);
-    expect((await server.request<ErrorBody>("/events", { as: agent, body: { type: "deploy.finished", payload: { big: "x".repeat(20_000) } } })).status).toBe(413);
-    expect((await server.request<ErrorBody>("/events", { as: agent, body: { type: "nodots" } })).status).toBe(422);
+    expect((await server.request<ErrorBody>("/events", { as: alice, body: { type: "deploy.finished", project: "not-mine" } })).status).toBe(403);
+    expect((await server.request<ErrorBody>("/events", { as: alice, body: { type: "deploy.finished", payload: { big: "x".repeat(20_000) } } })).status).toBe(413);
+    expect((await server.request<ErrorBody>("/events", { as: alice, body: { type: "nodots" } })).status).toBe(422);
   });
 
-  it("waits for the first matching event, or answers 204 at the timeout", async () => {
-    const waiting = server.request<EventBody>("/events/wait?types=deploy.*,test.marker&timeout=10", { as: agent });
+  it("waits for the first matching event, or answers 204 at the timeout", async ({ server, alice }) => {
+    const waiting = server.request<EventBody>("/events/wait?types=deploy.*,test.marker&timeout=10", { as: alice });
     await new Promise((resolve) => setTimeout(resolve, 100));
-    await server.request("/events", { as: agent, body: { type: "other.thing", payload: {} } });
-    await server.request("/events", { as: agent, body: { type: "deploy.started", payload: { n: 1 } } });
+    await server.request("/events", { as: alice, body: { type: "other.thing", payload: {} } });
+    await server.request("/events", { as: alice, body: { type: "deploy.started", payload: { n: 1 } } });
     const answered = await waiting;
     expect(answered.status).toBe(200);
     expect(answered.body).toMatchObject({ type: "deploy.started" });
-    const quiet = await server.request("/events/wait?types=never.happens&timeout=1", { as: agent });
+    const quiet = await server.request("/events/wait?types=never.happens&timeout=1", { as: alice });
     expect(quiet.status).toBe(204);
-    const earlier = await server.request<EventBody>(`/events/wait?types=deploy.started&after_seq=${answered.body.seq - 1}&timeout=1`, { as: agent });
+    const earlier = await server.request<EventBody>(`/events/wait?types=deploy.started&after_seq=${answered.body.seq - 1}&timeout=1`, { as: alice });
     expect(earlier.body.seq).toBe(answered.body.seq);
   });
 
-  it("records no event for a change that was refused or rolled back", async () => {
+  it("records no event for a change that was refused or rolled back", async ({ server, alice }) => {
     const before = await newestSeq(server);
-    expect((await server.request("/memory", { as: agent, body: { content: "" } })).status).toBe(422);
-    expect((await server.request("/memory", { as: agent, body: { content: "a directive attempt", type: "directive" } })).status).toBe(403);
+    expect((await server.request("/memory", { as: alice, body: { content: "" } })).status).toBe(422);
+    expect((await server.request("/memory", { as: alice, body: { content: "a directive attempt", type: "directive" } })).status).toBe(403);
     const task = await server.request<{ id: string }>("/tasks", { as: server.owner, body: { title: "taken" } });
     await server.request(`/tasks/${task.body.id}/claim`, { as: server.owner, method: "POST" });
-    expect((await server.request(`/tasks/${task.body.id}/claim`, { as: agent, method: "POST" })).status).toBe(409);
-    expect((await server.request(`/tasks/${task.body.id}/complete`, { as: agent, method: "POST" })).status).toBe(403);
-    expect((await server.request("/events", { as: agent, body: { type: "memory.written", payload: {} } })).status).toBe(422);
+    expect((await server.request(`/tasks/${task.body.id}/claim`, { as: alice, method: "POST" })).status).toBe(409);
+    expect((await server.request(`/tasks/${task.body.id}/complete`, { as: alice, method: "POST" })).status).toBe(403);
+    expect((await server.request("/events", { as: alice, body: { type: "memory.written", payload: {} } })).status).toBe(422);
     const events = await server.request<EventBody[]>(`/events?since=seq:${before}`, { as: server.owner });
     expect(events.body.map((event) => event.type)).toEqual(["task.created", "task.claimed"]);
   });
 });
 
 describe("a slow consumer", () => {
-  const server = serverForSuite({}, { streamQueueLimit: 50 });
-  const agent = agentForSuite(server, "slow-agent");
+  it.override("serverOptions", { streamQueueLimit: 50 });
 
-  it("is disconnected when it falls behind, and on reconnect replays what it missed", async () => {
+  it("is disconnected when it falls behind, and on reconnect replays what it missed", async ({ server, alice }) => {
     const before = await newestSeq(server);
-    const stalled = await stalledStream(server, agent);
+    const stalled = await stalledStream(server, alice);
     const filler = "x".repeat(15_000);
     const emitted: number[] = [];
     // Far more than the socket buffers hold, so the server's queue for this client overflows.
     for (let batch = 0; batch < 150; batch++) {
       const replies = await Promise.all(
         Array.from({ length: 10 }, (_, index) =>
-          server.request<EventBody>("/events", { as: agent, body: { type: "test.bulk", payload: { n: batch * 10 + index, filler } } }),
+          server.request<EventBody>("/events", { as: alice, body: { type: "test.bulk", payload: { n: batch * 10 + index, filler } } }),
         ),
       );
       emitted.push(...replies.map((reply) => reply.body.seq));
@@ -315,7 +303,7 @@ describe("a slow consumer", () => {
     expect(delivered[0]).toBeGreaterThan(before);
 
     const last = delivered.at(-1) as number;
-    const resumed = openStream(server, agent, { lastEventId: last });
+    const resumed = openStream(server, alice, { lastEventId: last });
     const missing = [...emitted].sort((a, b) => a - b).filter((seq) => seq > last);
     expect(await eventually(() => resumed.received.filter((event) => event.type === "test.bulk").length >= missing.length, 20_000)).toBe(true);
     resumed.close();
@@ -324,13 +312,9 @@ describe("a slow consumer", () => {
 });
 
 describe("retention and shutdown", () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer({}, { ssePingMs: 100 });
-  });
-  afterAll(() => server.close());
+  it.override("serverOptions", { ssePingMs: 100 });
 
-  it("sends pings, and starts with a reset when the resume point was pruned", async () => {
+  it("sends pings, and starts with a reset when the resume point was pruned", async ({ server }) => {
     const agent = await server.agent("retained");
     const old = await newestSeq(server);
     await server.request("/events", { as: agent, body: { type: "test.marker", payload: { kept: false } } });
@@ -345,7 +329,7 @@ describe("retention and shutdown", () => {
     expect(stream.received.map((event) => event.payload)).toEqual([{ kept: true }]);
   });
 
-  it("opens with retry, pings an idle stream every interval, and ends open streams promptly at shutdown", async () => {
+  it("opens with retry, pings an idle stream every interval, and ends open streams promptly at shutdown", async ({ server }) => {
     const agent = await server.agent("pinged");
     const stalled = await stalledStream(server, agent);
     await new Promise((resolve) => setTimeout(resolve, 450));

@@ -1,11 +1,11 @@
 import { connect } from "node:net";
 import { gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect } from "vitest";
+import { it, test } from "../helpers/fixtures.js";
 import { createLogger } from "../../src/core/log.js";
 import { catalogue } from "../../tools/catalogue.js";
 import { rawRequest, type RawOptions, type RawResponse } from "../helpers/raw.js";
 import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
 /** CONTRACT §2.2a, the review's findings, one block each. Every request is raw HTTP so Host, Origin and the source address are ours to set. */
 
@@ -38,10 +38,10 @@ function expectRefusedHost(response: RawResponse<Record<string, unknown>>): void
 }
 
 describe("the Host check (DNS rebinding)", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD, ALLOWED_HOSTS: "cairn.internal, Build-Box" });
-  const alice = agentForSuite(server, "host-alice");
+  const it = test.extend("alice", ({ server }) => server.agent("host-alice"));
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD, ALLOWED_HOSTS: "cairn.internal, Build-Box" });
 
-  it("refuses a foreign Host on routes of every access kind, before anything happens", async () => {
+  it("refuses a foreign Host on routes of every access kind, before anything happens", async ({ server, alice }) => {
     const foreign = { host: `attacker.example:${portOf(server)}` };
     const cases: [string, RawOptions][] = [
       ["/memory", { headers: { ...foreign, ...keys(alice) } }],
@@ -68,7 +68,7 @@ describe("the Host check (DNS rebinding)", () => {
     expect((agents.body as unknown as { agent_id: string }[]).map((agent) => agent.agent_id)).not.toContain("rebound");
   });
 
-  it("refuses Host values that only look local, and a request without one", async () => {
+  it("refuses Host values that only look local, and a request without one", async ({ server }) => {
     for (const host of ["localhost.attacker.example", "evil@localhost", "localhost/evil", "127.0.0.1.nip.io", "0.0.0.0", "[::]", "localhost:80:80"]) {
       const response = await send(server, "/health", { headers: { host } });
       expect(response.status, host).toBe(403);
@@ -78,7 +78,7 @@ describe("the Host check (DNS rebinding)", () => {
     expect(await statusOfRaw(portOf(server), "GET /health HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n")).toBe(403);
   });
 
-  it("accepts loopback names and addresses on any port, and the names in ALLOWED_HOSTS", async () => {
+  it("accepts loopback names and addresses on any port, and the names in ALLOWED_HOSTS", async ({ server, alice }) => {
     for (const host of ["localhost", `localhost:${portOf(server)}`, "LOCALHOST:1", "localhost.", "127.0.0.1", "127.0.0.2:99", "[::1]", `[::1]:${portOf(server)}`, "[0:0:0:0:0:0:0:1]:5", "cairn.internal", "cairn.internal:443", "build-box"]) {
       const response = await send(server, "/agents/me", { headers: { host, ...keys(alice) } });
       expect(response.status, host).toBe(200);
@@ -99,25 +99,26 @@ describe("the Host check (DNS rebinding)", () => {
 });
 
 describe("writes authenticated by the UI cookie (CSRF)", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
-  const alice = agentForSuite(server, "csrf-alice");
-  let cookie = "";
-  let own = "";
+  const it = test
+    .extend("alice", ({ server }) => server.agent("csrf-alice"))
+    // The owner's UI session, signed in with the password.
+    .extend("cookie", async ({ server }) => {
+      const login = await send(server, "/ui/login", json({ password: PASSWORD }));
+      expect(login.status).toBe(200);
+      const cookie = String(login.headers["set-cookie"]?.[0] ?? "").split(";")[0] ?? "";
+      expect(cookie).toMatch(/^cairn_ui_session=/);
+      return cookie;
+    });
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  beforeAll(async () => {
-    own = `http://127.0.0.1:${portOf(server)}`;
-    const login = await send(server, "/ui/login", json({ password: PASSWORD }));
-    expect(login.status).toBe(200);
-    cookie = String(login.headers["set-cookie"]?.[0] ?? "").split(";")[0] ?? "";
-    expect(cookie).toMatch(/^cairn_ui_session=/);
-  });
-
-  const project = (name: string, headers: Record<string, string>) =>
+  /** The server's own origin, as its pages send it. */
+  const ownOrigin = (server: TestServer): string => `http://127.0.0.1:${portOf(server)}`;
+  const project = (server: TestServer, cookie: string, name: string, headers: Record<string, string>) =>
     send(server, "/projects", { method: "POST", body: JSON.stringify({ name }), headers: { "content-type": "application/json", cookie, ...headers } });
-  const projectIds = async (): Promise<string[]> =>
+  const projectIds = async (server: TestServer): Promise<string[]> =>
     ((await send(server, "/projects?limit=500", { headers: keys(server.owner) })).body as unknown as { id: string }[]).map((row) => row.id);
 
-  it("refuses a change from another site, another localhost port, or with no origin at all", async () => {
+  it("refuses a change from another site, another localhost port, or with no origin at all", async ({ server, cookie }) => {
     const refusals: [string, Record<string, string>][] = [
       ["from-another-site", { origin: "https://attacker.example" }],
       ["from-another-port", { origin: `http://127.0.0.1:${portOf(server) === 1 ? 2 : 1}` }],
@@ -125,17 +126,17 @@ describe("writes authenticated by the UI cookie (CSRF)", () => {
       ["from-an-opaque-origin", { origin: "null" }],
       ["with-no-origin", {}],
       ["with-a-foreign-referer", { referer: "http://localhost:3000/page" }],
-      ["with-a-foreign-origin-and-own-referer", { origin: "http://localhost:3000", referer: `${own}/ui/` }],
+      ["with-a-foreign-origin-and-own-referer", { origin: "http://localhost:3000", referer: `${ownOrigin(server)}/ui/` }],
     ];
     for (const [name, headers] of refusals) {
-      const response = await project(name, headers);
+      const response = await project(server, cookie, name, headers);
       expect(response.status, name).toBe(403);
       expect(response.body).toEqual({ detail: "cross-site request refused", code: "FORBIDDEN" });
     }
-    expect(await projectIds()).not.toEqual(expect.arrayContaining(refusals.map(([name]) => name)));
+    expect(await projectIds(server)).not.toEqual(expect.arrayContaining(refusals.map(([name]) => name)));
   });
 
-  it("refuses the review's attacks: rotating a key, consuming the inbox, claiming, joining, logging out", async () => {
+  it("refuses the review's attacks: rotating a key, consuming the inbox, claiming, joining, logging out", async ({ server, alice, cookie }) => {
     const foreign = { origin: "http://localhost:3000", "content-type": "application/json", cookie };
     expect((await send(server, `/agents/${alice.agentId}/rotate-key`, { method: "POST", headers: foreign })).status).toBe(403);
     expect((await send(server, "/agents/me", { headers: keys(alice) })).status).toBe(200);
@@ -153,14 +154,14 @@ describe("writes authenticated by the UI cookie (CSRF)", () => {
     expect((await send(server, "/agents/me", { headers: { cookie } })).status).toBe(200);
   });
 
-  it("accepts a change from the server's own pages, by Origin or (without one) by Referer", async () => {
-    expect((await project("from-own-origin", { origin: own })).status).toBe(201);
-    expect((await project("from-localhost-page", { host: `localhost:${portOf(server)}`, origin: `http://localhost:${portOf(server)}` })).status).toBe(201);
-    expect((await project("from-own-referer", { referer: `${own}/ui/#/projects` })).status).toBe(201);
-    expect(await projectIds()).toEqual(expect.arrayContaining(["from-own-origin", "from-localhost-page", "from-own-referer"]));
+  it("accepts a change from the server's own pages, by Origin or (without one) by Referer", async ({ server, cookie }) => {
+    expect((await project(server, cookie, "from-own-origin", { origin: ownOrigin(server) })).status).toBe(201);
+    expect((await project(server, cookie, "from-localhost-page", { host: `localhost:${portOf(server)}`, origin: `http://localhost:${portOf(server)}` })).status).toBe(201);
+    expect((await project(server, cookie, "from-own-referer", { referer: `${ownOrigin(server)}/ui/#/projects` })).status).toBe(201);
+    expect(await projectIds(server)).toEqual(expect.arrayContaining(["from-own-origin", "from-localhost-page", "from-own-referer"]));
   });
 
-  it("leaves reads, and requests with key, bearer or session headers, alone", async () => {
+  it("leaves reads, and requests with key, bearer or session headers, alone", async ({ server, alice, cookie }) => {
     expect((await send(server, "/agents/me", { headers: { cookie, origin: "https://attacker.example" } })).status).toBe(200);
     const byKey = await send(server, "/memory", { method: "POST", body: JSON.stringify({ content: "written with keys from elsewhere" }), headers: { ...keys(alice), cookie, origin: "https://attacker.example", "content-type": "application/json" } });
     expect(byKey.status).toBe(201);
@@ -265,11 +266,12 @@ describe("malformed input", () => {
 
 describe("bounded state for unauthenticated callers", () => {
   const CAPACITY = 300;
-  const server = serverForSuite({ RATE_LIMIT_PER_MINUTE: "600" }, { throttleCapacity: CAPACITY });
-  const tables = () => ({ throttle: server.server.runtime.services.throttle.size, limiter: server.server.runtime.services.rateLimiter.size });
+  it.override("serverEnv", { RATE_LIMIT_PER_MINUTE: "600" });
+  it.override("serverOptions", { throttleCapacity: CAPACITY });
+  const tables = (server: TestServer) => ({ throttle: server.server.runtime.services.throttle.size, limiter: server.server.runtime.services.rateLimiter.size });
 
-  it("never remembers a client id that no agent can have", async () => {
-    const before = tables();
+  it("never remembers a client id that no agent can have", async ({ server }) => {
+    const before = tables(server);
     const huge = "j".repeat(100_000);
     for (let index = 0; index < 50; index++) {
       const response = await send(server, "/oauth/token", {
@@ -281,11 +283,11 @@ describe("bounded state for unauthenticated callers", () => {
       const header = await send(server, "/agents/me", { headers: { "x-agent-id": `Not An Id ${index}`, "x-api-key": "x" } });
       expect(header.status).toBe(401);
     }
-    expect(tables()).toEqual(before);
+    expect(tables(server)).toEqual(before);
   });
 
-  it("keeps the throttle table at its capacity however many junk ids arrive, and never a rate bucket for them", async () => {
-    const before = tables();
+  it("keeps the throttle table at its capacity however many junk ids arrive, and never a rate bucket for them", async ({ server }) => {
+    const before = tables(server);
     for (let batch = 0; batch < 10; batch++) {
       await Promise.all(
         Array.from({ length: 100 }, (_, index) =>
@@ -296,29 +298,24 @@ describe("bounded state for unauthenticated callers", () => {
           }).then((response) => expect(response.status).toBe(401)),
         ),
       );
-      expect(tables().throttle).toBeLessThanOrEqual(CAPACITY);
+      expect(tables(server).throttle).toBeLessThanOrEqual(CAPACITY);
     }
-    expect(tables().throttle).toBe(CAPACITY);
-    expect(tables().limiter).toBe(before.limiter);
+    expect(tables(server).throttle).toBe(CAPACITY);
+    expect(tables(server).limiter).toBe(before.limiter);
   });
 });
 
 describe("credential guessing", () => {
-  const server = serverForSuite({ REGISTRATION_KEY: "the-registration-key-0123", RATE_LIMIT_PER_MINUTE: "0" });
   // Created directly: self-registration needs the registration key here, and its failures are under test.
-  const agent = (agentId: string): Credentials => {
+  const agent = (server: TestServer, agentId: string): Credentials => {
     const { api_key } = server.server.runtime.services.agents.create(agentId, null, "agent");
     return { agentId, apiKey: api_key };
   };
-  let alice: Credentials;
-  let bob: Credentials;
-  beforeAll(() => {
-    alice = agent("guess-alice");
-    bob = agent("guess-bob");
-  });
+  const it = test.extend("alice", ({ server }) => agent(server, "guess-alice")).extend("bob", ({ server }) => agent(server, "guess-bob"));
+  it.override("serverEnv", { REGISTRATION_KEY: "the-registration-key-0123", RATE_LIMIT_PER_MINUTE: "0" });
   const ELSEWHERE = "127.0.0.2";
 
-  it("locks a guessed agent id after 20 wrong keys from one address, for that address only", async () => {
+  it("locks a guessed agent id after 20 wrong keys from one address, for that address only", async ({ server, alice, bob }) => {
     for (let attempt = 0; attempt < 20; attempt++) {
       expect((await send(server, "/agents/me", { headers: { ...keys(alice), "x-api-key": `cairn_guess_${attempt}` } })).status).toBe(401);
     }
@@ -336,8 +333,8 @@ describe("credential guessing", () => {
     expect((await send(server, "/agents/me", { headers: keys(alice), localAddress: ELSEWHERE })).status).toBe(200);
   });
 
-  it("locks OAuth secrets the same way, in OAuth's shape", async () => {
-    const carol = agent("guess-carol");
+  it("locks OAuth secrets the same way, in OAuth's shape", async ({ server }) => {
+    const carol = agent(server, "guess-carol");
     const attempt = (secret: string, localAddress?: string) =>
       send(server, "/oauth/token", { method: "POST", ...json({ grant_type: "client_credentials", client_id: carol.agentId, client_secret: secret }), ...(localAddress ? { localAddress } : {}) });
     for (let index = 0; index < 20; index++) expect((await attempt(`wrong-${index}`)).body.error).toBe("invalid_client");
@@ -348,7 +345,7 @@ describe("credential guessing", () => {
     expect((await attempt(carol.apiKey, ELSEWHERE)).status).toBe(200);
   });
 
-  it("locks the registration key after 20 wrong ones from one address", async () => {
+  it("locks the registration key after 20 wrong ones from one address", async ({ server }) => {
     const register = (key: string, agentId: string, localAddress?: string) =>
       send(server, "/agents/register", { method: "POST", body: JSON.stringify({ agent_id: agentId }), headers: { "content-type": "application/json", "x-registration-key": key }, ...(localAddress ? { localAddress } : {}) });
     for (let index = 0; index < 20; index++) expect((await register(`wrong-${index}`, "guessed-in")).status).toBe(401);
@@ -362,9 +359,9 @@ describe("credential guessing", () => {
 });
 
 describe("the UI password", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  it("locks after 20 wrong passwords from one address; the owner elsewhere still signs in", async () => {
+  it("locks after 20 wrong passwords from one address; the owner elsewhere still signs in", async ({ server }) => {
     const login = (password: string, localAddress?: string) =>
       send(server, "/ui/login", { method: "POST", ...json({ password }), ...(localAddress ? { localAddress } : {}) });
     for (let index = 0; index < 20; index++) expect((await login(`guess-${index}`)).status).toBe(401);

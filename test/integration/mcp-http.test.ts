@@ -1,14 +1,14 @@
 import http from "node:http";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { textBodyOf } from "../../src/http/text-body.js";
 import { catalogue } from "../../tools/catalogue.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { it, test } from "../helpers/fixtures.js";
 import { descriptionsIn, mentionsHttp } from "../helpers/http-words.js";
 import { callTool, mcpClient } from "../helpers/mcp.js";
 import { eventually } from "../helpers/wait.js";
-import { startTestServer } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { startTestServer, type Credentials } from "../helpers/server.js";
 
 const INITIALIZE = {
   jsonrpc: "2.0",
@@ -21,22 +21,25 @@ const MCP_HEADERS = { accept: "application/json, text/event-stream", "content-ty
 /** What a search hit carries over MCP unless the call asks for `verbose` (the contract's list). */
 const COMPACT_HIT = ["id", "type", "project", "agent_id", "content", "similarity", "match", "tags", "updated_at"];
 
-
 describe("/mcp over Streamable HTTP", () => {
-  const server = serverForSuite({ DIRECTIVE_WRITERS: "human" });
-  const alice = agentForSuite(server, "mcp-alice");
-  const bob = agentForSuite(server, "mcp-bob");
-  const clients: Client[] = [];
-  const connect = async (as: typeof alice): Promise<Client> => {
-    const client = await mcpClient(server, as);
-    clients.push(client);
-    return client;
-  };
-  afterAll(async () => {
-    for (const client of clients) await client.close();
-  });
+  const it = test
+    .extend("alice", ({ server }) => server.agent("mcp-alice"))
+    .extend("bob", ({ server }) => server.agent("mcp-bob"))
+    // An MCP client to the test's server for an agent; every one is closed after the test.
+    .extend("connect", ({ server }, { onCleanup }) => {
+      const clients: Client[] = [];
+      onCleanup(async () => {
+        for (const client of clients) await client.close();
+      });
+      return async (as: Credentials): Promise<Client> => {
+        const client = await mcpClient(server, as);
+        clients.push(client);
+        return client;
+      };
+    });
+  it.override("serverEnv", { DIRECTIVE_WRITERS: "human" });
 
-  it("refuses a request without credentials with 401 and a challenge: there is no fallback identity", async () => {
+  it("refuses a request without credentials with 401 and a challenge: there is no fallback identity", async ({ server, alice }) => {
     const response = await fetch(new URL("/mcp", server.url), { method: "POST", headers: MCP_HEADERS, body: JSON.stringify(INITIALIZE) });
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toBeTruthy();
@@ -49,7 +52,7 @@ describe("/mcp over Streamable HTTP", () => {
     expect(wrong.status).toBe(401);
   });
 
-  it("refuses a request under a foreign Host or Origin (DNS rebinding) with 403; local tools on another port may connect", async () => {
+  it("refuses a request under a foreign Host or Origin (DNS rebinding) with 403; local tools on another port may connect", async ({ server, alice }) => {
     const port = new URL(server.url).port;
     const headers = { ...MCP_HEADERS, "X-Agent-ID": alice.agentId, "X-API-Key": alice.apiKey };
     // fetch will not send a Host of our choosing; node:http will.
@@ -69,7 +72,7 @@ describe("/mcp over Streamable HTTP", () => {
     expect(local.status).toBe(200);
   });
 
-  it("lists the standard toolset with schemas, annotations and the session routine", async () => {
+  it("lists the standard toolset with schemas, annotations and the session routine", async ({ alice, connect }) => {
     const client = await connect(alice);
     expect(client.getInstructions()).toMatch(/session_start/);
     const { tools } = await client.listTools();
@@ -101,7 +104,7 @@ describe("/mcp over Streamable HTTP", () => {
     expect(JSON.stringify({ tools }).length / 4).toBeLessThan(6000);
   });
 
-  it("runs the primitives as tools with structured results, under the caller's identity", async () => {
+  it("runs the primitives as tools with structured results, under the caller's identity", async ({ alice, bob, connect }) => {
     const client = await connect(alice);
     const written = await callTool<{ id: string; agent_id: string }>(client, "memory_write", { content: "MCP note: the build cache lives in /var/cache/ci", tags: ["ci"] });
     expect(written.isError).toBe(false);
@@ -125,7 +128,7 @@ describe("/mcp over Streamable HTTP", () => {
     expect(inbox.structured.items.map((message) => message.body)).toContain("hello over MCP");
   });
 
-  it("speaks MCP, not HTTP, in its instructions, tools, resources and prompts", async () => {
+  it("speaks MCP, not HTTP, in its instructions, tools, resources and prompts", async ({ alice, connect }) => {
     const client = await connect(alice);
     const { tools } = await client.listTools();
     const { resources } = await client.listResources();
@@ -140,7 +143,7 @@ describe("/mcp over Streamable HTTP", () => {
     expect(texts.filter(mentionsHttp)).toEqual([]);
   });
 
-  it("returns compact search hits unless the call asks for verbose ones", async () => {
+  it("returns compact search hits unless the call asks for verbose ones", async ({ server, alice, connect }) => {
     const client = await connect(alice);
     await callTool(client, "memory_write", { content: "Compact hits: the staging database is rebuilt every Sunday night", tags: ["staging"] });
     const query = "when is the staging database rebuilt";
@@ -162,7 +165,7 @@ describe("/mcp over Streamable HTTP", () => {
     expect(wrong).toMatchObject({ isError: true, structured: { code: "VALIDATION_FAILED", errors: [{ path: "verbose" }] } });
   });
 
-  it("returns refusals as isError results with REST's detail and code", async () => {
+  it("returns refusals as isError results with REST's detail and code", async ({ bob, connect }) => {
     const client = await connect(bob);
     const directive = await callTool<{ detail: string; code: string }>(client, "memory_write", { content: "always use tabs", type: "directive" });
     expect(directive.isError).toBe(true);
@@ -175,7 +178,7 @@ describe("/mcp over Streamable HTTP", () => {
     expect(missing.structured.code).toBe("NOT_FOUND");
   });
 
-  it("acts once for a retried tool call carrying an idempotency key in _meta, as REST does for the header", async () => {
+  it("acts once for a retried tool call carrying an idempotency key in _meta, as REST does for the header", async ({ server, alice, connect }) => {
     const client = await connect(alice);
     const call = (args: Record<string, unknown>, key: unknown) => client.callTool({ name: "task_create", arguments: args, _meta: { idempotency_key: key } });
     const first = await call({ title: "created once however often it is retried" }, "mcp-retry-1");
@@ -210,7 +213,7 @@ describe("/mcp over Streamable HTTP", () => {
     expect(twice.body.filter((task) => task.title === "no key, twice")).toHaveLength(2);
   });
 
-  it("waits with wait_for, returning the event or null at the timeout", async () => {
+  it("waits with wait_for, returning the event or null at the timeout", async ({ server, alice, bob, connect }) => {
     const client = await connect(alice);
     const quiet = await callTool<{ result: null }>(client, "wait_for", { types: ["never.happens"], timeout: 1 });
     expect(quiet).toMatchObject({ isError: false, structured: { result: null } });
@@ -227,7 +230,7 @@ describe("/mcp over Streamable HTTP", () => {
     expect((await waiting).structured.result.type).toBe("message.received");
   });
 
-  it("offers inbox, directives and handoff as resources, and says when the inbox changes", async () => {
+  it("offers inbox, directives and handoff as resources, and says when the inbox changes", async ({ server, alice, bob, connect }) => {
     const client = await connect(alice);
     const updates: string[] = [];
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
@@ -238,10 +241,13 @@ describe("/mcp over Streamable HTTP", () => {
     const inbox = async (): Promise<{ body: string }[]> =>
       JSON.parse(((await client.readResource({ uri: "cairn://inbox" })).contents[0] as { text: string }).text) as { body: string }[];
     await client.subscribeResource({ uri: "cairn://inbox" });
-    // A message between others changes nothing alice can see: no notification.
+    await client.subscribeResource({ uri: "cairn://directives" });
+    // A message between others changes nothing alice can see: no notification. A new directive,
+    // which she does see, comes after it: once its notification is in, one for the message would be too.
     await server.request("/messages", { as: bob, body: { to: server.owner.agentId, body: "not for alice" } });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(updates).toEqual([]);
+    await server.request("/memory", { as: server.owner, body: { content: "Answer every message within a day", type: "directive", project: null } });
+    expect(await eventually(() => updates.includes("cairn://directives"), 5000)).toBe(true);
+    expect(updates).toEqual(["cairn://directives"]);
     await server.request("/messages", { as: bob, body: { to: alice.agentId, body: "resource ping" } });
     expect(await eventually(() => updates.includes("cairn://inbox"), 5000)).toBe(true);
     expect((await inbox()).map((message) => message.body)).toContain("resource ping");
@@ -250,7 +256,7 @@ describe("/mcp over Streamable HTTP", () => {
     await expect(client.readResource({ uri: "cairn://elsewhere" })).rejects.toThrow();
   });
 
-  it("offers start_session and end_session prompts", async () => {
+  it("offers start_session and end_session prompts", async ({ alice, connect }) => {
     const client = await connect(alice);
     const { prompts } = await client.listPrompts();
     expect(prompts.map((prompt) => prompt.name)).toEqual(["start_session", "end_session"]);
@@ -260,7 +266,7 @@ describe("/mcp over Streamable HTTP", () => {
     expect(JSON.stringify(end.messages)).toContain("session_handoff");
   });
 
-  it("keeps a session to the agent that opened it: another agent presenting its id gets 404", async () => {
+  it("keeps a session to the agent that opened it: another agent presenting its id gets 404", async ({ server, alice, bob }) => {
     const opened = await fetch(new URL("/mcp", server.url), {
       method: "POST",
       headers: { ...MCP_HEADERS, "X-Agent-ID": alice.agentId, "X-API-Key": alice.apiKey },

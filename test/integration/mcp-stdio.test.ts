@@ -4,12 +4,12 @@ import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { afterAll, describe, expect, it } from "vitest";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, describe, expect } from "vitest";
+import { it, test } from "../helpers/fixtures.js";
 import { callTool } from "../helpers/mcp.js";
 import { eventually } from "../helpers/wait.js";
-import { tempDir, testEnv, type Credentials } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { tempDir, testEnv, type Credentials, type TestServer } from "../helpers/server.js";
 
 const CLI = resolve(import.meta.dirname, "../../dist/src/cli.js");
 
@@ -54,19 +54,25 @@ const freePort = (): Promise<number> =>
   });
 
 describe("cairn mcp (stdio)", () => {
-  const server = serverForSuite({ DIRECTIVE_WRITERS: "human" });
   /** Open MCP sessions on the server, as its metrics report them. */
-  const openSessions = async (): Promise<number> => {
+  const openSessions = async (server: TestServer): Promise<number> => {
     const text = (await server.request<string>("/metrics", { as: server.owner })).text;
     return Number(/^cairn_mcp_sessions_open (\d+)/m.exec(text)?.[1] ?? Number.NaN);
   };
-  const agent = agentForSuite(server, "stdio-agent");
-  const clients: Client[] = [];
-  afterAll(async () => {
-    for (const client of clients) await client.close();
-  });
+  const it = test
+    .extend("agent", ({ server }) => server.agent("stdio-agent"))
+    // The bridges a test starts, each closed after it.
+    // eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from its first parameter, which must be a pattern
+    .extend("clients", ({}, { onCleanup }) => {
+      const clients: Client[] = [];
+      onCleanup(async () => {
+        for (const client of clients) await client.close();
+      });
+      return clients;
+    });
+  it.override("serverEnv", { DIRECTIVE_WRITERS: "human" });
 
-  it("lists the server's tools and runs them as the configured agent", async () => {
+  it("lists the server's tools and runs them as the configured agent", async ({ server, agent, clients }) => {
     const client = await bridge(bridgeEnv(server.url, agent));
     clients.push(client);
     expect(client.getInstructions()).toMatch(/session_handoff/);
@@ -81,7 +87,7 @@ describe("cairn mcp (stdio)", () => {
     expect(refused.structured).toEqual({ detail: "directive writes require elevated permission", code: "FORBIDDEN" });
   });
 
-  it("carries resources, their update notifications and prompts", async () => {
+  it("carries resources, their update notifications and prompts", async ({ server, agent, clients }) => {
     const client = await bridge(bridgeEnv(server.url, agent));
     clients.push(client);
     const updates: string[] = [];
@@ -96,7 +102,7 @@ describe("cairn mcp (stdio)", () => {
     expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toContain("end_session");
   });
 
-  it("says on stderr, not stdout, what is missing or wrong, and exits non-zero", async () => {
+  it("says on stderr, not stdout, what is missing or wrong, and exits non-zero", async ({ server, agent }) => {
     const missing = await run(["mcp"], bridgeEnv(server.url, null));
     expect(missing.code).toBe(2);
     expect(missing.stdout).toBe("");
@@ -110,7 +116,7 @@ describe("cairn mcp (stdio)", () => {
     expect(remote.stderr).toMatch(/no Cairn server answers at http:\/\/192\.0\.2\.1:9/);
   });
 
-  it("lists the tool set MCP_TOOLSET names in its own environment", async () => {
+  it("lists the tool set MCP_TOOLSET names in its own environment", async ({ server, agent, clients }) => {
     const core = await bridge(bridgeEnv(server.url, agent, { MCP_TOOLSET: "core" }));
     const all = await bridge(bridgeEnv(server.url, agent, { MCP_TOOLSET: "all" }));
     const standard = await bridge(bridgeEnv(server.url, agent));
@@ -128,10 +134,10 @@ describe("cairn mcp (stdio)", () => {
     expect(wrong.stderr).toMatch(/MCP_TOOLSET/);
   });
 
-  it("exits when its standard input closes, ending its session on the server, so bridges never lock an agent out", async () => {
+  it("exits when its standard input closes, ending its session on the server, so bridges never lock an agent out", async ({ server, clients }) => {
     const cycler = await server.agent("stdio-cycler");
     const env = bridgeEnv(server.url, cycler);
-    const before = await openSessions();
+    const before = await openSessions(server);
     for (let cycle = 0; cycle < 40; cycle++) {
       const child = spawn(process.execPath, [CLI, "mcp"], { env, stdio: ["pipe", "pipe", "pipe"] });
       const exited = new Promise<number | null>((resolveExit) => child.on("exit", (code) => resolveExit(code)));
@@ -150,7 +156,7 @@ describe("cairn mcp (stdio)", () => {
       child.stdin.end();
       expect(await exited).toBe(0);
     }
-    expect(await openSessions()).toBe(before);
+    expect(await openSessions(server)).toBe(before);
     const client = await bridge(env);
     clients.push(client);
     expect((await callTool<{ agent_id: string }>(client, "agent_me")).structured.agent_id).toBe("stdio-cycler");

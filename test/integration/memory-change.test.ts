@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import { eventsOf, ids, list, patch, read, searchHits, UNKNOWN_ID, write, type EventRecord, type MemoryEntry } from "../helpers/memory.js";
 import { RFC3339_MS, type ErrorBody, type TestServer } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 import { afterMillisecond, eventually } from "../helpers/wait.js";
 
 /** Changing memory, black box: PATCH, DELETE, bulk delete, expiry (CONTRACT §3). */
@@ -11,25 +11,25 @@ async function eventsAbout(server: TestServer, type: string, memoryId: string): 
 }
 
 describe("updating an entry with PATCH", () => {
-  const server = serverForSuite();
-  const author = agentForSuite(server, "author");
-  const stranger = agentForSuite(server, "stranger");
+  const it = test
+    .extend("author", ({ server }) => server.agent("author"))
+    .extend("stranger", ({ server }) => server.agent("stranger"));
 
-  it("applies a change with a matching quoted If-Match and answers 200 with version + 1", async () => {
+  it("applies a change with a matching quoted If-Match and answers 200 with version + 1", async ({ server, author }) => {
     const entry = await write(server, author, { content: "If-Match quoted original" });
     const response = await patch(server, author, entry.id, { content: "If-Match quoted revised" }, { "If-Match": '"1"' });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ id: entry.id, content: "If-Match quoted revised", version: 2 });
   });
 
-  it("accepts If-Match without quotes", async () => {
+  it("accepts If-Match without quotes", async ({ server, author }) => {
     const entry = await write(server, author, { content: "If-Match bare original" });
     const response = await patch(server, author, entry.id, { tags: ["bare"] }, { "If-Match": "1" });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ tags: ["bare"], version: 2 });
   });
 
-  it("answers a stale If-Match with 412 and current_version, changing nothing", async () => {
+  it("answers a stale If-Match with 412 and current_version, changing nothing", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Stale original" });
     await patch(server, author, entry.id, { content: "Stale first revision" });
     const response = await patch<ErrorBody>(server, author, entry.id, { content: "Stale lost update" }, { "If-Match": '"1"' });
@@ -40,7 +40,7 @@ describe("updating an entry with PATCH", () => {
     expect(current.headers.get("etag")).toBe('"2"');
   });
 
-  it("lets exactly one of two concurrent PATCHes with the same If-Match win", async () => {
+  it("lets exactly one of two concurrent PATCHes with the same If-Match win", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Concurrent edit original" });
     const [left, right] = await Promise.all([
       patch<ErrorBody>(server, author, entry.id, { content: "Concurrent edit left" }, { "If-Match": '"1"' }),
@@ -54,7 +54,7 @@ describe("updating an entry with PATCH", () => {
     expect(current.body.content).toBe(left.status === 200 ? "Concurrent edit left" : "Concurrent edit right");
   });
 
-  it("answers an unparsable If-Match with 400, changing nothing", async () => {
+  it("answers an unparsable If-Match with 400, changing nothing", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Garbage If-Match original" });
     const response = await patch<ErrorBody>(server, author, entry.id, { content: "Garbage If-Match revised" }, { "If-Match": "banana" });
     expect(response.status).toBe(400);
@@ -62,7 +62,7 @@ describe("updating an entry with PATCH", () => {
     expect((await read(server, author, entry.id)).body).toMatchObject({ content: "Garbage If-Match original", version: 1 });
   });
 
-  it("rejects unknown fields with 422", async () => {
+  it("rejects unknown fields with 422", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Unknown field original" });
     const response = await patch<ErrorBody>(server, author, entry.id, { colour: "blue" });
     expect(response.status).toBe(422);
@@ -72,7 +72,7 @@ describe("updating an entry with PATCH", () => {
     expect((await read(server, author, entry.id)).body.version).toBe(1);
   });
 
-  it("answers an empty body with 200 and the entry unchanged", async () => {
+  it("answers an empty body with 200 and the entry unchanged", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Empty patch original" });
     const response = await patch(server, author, entry.id, {});
     expect(response.status).toBe(200);
@@ -80,14 +80,14 @@ describe("updating an entry with PATCH", () => {
     expect(await eventsAbout(server, "memory.updated", entry.id)).toEqual([]);
   });
 
-  it("does not bump the version when the patch repeats the current values", async () => {
+  it("does not bump the version when the patch repeats the current values", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Same values original", tags: ["same"], confidence: 0.5 });
     const response = await patch(server, author, entry.id, { content: "Same values original", tags: ["same"], confidence: 0.5 });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ version: 1, updated_at: entry.updated_at });
   });
 
-  it("bumps version and updated_at on a real change and emits memory.updated", async () => {
+  it("bumps version and updated_at on a real change and emits memory.updated", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Real change original", confidence: 0.5 });
     await afterMillisecond(entry.updated_at);
     const response = await patch(server, author, entry.id, { confidence: 0.8, tags: ["changed"] });
@@ -99,7 +99,7 @@ describe("updating an entry with PATCH", () => {
     expect(events[0]).toMatchObject({ agent_id: "author", payload: { memory_id: entry.id, version: 2 } });
   });
 
-  it("re-embeds changed content so search finds the new wording", async () => {
+  it("re-embeds changed content so search finds the new wording", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Alpha wording about marmalade recipes" });
     await patch(server, author, entry.id, { content: "Beta wording about quantum tunnelling" });
     const hits = await searchHits(server, author, "Beta wording about quantum tunnelling");
@@ -116,7 +116,7 @@ describe("updating an entry with PATCH", () => {
     expect(byNewWord?.match).toBe("both");
   });
 
-  it("lets the owner role and the archivist change another agent's entry", async () => {
+  it("lets the owner role and the archivist change another agent's entry", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Edited by others" });
     const byOwner = await patch(server, server.owner, entry.id, { tags: ["owner-edit"] });
     expect(byOwner.status).toBe(200);
@@ -126,7 +126,7 @@ describe("updating an entry with PATCH", () => {
     expect(byArchivist.body).toMatchObject({ version: 3, tags: ["owner-edit"], confidence: 0.3 });
   });
 
-  it("refuses a change by another agent with 403", async () => {
+  it("refuses a change by another agent with 403", async ({ server, author, stranger }) => {
     const entry = await write(server, author, { content: "Not yours to edit" });
     const response = await patch<ErrorBody>(server, stranger, entry.id, { content: "Vandalised" });
     expect(response.status).toBe(403);
@@ -134,48 +134,48 @@ describe("updating an entry with PATCH", () => {
     expect((await read(server, author, entry.id)).body).toMatchObject({ content: "Not yours to edit", version: 1 });
   });
 
-  it("answers 404 for another agent's private entry and for an unknown id", async () => {
+  it("answers 404 for another agent's private entry and for an unknown id", async ({ server, author, stranger }) => {
     const entry = await write(server, author, { content: "Private, not patchable by others", scope: "agent" });
     expect((await patch(server, stranger, entry.id, { content: "x" })).status).toBe(404);
     expect((await patch(server, server.owner, entry.id, { content: "x" })).status).toBe(404);
     expect((await patch(server, author, UNKNOWN_ID, { content: "x" })).status).toBe(404);
   });
 
-  it("accepts an id prefix", async () => {
+  it("accepts an id prefix", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Patched by prefix" });
     const response = await patch(server, author, entry.id.slice(0, 8), { tags: ["prefix"] });
     expect(response.status).toBe(200);
     expect(response.body.id).toBe(entry.id);
   });
 
-  it("refuses to move an entry into a project the agent is not a member of with 403", async () => {
+  it("refuses to move an entry into a project the agent is not a member of with 403", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Moving projects" });
     const response = await patch<ErrorBody>(server, author, entry.id, { project: "p1" });
     expect(response.status).toBe(403);
     expect(response.body.detail).toBe("not a member of this project");
   });
 
-  it("rejects an expires_at in the past with 422", async () => {
+  it("rejects an expires_at in the past with 422", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Expiry in the past by patch" });
     const response = await patch<ErrorBody>(server, author, entry.id, { expires_at: "2001-01-01T00:00:00Z" });
     expect(response.status).toBe(422);
   });
 
-  it("refuses to turn a memory into a directive with 422, even for a directive writer", async () => {
+  it("refuses to turn a memory into a directive with 422, even for a directive writer", async ({ server }) => {
     const entry = await write(server, server.owner, { content: "Owner memory, not a directive" });
     const response = await patch<ErrorBody>(server, server.owner, entry.id, { type: "directive" });
     expect(response.status).toBe(422);
     expect((await read(server, server.owner, entry.id)).body.type).toBe("memory");
   });
 
-  it("refuses to turn a directive into another type with 422", async () => {
+  it("refuses to turn a directive into another type with 422", async ({ server }) => {
     const directive = await write(server, server.owner, { content: "Owner directive stays a directive", type: "directive" });
     const response = await patch<ErrorBody>(server, server.owner, directive.id, { type: "memory" });
     expect(response.status).toBe(422);
     expect((await read(server, server.owner, directive.id)).body.type).toBe("directive");
   });
 
-  it("allows changing between the other types", async () => {
+  it("allows changing between the other types", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Memory promoted to doc" });
     const response = await patch(server, author, entry.id, { type: "doc" });
     expect(response.status).toBe(200);
@@ -184,18 +184,19 @@ describe("updating an entry with PATCH", () => {
 });
 
 describe("who may change a directive (DIRECTIVE_WRITERS=human,alice)", () => {
-  const server = serverForSuite({ DIRECTIVE_WRITERS: "human,alice" });
-  const alice = agentForSuite(server, "alice");
-  const bob = agentForSuite(server, "bob");
+  const it = test
+    .extend("alice", ({ server }) => server.agent("alice"))
+    .extend("bob", ({ server }) => server.agent("bob"));
+  it.override("serverEnv", { DIRECTIVE_WRITERS: "human,alice" });
 
-  it("lets the author of a directive patch it", async () => {
+  it("lets the author of a directive patch it", async ({ server, alice }) => {
     const directive = await write(server, alice, { content: "Alice directive v1", type: "directive" });
     const response = await patch(server, alice, directive.id, { content: "Alice directive v2" });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ content: "Alice directive v2", version: 2, type: "directive", confidence: 1 });
   });
 
-  it("refuses a PATCH of a directive by anyone but its author, the owner role included, with 403", async () => {
+  it("refuses a PATCH of a directive by anyone but its author, the owner role included, with 403", async ({ server, alice, bob }) => {
     const directive = await write(server, alice, { content: "Alice directive guarded", type: "directive" });
     for (const caller of [server.owner, server.archivist, bob]) {
       const response = await patch<ErrorBody>(server, caller, directive.id, { content: "Overridden" });
@@ -205,7 +206,7 @@ describe("who may change a directive (DIRECTIVE_WRITERS=human,alice)", () => {
     expect((await read(server, alice, directive.id)).body).toMatchObject({ content: "Alice directive guarded", version: 1 });
   });
 
-  it("refuses a DELETE of a directive by anyone but its author with 403", async () => {
+  it("refuses a DELETE of a directive by anyone but its author with 403", async ({ server, alice, bob }) => {
     const directive = await write(server, alice, { content: "Alice directive undeletable by others", type: "directive" });
     for (const caller of [server.owner, server.archivist, bob]) {
       const response = await server.request<ErrorBody>(`/memory/${directive.id}`, { as: caller, method: "DELETE" });
@@ -215,14 +216,14 @@ describe("who may change a directive (DIRECTIVE_WRITERS=human,alice)", () => {
     expect((await server.request(`/memory/${directive.id}`, { as: alice, method: "DELETE" })).status).toBe(204);
   });
 
-  it("lets the owner patch its own directive", async () => {
+  it("lets the owner patch its own directive", async ({ server }) => {
     const directive = await write(server, server.owner, { content: "Owner directive v1", type: "directive" });
     const response = await patch(server, server.owner, directive.id, { content: "Owner directive v2" });
     expect(response.status).toBe(200);
     expect(response.body.version).toBe(2);
   });
 
-  it("lets the archivist patch a non-directive memory but not a directive", async () => {
+  it("lets the archivist patch a non-directive memory but not a directive", async ({ server }) => {
     const memory = await write(server, server.owner, { content: "Owner memory the archivist may tidy" });
     expect((await patch(server, server.archivist, memory.id, { tags: ["tidied"] })).status).toBe(200);
     const directive = await write(server, server.owner, { content: "Owner directive the archivist may not touch", type: "directive" });
@@ -233,11 +234,11 @@ describe("who may change a directive (DIRECTIVE_WRITERS=human,alice)", () => {
 });
 
 describe("deleting entries", () => {
-  const server = serverForSuite();
-  const author = agentForSuite(server, "author");
-  const stranger = agentForSuite(server, "stranger");
+  const it = test
+    .extend("author", ({ server }) => server.agent("author"))
+    .extend("stranger", ({ server }) => server.agent("stranger"));
 
-  it("answers 204 and hides the entry from get, list and search", async () => {
+  it("answers 204 and hides the entry from get, list and search", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Doomed entry about pelicans" });
     const response = await server.request(`/memory/${entry.id}`, { as: author, method: "DELETE" });
     expect(response.status).toBe(204);
@@ -248,7 +249,7 @@ describe("deleting entries", () => {
     expect((await searchHits(server, author, "pelicans")).map((hit) => hit.id)).not.toContain(entry.id);
   });
 
-  it("reports a deleted entry in delta as a tombstone {id, deleted_at, updated_at, version}", async () => {
+  it("reports a deleted entry in delta as a tombstone {id, deleted_at, updated_at, version}", async ({ server, author }) => {
     const since = new Date(Date.now() - 1000).toISOString();
     const entry = await write(server, author, { content: "Entry that becomes a tombstone" });
     await patch(server, author, entry.id, { tags: ["v2"] });
@@ -261,7 +262,7 @@ describe("deleting entries", () => {
     expect(tombstone?.deleted_at).toMatch(RFC3339_MS);
   });
 
-  it("emits memory.deleted", async () => {
+  it("emits memory.deleted", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Entry whose deletion is an event" });
     await server.request(`/memory/${entry.id}`, { as: author, method: "DELETE" });
     const events = await eventsAbout(server, "memory.deleted", entry.id);
@@ -269,14 +270,14 @@ describe("deleting entries", () => {
     expect(events[0]).toMatchObject({ type: "memory.deleted", agent_id: "author", payload: { memory_id: entry.id } });
   });
 
-  it("answers 404 for a second delete and for an unknown id", async () => {
+  it("answers 404 for a second delete and for an unknown id", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Deleted twice" });
     expect((await server.request(`/memory/${entry.id}`, { as: author, method: "DELETE" })).status).toBe(204);
     expect((await server.request(`/memory/${entry.id}`, { as: author, method: "DELETE" })).status).toBe(404);
     expect((await server.request(`/memory/${UNKNOWN_ID}`, { as: author, method: "DELETE" })).status).toBe(404);
   });
 
-  it("follows the PATCH permission rules: another agent 403, the owner role and the archivist allowed", async () => {
+  it("follows the PATCH permission rules: another agent 403, the owner role and the archivist allowed", async ({ server, author, stranger }) => {
     const entry = await write(server, author, { content: "Deletable by owner" });
     const refused = await server.request<ErrorBody>(`/memory/${entry.id}`, { as: stranger, method: "DELETE" });
     expect(refused.status).toBe(403);
@@ -286,14 +287,14 @@ describe("deleting entries", () => {
     expect((await server.request(`/memory/${other.id}`, { as: server.archivist, method: "DELETE" })).status).toBe(204);
   });
 
-  it("answers 404 when another agent deletes a private entry", async () => {
+  it("answers 404 when another agent deletes a private entry", async ({ server, author, stranger }) => {
     const entry = await write(server, author, { content: "Private, not deletable by others", scope: "agent" });
     expect((await server.request(`/memory/${entry.id}`, { as: stranger, method: "DELETE" })).status).toBe(404);
     expect((await server.request(`/memory/${entry.id}`, { as: server.owner, method: "DELETE" })).status).toBe(404);
     expect((await read(server, author, entry.id)).status).toBe(200);
   });
 
-  it("bulk-deletes with 200 {deleted, skipped}, giving a reason for each skipped id", async () => {
+  it("bulk-deletes with 200 {deleted, skipped}, giving a reason for each skipped id", async ({ server, author, stranger }) => {
     const mine = await write(server, author, { content: "Bulk mine one" });
     const mineToo = await write(server, author, { content: "Bulk mine two" });
     const theirs = await write(server, stranger, { content: "Bulk theirs" });
@@ -320,7 +321,7 @@ describe("deleting entries", () => {
     expect(await eventsAbout(server, "memory.deleted", theirs.id)).toHaveLength(0);
   });
 
-  it("rejects a bulk delete without ids with 422", async () => {
+  it("rejects a bulk delete without ids with 422", async ({ server, author }) => {
     const response = await server.request("/memory", { as: author, method: "DELETE", body: { ids: [] } });
     expect(response.status).toBe(422);
   });
@@ -328,10 +329,10 @@ describe("deleting entries", () => {
 
 describe("expiring entries", () => {
   // No background jobs: whatever hides an expired entry here is the read path, not the sweeper.
-  const server = serverForSuite({}, { jobs: false });
-  const author = agentForSuite(server, "expiring-author");
+  const it = test.extend("author", ({ server }) => server.agent("expiring-author"));
+  it.override("serverOptions", { jobs: false });
 
-  it("rejects an expires_at in the past with 422", async () => {
+  it("rejects an expires_at in the past with 422", async ({ server, author }) => {
     const response = await server.request<ErrorBody>("/memory", {
       as: author,
       body: { content: "Already expired", expires_at: new Date(Date.now() - 60_000).toISOString() },
@@ -340,7 +341,7 @@ describe("expiring entries", () => {
     expect(response.body.errors?.map((error) => error.path)).toContain("expires_at");
   });
 
-  it("normalises expires_at to UTC with milliseconds", async () => {
+  it("normalises expires_at to UTC with milliseconds", async ({ server, author }) => {
     const inAnHour = new Date(Date.now() + 3600_000);
     inAnHour.setUTCMilliseconds(0);
     const offset = inAnHour.toISOString().replace(".000Z", "+00:00");
@@ -348,7 +349,7 @@ describe("expiring entries", () => {
     expect(entry.expires_at).toBe(inAnHour.toISOString());
   });
 
-  it("hides an entry from get, list and search as soon as expires_at has passed, before any sweep", async () => {
+  it("hides an entry from get, list and search as soon as expires_at has passed, before any sweep", async ({ server, author }) => {
     const since = new Date(Date.now() - 1000).toISOString();
     const expiresAt = new Date(Date.now() + 1500).toISOString();
     const entry = await write(server, author, { content: "Ephemeral note about flamingos", expires_at: expiresAt });
@@ -366,7 +367,7 @@ describe("expiring entries", () => {
     expect(await eventsAbout(server, "memory.deleted", entry.id)).toEqual([]);
   });
 
-  it("does not count an expired entry as a duplicate", async () => {
+  it("does not count an expired entry as a duplicate", async ({ server, author }) => {
     const content = "Expiring duplicate candidate";
     const entry = await write(server, author, { content, expires_at: new Date(Date.now() + 1000).toISOString() });
     expect(await eventually(async () => (await read(server, author, entry.id)).status === 404)).toBe(true);
@@ -377,10 +378,10 @@ describe("expiring entries", () => {
 });
 
 describe("the expiry sweeper", () => {
-  const server = serverForSuite({}, { sweepIntervalMs: 200 });
-  const author = agentForSuite(server, "swept-author");
+  const it = test.extend("author", ({ server }) => server.agent("swept-author"));
+  it.override("serverOptions", { sweepIntervalMs: 200 });
 
-  it("soft-deletes an expired entry and emits memory.deleted with reason expired", async () => {
+  it("soft-deletes an expired entry and emits memory.deleted with reason expired", async ({ server, author }) => {
     const since = new Date(Date.now() - 1000).toISOString();
     const entry = await write(server, author, { content: "Short-lived entry", expires_at: new Date(Date.now() + 1500).toISOString() });
     const swept = await eventually(async () => (await eventsAbout(server, "memory.deleted", entry.id)).length > 0);
@@ -394,7 +395,7 @@ describe("the expiry sweeper", () => {
     expect(Object.keys(tombstone ?? {}).sort()).toEqual(["deleted_at", "id", "updated_at", "version"]);
   });
 
-  it("leaves entries that have not expired alone", async () => {
+  it("leaves entries that have not expired alone", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Long-lived entry", expires_at: new Date(Date.now() + 3600_000).toISOString() });
     const other = await write(server, author, { content: "Sweep marker", expires_at: new Date(Date.now() + 600).toISOString() });
     expect(await eventually(async () => (await eventsAbout(server, "memory.deleted", other.id)).length > 0)).toBe(true);

@@ -1,4 +1,5 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect } from "vitest";
+import { it, test } from "../helpers/fixtures.js";
 import { createProject, ids, list, patch, searchHits, UNKNOWN_ID, write, type MemoryEntry } from "../helpers/memory.js";
 import type { Credentials, ErrorBody, Response, TestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
@@ -17,12 +18,12 @@ async function delta(server: TestServer, as: Credentials, query: string): Promis
 const EPOCH = "since=2000-01-01T00:00:00.000Z";
 
 describe("reading one entry", () => {
-  const server = serverForSuite();
-  const author = agentForSuite(server, "author");
-  const reader = agentForSuite(server, "reader");
-  const secondReader = agentForSuite(server, "second-reader");
+  const it = test
+    .extend("author", ({ server }) => server.agent("author"))
+    .extend("reader", ({ server }) => server.agent("reader"))
+    .extend("secondReader", ({ server }) => server.agent("second-reader"));
 
-  it("returns the entry with ETag set to its quoted version", async () => {
+  it("returns the entry with ETag set to its quoted version", async ({ server, author, reader }) => {
     const entry = await write(server, author, { content: "ETag check entry" });
     const response = await server.request<MemoryEntry>(`/memory/${entry.id}`, { as: reader });
     expect(response.status).toBe(200);
@@ -32,7 +33,7 @@ describe("reading one entry", () => {
     expect(response.body).not.toHaveProperty("deleted_at");
   });
 
-  it("counts each read by another agent in read_count and each such agent once in distinct_readers", async () => {
+  it("counts each read by another agent in read_count and each such agent once in distinct_readers", async ({ server, author, reader, secondReader }) => {
     const entry = await write(server, author, { content: "Read counting entry" });
     const first = await server.request<MemoryEntry>(`/memory/${entry.id}`, { as: reader });
     expect(first.body).toMatchObject({ read_count: 1, distinct_readers: 1 });
@@ -42,7 +43,7 @@ describe("reading one entry", () => {
     expect(third.body).toMatchObject({ read_count: 3, distinct_readers: 2 });
   });
 
-  it("does not count reads by the author or the archivist", async () => {
+  it("does not count reads by the author or the archivist", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Uncounted reads entry" });
     await server.request(`/memory/${entry.id}`, { as: author });
     await server.request(`/memory/${entry.id}`, { as: server.archivist });
@@ -50,14 +51,14 @@ describe("reading one entry", () => {
     expect(byAuthor.body).toMatchObject({ read_count: 0, distinct_readers: 0 });
   });
 
-  it("counts a read by the owner role like any other agent's", async () => {
+  it("counts a read by the owner role like any other agent's", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Owner read entry" });
     await server.request(`/memory/${entry.id}`, { as: server.owner });
     const byAuthor = await server.request<MemoryEntry>(`/memory/${entry.id}`, { as: author });
     expect(byAuthor.body).toMatchObject({ read_count: 1, distinct_readers: 1 });
   });
 
-  it("does not change version or updated_at when an entry is read", async () => {
+  it("does not change version or updated_at when an entry is read", async ({ server, author, reader }) => {
     const entry = await write(server, author, { content: "Reads leave versions alone" });
     await server.request(`/memory/${entry.id}`, { as: reader });
     const after = await server.request<MemoryEntry>(`/memory/${entry.id}`, { as: author });
@@ -65,7 +66,7 @@ describe("reading one entry", () => {
     expect(after.body.updated_at).toBe(entry.updated_at);
   });
 
-  it("accepts a unique id prefix of 6 or more hex characters", async () => {
+  it("accepts a unique id prefix of 6 or more hex characters", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Prefix lookup entry" });
     for (const prefix of [entry.id.slice(0, 6), entry.id.slice(0, 8), entry.id.slice(0, 13), entry.id.toUpperCase()]) {
       const response = await server.request<MemoryEntry>(`/memory/${prefix}`, { as: author });
@@ -74,21 +75,21 @@ describe("reading one entry", () => {
     }
   });
 
-  it("rejects an id prefix shorter than 6 characters with 422", async () => {
+  it("rejects an id prefix shorter than 6 characters with 422", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Short prefix entry" });
     const response = await server.request<ErrorBody>(`/memory/${entry.id.slice(0, 5)}`, { as: author });
     expect(response.status).toBe(422);
     expect(response.body.code).toBe("VALIDATION_FAILED");
   });
 
-  it("answers 404 for an unknown id", async () => {
+  it("answers 404 for an unknown id", async ({ server, author }) => {
     const response = await server.request<ErrorBody>(`/memory/${UNKNOWN_ID}`, { as: author });
     expect(response.status).toBe(404);
     expect(response.body.code).toBe("NOT_FOUND");
     expect(response.body.detail).toMatch(/^[a-z]/);
   });
 
-  it("adds the embedding as an array of numbers with include_embedding=true", async () => {
+  it("adds the embedding as an array of numbers with include_embedding=true", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Embedding on read" });
     const response = await server.request<MemoryEntry>(`/memory/${entry.id}?include_embedding=true`, { as: author });
     expect(response.status).toBe(200);
@@ -451,10 +452,9 @@ describe("memory delta", () => {
 });
 
 describe("setting a headline", () => {
-  const server = serverForSuite();
-  const author = agentForSuite(server, "headline-author");
+  const it = test.extend("author", ({ server }) => server.agent("headline-author"));
 
-  it("lets the archivist set a headline without changing version or updated_at", async () => {
+  it("lets the archivist set a headline without changing version or updated_at", async ({ server, author }) => {
     const entry = await write(server, author, { content: "A long entry about the caching strategy that deserves a headline" });
     const response = await server.request<MemoryEntry>(`/memory/${entry.id}/headline`, {
       as: server.archivist,
@@ -468,7 +468,7 @@ describe("setting a headline", () => {
     expect(read.headers.get("etag")).toBe('"1"');
   });
 
-  it("refuses a headline from anyone but the archivist with 403, the author and the owner included", async () => {
+  it("refuses a headline from anyone but the archivist with 403, the author and the owner included", async ({ server, author }) => {
     const entry = await write(server, author, { content: "Entry whose headline others try to set" });
     for (const caller of [author, server.owner, await server.agent("headline-other")]) {
       const response = await server.request<ErrorBody>(`/memory/${entry.id}/headline`, {
@@ -483,7 +483,7 @@ describe("setting a headline", () => {
     expect(read.body.headline).toBeNull();
   });
 
-  it("refuses the archivist a headline on a directive with 403: directives are never modified by it", async () => {
+  it("refuses the archivist a headline on a directive with 403: directives are never modified by it", async ({ server }) => {
     const directive = await write(server, server.owner, { content: "Always write tests before merging", type: "directive" });
     const response = await server.request<ErrorBody>(`/memory/${directive.id}/headline`, {
       method: "PATCH",

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect } from "vitest";
+import { it, test } from "../helpers/fixtures.js";
 import { createProject, write, type MemoryEntry, type SearchHit } from "../helpers/memory.js";
 import { startTestServer, type Credentials, type ErrorBody, type TestServer } from "../helpers/server.js";
 import { agentForSuite, serverForSuite } from "../helpers/suite.js";
@@ -20,10 +21,9 @@ async function search(server: TestServer, as: Credentials, q: string, query = ""
 }
 
 describe("hybrid search", () => {
-  const server = serverForSuite();
-  const agent = agentForSuite(server, "searcher");
+  const it = test.extend("agent", ({ server }) => server.agent("searcher"));
 
-  it("returns entries with score, similarity and match, best first, in hybrid mode", async () => {
+  it("returns entries with score, similarity and match, best first, in hybrid mode", async ({ server, agent }) => {
     const exact = await write(server, agent, { content: "The ingress controller terminates TLS for every service" });
     await write(server, agent, { content: "Certificates for the ingress are renewed by a cron job" });
     await write(server, agent, { content: "Lunch is served at noon in the cafeteria" });
@@ -49,14 +49,14 @@ describe("hybrid search", () => {
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
   });
 
-  it("requires q and bounds limit to 1..100 (422 otherwise)", async () => {
+  it("requires q and bounds limit to 1..100 (422 otherwise)", async ({ server, agent }) => {
     expect((await server.request<ErrorBody>("/memory/search", { as: agent })).status).toBe(422);
     expect((await server.request<ErrorBody>("/memory/search?q=%20%20", { as: agent })).status).toBe(422);
     expect((await server.request<ErrorBody>("/memory/search?q=x&limit=0", { as: agent })).status).toBe(422);
     expect((await server.request<ErrorBody>("/memory/search?q=x&limit=101", { as: agent })).status).toBe(422);
   });
 
-  it("returns 10 results by default and honours limit", async () => {
+  it("returns 10 results by default and honours limit", async ({ server, agent }) => {
     for (let index = 0; index < 14; index++) await write(server, agent, { content: `Walrus census record number ${index}` });
     expect(await search(server, agent, "walrus census")).toHaveLength(10);
     expect(await search(server, agent, "walrus census", "limit=3")).toHaveLength(3);
@@ -64,7 +64,7 @@ describe("hybrid search", () => {
     expect(keywordHits).toHaveLength(14);
   });
 
-  it("includes directives by default and narrows to them with type=directive", async () => {
+  it("includes directives by default and narrows to them with type=directive", async ({ server, agent }) => {
     const directive = await write(server, server.owner, { content: "Directive: every heron sighting must be logged", type: "directive" });
     const memory = await write(server, agent, { content: "A heron sighting was logged on Tuesday" });
     const all = (await search(server, agent, "heron sighting logged")).map((hit) => hit.id);
@@ -73,7 +73,7 @@ describe("hybrid search", () => {
     expect(onlyDirectives.map((hit) => hit.id)).toEqual([directive.id]);
   });
 
-  it("truncates content to max_content_length code points without an ellipsis and marks it truncated", async () => {
+  it("truncates content to max_content_length code points without an ellipsis and marks it truncated", async ({ server, agent }) => {
     const long = await write(server, agent, { content: "🦩🦩🦩 flamingo émigré pattern with accents" });
     const short = await write(server, agent, { content: "🦩 flamingo" });
     const hits = await search(server, agent, "flamingo", "max_content_length=12");
@@ -87,7 +87,7 @@ describe("hybrid search", () => {
     expect((await server.request<MemoryEntry>(`/memory/${long.id}`, { as: agent })).body.content).toBe(long.content);
   });
 
-  it("keeps only hits within max_distance, dropping keyword-only hits", async () => {
+  it("keeps only hits within max_distance, dropping keyword-only hits", async ({ server, agent }) => {
     await write(server, agent, { content: "Okapi enclosure cleaning schedule" });
     await write(server, agent, { content: "okapi" });
     const hits = await search(server, agent, "Okapi enclosure cleaning schedule", "max_distance=0.3");
@@ -98,7 +98,7 @@ describe("hybrid search", () => {
     }
   });
 
-  it("re-ranks for diversity with diversify=true", async () => {
+  it("re-ranks for diversity with diversify=true", async ({ server, agent }) => {
     for (let index = 0; index < 3; index++) await write(server, agent, { content: "The pangolin release checklist requires a signed tag" });
     const distinct = await write(server, agent, { content: "Pangolin release notes are kept in the changelog file" });
     const plain = await search(server, agent, "pangolin release checklist signed tag", "limit=2");
@@ -109,7 +109,7 @@ describe("hybrid search", () => {
     expect(diverse[0]?.content).toBe("The pangolin release checklist requires a signed tag");
   });
 
-  it("adds embeddings to hits only with include_embedding=true", async () => {
+  it("adds embeddings to hits only with include_embedding=true", async ({ server, agent }) => {
     await write(server, agent, { content: "Axolotl tank temperature is 18 degrees" });
     const hits = await search(server, agent, "axolotl tank", "include_embedding=true&limit=1");
     expect(hits[0]?.embedding?.length).toBeGreaterThan(0);
@@ -189,10 +189,10 @@ describe("search filters apply before ranking", () => {
 });
 
 describe("search by meaning (use-lite model)", () => {
-  const server = serverForSuite({ EMBEDDING_MODEL: "use-lite" });
-  const agent = agentForSuite(server, "semantic-searcher");
+  const it = test.extend("agent", ({ server }) => server.agent("semantic-searcher"));
+  it.override("serverEnv", { EMBEDDING_MODEL: "use-lite" });
 
-  it("finds a paraphrase that shares no keyword with the query, as a semantic match", async () => {
+  it("finds a paraphrase that shares no keyword with the query, as a semantic match", async ({ server, agent }) => {
     const football = await write(server, agent, { content: "The football match ended in a draw" });
     await write(server, agent, { content: "Bake the bread at 220 degrees for forty minutes" });
     await write(server, agent, { content: "The quarterly invoice is due on the fifth" });

@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
+import { it, test } from "../helpers/fixtures.js";
 import { createProject, eventsOf, list, type MemoryEntry } from "../helpers/memory.js";
 import { RFC3339_MS, type Credentials, type ErrorBody, type TestServer } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
 /** POST /memory, black box: defaults, duplicate detection, directive permission, limits (CONTRACT §3). */
 
@@ -18,11 +18,11 @@ const write = (server: TestServer, as: Credentials, body: Record<string, unknown
   server.request<WriteResult>("/memory", { as, body });
 
 describe("writing a memory entry", () => {
-  const server = serverForSuite();
-  const writer = agentForSuite(server, "writer");
-  const other = agentForSuite(server, "other-writer");
+  const it = test
+    .extend("writer", ({ server }) => server.agent("writer"))
+    .extend("other", ({ server }) => server.agent("other-writer"));
 
-  it("answers 201 with the stored entry and a similar list", async () => {
+  it("answers 201 with the stored entry and a similar list", async ({ server, writer }) => {
     const response = await write(server, writer, { content: "The staging database is reset every night at 02:00 UTC" });
     expect(response.status).toBe(201);
     expect(response.body.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -40,7 +40,7 @@ describe("writing a memory entry", () => {
     expect(read.body.content).toBe(response.body.content);
   });
 
-  it("defaults type to memory, scope to project, confidence to 1 and project to global", async () => {
+  it("defaults type to memory, scope to project, confidence to 1 and project to global", async ({ server, writer }) => {
     const response = await write(server, writer, { content: "Defaults check: the queue worker retries three times" });
     expect(response.status).toBe(201);
     expect(response.body).toMatchObject({
@@ -60,19 +60,19 @@ describe("writing a memory entry", () => {
     });
   });
 
-  it("trims and de-duplicates tags", async () => {
+  it("trims and de-duplicates tags", async ({ server, writer }) => {
     const response = await write(server, writer, { content: "Tags are normalised on write", tags: [" infra ", "infra", "ci"] });
     expect(response.status).toBe(201);
     expect(response.body.tags).toEqual(["infra", "ci"]);
   });
 
-  it("rejects content that is empty after trimming with 422", async () => {
+  it("rejects content that is empty after trimming with 422", async ({ server, writer }) => {
     const response = await server.request<ErrorBody>("/memory", { as: writer, body: { content: "  \n\t " } });
     expect(response.status).toBe(422);
     expect(response.body.code).toBe("VALIDATION_FAILED");
   });
 
-  it("rejects unknown fields, out-of-range confidence and type compiled with 422", async () => {
+  it("rejects unknown fields, out-of-range confidence and type compiled with 422", async ({ server, writer }) => {
     const unknown = await server.request<ErrorBody>("/memory", { as: writer, body: { content: "x unknown", colour: "red" } });
     expect(unknown.status).toBe(422);
     const confidence = await server.request<ErrorBody>("/memory", { as: writer, body: { content: "x confidence", confidence: 1.5 } });
@@ -82,7 +82,7 @@ describe("writing a memory entry", () => {
     expect(compiled.status).toBe(422);
   });
 
-  it("accepts visible parents and rejects an unknown parent with 422", async () => {
+  it("accepts visible parents and rejects an unknown parent with 422", async ({ server, writer }) => {
     const parent = await write(server, writer, { content: "Parent entry for provenance" });
     const child = await write(server, writer, { content: "Child entry derived from the parent", parents: [parent.body.id] });
     expect(child.status).toBe(201);
@@ -94,7 +94,7 @@ describe("writing a memory entry", () => {
     expect(orphan.status).toBe(422);
   });
 
-  it("emits memory.written for a new entry", async () => {
+  it("emits memory.written for a new entry", async ({ server, writer }) => {
     const response = await write(server, writer, { content: "Event check: memory.written carries the id" });
     const events = await eventsOf(server, "memory.written");
     const event = events.find((candidate) => candidate.payload.memory_id === response.body.id);
@@ -105,7 +105,7 @@ describe("writing a memory entry", () => {
     });
   });
 
-  it("answers a duplicate write with 200, duplicate_of, similarity and the reinforced entry, writing nothing new", async () => {
+  it("answers a duplicate write with 200, duplicate_of, similarity and the reinforced entry, writing nothing new", async ({ server, writer }) => {
     const content = "Duplicate rule: the cache TTL is 300 seconds";
     const first = await write(server, writer, { content, confidence: 0.5 });
     expect(first.status).toBe(201);
@@ -126,7 +126,7 @@ describe("writing a memory entry", () => {
     expect(listed).toHaveLength(1);
   });
 
-  it("raises confidence by 0.2·(1−c) on each further duplicate", async () => {
+  it("raises confidence by 0.2·(1−c) on each further duplicate", async ({ server, writer }) => {
     const content = "Reinforcement rule: retries back off exponentially";
     await write(server, writer, { content, confidence: 0.5 });
     await write(server, writer, { content });
@@ -136,7 +136,7 @@ describe("writing a memory entry", () => {
     expect(third.body.reinforcement_count).toBe(2);
   });
 
-  it("treats content differing only in case and white space as a duplicate", async () => {
+  it("treats content differing only in case and white space as a duplicate", async ({ server, writer }) => {
     const first = await write(server, writer, { content: "The build artefacts live in the releases bucket" });
     const again = await write(server, writer, { content: "  the BUILD   artefacts live\n in the Releases bucket  " });
     expect(again.status).toBe(200);
@@ -144,7 +144,7 @@ describe("writing a memory entry", () => {
     expect(again.body.content).toBe("The build artefacts live in the releases bucket");
   });
 
-  it("treats another agent's identical project entry as a duplicate it reinforces", async () => {
+  it("treats another agent's identical project entry as a duplicate it reinforces", async ({ server, writer, other }) => {
     const first = await write(server, writer, { content: "Shared fact: the API gateway times out after 30 s" });
     const again = await write(server, other, { content: "Shared fact: the API gateway times out after 30 s" });
     expect(again.status).toBe(200);
@@ -152,7 +152,7 @@ describe("writing a memory entry", () => {
     expect(again.body.agent_id).toBe("writer");
   });
 
-  it("stores one entry when identical writes race, reinforcing it once per losing write", async () => {
+  it("stores one entry when identical writes race, reinforcing it once per losing write", async ({ server, writer }) => {
     const content = "Race rule: only one of these concurrent writes is stored";
     const responses = await Promise.all(Array.from({ length: 5 }, () => write(server, writer, { content, confidence: 0.5 })));
     const created = responses.filter((response) => response.status === 201);
@@ -166,7 +166,7 @@ describe("writing a memory entry", () => {
     expect(listed[0]?.confidence).toBeCloseTo(0.7952, 6);
   });
 
-  it("writes a new entry with 201 when allow_duplicate is true", async () => {
+  it("writes a new entry with 201 when allow_duplicate is true", async ({ server, writer }) => {
     const content = "Allow duplicate: two copies are wanted here";
     const first = await write(server, writer, { content });
     const second = await write(server, writer, { content, allow_duplicate: true });
@@ -177,7 +177,7 @@ describe("writing a memory entry", () => {
     expect(listed).toHaveLength(2);
   });
 
-  it("does not treat the same content of another type as a duplicate", async () => {
+  it("does not treat the same content of another type as a duplicate", async ({ server, writer }) => {
     const content = "Type boundary: the same words as a doc";
     const memory = await write(server, writer, { content });
     const doc = await write(server, writer, { content, type: "doc" });
@@ -186,7 +186,7 @@ describe("writing a memory entry", () => {
     expect(doc.body.type).toBe("doc");
   });
 
-  it("does not treat the same content in another scope as a duplicate", async () => {
+  it("does not treat the same content in another scope as a duplicate", async ({ server, writer }) => {
     const content = "Scope boundary: the same words kept private";
     const shared = await write(server, writer, { content });
     const personal = await write(server, writer, { content, scope: "agent" });
@@ -195,7 +195,7 @@ describe("writing a memory entry", () => {
     expect(personal.body.scope).toBe("agent");
   });
 
-  it("does not treat another agent's private entry with the same content as a duplicate", async () => {
+  it("does not treat another agent's private entry with the same content as a duplicate", async ({ server, writer, other }) => {
     const content = "Author boundary: my own private note";
     const mine = await write(server, writer, { content, scope: "agent" });
     const theirs = await write(server, other, { content, scope: "agent" });
@@ -204,7 +204,7 @@ describe("writing a memory entry", () => {
     expect(theirs.body.agent_id).toBe("other-writer");
   });
 
-  it("does not treat the same content in another project as a duplicate", async () => {
+  it("does not treat the same content in another project as a duplicate", async ({ server }) => {
     const content = "Project boundary: the same words in two projects";
     await createProject(server, server.owner, "alpha");
     await createProject(server, server.owner, "beta");
@@ -219,7 +219,7 @@ describe("writing a memory entry", () => {
     expect(againInAlpha.body.duplicate_of).toBe(inAlpha.body.id);
   });
 
-  it("does not treat a deleted entry as a duplicate", async () => {
+  it("does not treat a deleted entry as a duplicate", async ({ server, writer }) => {
     const content = "Deleted boundary: written, deleted, written again";
     const first = await write(server, writer, { content });
     expect((await server.request(`/memory/${first.body.id}`, { as: writer, method: "DELETE" })).status).toBe(204);
@@ -228,7 +228,7 @@ describe("writing a memory entry", () => {
     expect(again.body.id).not.toBe(first.body.id);
   });
 
-  it("rejects a write into a project the agent is not a member of with 403, whether or not it exists", async () => {
+  it("rejects a write into a project the agent is not a member of with 403, whether or not it exists", async ({ server, writer, other }) => {
     await createProject(server, other, "p1");
     for (const project of ["p1", "no-such-project"]) {
       const response = await server.request<ErrorBody>("/memory", { as: writer, body: { content: "Not my project", project } });
@@ -237,7 +237,8 @@ describe("writing a memory entry", () => {
     }
   });
 
-  it("lets the owner and archivist roles write into a project they have not joined, but not into one that does not exist", async () => {
+  it("lets the owner and archivist roles write into a project they have not joined, but not into one that does not exist", async ({ server, other }) => {
+    await createProject(server, other, "p1");
     await createProject(server, other, "p2");
     const byOwner = await write(server, server.owner, { content: "Owner writes into p1", project: "p1" });
     expect(byOwner.status).toBe(201);
@@ -252,7 +253,7 @@ describe("writing a memory entry", () => {
     }
   });
 
-  it("rejects a write without credentials with 401", async () => {
+  it("rejects a write without credentials with 401", async ({ server }) => {
     const response = await server.request<ErrorBody>("/memory", { body: { content: "anonymous" } });
     expect(response.status).toBe(401);
     expect(response.body.code).toBe("UNAUTHENTICATED");
@@ -260,17 +261,16 @@ describe("writing a memory entry", () => {
 });
 
 describe("writing directives with the default DIRECTIVE_WRITERS", () => {
-  const server = serverForSuite();
-  const agent = agentForSuite(server, "plain-agent");
+  const it = test.extend("agent", ({ server }) => server.agent("plain-agent"));
 
-  it("refuses a directive from an agent outside DIRECTIVE_WRITERS with 403 and the exact detail", async () => {
+  it("refuses a directive from an agent outside DIRECTIVE_WRITERS with 403 and the exact detail", async ({ server, agent }) => {
     const response = await server.request<ErrorBody>("/memory", { as: agent, body: { content: "Always use tabs", type: "directive" } });
     expect(response.status).toBe(403);
     expect(response.body).toEqual({ detail: DIRECTIVE_DENIED, code: "FORBIDDEN" });
     expect(await list(server, server.owner, "type=directive")).toEqual([]);
   });
 
-  it("never lets the archivist write a directive", async () => {
+  it("never lets the archivist write a directive", async ({ server }) => {
     const response = await server.request<ErrorBody>("/memory", {
       as: server.archivist,
       body: { content: "Archivist directive attempt", type: "directive" },
@@ -279,7 +279,7 @@ describe("writing directives with the default DIRECTIVE_WRITERS", () => {
     expect(response.body).toEqual({ detail: DIRECTIVE_DENIED, code: "FORBIDDEN" });
   });
 
-  it("stores the owner's directive with 201 and confidence forced to 1.0", async () => {
+  it("stores the owner's directive with 201 and confidence forced to 1.0", async ({ server }) => {
     const response = await write(server, server.owner, { content: "Prefer small pull requests", type: "directive", confidence: 0.3 });
     expect(response.status).toBe(201);
     expect(response.body.type).toBe("directive");
@@ -288,13 +288,13 @@ describe("writing directives with the default DIRECTIVE_WRITERS", () => {
     expect(read.body.confidence).toBe(1);
   });
 
-  it("emits memory.written for a directive", async () => {
+  it("emits memory.written for a directive", async ({ server }) => {
     const response = await write(server, server.owner, { content: "Directive event check", type: "directive" });
     const events = await eventsOf(server, "memory.written");
     expect(events.find((event) => event.payload.memory_id === response.body.id)?.payload.type).toBe("directive");
   });
 
-  it("keeps a directive's confidence at 1 when a duplicate reinforces it", async () => {
+  it("keeps a directive's confidence at 1 when a duplicate reinforces it", async ({ server }) => {
     const first = await write(server, server.owner, { content: "Never force-push to main", type: "directive" });
     const again = await write(server, server.owner, { content: "never force-push to MAIN", type: "directive" });
     expect(again.status).toBe(200);
@@ -306,49 +306,49 @@ describe("writing directives with the default DIRECTIVE_WRITERS", () => {
 });
 
 describe("writing directives with DIRECTIVE_WRITERS=human,alice", () => {
-  const server = serverForSuite({ DIRECTIVE_WRITERS: "human,alice" });
+  it.override("serverEnv", { DIRECTIVE_WRITERS: "human,alice" });
 
-  it("lets a listed agent write a directive", async () => {
+  it("lets a listed agent write a directive", async ({ server }) => {
     const alice = await server.agent("alice");
     const response = await write(server, alice, { content: "Alice's directive: document every endpoint", type: "directive" });
     expect(response.status).toBe(201);
     expect(response.body).toMatchObject({ type: "directive", agent_id: "alice", confidence: 1 });
   });
 
-  it("still refuses an agent that is not listed", async () => {
+  it("still refuses an agent that is not listed", async ({ server }) => {
     const bob = await server.agent("bob");
     const response = await server.request<ErrorBody>("/memory", { as: bob, body: { content: "Bob's directive", type: "directive" } });
     expect(response.status).toBe(403);
     expect(response.body.detail).toBe(DIRECTIVE_DENIED);
   });
 
-  it("still lets the owner write a directive", async () => {
+  it("still lets the owner write a directive", async ({ server }) => {
     const response = await write(server, server.owner, { content: "Owner directive beside alice", type: "directive" });
     expect(response.status).toBe(201);
   });
 });
 
 describe("write limits", () => {
-  const server = serverForSuite({ MAX_CONTENT_BYTES: "1000" });
-  const agent = agentForSuite(server, "limits");
+  const it = test.extend("agent", ({ server }) => server.agent("limits"));
+  it.override("serverEnv", { MAX_CONTENT_BYTES: "1000" });
 
-  it("accepts content of exactly MAX_CONTENT_BYTES bytes", async () => {
+  it("accepts content of exactly MAX_CONTENT_BYTES bytes", async ({ server, agent }) => {
     const response = await write(server, agent, { content: "a".repeat(1000) });
     expect(response.status).toBe(201);
   });
 
-  it("rejects content over MAX_CONTENT_BYTES with 413", async () => {
+  it("rejects content over MAX_CONTENT_BYTES with 413", async ({ server, agent }) => {
     const response = await server.request<ErrorBody>("/memory", { as: agent, body: { content: "b".repeat(1001) } });
     expect(response.status).toBe(413);
     expect(response.body.code).toBe("PAYLOAD_TOO_LARGE");
   });
 
-  it("counts content size in UTF-8 bytes, not characters", async () => {
+  it("counts content size in UTF-8 bytes, not characters", async ({ server, agent }) => {
     expect((await write(server, agent, { content: "é".repeat(500) })).status).toBe(201);
     expect((await write(server, agent, { content: "ü".repeat(501) })).status).toBe(413);
   });
 
-  it("rejects a PATCH whose content is over MAX_CONTENT_BYTES with 413 and keeps the entry", async () => {
+  it("rejects a PATCH whose content is over MAX_CONTENT_BYTES with 413 and keeps the entry", async ({ server, agent }) => {
     const entry = await write(server, agent, { content: "Short content to be grown" });
     const patch = await server.request<ErrorBody>(`/memory/${entry.body.id}`, {
       as: agent,
@@ -360,7 +360,7 @@ describe("write limits", () => {
     expect(read.body).toMatchObject({ content: "Short content to be grown", version: 1 });
   });
 
-  it("accepts 32 tags and rejects 33 with 422", async () => {
+  it("accepts 32 tags and rejects 33 with 422", async ({ server, agent }) => {
     const tags = Array.from({ length: 33 }, (_, index) => `tag-${index}`);
     expect((await write(server, agent, { content: "thirty-two tags", tags: tags.slice(0, 32) })).status).toBe(201);
     const tooMany = await server.request<ErrorBody>("/memory", { as: agent, body: { content: "thirty-three tags", tags } });
@@ -369,29 +369,29 @@ describe("write limits", () => {
     expect(tooMany.body.errors?.some((error) => error.path.startsWith("tags"))).toBe(true);
   });
 
-  it("accepts a tag of 64 characters and rejects one of 65 with 422", async () => {
+  it("accepts a tag of 64 characters and rejects one of 65 with 422", async ({ server, agent }) => {
     expect((await write(server, agent, { content: "long tag ok", tags: ["t".repeat(64)] })).status).toBe(201);
     const tooLong = await server.request<ErrorBody>("/memory", { as: agent, body: { content: "long tag too long", tags: ["t".repeat(65)] } });
     expect(tooLong.status).toBe(422);
     expect(tooLong.body.errors?.some((error) => error.path.startsWith("tags.0"))).toBe(true);
   });
 
-  it("rejects an empty tag with 422", async () => {
+  it("rejects an empty tag with 422", async ({ server, agent }) => {
     const response = await server.request<ErrorBody>("/memory", { as: agent, body: { content: "empty tag", tags: ["  "] } });
     expect(response.status).toBe(422);
   });
 });
 
 describe("duplicate and similar detection by meaning (use-lite model)", () => {
-  const server = serverForSuite({ EMBEDDING_MODEL: "use-lite" });
-  const agent = agentForSuite(server, "semantic");
+  const it = test.extend("agent", ({ server }) => server.agent("semantic"));
+  it.override("serverEnv", { EMBEDDING_MODEL: "use-lite" });
 
   // Cosines measured with the bundled model (defaults: DUPLICATE_THRESHOLD 0.95, SIMILAR_THRESHOLD 0.75):
   // "Deploys run …every Friday" vs "Deployments run …every Friday" 0.965, vs "Deploys happen …each Friday"
   // 0.920; football match/game 0.892; football/soccer league schedule 0.948; "Run the database
   // migrations…" is at 0.84–0.90 to four of the migration sentences.
 
-  it("reinforces a paraphrase only when its cosine is at or above DUPLICATE_THRESHOLD", async () => {
+  it("reinforces a paraphrase only when its cosine is at or above DUPLICATE_THRESHOLD", async ({ server, agent }) => {
     const first = await write(server, agent, { content: "Deploys run from the main branch every Friday", confidence: 0.5 });
     expect(first.status).toBe(201);
     expect(first.body.embedding_model).toBe("use-lite");
@@ -412,7 +412,7 @@ describe("duplicate and similar detection by meaning (use-lite model)", () => {
     expect(similar?.similarity).toBeLessThan(0.95);
   });
 
-  it("writes a paraphrase below DUPLICATE_THRESHOLD as a new entry that lists the original as similar", async () => {
+  it("writes a paraphrase below DUPLICATE_THRESHOLD as a new entry that lists the original as similar", async ({ server, agent }) => {
     const original = await write(server, agent, { content: "The football match ended in a draw" });
     expect(original.status).toBe(201);
     const paraphrase = await write(server, agent, { content: "The football game ended in a draw" });
@@ -424,14 +424,14 @@ describe("duplicate and similar detection by meaning (use-lite model)", () => {
     expect(similar?.similarity).toBeLessThan(0.95);
   });
 
-  it("does not list a paraphrase below SIMILAR_THRESHOLD (football match vs soccer game, cosine 0.73)", async () => {
+  it("does not list a paraphrase below SIMILAR_THRESHOLD (football match vs soccer game, cosine 0.73)", async ({ server, agent }) => {
     const football = await write(server, agent, { content: "The football match ended in a draw" });
     const soccer = await write(server, agent, { content: "The soccer game finished tied" });
     expect(soccer.status).toBe(201);
     expect((soccer.body.similar ?? []).map((candidate) => candidate.id)).not.toContain(football.body.id);
   });
 
-  it("lists at most 3 similar entries and never an unrelated one", async () => {
+  it("lists at most 3 similar entries and never an unrelated one", async ({ server, agent }) => {
     for (const content of [
       "The database migrations must be run before starting the server",
       "Database migrations have to run before the server starts",
@@ -450,7 +450,7 @@ describe("duplicate and similar detection by meaning (use-lite model)", () => {
     expect(similar.map((candidate) => candidate.id)).not.toContain(unrelated.body.id);
   });
 
-  it("does not list another agent's private entry as similar", async () => {
+  it("does not list another agent's private entry as similar", async ({ server, agent }) => {
     const stranger = await server.agent("semantic-stranger");
     const hidden = await write(server, stranger, { content: "The soccer league schedule is published on Mondays", scope: "agent" });
     const mine = await write(server, agent, { content: "The football league schedule is published on Mondays" });
@@ -459,7 +459,7 @@ describe("duplicate and similar detection by meaning (use-lite model)", () => {
     expect((mine.body.similar ?? []).map((candidate) => candidate.id)).not.toContain(hidden.body.id);
   });
 
-  it("treats a near-identical text with different numbers as a new fact, listed as similar", async () => {
+  it("treats a near-identical text with different numbers as a new fact, listed as similar", async ({ server, agent }) => {
     const first = await write(server, agent, { content: "The staging API listens on port 8080" });
     expect(first.status).toBe(201);
     const changed = await write(server, agent, { content: "The staging API listens on port 8081" });

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
 interface Message {
   id: string;
@@ -22,13 +22,13 @@ const inbox = async (server: TestServer, as: Credentials): Promise<Message[]> =>
   (await server.request<Message[]>("/messages/inbox?limit=500", { as })).body;
 
 describe("messages", () => {
-  const server = serverForSuite();
-  const ada = agentForSuite(server, "ada");
-  const bo = agentForSuite(server, "bo");
-  const cy = agentForSuite(server, "cy");
-  const di = agentForSuite(server, "di");
+  const it = test
+    .extend("ada", ({ server }) => server.agent("ada"))
+    .extend("bo", ({ server }) => server.agent("bo"))
+    .extend("cy", ({ server }) => server.agent("cy"))
+    .extend("di", ({ server }) => server.agent("di"));
 
-  it("delivers a direct message to its recipient only; anyone else gets 404", async () => {
+  it("delivers a direct message to its recipient only; anyone else gets 404", async ({ server, ada, bo, cy }) => {
     const message = await send(server, ada, { to: "bo", subject: "review", body: "please review #12" });
     expect(message).toMatchObject({ from: "ada", to: "bo", project: null, read: true });
     expect((await inbox(server, bo)).map((row) => row.id)).toContain(message.id);
@@ -39,7 +39,7 @@ describe("messages", () => {
     expect((await server.request("/messages", { as: ada, body: { to: "nobody-at-all", body: "x" } })).status).toBe(404);
   });
 
-  it("broadcasts to every other agent, each with its own read state", async () => {
+  it("broadcasts to every other agent, each with its own read state", async ({ server, ada, bo, cy, di }) => {
     const message = await send(server, ada, { to: "broadcast", body: "standup in 5" });
     for (const agent of [bo, cy, di]) expect((await inbox(server, agent)).map((row) => row.id)).toContain(message.id);
     expect((await inbox(server, ada)).map((row) => row.id)).not.toContain(message.id);
@@ -50,7 +50,7 @@ describe("messages", () => {
     expect((await server.request<Message>(`/messages/${message.id}`, { as: cy })).body.read).toBe(false);
   });
 
-  it("delivers a project message to members only, and refuses non-members' sends with 403", async () => {
+  it("delivers a project message to members only, and refuses non-members' sends with 403", async ({ server, ada, bo, cy }) => {
     await server.request("/projects", { as: ada, body: { name: "ship" } });
     await server.request("/projects/ship/join", { method: "POST", as: bo });
     const message = await send(server, ada, { to: "project:ship", body: "release at noon" });
@@ -62,7 +62,7 @@ describe("messages", () => {
     expect(refused.status).toBe(403);
   });
 
-  it("consumes atomically: returns the unread batch and marks exactly those read", async () => {
+  it("consumes atomically: returns the unread batch and marks exactly those read", async ({ server, ada, cy, di }) => {
     const first = await send(server, ada, { to: "di", body: "one" });
     const second = await send(server, ada, { to: "di", body: "two" });
     await server.request("/messages/inbox/read-all", { method: "POST", as: cy });
@@ -74,7 +74,7 @@ describe("messages", () => {
     expect(await inbox(server, di)).toEqual([]);
   });
 
-  it("replays a consume with the same Idempotency-Key, and a new key returns nothing new", async () => {
+  it("replays a consume with the same Idempotency-Key, and a new key returns nothing new", async ({ server, ada, cy }) => {
     const message = await send(server, ada, { to: "cy", body: "idempotent" });
     const headers = { "Idempotency-Key": "consume-1" };
     const first = await server.request<Message[]>("/messages/inbox/consume", { as: cy, body: {}, headers });
@@ -86,7 +86,7 @@ describe("messages", () => {
     expect(fresh.body).toEqual([]);
   });
 
-  it("marks everything read with read-all, returning the count", async () => {
+  it("marks everything read with read-all, returning the count", async ({ server, ada, bo, cy }) => {
     await send(server, ada, { to: "bo", body: "a" });
     await send(server, cy, { to: "bo", body: "b" });
     const marked = await server.request<{ marked: number }>("/messages/inbox/read-all", { method: "POST", as: bo });
@@ -94,7 +94,7 @@ describe("messages", () => {
     expect(await inbox(server, bo)).toEqual([]);
   });
 
-  it("counts unread messages without reading them, and agrees with the inbox", async () => {
+  it("counts unread messages without reading them, and agrees with the inbox", async ({ server }) => {
     const counted = await server.agent("counted");
     const sender = await server.agent("count-sender");
     const count = async () => (await server.request<{ unread: number }>("/messages/inbox/count", { as: counted })).body.unread;
@@ -107,7 +107,7 @@ describe("messages", () => {
     expect(await count()).toBe(0);
   });
 
-  it("threads replies and lists sent and received messages, filtered by the other party and read state", async () => {
+  it("threads replies and lists sent and received messages, filtered by the other party and read state", async ({ server, ada, cy, di }) => {
     const question = await send(server, cy, { to: "di", subject: "q", body: "where are the logs?" });
     const answer = await send(server, di, { to: "cy", body: "in /var/log", reply_to: question.id });
     expect(answer.reply_to).toBe(question.id);
@@ -119,7 +119,7 @@ describe("messages", () => {
     expect((await server.request("/messages", { as: ada, body: { to: "cy", body: "x", reply_to: question.id } })).status).toBe(404);
   });
 
-  it("tells only the sender and the recipients about a message in the event log", async () => {
+  it("tells only the sender and the recipients about a message in the event log", async ({ server, ada, bo, cy }) => {
     const message = await send(server, ada, { to: "bo", body: "private matter" });
     const seen = async (as: Credentials) =>
       (await server.request<{ payload: { message_id?: string } }[]>("/events?since=seq:0&type=message.received&limit=500", { as })).body.some(

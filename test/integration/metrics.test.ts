@@ -1,9 +1,9 @@
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
+import { it, test } from "../helpers/fixtures.js";
 import { mcpClient } from "../helpers/mcp.js";
 import { openStream } from "../helpers/stream.js";
 import { type Credentials, type TestServer } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 import { eventually } from "../helpers/wait.js";
 
 interface Sample {
@@ -70,10 +70,10 @@ async function scrape(server: TestServer, headers: Record<string, string> = asHe
 const METRICS_TOKEN = "scrape-token-0123456789abcdef";
 
 describe("GET /metrics", () => {
-  const server = serverForSuite({ METRICS_TOKEN, AGENT_KEYS: "watcher:watcher-key-0123456789:viewer" });
-  const ann = agentForSuite(server, "ann");
+  const it = test.extend("ann", ({ server }) => server.agent("ann"));
+  it.override("serverEnv", { METRICS_TOKEN, AGENT_KEYS: "watcher:watcher-key-0123456789:viewer" });
 
-  it("answers the owner with every family in the Prometheus text format", async () => {
+  it("answers the owner with every family in the Prometheus text format", async ({ server }) => {
     const { types } = await scrape(server);
     expect(Object.fromEntries(types)).toMatchObject({
       cairn_http_requests_total: "counter",
@@ -89,7 +89,7 @@ describe("GET /metrics", () => {
     });
   });
 
-  it("counts requests by operation and status, with their latency", async () => {
+  it("counts requests by operation and status, with their latency", async ({ server, ann }) => {
     const before = await scrape(server);
     const writes = (exposition: Exposition): number => value(exposition, "cairn_http_requests_total", { operation: "memory_write", status: "201" }) ?? 0;
     const missing = (exposition: Exposition): number => value(exposition, "cairn_http_requests_total", { operation: "memory_get", status: "404" }) ?? 0;
@@ -107,14 +107,14 @@ describe("GET /metrics", () => {
     expect(value(after, "cairn_http_requests_total", { operation: "metrics", status: "200" })).toBeGreaterThanOrEqual(1);
   });
 
-  it("counts events by type as they are emitted", async () => {
+  it("counts events by type as they are emitted", async ({ server, ann }) => {
     const written = (exposition: Exposition): number => value(exposition, "cairn_events_total", { type: "memory.written" }) ?? 0;
     const before = written(await scrape(server));
     await server.request("/memory", { as: ann, body: { content: "an event to count", project: null } });
     expect(await eventually(async () => written(await scrape(server)) === before + 1)).toBe(true);
   });
 
-  it("reports open event streams and MCP sessions", async () => {
+  it("reports open event streams and MCP sessions", async ({ server, ann }) => {
     const stream = openStream(server, ann);
     await stream.opened;
     const client = await mcpClient(server, ann);
@@ -136,7 +136,7 @@ describe("GET /metrics", () => {
     ).toBe(true);
   });
 
-  it("reports the embedding model's state, the entries waiting for it and the database's size", async () => {
+  it("reports the embedding model's state, the entries waiting for it and the database's size", async ({ server }) => {
     const exposition = await scrape(server);
     expect(value(exposition, "cairn_embedding_model_state", { model: "hash", state: "ready" })).toBe(1);
     expect(value(exposition, "cairn_embedding_model_state", { model: "hash", state: "loading" })).toBe(0);
@@ -144,7 +144,7 @@ describe("GET /metrics", () => {
     expect(value(exposition, "cairn_database_size_bytes", { file: "cairn.db" })).toBeGreaterThan(0);
   });
 
-  it("reports the archivist's lease holder and when its last pass ran", async () => {
+  it("reports the archivist's lease holder and when its last pass ran", async ({ server }) => {
     const none = await scrape(server);
     expect(value(none, "cairn_archivist_lease_held")).toBe(0);
     expect(value(none, "cairn_archivist_last_pass_timestamp_seconds")).toBe(0);
@@ -158,14 +158,14 @@ describe("GET /metrics", () => {
     expect(value(held, "cairn_archivist_last_pass_timestamp_seconds")).toBe(Date.parse(at) / 1000);
   });
 
-  it("takes the metrics token as a bearer; a wrong one is 401", async () => {
+  it("takes the metrics token as a bearer; a wrong one is 401", async ({ server }) => {
     await scrape(server, { authorization: `Bearer ${METRICS_TOKEN}` });
     const wrong = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}x` } });
     expect(wrong.status).toBe(401);
     expect(((await wrong.json()) as { code: string }).code).toBe("UNAUTHENTICATED");
   });
 
-  it("takes an owner's OAuth bearer token too", async () => {
+  it("takes an owner's OAuth bearer token too", async ({ server }) => {
     const token = await fetch(`${server.url}/oauth/token`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -175,7 +175,7 @@ describe("GET /metrics", () => {
     await scrape(server, { authorization: `Bearer ${access_token}` });
   });
 
-  it("refuses no credentials with 401, and agents and viewers that are not owners with 403", async () => {
+  it("refuses no credentials with 401, and agents and viewers that are not owners with 403", async ({ server, ann }) => {
     expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
     const agent = await fetch(`${server.url}/metrics`, { headers: asHeaders(ann) });
     expect(agent.status).toBe(403);
@@ -186,16 +186,14 @@ describe("GET /metrics", () => {
 });
 
 describe("GET /metrics without METRICS_TOKEN", () => {
-  const server = serverForSuite();
-
-  it("takes no bearer token but an owner's: an empty setting is no token", async () => {
+  it("takes no bearer token but an owner's: an empty setting is no token", async ({ server }) => {
     for (const authorization of ["Bearer ", "Bearer anything-at-all"]) {
       expect((await fetch(`${server.url}/metrics`, { headers: { authorization } })).status).toBe(401);
     }
     await scrape(server);
   });
 
-  it("keeps its own counts: another server's requests are not in them", async () => {
+  it("keeps its own counts: another server's requests are not in them", async ({ server }) => {
     const exposition = await scrape(server);
     expect(value(exposition, "cairn_http_requests_total", { operation: "memory_write" })).toBeUndefined();
   });

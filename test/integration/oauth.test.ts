@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
+import { it } from "../helpers/fixtures.js";
 import { callTool } from "../helpers/mcp.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
-import { serverForSuite } from "../helpers/suite.js";
 
 interface TokenBody {
   access_token: string;
@@ -27,9 +27,7 @@ const withBearer = (server: TestServer, bearer: string, path: string): Promise<R
   fetch(new URL(path, server.url), { headers: { authorization: `Bearer ${bearer}` } });
 
 describe("OAuth client credentials", () => {
-  const server = serverForSuite();
-
-  it("issues an hour's bearer token for an agent's id and key, by form or JSON, stored only as a hash", async () => {
+  it("issues an hour's bearer token for an agent's id and key, by form or JSON, stored only as a hash", async ({ server }) => {
     const agent = await server.agent("oauth-form");
     for (const form of [true, false]) {
       const issued = await token(server, agent, form);
@@ -53,7 +51,7 @@ describe("OAuth client credentials", () => {
     expect(basic.status).toBe(200);
   });
 
-  it("answers OAuth errors: invalid_client for a wrong pair, unsupported_grant_type, invalid_request", async () => {
+  it("answers OAuth errors: invalid_client for a wrong pair, unsupported_grant_type, invalid_request", async ({ server }) => {
     const agent = await server.agent("oauth-errors");
     const wrong = await token(server, { agentId: agent.agentId, apiKey: "cairn_wrong" });
     expect(wrong.status).toBe(401);
@@ -77,7 +75,7 @@ describe("OAuth client credentials", () => {
     expect((await withBearer(server, "cairn_at_made-up", "/agents/me")).status).toBe(401);
   });
 
-  it("revokes tokens when the key is rotated or the agent deleted, and follows a rename", async () => {
+  it("revokes tokens when the key is rotated or the agent deleted, and follows a rename", async ({ server }) => {
     const agent = await server.agent("oauth-revoked");
     const first = (await token(server, agent)).body.access_token;
     const renamed = await server.request("/agents/me", { as: agent, method: "PATCH", body: { agent_id: "oauth-renamed" } });
@@ -95,7 +93,7 @@ describe("OAuth client credentials", () => {
     expect((await withBearer(server, second, "/agents/me")).status).toBe(401);
   });
 
-  it("works on /mcp, whose 401 points at the protected-resource metadata", async () => {
+  it("works on /mcp, whose 401 points at the protected-resource metadata", async ({ server }) => {
     const agent = await server.agent("oauth-mcp");
     const bearer = (await token(server, agent)).body.access_token;
     const client = new Client({ name: "oauth-test", version: "1.0.0" });

@@ -1,5 +1,6 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect } from "vitest";
+import { it } from "../helpers/fixtures.js";
 import { errorStatus } from "../../src/core/errors.js";
 import { catalogue } from "../../tools/catalogue.js";
 import type { Operation } from "../../tools/operation.js";
@@ -201,16 +202,14 @@ describe("GET /openapi.json", () => {
 });
 
 describe("GET /docs", () => {
-  const server = serverForSuite();
-
-  it("serves an HTML page without credentials", async () => {
+  it("serves an HTML page without credentials", async ({ server }) => {
     const response = await server.request("/docs");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^text\/html/);
     expect(response.text).toContain("/openapi.json");
   });
 
-  it("loads every script and style from this server", async () => {
+  it("loads every script and style from this server", async ({ server }) => {
     const html = (await server.request("/docs")).text;
     expect(html).not.toMatch(/https?:\/\//);
     const urls = [
@@ -232,7 +231,7 @@ describe("GET /docs", () => {
     }
   });
 
-  it("serves only its own assets", async () => {
+  it("serves only its own assets", async ({ server }) => {
     expect((await server.request("/docs/assets/not-there.js")).status).toBe(404);
     expect((await server.request("/docs/assets/..%2Fpackage.json")).status).toBe(404);
     expect((await server.request("/docs/assets/%2E%2E%2F%2E%2E%2Fpackage.json")).status).toBe(404);

@@ -1,4 +1,5 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect } from "vitest";
+import { it } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, Response } from "../helpers/server.js";
 import { serverForSuite } from "../helpers/suite.js";
 

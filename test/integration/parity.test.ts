@@ -1,15 +1,17 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it, test as base } from "vitest";
 import { mcpTools } from "../../src/mcp/tools.js";
 import { catalogue } from "../../tools/catalogue.js";
 import { inputLayout } from "../../tools/layout.js";
 import type { Operation } from "../../tools/operation.js";
 import { mcpClient } from "../helpers/mcp.js";
 import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
+import { afterMillisecond } from "../helpers/wait.js";
 
-// One table drives every operation through REST on one server and through MCP on another. Both
-// servers start empty and see the same calls in the same order, so their answers must match once
-// ids, times, keys and cursors (random by design) are masked.
+// One table drives every operation through REST on one server and through MCP on another. Each
+// scenario gets two new servers of its own: both start empty and see the same calls in the same
+// order, so their answers must match once ids, times, keys and cursors (random by design) are
+// masked, and no scenario sees what another left behind, whatever order they run in.
 
 type Who = "alice" | "bob" | "owner" | "archivist";
 
@@ -18,12 +20,21 @@ interface World {
   agents: Record<Who, Credentials>;
   /** A REST call made while setting a scenario up; its body, or it throws. */
   rest<T = { id: string }>(as: Who | Credentials, path: string, options?: { method?: string; body?: unknown }): Promise<T>;
+  /** The world's MCP client for an agent, connected on first use. */
+  client(as: Credentials): Promise<Client>;
+  close(): Promise<void>;
+}
+
+/** What a scenario's setup leaves for the compared call: its arguments, or who makes it. */
+interface Prepared {
+  args?: Record<string, unknown>;
+  as?: Credentials;
 }
 
 interface Scenario {
   /** Who makes the compared call; default alice. */
   as?: Who;
-  setup?: (world: World) => Promise<{ args?: Record<string, unknown>; as?: Credentials }>;
+  setup?: (world: World) => Promise<Prepared>;
   args?: Record<string, unknown>;
   /** The compared call is refused with this code, on both transports. */
   refused?: string;
@@ -55,12 +66,66 @@ const registered = async (world: World, agentId: string): Promise<Credentials> =
   const body = await world.rest<{ agent_id: string; api_key: string }>("owner", "/agents/self-register", { body: { agent_id: agentId } });
   return { agentId: body.agent_id, apiKey: body.api_key };
 };
+/**
+ * Lists sort by time, then by insertion: an update that shares a millisecond with a later write
+ * sorts before it on one server and after it on the other. A change made after the clock has moved
+ * on sorts last on both.
+ */
+const onLaterMillisecond = (): Promise<void> => afterMillisecond(new Date().toISOString());
+
+/** Notes of two authors, so lists, searches and deltas have something to answer with. */
+async function someNotes(world: World): Promise<Prepared> {
+  await writeNote(world, "Parity note: deploys go out on Tuesdays");
+  await writeNote(world, "the staging database is reset every night", "bob");
+  await writeNote(world, "builds take four minutes on two cores");
+  return {};
+}
+/** Notes written, one of them changed and another deleted: a delta holds all three kinds. */
+async function changedNotes(world: World): Promise<Prepared> {
+  const changed = await writeNote(world, "a note that will change");
+  const deleted = await writeNote(world, "a note that will go", "bob");
+  await writeNote(world, "a note left as it is");
+  await onLaterMillisecond();
+  await world.rest("alice", `/memory/${changed}`, { method: "PATCH", body: { content: "a note that changed" } });
+  await onLaterMillisecond();
+  await world.rest("bob", `/memory/${deleted}`, { method: "DELETE" });
+  return {};
+}
+/** Alice's project "parity-project", with bob in it when `withBob`. */
+async function parityProject(world: World, withBob: boolean): Promise<Prepared> {
+  await world.rest("alice", "/projects", { body: { name: "Parity Project", description: "for the parity table" } });
+  if (withBob) await world.rest("bob", "/projects/parity-project/join", { method: "POST" });
+  return {};
+}
+/** Alice's project and bob's: only one of them is alice's own. */
+async function twoProjects(world: World): Promise<Prepared> {
+  await parityProject(world, false);
+  await world.rest("bob", "/projects", { body: { name: "Bob's Garden" } });
+  return {};
+}
+/** Open, claimed, completed and failed tasks of different priorities. */
+async function someTasks(world: World): Promise<Prepared> {
+  await world.rest("alice", "/tasks", { body: { title: "an urgent task", priority: "high", tags: ["parity"], project: null } });
+  await newTask(world, "a task nobody took", "bob");
+  await claimed(world, "a task in hand");
+  await world.rest("alice", `/tasks/${await claimed(world, "a task done")}/complete`, { method: "POST", body: { output: { pr: 7 } } });
+  await world.rest("alice", `/tasks/${await claimed(world, "a task that failed")}/fail`, { method: "POST", body: { comment: "blocked" } });
+  return {};
+}
+/** Where alice left off: a handoff, changed notes, a message from bob and a task she holds. */
+async function aliceMidSession(world: World): Promise<Prepared> {
+  await world.rest("alice", "/sessions/handoff", { body: { summary: "halfway through", in_progress: [], next_steps: ["finish"], host: "parity" } });
+  await changedNotes(world);
+  await world.rest("bob", "/messages", { body: { to: "parity-alice", body: "ping me when done" } });
+  await claimed(world, "a task alice holds");
+  return {};
+}
 
 const SCENARIOS: Record<string, Scenario> = {
   memory_write: { args: { content: "Parity note: deploys go out on Tuesdays", tags: ["deploy"] } },
-  memory_list: { args: { limit: 5 } },
-  memory_search: { args: { q: "when do deploys go out" } },
-  memory_delta: { args: { since: "2000-01-01T00:00:00Z", limit: 10 } },
+  memory_list: { setup: someNotes, args: { limit: 5 } },
+  memory_search: { setup: someNotes, args: { q: "when do deploys go out" } },
+  memory_delta: { setup: changedNotes, args: { since: "2000-01-01T00:00:00Z", limit: 10 } },
   memory_directives: {
     as: "owner",
     setup: async (world) => {
@@ -76,11 +141,11 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   memory_set_headline: { as: "archivist", setup: async (world) => ({ args: { id: await writeNote(world, "a long note that deserves a headline"), headline: "Headline" } }) },
   project_create: { args: { name: "Parity Project", description: "for the parity table" } },
-  project_list: { args: {} },
-  project_mine: { args: {} },
-  project_join: { as: "bob", args: { id: "parity-project" } },
-  project_leave: { as: "bob", args: { id: "parity-project" } },
-  project_members: { args: { id: "parity-project" } },
+  project_list: { setup: twoProjects },
+  project_mine: { setup: twoProjects },
+  project_join: { as: "bob", setup: (world) => parityProject(world, false), args: { id: "parity-project" } },
+  project_leave: { as: "bob", setup: (world) => parityProject(world, true), args: { id: "parity-project" } },
+  project_members: { setup: (world) => parityProject(world, true), args: { id: "parity-project" } },
   project_clear: {
     setup: async (world) => {
       await world.rest("alice", "/projects", { body: { name: "Clear Me" } });
@@ -89,9 +154,9 @@ const SCENARIOS: Record<string, Scenario> = {
     },
   },
   task_create: { args: { title: "Parity task", tags: ["parity"], priority: "high", project: null } },
-  task_list: { args: { limit: 5 } },
-  task_recommended: { args: { limit: 5 } },
-  task_counts: { args: {} },
+  task_list: { setup: someTasks, args: { limit: 5 } },
+  task_recommended: { setup: someTasks, args: { limit: 5 } },
+  task_counts: { setup: someTasks, args: {} },
   task_get: { setup: async (world) => ({ args: { id: await newTask(world, "a task to read") } }) },
   task_update: { setup: async (world) => ({ args: { id: await newTask(world, "a task to change"), priority: "low", tags: ["later"] } }) },
   task_claim: { setup: async (world) => ({ args: { id: await newTask(world, "a task to claim"), comment: "mine" } }) },
@@ -125,18 +190,33 @@ const SCENARIOS: Record<string, Scenario> = {
     },
   },
   message_send: { args: { to: "parity-bob", subject: "hi", body: "Parity message" } },
-  message_inbox: { as: "bob", args: {} },
-  message_unread_count: { as: "bob", args: {} },
+  message_inbox: { as: "bob", setup: async (world) => (await sentToBob(world, "first for bob"), await sentToBob(world, "second for bob"), {}) },
+  message_unread_count: { as: "bob", setup: async (world) => (await sentToBob(world, "one unread"), await sentToBob(world, "two unread"), {}) },
   message_consume: { as: "bob", setup: async (world) => (await sentToBob(world, "to consume"), {}) },
   message_read_all: { as: "bob", setup: async (world) => (await sentToBob(world, "to mark with read-all"), {}) },
-  message_list: { args: { limit: 5 } },
+  message_list: {
+    setup: async (world) => {
+      await sentToBob(world, "from alice to bob");
+      await world.rest("bob", "/messages", { body: { to: "parity-alice", subject: "re", body: "from bob to alice" } });
+      return {};
+    },
+    args: { limit: 5 },
+  },
   message_get: { as: "bob", setup: async (world) => ({ args: { id: await sentToBob(world, "to read one") } }) },
   message_mark_read: { as: "bob", setup: async (world) => ({ args: { id: await sentToBob(world, "to mark read") } }) },
   session_handoff: { args: { summary: "Parity session done", in_progress: [], next_steps: ["review"], host: "parity" } },
-  session_start: { args: { peek: true } },
-  session_load_agent: { as: "owner", args: { agent_id: "parity-alice", peek: true } },
-  session_latest: { as: "owner", args: { limit: 5 } },
-  agent_performance: { args: {} },
+  session_start: { setup: aliceMidSession, args: { peek: true } },
+  session_load_agent: { as: "owner", setup: aliceMidSession, args: { agent_id: "parity-alice", peek: true } },
+  session_latest: {
+    as: "owner",
+    setup: async (world) => {
+      await world.rest("alice", "/sessions/handoff", { body: { summary: "alice stopped here", in_progress: [], next_steps: ["review"], host: "parity" } });
+      await world.rest("bob", "/sessions/handoff", { body: { summary: "bob stopped there", in_progress: [], next_steps: [], host: "parity" } });
+      return {};
+    },
+    args: { limit: 5 },
+  },
+  agent_performance: { setup: someTasks, args: {} },
   agent_list: { args: { limit: 50 } },
   agent_me: { args: {} },
   agent_update_me: { as: "bob", args: { display_name: "Bob the Parity Tester" } },
@@ -145,13 +225,26 @@ const SCENARIOS: Record<string, Scenario> = {
   agent_delete: { as: "owner", setup: async (world) => ((await registered(world, "parity-gone")), { args: { id: "parity-gone" } }) },
   agent_rotate_key: { as: "owner", setup: async (world) => ((await registered(world, "parity-rotated")), { args: { id: "parity-rotated" } }) },
   event_emit: { args: { type: "parity.ping", payload: { n: 1 } } },
-  event_list: { args: { since: "seq:0", limit: 30 } },
+  event_list: {
+    setup: async (world) => {
+      await writeNote(world, "a note that makes an event");
+      await world.rest("bob", "/events", { body: { type: "parity.ping", payload: { n: 1 } } });
+      return {};
+    },
+    args: { since: "seq:0", limit: 30 },
+  },
   event_wait: { args: { types: ["never.happens"], timeout: 1 } },
   plugin_install: { args: { host: "codex", transport: "http" } },
   graph_link: {
     setup: async (world) => ({ args: { src: await writeNote(world, "an edge's source note"), dst: await writeNote(world, "an edge's target note"), rel: "supports", note: "parity" } }),
   },
-  graph_list: { args: { limit: 5 } },
+  graph_list: {
+    setup: async (world) => {
+      await world.rest("alice", "/graph/edge", { body: { src: await writeNote(world, "a claim"), dst: await writeNote(world, "its evidence", "bob"), rel: "supports" } });
+      return {};
+    },
+    args: { limit: 5 },
+  },
   graph_node: {
     setup: async (world) => {
       const src = await writeNote(world, "a node with an edge");
@@ -160,7 +253,10 @@ const SCENARIOS: Record<string, Scenario> = {
     },
   },
   archivist_lease: { as: "archivist", args: { holder: "parity-archivist", ttl_seconds: 60 } },
-  archivist_status: { as: "owner", args: {} },
+  archivist_status: {
+    as: "owner",
+    setup: async (world) => (await world.rest("archivist", "/archivist/lease", { body: { holder: "parity-archivist", ttl_seconds: 60 } }), {}),
+  },
   archivist_state_put: { as: "archivist", args: { key: "parity:put", value: { seen: 3 } } },
   archivist_state_get: {
     as: "archivist",
@@ -183,7 +279,11 @@ const SCENARIOS: Record<string, Scenario> = {
     }),
   },
   log_write: { as: "archivist", args: { source: "archivist", action: "parity", message: "a pass", details: { entries: 2 } } },
-  log_list: { as: "owner", args: { limit: 5 } },
+  log_list: {
+    as: "owner",
+    setup: async (world) => (await world.rest("archivist", "/logs", { body: { source: "archivist", action: "parity", message: "a pass", details: { entries: 2 } } }), {}),
+    args: { limit: 5 },
+  },
 };
 
 /**
@@ -191,7 +291,7 @@ const SCENARIOS: Record<string, Scenario> = {
  * answers the same call without `verbose`, and reads the string as its query does.
  */
 const TOOL_FORMS: [string, Scenario][] = [
-  ["memory_search", { args: { q: "when do deploys go out", verbose: true } }],
+  ["memory_search", { setup: someNotes, args: { q: "when do deploys go out", verbose: true } }],
   ["event_wait", { args: { types: "never.happens,also.never", timeout: 1 } }],
 ];
 
@@ -269,7 +369,8 @@ async function viaMcp(client: Client, operation: Operation, args: Record<string,
   return result.structuredContent ?? null;
 }
 
-async function world(): Promise<World> {
+/** A new server with alice and bob registered: the world of one scenario over one transport. */
+async function newWorld(): Promise<World> {
   const server = await startTestServer({ DIRECTIVE_WRITERS: "human" });
   const agents = {
     alice: await server.agent("parity-alice"),
@@ -277,6 +378,7 @@ async function world(): Promise<World> {
     owner: server.owner,
     archivist: server.archivist,
   };
+  const clients = new Map<string, Client>();
   return {
     server,
     agents,
@@ -286,29 +388,36 @@ async function world(): Promise<World> {
       if (response.status >= 300) throw new Error(`setup ${options.method ?? (options.body ? "POST" : "GET")} ${path}: ${response.status} ${response.text}`);
       return response.body;
     },
+    async client(as) {
+      let client = clients.get(as.agentId);
+      if (!client) {
+        client = await mcpClient(server, as);
+        clients.set(as.agentId, client);
+      }
+      return client;
+    },
+    async close() {
+      for (const client of clients.values()) await client.close();
+      await server.close();
+    },
   };
 }
 
-describe("REST and MCP parity", () => {
-  let restWorld: World;
-  let mcpWorld: World;
-  const clients = new Map<string, Client>();
-  beforeAll(async () => {
-    [restWorld, mcpWorld] = await Promise.all([world(), world()]);
+const test = base
+  // eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from its first parameter, which must be a pattern
+  .extend("restWorld", async ({}, { onCleanup }) => {
+    const world = await newWorld();
+    onCleanup(() => world.close());
+    return world;
+  })
+  // eslint-disable-next-line no-empty-pattern -- as above
+  .extend("mcpWorld", async ({}, { onCleanup }) => {
+    const world = await newWorld();
+    onCleanup(() => world.close());
+    return world;
   });
-  afterAll(async () => {
-    for (const client of clients.values()) await client.close();
-    await Promise.all([restWorld.server.close(), mcpWorld.server.close()]);
-  });
-  const clientFor = async (as: Credentials): Promise<Client> => {
-    let client = clients.get(as.agentId);
-    if (!client) {
-      client = await mcpClient(mcpWorld.server, as);
-      clients.set(as.agentId, client);
-    }
-    return client;
-  };
 
+describe("REST and MCP parity", () => {
   it("has a scenario for every operation of the catalogue, or says why it has no tool", () => {
     for (const operation of catalogue) {
       const covered = operation.name in SCENARIOS || operation.name in REST_ONLY;
@@ -317,13 +426,17 @@ describe("REST and MCP parity", () => {
     }
   });
 
-  it.each([...Object.entries(SCENARIOS), ...TOOL_FORMS, ...REFUSALS])("%s answers the same over REST and MCP", async (name, scenario) => {
+  test.for([...Object.entries(SCENARIOS), ...TOOL_FORMS, ...REFUSALS])("%s answers the same over REST and MCP", async ([name, scenario], { restWorld, mcpWorld }) => {
     const operation = catalogue.find((candidate) => candidate.name === name) as Operation;
-    const prepared = await Promise.all([restWorld, mcpWorld].map(async (w) => (scenario.setup ? await scenario.setup(w) : {})));
-    const [restPrepared, mcpPrepared] = prepared as [{ args?: Record<string, unknown>; as?: Credentials }, { args?: Record<string, unknown>; as?: Credentials }];
+    const prepare = (world: World): Promise<Prepared> => scenario.setup?.(world) ?? Promise.resolve({});
+    const [restPrepared, mcpPrepared] = await Promise.all([prepare(restWorld), prepare(mcpWorld)]);
     const who = scenario.as ?? "alice";
-    const restAnswer = await viaRest(restWorld, operation, restPrepared.as ?? restWorld.agents[who], restPrepared.args ?? scenario.args ?? {});
-    const mcpAnswer = await viaMcp(await clientFor(mcpPrepared.as ?? mcpWorld.agents[who]), operation, mcpPrepared.args ?? scenario.args ?? {});
+    const mcpClientOfCaller = await mcpWorld.client(mcpPrepared.as ?? mcpWorld.agents[who]);
+    // The two worlds share nothing, so the compared calls may run side by side.
+    const [restAnswer, mcpAnswer] = await Promise.all([
+      viaRest(restWorld, operation, restPrepared.as ?? restWorld.agents[who], restPrepared.args ?? scenario.args ?? {}),
+      viaMcp(mcpClientOfCaller, operation, mcpPrepared.args ?? scenario.args ?? {}),
+    ]);
     if (scenario.refused) expect(restAnswer).toEqual({ refused: scenario.refused });
     else expect((restAnswer as { refused?: string } | null)?.refused).toBeUndefined();
     expect(mask(mcpAnswer)).toEqual(mask(restAnswer));

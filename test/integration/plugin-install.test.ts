@@ -1,9 +1,9 @@
 import { resolve } from "node:path";
 import { parse as parseToml } from "smol-toml";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import { HOST_NAMES } from "../../plugin/hosts/index.js";
 import type { ErrorBody } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
 interface HostConfig {
   host: string;
@@ -29,10 +29,9 @@ function serverEntry(config: HostConfig): Json {
 }
 
 describe("GET /plugin/install", () => {
-  const server = serverForSuite();
-  const agent = agentForSuite(server, "plugin-agent");
+  const it = test.extend("agent", ({ server }) => server.agent("plugin-agent"));
 
-  it("renders every host for both transports, parseable, with the keys each host expects and no key in them", async () => {
+  it("renders every host for both transports, parseable, with the keys each host expects and no key in them", async ({ server, agent }) => {
     const response = await server.request<{ hosts: HostConfig[] }>("/plugin/install", { as: agent });
     expect(response.status).toBe(200);
     expect(response.body.hosts.map((config) => `${config.host}/${config.transport}`)).toEqual(
@@ -76,7 +75,7 @@ describe("GET /plugin/install", () => {
     }
   });
 
-  it("answers one configuration for a host and transport, with the host's CLI command where it has one", async () => {
+  it("answers one configuration for a host and transport, with the host's CLI command where it has one", async ({ server, agent }) => {
     const response = await server.request<HostConfig>("/plugin/install?host=claude-code&transport=stdio", { as: agent });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ host: "claude-code", transport: "stdio", files: [{ path: ".mcp.json", format: "json" }] });
@@ -92,7 +91,7 @@ describe("GET /plugin/install", () => {
     expect(both.body.hosts.map((config) => config.transport)).toEqual(["stdio", "http"]);
   });
 
-  it("refuses an unknown host with 422 and anonymous callers with 401", async () => {
+  it("refuses an unknown host with 422 and anonymous callers with 401", async ({ server, agent }) => {
     expect((await server.request<ErrorBody>("/plugin/install?host=notepad", { as: agent })).status).toBe(422);
     expect((await server.request("/plugin/install")).status).toBe(401);
   });

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
 import type { ErrorBody } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 
 interface Project {
   id: string;
@@ -9,13 +9,13 @@ interface Project {
   member_count: number;
 }
 
-describe("projects and their boundaries", () => {
-  const server = serverForSuite();
-  const alice = agentForSuite(server, "alice");
-  const bob = agentForSuite(server, "bob");
-  const carol = agentForSuite(server, "carol");
+const it = test
+  .extend("alice", ({ server }) => server.agent("alice"))
+  .extend("bob", ({ server }) => server.agent("bob"))
+  .extend("carol", ({ server }) => server.agent("carol"));
 
-  it("creates a project from a name: the id is its slug, the creator owns and joins it", async () => {
+describe("projects and their boundaries", () => {
+  it("creates a project from a name: the id is its slug, the creator owns and joins it", async ({ server, alice, bob }) => {
     const created = await server.request<Project>("/projects", { as: alice, body: { name: "Apollo Launch!", description: "rockets" } });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ id: "apollo-launch", name: "Apollo Launch!", owner: "alice", member_count: 1 });
@@ -26,7 +26,8 @@ describe("projects and their boundaries", () => {
     expect(again.status).toBe(409);
   });
 
-  it("lists every project, and the caller's own under /projects/mine", async () => {
+  it("lists every project, and the caller's own under /projects/mine", async ({ server, alice, bob, carol }) => {
+    await server.request("/projects", { as: alice, body: { name: "Apollo Launch!" } });
     await server.request("/projects", { as: bob, body: { name: "Bobs Garden" } });
     const all = await server.request<Project[]>("/projects", { as: carol });
     expect(all.body.map((project) => project.id)).toEqual(expect.arrayContaining(["apollo-launch", "bobs-garden"]));
@@ -34,7 +35,7 @@ describe("projects and their boundaries", () => {
     expect(mine.body.map((project) => project.id)).toEqual(["bobs-garden"]);
   });
 
-  it("hides a project's memory, tasks and messages from non-members, and refuses their writes with 403", async () => {
+  it("hides a project's memory, tasks and messages from non-members, and refuses their writes with 403", async ({ server, alice, carol }) => {
     await server.request("/projects", { as: alice, body: { name: "secret" } });
     const entry = await server.request<{ id: string }>("/memory", { as: alice, body: { content: "the launch code is in the vault", project: "secret" } });
     expect(entry.status).toBe(201);
@@ -83,7 +84,7 @@ describe("projects and their boundaries", () => {
     expect((await server.request(`/messages/${note.body.id}`, { as: carol })).status).toBe(404);
   });
 
-  it("writes go to the current project when none is named, and leaving makes the project invisible again", async () => {
+  it("writes go to the current project when none is named, and leaving makes the project invisible again", async ({ server, bob }) => {
     await server.request("/projects", { as: bob, body: { name: "leaving" } });
     const entry = await server.request<{ id: string; project: string }>("/memory", { as: bob, body: { content: "current project default" } });
     expect(entry.body.project).toBe("leaving");
@@ -95,12 +96,12 @@ describe("projects and their boundaries", () => {
     expect(me.body.current_project).toBeNull();
   });
 
-  it("a write into a project that does not exist is 404", async () => {
+  it("a write into a project that does not exist is 404", async ({ server }) => {
     const response = await server.request<ErrorBody>("/memory", { as: server.owner, body: { content: "nowhere", project: "no-such-project" } });
     expect(response.status).toBe(404);
   });
 
-  it("lets only the project's owner clear it, and reports what it removed", async () => {
+  it("lets only the project's owner clear it, and reports what it removed", async ({ server, alice, bob }) => {
     await server.request("/projects", { as: alice, body: { name: "clearing" } });
     await server.request("/projects/clearing/join", { method: "POST", as: bob });
     await server.request("/memory", { as: alice, body: { content: "first clearing note", project: "clearing" } });

@@ -2,8 +2,8 @@ import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
-import { serverForSuite } from "../helpers/suite.js";
+import { describe, expect } from "vitest";
+import { it } from "../helpers/fixtures.js";
 
 const run = promisify(execFile);
 const README = readFileSync(join(import.meta.dirname, "..", "..", "README.md"), "utf8");
@@ -15,9 +15,7 @@ function httpExamples(): string[] {
 }
 
 describe("the README's HTTP examples", () => {
-  const server = serverForSuite();
-
-  it.skipIf(!existsSync("/usr/bin/curl") || !existsSync("/bin/bash"))("run as written against a server, one after another", async () => {
+  it.skipIf(!existsSync("/usr/bin/curl") || !existsSync("/bin/bash"))("run as written against a server, one after another", async ({ server }) => {
     const builder = await server.agent("builder");
     const port = new URL(server.url).port;
     // Everything but the live stream, which never ends; the server's port for the default one.

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
-import type { ErrorBody } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { describe, expect } from "vitest";
+import { test } from "../helpers/fixtures.js";
+import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
 
 interface Pack {
   last_handoff: { summary: string; next_steps: string[]; in_progress: string[] } | null;
@@ -13,11 +13,11 @@ interface Pack {
 }
 
 describe("session handoffs", () => {
-  const server = serverForSuite();
-  const agent = agentForSuite(server, "sessioner");
-  const teammate = agentForSuite(server, "teammate");
+  const it = test
+    .extend("agent", ({ server }) => server.agent("sessioner"))
+    .extend("teammate", ({ server }) => server.agent("teammate"));
 
-  it("starts the next session with one call: handoff, memory delta, unread messages, claimed tasks, directives", async () => {
+  it("starts the next session with one call: handoff, memory delta, unread messages, claimed tasks, directives", async ({ server, agent, teammate }) => {
     // Session 1: read everything so far, work, hand off.
     await server.request("/sessions/handoff", { as: agent });
     const task = await server.request<{ id: string }>("/tasks", { as: teammate, body: { title: "carry over" } });
@@ -53,7 +53,7 @@ describe("session handoffs", () => {
     expect(next.body.memory_delta_since_last_seen).toEqual([]);
   });
 
-  it("peek does not move the cursor", async () => {
+  it("peek does not move the cursor", async ({ server, agent, teammate }) => {
     await server.request("/sessions/handoff", { as: agent });
     const entry = await server.request<{ id: string }>("/memory", { as: teammate, body: { content: "peek-visible change" } });
     const peeked = await server.request<Pack>("/sessions/handoff?peek=true", { as: agent });
@@ -65,7 +65,7 @@ describe("session handoffs", () => {
     expect((await server.request<Pack>("/sessions/handoff", { as: agent })).body.memory_delta_since_last_seen).toEqual([]);
   });
 
-  it("shows deletions as tombstones in the delta", async () => {
+  it("shows deletions as tombstones in the delta", async ({ server, agent, teammate }) => {
     const entry = await server.request<{ id: string }>("/memory", { as: teammate, body: { content: "short-lived note" } });
     await server.request("/sessions/handoff", { as: agent });
     await server.request(`/memory/${entry.body.id}`, { method: "DELETE", as: teammate });
@@ -73,7 +73,7 @@ describe("session handoffs", () => {
     expect(pack.body.memory_delta_since_last_seen).toEqual([expect.objectContaining({ id: entry.body.id, deleted_at: expect.any(String) as string })]);
   });
 
-  it("caps the delta at the oldest 200 changes, newest last, and returns the rest on the next call", async () => {
+  it("caps the delta at the oldest 200 changes, newest last, and returns the rest on the next call", async ({ server, agent, teammate }) => {
     await server.request("/sessions/handoff", { as: agent });
     const ids: string[] = [];
     for (let index = 0; index < 205; index++) {
@@ -92,7 +92,8 @@ describe("session handoffs", () => {
     expect(rest.body.memory_delta_since_last_seen.map((row) => row.id)).toEqual(ids.slice(first.length));
   });
 
-  it("refuses a handoff saved for another agent, and another agent's pack to anyone but an owner", async () => {
+  it("refuses a handoff saved for another agent, and another agent's pack to anyone but an owner", async ({ server, agent, teammate }) => {
+    await server.request("/sessions/handoff", { as: agent, body: { summary: "parser half done" } });
     const wrong = await server.request<ErrorBody>("/sessions/handoff", { as: agent, body: { agent_id: "teammate", summary: "x" } });
     expect(wrong.status).toBe(403);
     expect((await server.request("/sessions/handoff/sessioner", { as: teammate })).status).toBe(403);
@@ -101,7 +102,7 @@ describe("session handoffs", () => {
     expect(byOwner.body.last_handoff?.summary).toBe("parser half done");
   });
 
-  it("never shows an owner the agent's private entries or messages, nor moves its cursor", async () => {
+  it("never shows an owner the agent's private entries or messages, nor moves its cursor", async ({ server, agent, teammate }) => {
     await server.request("/sessions/handoff", { as: agent });
     const privateEntry = await server.request<{ id: string }>("/memory", { as: agent, body: { content: "my private scratch", scope: "agent" } });
     await server.request("/messages", { as: teammate, body: { to: "sessioner", body: "for your eyes only" } });
@@ -114,17 +115,17 @@ describe("session handoffs", () => {
 });
 
 describe("every agent's last handoff", () => {
-  const server = serverForSuite();
-  const first = agentForSuite(server, "first-hand");
-  const second = agentForSuite(server, "second-hand");
-  const gone = agentForSuite(server, "gone-hand");
-  const save = (as: typeof first, summary: string) => server.request("/sessions/handoff", { as, body: { summary } });
+  const it = test
+    .extend("first", ({ server }) => server.agent("first-hand"))
+    .extend("second", ({ server }) => server.agent("second-hand"))
+    .extend("gone", ({ server }) => server.agent("gone-hand"));
+  const save = (server: TestServer, as: Credentials, summary: string) => server.request("/sessions/handoff", { as, body: { summary } });
 
-  it("lists only the newest handoff of each agent still there, newest first, paged, for owners only", async () => {
-    await save(first, "first, early");
-    await save(second, "second, only");
-    await save(gone, "from an agent deleted later");
-    await save(first, "first, latest");
+  it("lists only the newest handoff of each agent still there, newest first, paged, for owners only", async ({ server, first, gone, second }) => {
+    await save(server, first, "first, early");
+    await save(server, second, "second, only");
+    await save(server, gone, "from an agent deleted later");
+    await save(server, first, "first, latest");
     expect((await server.request(`/agents/${gone.agentId}`, { as: server.owner, method: "DELETE" })).status).toBeLessThan(300);
 
     const all = await server.request<{ agent_id: string; summary: string }[]>("/sessions/handoffs", { as: server.owner });

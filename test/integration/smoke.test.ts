@@ -1,16 +1,14 @@
-import { describe, expect, it } from "vitest";
-import { serverForSuite } from "../helpers/suite.js";
+import { describe, expect } from "vitest";
+import { it } from "../helpers/fixtures.js";
 
 describe("a fresh server", () => {
-  const server = serverForSuite();
-
-  it("answers /health without credentials", async () => {
+  it("answers /health without credentials", async ({ server }) => {
     const response = await server.request<{ status: string; database: string }>("/health");
     expect(response.status).toBe(200);
     expect(response.body.database).toBe("ok");
   });
 
-  it("writes and reads back an entry over REST", async () => {
+  it("writes and reads back an entry over REST", async ({ server }) => {
     const agent = await server.agent("smoke-agent");
     const written = await server.request<{ id: string }>("/memory", { as: agent, body: { content: "smoke test entry" } });
     expect(written.status).toBe(201);

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
+import { it, test } from "../helpers/fixtures.js";
 import { startTestServer, type Credentials, type ErrorBody, type TestServer } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 import { eventually } from "../helpers/wait.js";
 
 interface Task {
@@ -36,16 +36,19 @@ const act = (server: TestServer, as: Credentials, id: string, action: string, bo
   server.request<Task & ErrorBody>(`/tasks/${id}/${action}`, { as, body });
 
 describe("the task lifecycle (five agents)", () => {
-  const server = serverForSuite();
-  const agents = ["ann", "ben", "cid", "dee", "eve"].map((id) => agentForSuite(server, id));
-  const [ann, ben, cid, dee, eve] = agents as [Credentials, Credentials, Credentials, Credentials, Credentials];
+  const it = test
+    .extend("ann", ({ server }) => server.agent("ann"))
+    .extend("ben", ({ server }) => server.agent("ben"))
+    .extend("cid", ({ server }) => server.agent("cid"))
+    .extend("dee", ({ server }) => server.agent("dee"))
+    .extend("eve", ({ server }) => server.agent("eve"));
 
-  it("creates a task open and unassigned, with defaults", async () => {
+  it("creates a task open and unassigned, with defaults", async ({ server, ann }) => {
     const task = await create(server, ann, { title: "write the parser", tags: ["parser", "parser"] });
     expect(task).toMatchObject({ status: "open", created_by: "ann", assigned_to: null, priority: "normal", tags: ["parser"], blocked: false });
   });
 
-  it("walks the seed's state table: claim → unclaim → claim → complete, and claim → fail", async () => {
+  it("walks the seed's state table: claim → unclaim → claim → complete, and claim → fail", async ({ server, ann, ben, cid, dee }) => {
     const task = await create(server, ann, { title: "state table" });
     const claimed = await act(server, ben, task.id, "claim", { comment: "on it" });
     expect(claimed.status).toBe(200);
@@ -70,7 +73,7 @@ describe("the task lifecycle (five agents)", () => {
     expect(failed.body.status).toBe("failed");
   });
 
-  it("checks unclaim, complete and fail in order: visible (404), claimed (409), assignee (403)", async () => {
+  it("checks unclaim, complete and fail in order: visible (404), claimed (409), assignee (403)", async ({ server, ann, ben, cid }) => {
     const task = await create(server, ann, { title: "ordering" });
     expect((await act(server, ben, "00000000-0000-4000-8000-000000000000", "complete")).status).toBe(404);
     const notClaimed = await act(server, ben, task.id, "complete");
@@ -80,7 +83,7 @@ describe("the task lifecycle (five agents)", () => {
     expect((await act(server, cid, task.id, "fail")).status).toBe(403);
   });
 
-  it("lets an owner release anyone's claim: open again, an unclaim comment 'released by <owner>' that keeps the owner's reason, and task.unclaimed", async () => {
+  it("lets an owner release anyone's claim: open again, an unclaim comment 'released by <owner>' that keeps the owner's reason, and task.unclaimed", async ({ server, ann, ben, cid, dee, eve }) => {
     const owner = server.owner;
     const task = await create(server, ann, { title: "stuck with a vanished agent" });
     expect((await act(server, owner, task.id, "unclaim")).body.detail).toBe("task not claimed");
@@ -103,7 +106,7 @@ describe("the task lifecycle (five agents)", () => {
     expect((await act(server, eve, task.id, "unclaim")).status).toBe(403);
   });
 
-  it("records every lifecycle step in the comment log, in order, with its kind", async () => {
+  it("records every lifecycle step in the comment log, in order, with its kind", async ({ server, ann, ben, cid, dee, eve }) => {
     const task = await create(server, ann, { title: "logged" });
     await act(server, ben, task.id, "claim", { comment: "taking it" });
     await server.request(`/tasks/${task.id}/comments`, { as: cid, body: { comment: "need help?" } });
@@ -122,7 +125,7 @@ describe("the task lifecycle (five agents)", () => {
     ]);
   });
 
-  it("lets only the creator or an owner reopen a closed task, and only a closed one", async () => {
+  it("lets only the creator or an owner reopen a closed task, and only a closed one", async ({ server, ann, ben }) => {
     const task = await create(server, ann, { title: "reopenable" });
     expect((await act(server, ann, task.id, "reopen")).status).toBe(409);
     await act(server, ben, task.id, "claim");
@@ -131,7 +134,7 @@ describe("the task lifecycle (five agents)", () => {
     expect((await act(server, server.owner, task.id, "reopen")).body.status).toBe("open");
   });
 
-  it("reserves a task for its assigned_to: others get 403, the reserved agent claims it", async () => {
+  it("reserves a task for its assigned_to: others get 403, the reserved agent claims it", async ({ server, ann, ben, dee }) => {
     const task = await create(server, ann, { title: "for dee only", assigned_to: "dee" });
     expect(task.assigned_to).toBe("dee");
     const refused = await act(server, ben, task.id, "claim");
@@ -143,7 +146,7 @@ describe("the task lifecycle (five agents)", () => {
     expect((await server.request("/tasks", { as: ann, body: { title: "x", assigned_to: "nobody-here" } })).status).toBe(404);
   });
 
-  it("keeps a task blocked until its dependency completes", async () => {
+  it("keeps a task blocked until its dependency completes", async ({ server, ann, ben, cid }) => {
     const first = await create(server, ann, { title: "foundation" });
     const second = await create(server, ann, { title: "walls", depends_on: [first.id] });
     expect(second).toMatchObject({ blocked: true, depends_on: [first.id] });
@@ -163,7 +166,7 @@ describe("the task lifecycle (five agents)", () => {
     expect(events.body.map((event) => event.payload.task_id)).toContain(second.id);
   });
 
-  it("refuses a dependency cycle with 409 and a self-dependency with 422; removes a dependency", async () => {
+  it("refuses a dependency cycle with 409 and a self-dependency with 422; removes a dependency", async ({ server, ann }) => {
     const a = await create(server, ann, { title: "a" });
     const b = await create(server, ann, { title: "b", depends_on: [a.id] });
     const c = await create(server, ann, { title: "c", depends_on: [b.id] });
@@ -180,7 +183,7 @@ describe("the task lifecycle (five agents)", () => {
     expect((await server.request(`/tasks/${c.id}/dependencies/${b.id}`, { method: "DELETE", as: ann })).status).toBe(404);
   });
 
-  it("lets only those who may PATCH a task change its dependencies, and records each change as a comment", async () => {
+  it("lets only those who may PATCH a task change its dependencies, and records each change as a comment", async ({ server, ann, ben, cid, dee }) => {
     const task = await create(server, ann, { title: "guarded dependencies" });
     const blocker = await create(server, ben, { title: "a stranger's blocker" });
     const other = await create(server, ann, { title: "another dependency" });
@@ -216,7 +219,7 @@ describe("the task lifecycle (five agents)", () => {
     expect(await comments()).toHaveLength(count);
   });
 
-  it("lets the creator, the assignee or an owner PATCH an unfinished task", async () => {
+  it("lets the creator, the assignee or an owner PATCH an unfinished task", async ({ server, ann, ben }) => {
     const task = await create(server, ann, { title: "patchable" });
     expect((await server.request(`/tasks/${task.id}`, { method: "PATCH", as: ben, body: { priority: "high" } })).status).toBe(403);
     const patched = await server.request<Task>(`/tasks/${task.id}`, { method: "PATCH", as: ann, body: { priority: "high", tags: ["x"] } });
@@ -228,7 +231,7 @@ describe("the task lifecycle (five agents)", () => {
     expect((await server.request(`/tasks/${task.id}`, { method: "PATCH", as: ann, body: { title: "late" } })).status).toBe(409);
   });
 
-  it("emits an event for every transition", async () => {
+  it("emits an event for every transition", async ({ server, ann, ben }) => {
     const task = await create(server, ann, { title: "evented" });
     await act(server, ben, task.id, "claim");
     await act(server, ben, task.id, "complete");
@@ -242,7 +245,8 @@ describe("the task lifecycle (five agents)", () => {
     ]);
   });
 
-  it("gives exactly one of 50 concurrent claimants the task, 20 times over", async () => {
+  it("gives exactly one of 50 concurrent claimants the task, 20 times over", async ({ server, ann, ben, cid, dee, eve }) => {
+    const agents = [ann, ben, cid, dee, eve];
     for (let round = 0; round < 20; round++) {
       const task = await create(server, ann, { title: `race ${round}` });
       const results = await Promise.all(Array.from({ length: 50 }, (_, index) => act(server, agents[index % 5] as Credentials, task.id, "claim")));
@@ -253,17 +257,21 @@ describe("the task lifecycle (five agents)", () => {
 });
 
 describe("recommendations and performance", () => {
-  const server = serverForSuite();
-  const worker = agentForSuite(server, "worker");
-  const boss = agentForSuite(server, "boss");
+  const it = test
+    .extend("worker", ({ server }) => server.agent("worker"))
+    .extend("boss", ({ server }) => server.agent("boss"));
 
-  it("ranks by earned tag affinity, then priority, then age", async () => {
-    // Earn affinity: two completed "db" tasks, one failed "ui" task.
+  /** The worker's history: two completed "db" tasks, one failed "ui" task. */
+  async function history(server: TestServer, worker: Credentials, boss: Credentials): Promise<void> {
     for (const [tag, outcome] of [["db", "complete"], ["db", "complete"], ["ui", "fail"]] as const) {
       const task = await create(server, boss, { title: `history ${tag}`, tags: [tag] });
       await act(server, worker, task.id, "claim");
       await act(server, worker, task.id, outcome);
     }
+  }
+
+  it("ranks by earned tag affinity, then priority, then age", async ({ server, worker, boss }) => {
+    await history(server, worker, boss);
     const ui = await create(server, boss, { title: "ui work", tags: ["ui"], priority: "high" });
     const plainOld = await create(server, boss, { title: "plain old" });
     const plainHigh = await create(server, boss, { title: "plain high", priority: "high" });
@@ -277,7 +285,8 @@ describe("recommendations and performance", () => {
     expect(recommended.body[3]?.affinity).toBe(-1);
   });
 
-  it("reports per agent and per tag: completed, failed, success rate, median time", async () => {
+  it("reports per agent and per tag: completed, failed, success rate, median time", async ({ server, worker, boss }) => {
+    await history(server, worker, boss);
     const all = await server.request<{ agent_id: string; completed: number; failed: number; success_rate: number; by_tag: { tag: string; completed: number }[] }[]>(
       "/agents/performance",
       { as: boss },
@@ -332,9 +341,7 @@ describe("claim leases", () => {
 });
 
 describe("draining a queue of tasks", () => {
-  const server = serverForSuite();
-
-  it("20 agents claim and complete 1,000 tasks: each completed exactly once, none lost", async () => {
+  it("20 agents claim and complete 1,000 tasks: each completed exactly once, none lost", async ({ server }) => {
     const boss = await server.agent("queue-boss");
     for (let batch = 0; batch < 1000; batch += 50) {
       await Promise.all(Array.from({ length: 50 }, (_, index) => create(server, boss, { title: `job ${batch + index}` })));
@@ -369,11 +376,11 @@ describe("draining a queue of tasks", () => {
 });
 
 describe("task counts", () => {
-  const server = serverForSuite();
-  const worker = agentForSuite(server, "counter");
-  const outsider = agentForSuite(server, "outsider");
+  const it = test
+    .extend("worker", ({ server }) => server.agent("counter"))
+    .extend("outsider", ({ server }) => server.agent("outsider"));
 
-  it("counts visible tasks by status, blocked ones among the open, globally or per project", async () => {
+  it("counts visible tasks by status, blocked ones among the open, globally or per project", async ({ server, worker, outsider }) => {
     await server.request("/projects", { as: worker, body: { name: "countable" } });
     const first = await create(server, worker, { title: "first", project: null });
     await create(server, worker, { title: "waits for first", project: null, depends_on: [first.id] });
@@ -397,7 +404,7 @@ describe("task counts", () => {
     expect((await server.request("/tasks/counts?project=", { as: worker })).body).toMatchObject({ open: 1, blocked: 0, claimed: 1, completed: 1 });
   });
 
-  it("takes the listing's filters, and agrees with the listing under each", async () => {
+  it("takes the listing's filters, and agrees with the listing under each", async ({ server, worker, outsider }) => {
     await create(server, outsider, { title: "tagged high", project: null, tags: ["ops"], priority: "high" });
     await create(server, outsider, { title: "tagged low", project: null, tags: ["ops"], priority: "low" });
     for (const filter of ["agent=outsider", "tag=ops", "priority=high", "tag=ops&priority=low", "agent=counter&project="]) {

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
-import type { Credentials, ErrorBody, Response } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
+import { describe, expect } from "vitest";
+import { it, test } from "../helpers/fixtures.js";
+import type { Credentials, ErrorBody, Response, TestServer } from "../helpers/server.js";
 import { rawRequest } from "../helpers/raw.js";
 
 /** CONTRACT §2.1: `{detail, code}` (+ `errors` on 422), lower-case detail, UPPER_SNAKE code. */
@@ -32,45 +32,45 @@ interface Entry {
 }
 
 describe("wire conventions", () => {
-  const server = serverForSuite();
-  const agent = agentForSuite(server, "wire-agent");
-  const other = agentForSuite(server, "wire-other");
-  const memoryCount = async (as: Credentials): Promise<number> => {
+  const it = test
+    .extend("agent", ({ server }) => server.agent("wire-agent"))
+    .extend("other", ({ server }) => server.agent("wire-other"))
+    .extend("writer", ({ server }) => server.agent("small-writer"));
+  const memoryCount = async (server: TestServer, as: Credentials): Promise<number> => {
     const response = await server.request<Entry[]>(`/memory?agent=${as.agentId}&limit=500`, { as });
     expect(response.status).toBe(200);
     return response.body.length;
   };
-  const expectServing = async (): Promise<void> => {
+  const expectServing = async (server: TestServer, agent: Credentials): Promise<void> => {
     expect((await server.request("/health")).status).toBe(200);
     const write = await server.request("/memory", { as: agent, body: { content: `still serving ${Math.random()}`, allow_duplicate: true } });
     expect(write.status).toBe(201);
   };
 
-
   describe("bad input", () => {
-    it("rejects malformed JSON with 400 BAD_REQUEST", async () => {
+    it("rejects malformed JSON with 400 BAD_REQUEST", async ({ server, agent }) => {
       const response = await server.request("/memory", { as: agent, body: '{"content": "x",' });
       expectError(response, 400, "BAD_REQUEST");
     });
 
-    it("rejects wrong types with 422 and a path per problem", async () => {
+    it("rejects wrong types with 422 and a path per problem", async ({ server, agent }) => {
       const response = await server.request("/memory", { as: agent, body: { content: "x", tags: [1], confidence: "high" } });
       const body = expectError(response, 422, "VALIDATION_FAILED");
       expect(pathsOf(body)).toEqual(expect.arrayContaining(["tags.0", "confidence"]));
     });
 
-    it("rejects out-of-range numbers and unknown enum values with 422", async () => {
+    it("rejects out-of-range numbers and unknown enum values with 422", async ({ server, agent }) => {
       const response = await server.request("/memory", { as: agent, body: { content: "x", confidence: 1.5, type: "rumour" } });
       const body = expectError(response, 422, "VALIDATION_FAILED");
       expect(pathsOf(body)).toEqual(expect.arrayContaining(["confidence", "type"]));
     });
 
-    it("rejects an unknown field on POST with 422 at the field's path", async () => {
+    it("rejects an unknown field on POST with 422 at the field's path", async ({ server, agent }) => {
       const response = await server.request("/memory", { as: agent, body: { content: "x", colour: "red" } });
       expect(pathsOf(expectError(response, 422, "VALIDATION_FAILED"))).toEqual(["colour"]);
     });
 
-    it("rejects unknown fields on PATCH with 422, one error per field", async () => {
+    it("rejects unknown fields on PATCH with 422, one error per field", async ({ server, agent }) => {
       const written = await server.request<Entry>("/memory", { as: agent, body: { content: "patch target for unknown fields" } });
       expect(written.status).toBe(201);
       const response = await server.request(`/memory/${written.body.id}`, {
@@ -84,48 +84,48 @@ describe("wire conventions", () => {
       expect(read.body.version).toBe(1);
     });
 
-    it("does not let a path parameter be smuggled in through the body", async () => {
+    it("does not let a path parameter be smuggled in through the body", async ({ server, agent }) => {
       const written = await server.request<Entry>("/memory", { as: agent, body: { content: "smuggling target" } });
       const response = await server.request(`/memory/${written.body.id}`, { as: agent, method: "PATCH", body: { id: "00000000" } });
       expect(pathsOf(expectError(response, 422, "VALIDATION_FAILED"))).toEqual(["id"]);
     });
 
-    it("rejects an unknown query parameter on GET with 422", async () => {
+    it("rejects an unknown query parameter on GET with 422", async ({ server, agent }) => {
       const response = await server.request("/memory?colour=red", { as: agent });
       expect(pathsOf(expectError(response, 422, "VALIDATION_FAILED"))).toEqual(["colour"]);
     });
 
-    it("rejects NaN and Infinity literals with 400 and keeps serving", async () => {
+    it("rejects NaN and Infinity literals with 400 and keeps serving", async ({ server, agent }) => {
       for (const literal of ["NaN", "Infinity", "-Infinity"]) {
         const response = await server.request("/memory", { as: agent, body: `{"content": "x", "confidence": ${literal}}` });
         expectError(response, 400, "BAD_REQUEST");
       }
-      await expectServing();
+      await expectServing(server, agent);
     });
 
-    it("rejects a 10,000-deep array body with a 4xx and keeps serving", async () => {
+    it("rejects a 10,000-deep array body with a 4xx and keeps serving", async ({ server, agent }) => {
       const response = await server.request("/memory", { as: agent, body: "[".repeat(10_000) + "]".repeat(10_000) });
       expect(response.status).toBeGreaterThanOrEqual(400);
       expect(response.status).toBeLessThan(500);
-      await expectServing();
+      await expectServing(server, agent);
     });
 
-    it("rejects a 10,000-deep object body with a 4xx and keeps serving", async () => {
+    it("rejects a 10,000-deep object body with a 4xx and keeps serving", async ({ server, agent }) => {
       const response = await server.request("/memory", { as: agent, body: '{"a":'.repeat(10_000) + "1" + "}".repeat(10_000) });
       expect(response.status).toBeGreaterThanOrEqual(400);
       expect(response.status).toBeLessThan(500);
-      await expectServing();
+      await expectServing(server, agent);
     });
 
-    it("rejects deep nesting inside a known field with a 4xx", async () => {
+    it("rejects deep nesting inside a known field with a 4xx", async ({ server, agent }) => {
       const deep = "[".repeat(10_000) + "]".repeat(10_000);
       const response = await server.request("/memory", { as: agent, body: `{"content": "x", "tags": ${deep}}` });
       expect(response.status).toBeGreaterThanOrEqual(400);
       expect(response.status).toBeLessThan(500);
-      await expectServing();
+      await expectServing(server, agent);
     });
 
-    it("rejects a non-JSON content type with 415", async () => {
+    it("rejects a non-JSON content type with 415", async ({ server, agent }) => {
       const response = await server.request("/memory", {
         as: agent,
         body: JSON.stringify({ content: "plain text" }),
@@ -134,7 +134,7 @@ describe("wire conventions", () => {
       expectError(response, 415, "UNSUPPORTED_MEDIA_TYPE");
     });
 
-    it("accepts a JSON content type with a charset", async () => {
+    it("accepts a JSON content type with a charset", async ({ server, agent }) => {
       const response = await server.request("/memory", {
         as: agent,
         body: JSON.stringify({ content: "with a charset parameter" }),
@@ -143,18 +143,18 @@ describe("wire conventions", () => {
       expect(response.status).toBe(201);
     });
 
-    it("rejects a JSON array where an object is expected with 422", async () => {
+    it("rejects a JSON array where an object is expected with 422", async ({ server, agent }) => {
       const response = await server.request("/memory", { as: agent, body: [{ content: "x" }] });
       expectError(response, 422, "VALIDATION_FAILED");
     });
 
-    it("rejects a JSON scalar where an object is expected with a 4xx", async () => {
+    it("rejects a JSON scalar where an object is expected with a 4xx", async ({ server, agent }) => {
       const response = await server.request("/memory", { as: agent, body: '"just a string"' });
       expect(response.status).toBeGreaterThanOrEqual(400);
       expect(response.status).toBeLessThan(500);
     });
 
-    it("ignores a body on a route that takes none", async () => {
+    it("ignores a body on a route that takes none", async ({ server, agent }) => {
       const written = await server.request<Entry>("/memory", { as: agent, body: { content: "to delete with a stray body" } });
       const deleted = await server.request(`/memory/${written.body.id}`, {
         as: agent,
@@ -173,16 +173,15 @@ describe("wire conventions", () => {
   });
 
   describe("a small MAX_BODY_BYTES", () => {
-    const small = serverForSuite({ MAX_BODY_BYTES: "2048", MAX_CONTENT_BYTES: "1024" });
-    const writer = agentForSuite(small, "small-writer");
+    it.override("serverEnv", { MAX_BODY_BYTES: "2048", MAX_CONTENT_BYTES: "1024" });
 
-    it("rejects a larger body with 413 PAYLOAD_TOO_LARGE", async () => {
-      const response = await small.request("/memory", { as: writer, body: { content: "x".repeat(3000) } });
+    it("rejects a larger body with 413 PAYLOAD_TOO_LARGE", async ({ server, writer }) => {
+      const response = await server.request("/memory", { as: writer, body: { content: "x".repeat(3000) } });
       expectError(response, 413, "PAYLOAD_TOO_LARGE");
       expect(response.headers.get("x-request-id")).toBeTruthy();
     });
 
-    it("rejects a larger chunked body with no Content-Length with 413", async () => {
+    it("rejects a larger chunked body with no Content-Length with 413", async ({ server, writer }) => {
       const chunk = new TextEncoder().encode(JSON.stringify({ content: "y".repeat(3000) }));
       const stream = new ReadableStream<Uint8Array>({
         start(controller) {
@@ -190,7 +189,7 @@ describe("wire conventions", () => {
           controller.close();
         },
       });
-      const response = await fetch(`${small.url}/memory`, {
+      const response = await fetch(`${server.url}/memory`, {
         method: "POST",
         headers: { "x-agent-id": writer.agentId, "x-api-key": writer.apiKey, "content-type": "application/json" },
         body: stream,
@@ -200,8 +199,8 @@ describe("wire conventions", () => {
       expect(((await response.json()) as ErrorBody).code).toBe("PAYLOAD_TOO_LARGE");
     });
 
-    it("accepts a body under the limit", async () => {
-      const response = await small.request("/memory", { as: writer, body: { content: "x".repeat(1000) } });
+    it("accepts a body under the limit", async ({ server, writer }) => {
+      const response = await server.request("/memory", { as: writer, body: { content: "x".repeat(1000) } });
       expect(response.status).toBe(201);
     });
   });
@@ -209,7 +208,7 @@ describe("wire conventions", () => {
   describe("X-Request-Id", () => {
     const VALID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-    it("is on every response: success, 404 for an unknown route, 401, 422", async () => {
+    it("is on every response: success, 404 for an unknown route, 401, 422", async ({ server, agent }) => {
       const responses = [
         await server.request("/health"),
         await server.request("/no/such/route", { as: agent }),
@@ -222,7 +221,7 @@ describe("wire conventions", () => {
       expect(new Set(ids).size).toBe(ids.length);
     });
 
-    it("echoes a valid incoming id", async () => {
+    it("echoes a valid incoming id", async ({ server }) => {
       const incoming = "client-req.42:retry-1";
       expect((await server.request("/health", { headers: { "x-request-id": incoming } })).headers.get("x-request-id")).toBe(incoming);
       const unauthenticated = await server.request("/memory", { headers: { "x-request-id": incoming } });
@@ -230,7 +229,7 @@ describe("wire conventions", () => {
       expect(unauthenticated.headers.get("x-request-id")).toBe(incoming);
     });
 
-    it("replaces an invalid incoming id", async () => {
+    it("replaces an invalid incoming id", async ({ server }) => {
       for (const incoming of ["a".repeat(300), "has spaces in it", "semi;colon", ""]) {
         const id = (await server.request("/health", { headers: { "x-request-id": incoming } })).headers.get("x-request-id");
         expect(id).toMatch(VALID);
@@ -240,7 +239,7 @@ describe("wire conventions", () => {
   });
 
   describe("Idempotency-Key on POST /memory", () => {
-    it("replays the first response for a repeat with the same body and writes nothing new", async () => {
+    it("replays the first response for a repeat with the same body and writes nothing new", async ({ server }) => {
       const writer = await server.agent("idem-writer");
       const body = { content: "idempotent write number one", allow_duplicate: true, tags: ["a", "b"] };
       const headers = { "idempotency-key": "key-1" };
@@ -263,22 +262,22 @@ describe("wire conventions", () => {
       expect(reordered.headers.get("idempotent-replayed")).toBe("true");
       expect(reordered.body.id).toBe(first.body.id);
 
-      expect(await memoryCount(writer)).toBe(1);
+      expect(await memoryCount(server, writer)).toBe(1);
       const eventsAfter = await server.request<unknown[]>("/events?since=seq:0&type=memory.written&limit=500", { as: writer });
       expect(eventsAfter.body.length).toBe(eventsBefore.body.length);
     });
 
-    it("rejects a repeat with a different body with 422 and writes nothing", async () => {
+    it("rejects a repeat with a different body with 422 and writes nothing", async ({ server }) => {
       const writer = await server.agent("idem-changer");
       const headers = { "idempotency-key": "key-2" };
       const first = await server.request("/memory", { as: writer, body: { content: "first body", allow_duplicate: true }, headers });
       expect(first.status).toBe(201);
       const changed = await server.request("/memory", { as: writer, body: { content: "second body", allow_duplicate: true }, headers });
       expect(expectError(changed, 422, "VALIDATION_FAILED").detail).toBe("idempotency key reused with a different request");
-      expect(await memoryCount(writer)).toBe(1);
+      expect(await memoryCount(server, writer)).toBe(1);
     });
 
-    it("keeps keys per agent", async () => {
+    it("keeps keys per agent", async ({ server }) => {
       const one = await server.agent("idem-one");
       const two = await server.agent("idem-two");
       const headers = { "idempotency-key": "shared-key" };
@@ -290,11 +289,11 @@ describe("wire conventions", () => {
       expect(second.body.id).not.toBe(first.body.id);
       const different = await server.request<Entry>("/memory", { as: two, body: { content: "something else", allow_duplicate: true }, headers: { "idempotency-key": "other" } });
       expect(different.status).toBe(201);
-      expect(await memoryCount(one)).toBe(1);
-      expect(await memoryCount(two)).toBe(2);
+      expect(await memoryCount(server, one)).toBe(1);
+      expect(await memoryCount(server, two)).toBe(2);
     });
 
-    it("rejects a key longer than 200 characters with 422 and accepts 200", async () => {
+    it("rejects a key longer than 200 characters with 422 and accepts 200", async ({ server }) => {
       const writer = await server.agent("idem-long");
       const long = await server.request("/memory", {
         as: writer,
@@ -302,7 +301,7 @@ describe("wire conventions", () => {
         headers: { "idempotency-key": "k".repeat(201) },
       });
       expect(pathsOf(expectError(long, 422, "VALIDATION_FAILED"))).toEqual(["Idempotency-Key"]);
-      expect(await memoryCount(writer)).toBe(0);
+      expect(await memoryCount(server, writer)).toBe(0);
       const longest = await server.request("/memory", {
         as: writer,
         body: { content: "longest key entry", allow_duplicate: true },
@@ -311,7 +310,7 @@ describe("wire conventions", () => {
       expect(longest.status).toBe(201);
     });
 
-    it("produces one entry for concurrent identical requests with the same key", async () => {
+    it("produces one entry for concurrent identical requests with the same key", async ({ server }) => {
       const writer = await server.agent("idem-racer");
       const body = { content: "raced idempotent write", allow_duplicate: true };
       const responses = await Promise.all(
@@ -320,33 +319,33 @@ describe("wire conventions", () => {
       for (const response of responses) expect(response.status).toBe(201);
       expect(new Set(responses.map((response) => response.body.id)).size).toBe(1);
       expect(responses.filter((response) => response.headers.get("idempotent-replayed") === "true")).toHaveLength(7);
-      expect(await memoryCount(writer)).toBe(1);
+      expect(await memoryCount(server, writer)).toBe(1);
     });
 
-    it("writes again for the same body without a key", async () => {
+    it("writes again for the same body without a key", async ({ server }) => {
       const writer = await server.agent("idem-none");
       const body = { content: "no key, written twice", allow_duplicate: true };
       const first = await server.request<Entry>("/memory", { as: writer, body });
       const second = await server.request<Entry>("/memory", { as: writer, body });
       expect(second.body.id).not.toBe(first.body.id);
-      expect(await memoryCount(writer)).toBe(2);
+      expect(await memoryCount(server, writer)).toBe(2);
     });
   });
 
   describe("routing and credentials", () => {
-    it("answers an unknown route with a 404 JSON error", async () => {
+    it("answers an unknown route with a 404 JSON error", async ({ server, agent }) => {
       expectError(await server.request("/no/such/route", { as: agent }), 404, "NOT_FOUND");
       expectError(await server.request("/no/such/route"), 404, "NOT_FOUND");
       expectError(await server.request("/memory/search/extra/segments", { as: agent }), 404, "NOT_FOUND");
     });
 
-    it("answers /health without credentials", async () => {
+    it("answers /health without credentials", async ({ server }) => {
       const response = await server.request<{ status: string; database: string }>("/health");
       expect(response.status).toBe(200);
       expect(response.body.database).toBe("ok");
     });
 
-    it("answers 401 with WWW-Authenticate for missing or wrong credentials", async () => {
+    it("answers 401 with WWW-Authenticate for missing or wrong credentials", async ({ server, agent, other }) => {
       const missing = await server.request("/memory");
       expect(expectError(missing, 401, "UNAUTHENTICATED").detail).toBe("invalid credentials");
       expect(missing.headers.get("www-authenticate")).toBeTruthy();
@@ -359,9 +358,9 @@ describe("wire conventions", () => {
 });
 
 describe("rate limit", () => {
-  const server = serverForSuite({ RATE_LIMIT_PER_MINUTE: "5" });
+  it.override("serverEnv", { RATE_LIMIT_PER_MINUTE: "5" });
 
-  it("answers the sixth request in a minute with 429 and Retry-After, per agent", async () => {
+  it("answers the sixth request in a minute with 429 and Retry-After, per agent", async ({ server }) => {
     const busy = await server.agent("busy-agent");
     const calm = await server.agent("calm-agent");
     for (let index = 0; index < 5; index++) expect((await server.request("/agents/me", { as: busy })).status).toBe(200);

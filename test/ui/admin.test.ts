@@ -1,9 +1,8 @@
 import type { Page } from "playwright-core";
-import { expect, it } from "vitest";
-import { browserForSuite, openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
+import { expect } from "vitest";
+import { openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
-import { signIn as signInAs } from "../helpers/ui.js";
+import { it, test, signIn as signInAs } from "../helpers/ui.js";
 
 const PASSWORD = "admin tabs password";
 
@@ -68,15 +67,14 @@ const unexpected = (errors: string[]) => errors.filter((error) => !/status of 40
 const notice = (page: Page, text: string) => page.locator(".notices").getByRole("status").filter({ hasText: text });
 
 describeInBrowser("Agents tab", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
-  const browser = browserForSuite();
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
   /** The status of GET /agents/me with these raw credentials: 200 while the key works. */
-  const meStatus = async (agentId: string, apiKey: string) => (await server.request("/agents/me", { as: { agentId, apiKey } })).status;
-  const listedIds = async () => (await server.request<Agent[]>("/agents?limit=500", { as: server.owner })).body.map((agent) => agent.agent_id);
+  const meStatus = async (server: TestServer, agentId: string, apiKey: string) => (await server.request("/agents/me", { as: { agentId, apiKey } })).status;
+  const listedIds = async (server: TestServer) => (await server.request<Agent[]>("/agents?limit=500", { as: server.owner })).body.map((agent) => agent.agent_id);
 
-  it("on a narrow screen shows each agent as a labelled card instead of a table to scroll sideways", async () => {
-    const opened = await openPage(browser.browser, { viewport: { width: 400, height: 800 } });
+  it("on a narrow screen shows each agent as a labelled card instead of a table to scroll sideways", async ({ server, browser }) => {
+    const opened = await openPage(browser, { viewport: { width: 400, height: 800 } });
     const page = await signIn(server, opened, "agents");
     const row = page.locator(`tr[data-agent-id="${server.owner.agentId}"]`);
     await row.waitFor();
@@ -96,8 +94,8 @@ describeInBrowser("Agents tab", () => {
     await opened.context.close();
   });
 
-  it("creates an agent and shows its key once, with a Copy button that puts the key on the clipboard", async () => {
-    const opened = await openPage(browser.browser);
+  it("creates an agent and shows its key once, with a Copy button that puts the key on the clipboard", async ({ server, browser }) => {
+    const opened = await openPage(browser);
     await opened.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
     const page = await signIn(server, opened, "agents");
     await page.locator(`tr[data-agent-id="${server.owner.agentId}"]`).waitFor();
@@ -114,7 +112,7 @@ describeInBrowser("Agents tab", () => {
     expect(await shown.textContent()).toContain("This key is shown once.");
     const key = await shown.getByLabel("API key").inputValue();
     expect(key).toMatch(/^cairn_[A-Za-z0-9_-]{43}$/);
-    expect(await meStatus("scout", key)).toBe(200);
+    expect(await meStatus(server, "scout", key)).toBe(200);
     const me = await server.request<Agent>("/agents/me", { as: { agentId: "scout", apiKey: key } });
     expect(me.body).toMatchObject({ agent_id: "scout", role: "agent" });
 
@@ -129,7 +127,7 @@ describeInBrowser("Agents tab", () => {
     const row = page.locator('tr[data-agent-id="scout"]');
     await row.waitFor();
     expect(await row.textContent()).toContain("Scout the explorer");
-    expect(await listedIds()).toContain("scout");
+    expect(await listedIds(server)).toContain("scout");
     // Shown once: neither the text, the markup nor any field's value holds the key any more.
     expect(await page.locator("body").innerText()).not.toContain(key);
     expect(await page.content()).not.toContain(key);
@@ -139,10 +137,10 @@ describeInBrowser("Agents tab", () => {
     await opened.context.close();
   });
 
-  it("rotates a key after a confirmation: the old key is refused and the one shown works", async () => {
+  it("rotates a key after a confirmation: the old key is refused and the one shown works", async ({ server, browser }) => {
     const rotator = await server.agent("rotator");
-    expect(await meStatus(rotator.agentId, rotator.apiKey)).toBe(200);
-    const opened = await openPage(browser.browser);
+    expect(await meStatus(server, rotator.agentId, rotator.apiKey)).toBe(200);
+    const opened = await openPage(browser);
     const page = await signIn(server, opened, "agents");
     const row = page.locator('tr[data-agent-id="rotator"]');
     await row.getByRole("button", { name: "Rotate key" }).click();
@@ -151,7 +149,7 @@ describeInBrowser("Agents tab", () => {
     expect(await confirm.textContent()).toContain("The current key stops working at once");
     await confirm.getByRole("button", { name: "Cancel" }).click();
     await confirm.waitFor({ state: "detached" });
-    expect(await meStatus(rotator.agentId, rotator.apiKey)).toBe(200);
+    expect(await meStatus(server, rotator.agentId, rotator.apiKey)).toBe(200);
 
     await row.getByRole("button", { name: "Rotate key" }).click();
     await confirm.getByRole("button", { name: "Rotate key" }).click();
@@ -160,8 +158,8 @@ describeInBrowser("Agents tab", () => {
     const key = await shown.getByLabel("API key").inputValue();
     expect(key).toMatch(/^cairn_/);
     expect(key).not.toBe(rotator.apiKey);
-    expect(await meStatus(rotator.agentId, rotator.apiKey)).toBe(401);
-    expect(await meStatus(rotator.agentId, key)).toBe(200);
+    expect(await meStatus(server, rotator.agentId, rotator.apiKey)).toBe(401);
+    expect(await meStatus(server, rotator.agentId, key)).toBe(200);
 
     await page.keyboard.press("Escape");
     await shown.waitFor({ state: "detached" });
@@ -172,9 +170,9 @@ describeInBrowser("Agents tab", () => {
     await opened.context.close();
   });
 
-  it("deletes an agent only once confirmed: it leaves the table and the list, its key stops working and its id is not reissued", async () => {
+  it("deletes an agent only once confirmed: it leaves the table and the list, its key stops working and its id is not reissued", async ({ server, browser }) => {
     const doomed = await server.agent("doomed");
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(server, opened, "agents");
     const row = page.locator('tr[data-agent-id="doomed"]');
     await row.waitFor();
@@ -188,16 +186,16 @@ describeInBrowser("Agents tab", () => {
     await confirm.getByRole("button", { name: "Cancel" }).click();
     await confirm.waitFor({ state: "detached" });
     expect(await row.count()).toBe(1);
-    expect(await listedIds()).toContain("doomed");
-    expect(await meStatus(doomed.agentId, doomed.apiKey)).toBe(200);
+    expect(await listedIds(server)).toContain("doomed");
+    expect(await meStatus(server, doomed.agentId, doomed.apiKey)).toBe(200);
 
     await row.getByRole("button", { name: "Delete" }).click();
     await confirm.getByRole("button", { name: "Delete agent" }).click();
     await confirm.waitFor({ state: "detached" });
     await notice(page, "doomed deleted.").waitFor();
     await row.waitFor({ state: "detached" });
-    expect(await listedIds()).not.toContain("doomed");
-    expect(await meStatus(doomed.agentId, doomed.apiKey)).toBe(401);
+    expect(await listedIds(server)).not.toContain("doomed");
+    expect(await meStatus(server, doomed.agentId, doomed.apiKey)).toBe(401);
 
     // A deleted agent's id is never issued again: the form says why and shows no key.
     await page.getByRole("button", { name: "New agent" }).click();
@@ -208,22 +206,21 @@ describeInBrowser("Agents tab", () => {
     await refusal.waitFor();
     expect(await refusal.textContent()).toBe("agent id taken");
     expect(await page.getByRole("dialog", { name: "Agent doomed created" }).count()).toBe(0);
-    expect(await listedIds()).not.toContain("doomed");
+    expect(await listedIds(server)).not.toContain("doomed");
     expect(unexpected(opened.errors).filter((error) => !/status of 409/.test(error))).toEqual([]);
     await opened.context.close();
   });
 });
 
 describeInBrowser("Projects tab", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
-  const builder = agentForSuite(server, "builder");
-  const browser = browserForSuite();
+  const it = test.extend("builder", ({ server }) => server.agent("builder"));
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  const members = async (id: string) => (await server.request<Member[]>(`/projects/${id}/members`, { as: server.owner })).body;
-  const ownerMembership = async (id: string) => (await members(id)).some((row) => row.agent_id === server.owner.agentId);
+  const members = async (server: TestServer, id: string) => (await server.request<Member[]>(`/projects/${id}/members`, { as: server.owner })).body;
+  const ownerMembership = async (server: TestServer, id: string) => (await members(server, id)).some((row) => row.agent_id === server.owner.agentId);
 
-  it("creates a project from the form, shows its members as agents join and leave, and joins and leaves it", async () => {
-    const opened = await openPage(browser.browser);
+  it("creates a project from the form, shows its members as agents join and leave, and joins and leaves it", async ({ server, builder, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened, "projects");
     await page.getByText("No project yet.").waitFor();
 
@@ -262,27 +259,27 @@ describeInBrowser("Projects tab", () => {
     expect((await server.request(`/projects/release-train/leave`, { as: builder, method: "DELETE" })).status).toBeLessThan(300);
     await builderLine.waitFor({ state: "detached", timeout: 10_000 });
     await project.getByText("1 member ·").waitFor({ timeout: 10_000 });
-    expect((await members("release-train")).map((row) => row.agent_id)).toEqual([server.owner.agentId]);
+    expect((await members(server, "release-train")).map((row) => row.agent_id)).toEqual([server.owner.agentId]);
 
     // The signed-in owner leaves and joins again from the page.
     await project.getByRole("button", { name: "Leave", exact: true }).click();
     await notice(page, "Left release-train.").waitFor();
     await project.getByRole("button", { name: "Join", exact: true }).waitFor();
     expect(await project.locator(".pill", { hasText: "member" }).count()).toBe(0);
-    expect(await ownerMembership("release-train")).toBe(false);
+    expect(await ownerMembership(server, "release-train")).toBe(false);
     await memberList.getByText("No member.").waitFor({ timeout: 10_000 });
 
     await project.getByRole("button", { name: "Join", exact: true }).click();
     await notice(page, "Joined release-train.").waitFor();
     await project.locator(".pill", { hasText: "member" }).waitFor();
     await project.getByRole("button", { name: "Leave", exact: true }).waitFor();
-    expect(await ownerMembership("release-train")).toBe(true);
+    expect(await ownerMembership(server, "release-train")).toBe(true);
     await ownerLine.waitFor({ timeout: 10_000 });
     expect(unexpected(opened.errors)).toEqual([]);
     await opened.context.close();
   });
 
-  it("clears a project only once its id is typed; cancelling clears nothing, and unchecked parts stay", async () => {
+  it("clears a project only once its id is typed; cancelling clears nothing, and unchecked parts stay", async ({ server, builder, browser }) => {
     expect((await server.request("/projects", { as: server.owner, body: { name: "Clearing House" } })).status).toBe(201);
     const entry = await server.request<Entry>("/memory", { as: server.owner, body: { content: "The clearing house settles at noon.", project: "clearing-house" } });
     expect(entry.status).toBe(201);
@@ -293,7 +290,7 @@ describeInBrowser("Projects tab", () => {
     // Only a project's owner may clear it: another agent's project offers no Clear.
     expect((await server.request("/projects", { as: builder, body: { name: "Builders Corner" } })).status).toBe(201);
 
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(server, opened, "projects");
     const others = page.locator('li.project[data-project-id="builders-corner"]');
     await others.waitFor();
@@ -327,7 +324,7 @@ describeInBrowser("Projects tab", () => {
     // The project and its members stay.
     const listed = await server.request<Project[]>("/projects", { as: server.owner });
     expect(listed.body.map((row) => row.id)).toContain("clearing-house");
-    expect(await ownerMembership("clearing-house")).toBe(true);
+    expect(await ownerMembership(server, "clearing-house")).toBe(true);
     await project.waitFor();
     expect(unexpected(opened.errors)).toEqual([]);
     await opened.context.close();
@@ -335,15 +332,15 @@ describeInBrowser("Projects tab", () => {
 });
 
 describeInBrowser("Sessions tab", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
-  const builder = agentForSuite(server, "builder");
-  const idle = agentForSuite(server, "idle");
-  const browser = browserForSuite();
+  const it = test
+    .extend("builder", ({ server }) => server.agent("builder"))
+    .extend("idle", ({ server }) => server.agent("idle"));
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  const handOff = (who: Credentials, body: Record<string, unknown>) => server.request<Handoff>("/sessions/handoff", { as: who, body });
+  const handOff = (server: TestServer, who: Credentials, body: Record<string, unknown>) => server.request<Handoff>("/sessions/handoff", { as: who, body });
 
-  it("shows each agent's last handoff, lists the agents without one, and follows a new handoff live", async () => {
-    const saved = await handOff(builder, {
+  it("shows each agent's last handoff, lists the agents without one, and follows a new handoff live", async ({ server, builder, idle, browser }) => {
+    const saved = await handOff(server, builder, {
       summary: "Coupon rounding half done.",
       host: "build-box",
       in_progress: ["coupon fix", "tax table import"],
@@ -354,7 +351,7 @@ describeInBrowser("Sessions tab", () => {
     expect(stored.body.last_handoff).toMatchObject({ summary: "Coupon rounding half done." });
     expect((await server.request<{ last_handoff: Handoff | null }>("/sessions/handoff/idle?peek=true", { as: server.owner })).body.last_handoff).toBeNull();
 
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(server, opened, "sessions");
     const card = page.getByRole("article", { name: "builder", exact: true });
     await card.waitFor();
@@ -369,7 +366,7 @@ describeInBrowser("Sessions tab", () => {
     expect(await withoutIds()).toEqual([server.archivist.agentId, server.owner.agentId, "idle"].sort());
     expect(await page.getByRole("article").count()).toBe(1);
 
-    expect((await handOff(idle, { summary: "Nothing started yet; read the backlog.", next_steps: ["pick a task"] })).status).toBe(201);
+    expect((await handOff(server, idle, { summary: "Nothing started yet; read the backlog.", next_steps: ["pick a task"] })).status).toBe(201);
     const idleCard = page.getByRole("article", { name: "idle", exact: true });
     await idleCard.waitFor({ timeout: 10_000 });
     expect(await idleCard.locator(".handoff-summary").textContent()).toBe("Nothing started yet; read the backlog.");
@@ -381,11 +378,10 @@ describeInBrowser("Sessions tab", () => {
 });
 
 describeInBrowser("Archivist tab", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
-  const builder = agentForSuite(server, "builder");
-  const browser = browserForSuite();
+  const it = test.extend("builder", ({ server }) => server.agent("builder"));
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  it("shows the archivist's synthesis docs and its log, and the level filter narrows the log", async () => {
+  it("shows the archivist's synthesis docs and its log, and the level filter narrows the log", async ({ server, builder, browser }) => {
     const synthesis = await server.request<Entry>("/memory", {
       as: server.archivist,
       body: { content: "# Synthesis: payments\n\nThe team moved retries behind the queue.", type: "doc", project: null, tags: ["synthesis"] },
@@ -404,7 +400,7 @@ describeInBrowser("Archivist tab", () => {
     const warnings = await server.request<LogEntry[]>("/logs?level=warn", { as: server.owner });
     expect(warnings.body.map((entry) => entry.message)).toEqual(["the model did not answer in time"]);
 
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(server, opened, "archivist");
     await page.getByText(`Agent ${server.archivist.agentId} is online`).waitFor();
 

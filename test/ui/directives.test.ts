@@ -1,9 +1,8 @@
 import type { Page } from "playwright-core";
-import { expect, it } from "vitest";
-import { browserForSuite, openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
-import type { TestServer } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
-import { signIn as signInAs, styleOf } from "../helpers/ui.js";
+import { expect } from "vitest";
+import { openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
+import type { Credentials, TestServer } from "../helpers/server.js";
+import { it, test, signIn as signInAs, styleOf } from "../helpers/ui.js";
 
 // SEED-SPEC "UI behaviour for directives", rules 1 to 3.
 
@@ -22,28 +21,33 @@ async function typeOptionsOfWriteForm(page: Page): Promise<string[]> {
 }
 
 describeInBrowser("Directives in the Memory tab", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
-  const builder = agentForSuite(server, "builder");
-  const browser = browserForSuite();
-  const ids: Record<"memory" | "doc" | "directive", string> = { memory: "", doc: "", directive: "" };
+  const it = test
+    // A directive, a doc and two memories, written oldest first in the opposite order of their
+    // kinds, so newest-first alone would put memories first.
+    .extend("ids", async ({ server }) => {
+      const builder = await server.agent("builder");
+      const written = async (as: Credentials, body: Record<string, unknown>): Promise<string> =>
+        (await server.request<{ id: string }>("/memory", { as, body: { project: null, ...body } })).body.id;
+      const directive = await written(server.owner, { content: "Every change needs a test", type: "directive" });
+      const doc = await written(builder, { content: "How the release train works", type: "doc" });
+      const memory = await written(builder, { content: "The flaky test is in cart.spec.ts" });
+      await written(server.owner, { content: "A second memory, newest of all" });
+      return { directive, doc, memory };
+    });
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  it("lists directives before docs before memories when no filter is chosen, whatever their age", async () => {
-    // Written oldest first in the opposite order, so newest-first alone would put memories first.
-    ids.directive = (await server.request<{ id: string }>("/memory", { as: server.owner, body: { content: "Every change needs a test", type: "directive", project: null } })).body.id;
-    ids.doc = (await server.request<{ id: string }>("/memory", { as: builder, body: { content: "How the release train works", type: "doc", project: null } })).body.id;
-    ids.memory = (await server.request<{ id: string }>("/memory", { as: builder, body: { content: "The flaky test is in cart.spec.ts", project: null } })).body.id;
-    await server.request("/memory", { as: server.owner, body: { content: "A second memory, newest of all", project: null } });
-
-    const opened = await openPage(browser.browser);
+  it("lists directives before docs before memories when no filter is chosen, whatever their age", async ({ server, ids, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     await page.locator(".memory-card").nth(3).waitFor();
     const types = await typesInOrder(page);
     expect(types).toEqual(["directive", "doc", "memory", "memory"]);
+    expect(await page.locator(".memory-card").first().getAttribute("data-entry-id")).toBe(ids.directive);
     await opened.context.close();
   });
 
-  it("marks a directive with its own pill, an accent border, a lock in the card's header and no confidence meter", async () => {
-    const opened = await openPage(browser.browser);
+  it("marks a directive with its own pill, an accent border, a lock in the card's header and no confidence meter", async ({ server, ids, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     const directive = page.locator(`.memory-card[data-entry-id="${ids.directive}"]`);
     const memory = page.locator(`.memory-card[data-entry-id="${ids.memory}"]`);
@@ -61,8 +65,8 @@ describeInBrowser("Directives in the Memory tab", () => {
     await opened.context.close();
   });
 
-  it("offers directive in the type filter, which then shows only directives", async () => {
-    const opened = await openPage(browser.browser);
+  it("offers directive in the type filter, which then shows only directives", async ({ server, ids, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     const filter = page.locator("fieldset.filters").getByLabel("Type");
     expect(await filter.locator("option").allTextContents()).toContain("directive");
@@ -74,8 +78,8 @@ describeInBrowser("Directives in the Memory tab", () => {
     await opened.context.close();
   });
 
-  it("orders search results by score, best first, even when a directive also matches", async () => {
-    const opened = await openPage(browser.browser);
+  it("orders search results by score, best first, even when a directive also matches", async ({ server, ids, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     // The memory matches every word, the directive only "test": a directive-first order would lead with the weaker hit.
     await page.getByLabel("Search memory (meaning and keywords)").fill("flaky test cart spec");
@@ -89,8 +93,8 @@ describeInBrowser("Directives in the Memory tab", () => {
     await opened.context.close();
   });
 
-  it("offers directive in the write form to a directive writer, and writes one", async () => {
-    const opened = await openPage(browser.browser);
+  it("offers directive in the write form to a directive writer, and writes one", async ({ server, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     expect(await typeOptionsOfWriteForm(page)).toContain("directive");
 
@@ -107,12 +111,11 @@ describeInBrowser("Directives in the Memory tab", () => {
 });
 
 describeInBrowser("The write form for an agent outside DIRECTIVE_WRITERS", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD, DIRECTIVE_WRITERS: "someone-else" });
-  const browser = browserForSuite();
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD, DIRECTIVE_WRITERS: "someone-else" });
 
-  it("does not offer directive as a type, but still shows directives and filters by them", async () => {
+  it("does not offer directive as a type, but still shows directives and filters by them", async ({ server, browser }) => {
     await server.request("/memory", { as: server.owner, body: { content: "Written before the rules changed", project: null } });
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     const me = await server.request<{ can_write_directives: boolean }>("/agents/me", { as: server.owner });
     expect(me.body.can_write_directives).toBe(false);

@@ -1,9 +1,8 @@
 import { connect, createServer, type Server, type Socket } from "node:net";
 import type { Page } from "playwright-core";
-import { expect, it } from "vitest";
-import { browserForSuite, openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
-import { signIn as signInAs } from "../helpers/ui.js";
+import { expect } from "vitest";
+import { openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
+import { test, signIn as signInAs } from "../helpers/ui.js";
 
 const PASSWORD = "live updates password";
 
@@ -45,12 +44,11 @@ async function relay(target: URL): Promise<{ url: string; drop: () => void; clos
 const stillSamePage = (page: Page) => page.evaluate<boolean>("window.notReloaded === true");
 
 describeInBrowser("Live updates from the event stream", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
-  const builder = agentForSuite(server, "builder");
-  const browser = browserForSuite();
+  const it = test.extend("builder", ({ server }) => server.agent("builder"));
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  it("shows a task another agent creates, then moves it to Claimed when it is claimed, without a reload", async () => {
-    const opened = await openPage(browser.browser);
+  it("shows a task another agent creates, then moves it to Claimed when it is claimed, without a reload", async ({ server, builder, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server.url, opened, "tasks");
     await page.locator(".column-open").getByText("No open task.").waitFor();
 
@@ -67,8 +65,8 @@ describeInBrowser("Live updates from the event stream", () => {
     await opened.context.close();
   });
 
-  it("shows a message sent over REST in the inbox as it arrives, and marks it read", async () => {
-    const opened = await openPage(browser.browser);
+  it("shows a message sent over REST in the inbox as it arrives, and marks it read", async ({ server, builder, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server.url, opened, "messages");
     await page.getByText("No unread message.").waitFor();
 
@@ -85,8 +83,8 @@ describeInBrowser("Live updates from the event stream", () => {
     await opened.context.close();
   });
 
-  it("sends a message to an agent from the compose form", async () => {
-    const opened = await openPage(browser.browser);
+  it("sends a message to an agent from the compose form", async ({ server, builder, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server.url, opened, "messages");
     await page.getByRole("button", { name: "New message" }).click();
     const dialog = page.getByRole("dialog", { name: "New message" });
@@ -99,9 +97,9 @@ describeInBrowser("Live updates from the event stream", () => {
     await opened.context.close();
   });
 
-  it("sends to everyone and to a project's members from the compose form", async () => {
+  it("sends to everyone and to a project's members from the compose form", async ({ server, builder, browser }) => {
     expect((await server.request("/projects", { as: builder, body: { name: "Ops Room" } })).status).toBe(201);
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(server.url, opened, "messages");
     const send = async (kind: string, text: string, project?: string) => {
       await page.getByRole("button", { name: "New message" }).click();
@@ -124,11 +122,11 @@ describeInBrowser("Live updates from the event stream", () => {
     await opened.context.close();
   });
 
-  it("filters the stream by type family and by agent, for history and live events alike", async () => {
+  it("filters the stream by type family and by agent, for history and live events alike", async ({ server, builder, browser }) => {
     const reviewer = await server.agent("reviewer");
     const ownTask = await server.request<{ id: string }>("/tasks", { as: builder, body: { title: "Filter me in", project: null } });
     await server.request("/memory", { as: builder, body: { content: "A note that the task filter hides.", project: null } });
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(server.url, opened, "events");
     const types = () => page.locator(".event-item .event-type").allTextContents();
     const agents = () => page.locator(".event-item .event-agent").allTextContents();
@@ -153,9 +151,9 @@ describeInBrowser("Live updates from the event stream", () => {
     await opened.context.close();
   });
 
-  it("resumes after the connection drops and shows what happened meanwhile", async () => {
+  it("resumes after the connection drops and shows what happened meanwhile", async ({ server, builder, browser }) => {
     const cut = await relay(new URL(server.url));
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(cut.url, opened, "events");
     const before = await server.request<{ id: string }>("/tasks", { as: builder, body: { title: "Before the drop", project: null } });
     await page.locator(".event-item", { hasText: before.body.id.slice(0, 8) }).first().waitFor({ timeout: 5000 });
@@ -172,8 +170,8 @@ describeInBrowser("Live updates from the event stream", () => {
     await cut.close();
   });
 
-  it("holds new events back while paused and shows them on resume", async () => {
-    const opened = await openPage(browser.browser);
+  it("holds new events back while paused and shows them on resume", async ({ server, builder, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server.url, opened, "events");
     await page.getByRole("button", { name: "Pause" }).click();
     const task = await server.request<{ id: string }>("/tasks", { as: builder, body: { title: "Paused event", project: null } });

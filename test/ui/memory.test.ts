@@ -1,9 +1,8 @@
 import type { Page } from "playwright-core";
-import { expect, it } from "vitest";
-import { browserForSuite, openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
+import { expect } from "vitest";
+import { openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { TestServer } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
-import { signIn as signInAs } from "../helpers/ui.js";
+import { test, signIn as signInAs } from "../helpers/ui.js";
 
 const PASSWORD = "memory tab password";
 
@@ -31,12 +30,11 @@ async function writeThroughForm(page: Page, content: string, tags = ""): Promise
 }
 
 describeInBrowser("Memory tab", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
-  const builder = agentForSuite(server, "builder");
-  const browser = browserForSuite();
+  const it = test.extend("builder", ({ server }) => server.agent("builder"));
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  it("writes an entry, says it is new and names the similar entries the team already has", async () => {
-    const opened = await openPage(browser.browser);
+  it("writes an entry, says it is new and names the similar entries the team already has", async ({ server, builder, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     const existing = await server.request<Entry>("/memory", {
       as: builder,
@@ -58,7 +56,7 @@ describeInBrowser("Memory tab", () => {
     await opened.context.close();
   });
 
-  it("shows a doc's Markdown as headings, lists and emphasis, and its markup as text", async () => {
+  it("shows a doc's Markdown as headings, lists and emphasis, and its markup as text", async ({ server, builder, browser }) => {
     const content = [
       "# Checkout synthesis",
       "Coupons are **rounded once**, at the end; see [the runbook](https://runbooks.example/coupons).",
@@ -71,7 +69,7 @@ describeInBrowser("Memory tab", () => {
     ].join("\n");
     const doc = await server.request<Entry>("/memory", { as: server.owner, body: { content, type: "doc", project: null } });
     expect(doc.status).toBe(201);
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     const shown = card(page, doc.body.id).locator(".card-content");
     await shown.waitFor();
@@ -95,8 +93,8 @@ describeInBrowser("Memory tab", () => {
     await opened.context.close();
   });
 
-  it("shows that a repeated write duplicates an existing entry, which was reinforced instead", async () => {
-    const opened = await openPage(browser.browser);
+  it("shows that a repeated write duplicates an existing entry, which was reinforced instead", async ({ server, builder, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     const original = await server.request<Entry>("/memory", { as: builder, body: { content: "Feature flags live in config/flags.yaml", project: null } });
 
@@ -111,8 +109,8 @@ describeInBrowser("Memory tab", () => {
     await opened.context.close();
   });
 
-  it("finds an entry by search and shows its score, similarity and kind of match", async () => {
-    const opened = await openPage(browser.browser);
+  it("finds an entry by search and shows its score, similarity and kind of match", async ({ server, builder, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     const entry = await server.request<Entry>("/memory", { as: builder, body: { content: "Invoices are rendered with wkhtmltopdf inside the billing worker", project: null } });
 
@@ -131,8 +129,8 @@ describeInBrowser("Memory tab", () => {
     await opened.context.close();
   });
 
-  it("edits an entry and shows its new version", async () => {
-    const opened = await openPage(browser.browser);
+  it("edits an entry and shows its new version", async ({ server, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     const entry = await server.request<Entry>("/memory", { as: server.owner, body: { content: "Release trains leave every Tuesday", project: null } });
 
@@ -147,8 +145,8 @@ describeInBrowser("Memory tab", () => {
     await opened.context.close();
   });
 
-  it("on a version conflict shows the current version and, on retry, applies only the user's changes to it", async () => {
-    const opened = await openPage(browser.browser);
+  it("on a version conflict shows the current version and, on retry, applies only the user's changes to it", async ({ server, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     const entry = await server.request<Entry>("/memory", { as: server.owner, body: { content: "Staging deploys need a green build", tags: ["deploy"], project: null } });
 
@@ -172,8 +170,8 @@ describeInBrowser("Memory tab", () => {
     await opened.context.close();
   });
 
-  it("deletes an entry after asking", async () => {
-    const opened = await openPage(browser.browser);
+  it("deletes an entry after asking", async ({ server, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     const entry = await server.request<Entry>("/memory", { as: server.owner, body: { content: "A short-lived note to delete", project: null } });
 
@@ -186,8 +184,8 @@ describeInBrowser("Memory tab", () => {
     await opened.context.close();
   });
 
-  it("shows an entry's parents and read counts in its detail, without counting the look as a read", async () => {
-    const opened = await openPage(browser.browser);
+  it("shows an entry's parents and read counts in its detail, without counting the look as a read", async ({ server, builder, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     const parent = await server.request<Entry>("/memory", { as: builder, body: { content: "Parent entry: the queue is RabbitMQ", project: null } });
     const child = await server.request<Entry>("/memory", {
@@ -210,7 +208,7 @@ describeInBrowser("Memory tab", () => {
     await opened.context.close();
   });
 
-  it("leads from a merged-away parent to the entry it was merged into", async () => {
+  it("leads from a merged-away parent to the entry it was merged into", async ({ server, builder, browser }) => {
     const reviewer = await server.agent("merge-reviewer");
     const a = await server.request<Entry>("/memory", { as: builder, body: { content: "Sessions expire after 30 minutes idle", project: null, allow_duplicate: true } });
     const b = await server.request<Entry>("/memory", { as: reviewer, body: { content: "Sessions expire after half an hour idle", project: null, allow_duplicate: true } });
@@ -219,7 +217,7 @@ describeInBrowser("Memory tab", () => {
       body: { sources: [{ id: a.body.id, version: 1 }, { id: b.body.id, version: 1 }], content: "Sessions expire after 30 minutes without a request." },
     });
     expect(merged.status).toBe(201);
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     await card(page, merged.body.entry.id).getByRole("button", { name: "Details" }).click();
     const dialog = page.getByRole("dialog");
@@ -232,8 +230,8 @@ describeInBrowser("Memory tab", () => {
     await opened.context.close();
   });
 
-  it("shows the API's error detail when a write is refused", async () => {
-    const opened = await openPage(browser.browser);
+  it("shows the API's error detail when a write is refused", async ({ server, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     await page.getByRole("button", { name: "New entry" }).click();
     await page.getByLabel("Content").fill("x".repeat(70_000));

@@ -1,8 +1,7 @@
 import type { Page } from "playwright-core";
-import { expect, it } from "vitest";
-import { browserForSuite, openPage, describeInBrowser } from "../helpers/browser.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
-import { signIn } from "../helpers/ui.js";
+import { expect } from "vitest";
+import { openPage, describeInBrowser } from "../helpers/browser.js";
+import { test, signIn } from "../helpers/ui.js";
 
 const PASSWORD = "overview password";
 
@@ -16,11 +15,10 @@ interface Counts {
 const stat = (page: Page, label: string) => page.locator("main a.stat", { has: page.locator(".stat-label", { hasText: new RegExp(`^${label}$`) }) }).locator(".stat-value");
 
 describeInBrowser("Overview tab", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
-  const builder = agentForSuite(server, "builder");
-  const browser = browserForSuite();
+  const it = test.extend("builder", ({ server }) => server.agent("builder"));
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  it("shows the task counts, unread messages, each agent's claimed tasks and the archivist, and keeps them current", async () => {
+  it("shows the task counts, unread messages, each agent's claimed tasks and the archivist, and keeps them current", async ({ server, builder, browser }) => {
     const claimed = await server.request<{ id: string }>("/tasks", { as: builder, body: { title: "Fix the coupon rounding", project: null } });
     expect((await server.request(`/tasks/${claimed.body.id}/claim`, { as: builder, method: "POST" })).status).toBe(200);
     await server.request("/tasks", { as: builder, body: { title: "Release notes", depends_on: [claimed.body.id], project: null } });
@@ -34,7 +32,7 @@ describeInBrowser("Overview tab", () => {
 
     const counts = (await server.request<Counts>("/tasks/counts", { as: server.owner })).body;
     expect(counts).toMatchObject({ open: 2, blocked: 1, claimed: 1 });
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(opened.page, server.url, PASSWORD, "overview", '.live-status:has-text("Live")');
     await expect.poll(() => stat(page, "open tasks").textContent()).toBe(String(counts.open));
     expect(await stat(page, "blocked tasks").textContent()).toBe(String(counts.blocked));

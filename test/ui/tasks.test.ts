@@ -1,9 +1,8 @@
 import type { Page } from "playwright-core";
-import { expect, it } from "vitest";
-import { browserForSuite, openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
+import { expect } from "vitest";
+import { openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { TestServer } from "../helpers/server.js";
-import { agentForSuite, serverForSuite } from "../helpers/suite.js";
-import { signIn as signInAs } from "../helpers/ui.js";
+import { test, signIn as signInAs } from "../helpers/ui.js";
 
 const PASSWORD = "task board password";
 
@@ -18,12 +17,11 @@ interface Task {
 const signIn = (server: TestServer, opened: OpenPage): Promise<Page> => signInAs(opened.page, server.url, PASSWORD, "tasks", ".board");
 
 describeInBrowser("Tasks tab", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
-  const builder = agentForSuite(server, "builder");
-  const browser = browserForSuite();
+  const it = test.extend("builder", ({ server }) => server.agent("builder"));
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  it("creates a task, claims it, completes it with an output and reopens it, logging each step", async () => {
-    const opened = await openPage(browser.browser);
+  it("creates a task, claims it, completes it with an output and reopens it, logging each step", async ({ server, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     await page.getByRole("button", { name: "New task" }).click();
     const form = page.getByRole("dialog", { name: "New task" });
@@ -61,9 +59,9 @@ describeInBrowser("Tasks tab", () => {
     await opened.context.close();
   });
 
-  it("releases a claim, claims again and fails the task with a reason, logging each step", async () => {
+  it("releases a claim, claims again and fails the task with a reason, logging each step", async ({ server, builder, browser }) => {
     const task = await server.request<Task>("/tasks", { as: builder, body: { title: "Rotate the signing keys", project: null } });
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     await page.locator(`[data-task-id="${task.body.id}"]`).getByRole("button", { name: "Rotate the signing keys" }).click();
     const detail = page.getByRole("dialog", { name: "Rotate the signing keys" });
@@ -84,9 +82,9 @@ describeInBrowser("Tasks tab", () => {
     await opened.context.close();
   });
 
-  it("pages a long column, counting every matching task in its header", async () => {
+  it("pages a long column, counting every matching task in its header", async ({ server, builder, browser }) => {
     for (let index = 0; index < 30; index++) await server.request("/tasks", { as: builder, body: { title: `Backlog item ${index}`, tags: ["backlog"], project: null } });
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     await page.locator(".filters").getByLabel("Tag", { exact: true }).fill("backlog");
     const open = page.locator(".column-open");
@@ -98,10 +96,10 @@ describeInBrowser("Tasks tab", () => {
     await opened.context.close();
   });
 
-  it("marks a blocked task, names its dependency, and unmarks it when the dependency completes", async () => {
+  it("marks a blocked task, names its dependency, and unmarks it when the dependency completes", async ({ server, builder, browser }) => {
     const first = await server.request<Task>("/tasks", { as: builder, body: { title: "Migrate the orders table", project: null } });
     const second = await server.request<Task>("/tasks", { as: builder, body: { title: "Drop the old orders view", depends_on: [first.body.id], project: null } });
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     const blocked = page.locator(`[data-task-id="${second.body.id}"]`);
     await blocked.waitFor();
@@ -122,9 +120,9 @@ describeInBrowser("Tasks tab", () => {
     await opened.context.close();
   });
 
-  it("shows the API's reason when an action is refused", async () => {
+  it("shows the API's reason when an action is refused", async ({ server, builder, browser }) => {
     const task = await server.request<Task>("/tasks", { as: builder, body: { title: "Contested task", project: null } });
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     // Without the event stream the page cannot learn of the other claim before the click.
     await opened.page.route("**/events/stream", (route) => route.abort());
     const page = await signIn(server, opened);

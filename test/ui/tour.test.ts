@@ -1,9 +1,8 @@
 import type { Page } from "playwright-core";
-import { expect, it } from "vitest";
-import { browserForSuite, openPage, screenshot, describeInBrowser, type OpenPage } from "../helpers/browser.js";
+import { expect } from "vitest";
+import { openPage, screenshot, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
-import { serverForSuite } from "../helpers/suite.js";
-import { signIn as signInAs, styleOf } from "../helpers/ui.js";
+import { it, signIn as signInAs, styleOf } from "../helpers/ui.js";
 
 const PASSWORD = "tour of the tabs";
 const TABS = ["overview", "memory", "tasks", "messages", "events", "agents", "projects", "sessions", "archivist"] as const;
@@ -70,12 +69,11 @@ async function seed(server: TestServer): Promise<void> {
 }
 
 describeInBrowser("Every tab", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
-  const browser = browserForSuite();
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  it("is used without a request leaving the server's origin, a console error, or an unlabelled control", async () => {
+  it("is used without a request leaving the server's origin, a console error, or an unlabelled control", async ({ server, browser }) => {
     await seed(server);
-    const opened = await openPage(browser.browser);
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     const unlabelled: string[] = [];
     const checkLabels = async (where: string) => {
@@ -123,8 +121,9 @@ describeInBrowser("Every tab", () => {
     await opened.context.close();
   });
 
-  it("is captured at 1280×800 (and a few in dark and at 400 px) in test/ui/screenshots", async () => {
-    const light = await openPage(browser.browser);
+  it("is captured at 1280×800 (and a few in dark and at 400 px) in test/ui/screenshots", async ({ server, browser }) => {
+    await seed(server);
+    const light = await openPage(browser);
     const page = await signIn(server, light);
     await screenshot(page, "tab-overview");
     for (const tab of TABS.slice(1)) {
@@ -134,7 +133,7 @@ describeInBrowser("Every tab", () => {
     }
     await light.context.close();
 
-    const dark = await openPage(browser.browser, { colorScheme: "dark" });
+    const dark = await openPage(browser, { colorScheme: "dark" });
     const darkPage = await signIn(server, dark);
     for (const tab of ["overview", "memory", "tasks"]) {
       await openTab(darkPage, tab);
@@ -143,7 +142,7 @@ describeInBrowser("Every tab", () => {
     }
     await dark.context.close();
 
-    const narrow = await openPage(browser.browser, { viewport: { width: 400, height: 800 } });
+    const narrow = await openPage(browser, { viewport: { width: 400, height: 800 } });
     const narrowPage = await signIn(server, narrow);
     for (const tab of ["overview", "memory", "tasks"]) {
       await openTab(narrowPage, tab);
@@ -157,11 +156,10 @@ describeInBrowser("Every tab", () => {
 });
 
 describeInBrowser("The shell", () => {
-  const server = serverForSuite({ UI_PASSWORD: PASSWORD });
-  const browser = browserForSuite();
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  it("says so when the password is wrong, then signs in with the right one", async () => {
-    const opened = await openPage(browser.browser);
+  it("says so when the password is wrong, then signs in with the right one", async ({ server, browser }) => {
+    const opened = await openPage(browser);
     const { page } = opened;
     await page.goto(`${server.url}/ui/`);
     await page.getByLabel("Password").fill("not the password");
@@ -176,8 +174,8 @@ describeInBrowser("The shell", () => {
     await opened.context.close();
   });
 
-  it("signs out, and the session no longer works", async () => {
-    const opened = await openPage(browser.browser);
+  it("signs out, and the session no longer works", async ({ server, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByText("You signed out.").waitFor();
@@ -186,8 +184,8 @@ describeInBrowser("The shell", () => {
     await opened.context.close();
   });
 
-  it("remembers the chosen theme across reloads", async () => {
-    const opened = await openPage(browser.browser, { colorScheme: "light" });
+  it("remembers the chosen theme across reloads", async ({ server, browser }) => {
+    const opened = await openPage(browser, { colorScheme: "light" });
     const page = await signIn(server, opened);
     const background = () => styleOf(page.locator("html"), "backgroundColor");
     const lightBackground = await background();
@@ -201,8 +199,8 @@ describeInBrowser("The shell", () => {
     await opened.context.close();
   });
 
-  it("can be used from the keyboard, with a visible focus ring", async () => {
-    const opened = await openPage(browser.browser);
+  it("can be used from the keyboard, with a visible focus ring", async ({ server, browser }) => {
+    const opened = await openPage(browser);
     const page = await signIn(server, opened);
     await page.locator("body").press("Tab");
     expect(await page.locator(":focus").textContent()).toBe("Skip to content");
@@ -231,19 +229,16 @@ describeInBrowser("The shell", () => {
 });
 
 describeInBrowser("Signing in with the one-time link", () => {
-  const server = serverForSuite();
-  const browser = browserForSuite();
-
-  it("signs in from the link's fragment, drops the token from the address, and explains a second use", async () => {
+  it("signs in from the link's fragment, drops the token from the address, and explains a second use", async ({ server, browser }) => {
     const token = new URL(server.server.uiUrl).hash;
     expect(token).toMatch(/^#login=/);
-    const first = await openPage(browser.browser);
+    const first = await openPage(browser);
     await first.page.goto(`${server.url}/ui/${token}`);
     await first.page.locator(".app-header").waitFor();
     expect(new URL(first.page.url()).hash).not.toContain("login=");
     await first.context.close();
 
-    const second = await openPage(browser.browser);
+    const second = await openPage(browser);
     await second.page.goto(`${server.url}/ui/${token}`);
     await second.page.getByText("The login link did not work").waitFor();
     await second.page.getByText("a link works once, for 24 hours").waitFor();
