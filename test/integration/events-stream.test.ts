@@ -312,7 +312,8 @@ describe("a slow consumer", () => {
 });
 
 describe("retention and shutdown", () => {
-  it.override("serverOptions", { ssePingMs: 100 });
+  // A drain limit far beyond the test's own timeout: only streams that end at once let close() finish.
+  it.override("serverOptions", { ssePingMs: 100, drainTimeoutMs: 10 * 60_000 });
 
   it("sends pings, and starts with a reset when the resume point was pruned", async ({ server }) => {
     const agent = await server.agent("retained");
@@ -334,10 +335,8 @@ describe("retention and shutdown", () => {
     const stalled = await stalledStream(server, agent);
     await new Promise((resolve) => setTimeout(resolve, 450));
     const ended = stalled.readAll();
-    const started = Date.now();
+    // A stream still open would hold close() to the drain limit, far past this test's timeout.
     await server.close();
-    // The drain limit is 10 s: a stream that kept the server waiting would show here.
-    expect(Date.now() - started).toBeLessThan(3000);
     const frames = parseFrames(await ended);
     expect(frames[0]).toEqual({ retry: "3000" });
     expect(frames.filter((frame) => frame.comment === "ping").length).toBeGreaterThanOrEqual(3);
