@@ -1,7 +1,8 @@
 import { newId } from "../core/ids.js";
 import { now } from "../core/time.js";
-import type { Db } from "../store/db.js";
-import { insertEvent, type EventRow } from "../store/events.js";
+import type { EventRow, EventStore } from "../store/events.js";
+import type { Tx } from "../store/store.js";
+import type { CustomEvent, ServerEvent } from "./types.js";
 
 export interface EventRecord {
   id: string;
@@ -20,17 +21,6 @@ export interface BusEvent extends EventRecord {
   audience: string[] | null;
 }
 
-export interface EmitInput {
-  type: string;
-  agentId: string;
-  project: string | null;
-  /** Only this agent may see the event (events about private entries). */
-  privateTo?: string | null;
-  /** Only these agents may see the event (a message's sender and recipients). */
-  audience?: string[];
-  payload: Record<string, unknown>;
-}
-
 export const toEventRecord = (row: EventRow): EventRecord => ({
   id: row.id,
   seq: row.seq,
@@ -47,13 +37,19 @@ export const toEventRecord = (row: EventRow): EventRecord => ({
  */
 export class EventBus {
   private readonly listeners = new Set<(event: BusEvent) => void>();
-  private readonly guards: (() => void)[] = [];
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly events: EventStore) {}
 
-  emit(input: EmitInput): BusEvent {
-    if (!this.db.inTransaction) throw new Error("events are emitted inside the transaction of their change");
-    for (const guard of this.guards) guard();
+  emit(tx: Tx, event: ServerEvent): Promise<BusEvent> {
+    return this.persist(tx, event);
+  }
+
+  /** A client's own event; the caller has checked that its type is outside the server's families. */
+  emitCustom(tx: Tx, event: CustomEvent): Promise<BusEvent> {
+    return this.persist(tx, event);
+  }
+
+  private async persist(tx: Tx, input: ServerEvent | CustomEvent): Promise<BusEvent> {
     const row = {
       id: newId(),
       type: input.type,
@@ -63,22 +59,12 @@ export class EventBus {
       payload: JSON.stringify(input.payload),
       created_at: now(),
     };
-    const seq = insertEvent(this.db, row, input.audience);
-    const event: BusEvent = { ...row, seq, payload: input.payload, audience: input.audience ?? null };
-    this.db.afterCommit(() => {
+    const seq = await this.events.insert(tx, row, input.audience);
+    const event: BusEvent = { ...row, seq, payload: input.payload as Record<string, unknown>, audience: input.audience ?? null };
+    tx.afterCommit(() => {
       for (const listener of this.listeners) listener(event);
     });
     return event;
-  }
-
-  /**
-   * `guard` runs before every event is written, inside the change's transaction: throwing from it
-   * rolls the change back. It sees only writes that emit an event: heartbeats, presence, lease
-   * extensions, read counters, the memory cursor and the idempotency store emit none, so a write
-   * that must be guarded without an event (archivist state, logs) checks for itself.
-   */
-  addGuard(guard: () => void): void {
-    this.guards.push(guard);
   }
 
   subscribe(listener: (event: BusEvent) => void): () => void {

@@ -53,20 +53,6 @@ export function projectSlug(name: string): string {
 
 const isProjectId = (value: unknown): value is string => typeof value === "string";
 
-/**
- * Checks a write into `project`: the writer must be a member (403) unless its role sees every
- * project, and then the project must exist (404). A plain agent gets the same 403 for a project
- * that does not exist, so the check reveals nothing about which ids are taken.
- */
-export function checkProjectWrite(db: Db, caller: Caller, project: string | null): void {
-  if (project === null) return;
-  if (!seesAllProjects(caller.role)) {
-    if (!isProjectMember(db, project, caller.agentId)) throw forbidden("not a member of this project");
-    return;
-  }
-  if (!projectById(db, project)) throw notFound("project");
-}
-
 export class ProjectService {
   constructor(
     private readonly db: Db,

@@ -1,4 +1,4 @@
-import type { Db } from "./db.js";
+import type { Reader, Tx } from "./store.js";
 
 export interface StoredResponse {
   request_hash: string;
@@ -7,22 +7,9 @@ export interface StoredResponse {
   headers: string;
 }
 
-export const findStoredResponse = (db: Db, agentId: string, key: string): StoredResponse | undefined =>
-  db.get<StoredResponse>("SELECT request_hash, status, body, headers FROM idempotency WHERE agent_id = ? AND key = ?", agentId, key);
-
-export function storeResponse(db: Db, agentId: string, key: string, response: StoredResponse, at: string): void {
-  db.run(
-    `INSERT INTO idempotency (agent_id, key, request_hash, status, body, headers, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (agent_id, key) DO NOTHING`,
-    agentId,
-    key,
-    response.request_hash,
-    response.status,
-    response.body,
-    response.headers,
-    at,
-  );
+export interface IdempotencyStore {
+  find(r: Reader, agentId: string, key: string): Promise<StoredResponse | undefined>;
+  /** Keeps the first response stored under the key; a later one is ignored. */
+  save(tx: Tx, agentId: string, key: string, response: StoredResponse, at: string): Promise<void>;
+  prune(tx: Tx, before: string): Promise<number>;
 }
-
-export const pruneStoredResponses = (db: Db, before: string): number =>
-  db.run("DELETE FROM idempotency WHERE created_at < ?", before).changes;

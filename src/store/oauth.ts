@@ -1,4 +1,4 @@
-import type { Db } from "./db.js";
+import type { Reader, Tx } from "./store.js";
 
 export interface TokenRow {
   token_hash: Buffer;
@@ -8,19 +8,9 @@ export interface TokenRow {
   expires_at: string;
 }
 
-export const insertToken = (db: Db, row: TokenRow): void => {
-  db.run(
-    "INSERT INTO oauth_tokens (token_hash, agent_id, key_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-    row.token_hash,
-    row.agent_id,
-    row.key_hash,
-    row.created_at,
-    row.expires_at,
-  );
-};
-
-export const tokenByHash = (db: Db, hash: Buffer): TokenRow | undefined => db.get<TokenRow>("SELECT * FROM oauth_tokens WHERE token_hash = ?", hash);
-
-export const deleteExpiredTokens = (db: Db, nowIso: string): number => db.run("DELETE FROM oauth_tokens WHERE expires_at <= ?", nowIso).changes;
-
-export const deleteAgentTokens = (db: Db, agentId: string): number => db.run("DELETE FROM oauth_tokens WHERE agent_id = ?", agentId).changes;
+export interface OAuthStore {
+  insert(tx: Tx, row: TokenRow): Promise<void>;
+  byHash(r: Reader, hash: Buffer): Promise<TokenRow | undefined>;
+  deleteExpired(tx: Tx, nowIso: string): Promise<number>;
+  deleteForAgent(tx: Tx, agentId: string): Promise<number>;
+}

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { InternalError } from "../core/errors.js";
-import { migrationsDir } from "../core/paths.js";
-import type { Db } from "./db.js";
+import { InternalError } from "../../core/errors.js";
+import { migrationsDir } from "../../core/paths.js";
+import type { Db } from "./connection.js";
 
 export interface Migration {
   version: number;
@@ -32,7 +32,7 @@ export function schemaVersion(db: Db): number {
 
 /** Applies each pending numbered migration in its own transaction, in order. */
 export function runMigrations(db: Db, migrations = loadMigrations()): number {
-  db.sqlite.exec(
+  db.exec(
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT",
   );
   const current = schemaVersion(db);
@@ -40,15 +40,17 @@ export function runMigrations(db: Db, migrations = loadMigrations()): number {
   if (current > latest) throw new SchemaTooNewError(current, latest);
   for (const migration of migrations) {
     if (migration.version <= current) continue;
-    db.write(() => {
-      db.sqlite.exec(migration.sql);
-      db.run(
-        "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-        migration.version,
-        migration.name,
-        new Date().toISOString(),
-      );
-    });
+    db.sqlite
+      .transaction(() => {
+        db.exec(migration.sql);
+        db.run(
+          "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+          migration.version,
+          migration.name,
+          new Date().toISOString(),
+        );
+      })
+      .immediate();
   }
   return latest;
 }

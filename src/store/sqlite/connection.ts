@@ -1,0 +1,76 @@
+import Database from "better-sqlite3";
+import * as sqliteVec from "sqlite-vec";
+import { chmodSync, existsSync } from "node:fs";
+
+export type Row = Record<string, unknown>;
+export type Statement = Database.Statement<unknown[], Row>;
+
+/** One better-sqlite3 connection with its prepared statements cached by their text. */
+export class Db {
+  readonly sqlite: Database.Database;
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(sqlite: Database.Database) {
+    this.sqlite = sqlite;
+  }
+
+  prepare(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.sqlite.prepare<unknown[], Row>(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  get<T = Row>(sql: string, ...params: unknown[]): T | undefined {
+    return this.prepare(sql).get(...params) as T | undefined;
+  }
+
+  all<T = Row>(sql: string, ...params: unknown[]): T[] {
+    return this.prepare(sql).all(...params) as T[];
+  }
+
+  run(sql: string, ...params: unknown[]): Database.RunResult {
+    return this.prepare(sql).run(...params);
+  }
+
+  exec(sql: string): void {
+    this.sqlite.exec(sql);
+  }
+
+  get open(): boolean {
+    return this.sqlite.open;
+  }
+
+  close(): void {
+    if (this.sqlite.open) this.sqlite.close();
+  }
+}
+
+export interface ConnectionOptions {
+  readonly?: boolean;
+  /** Refuse writes on this connection (the store's reader). */
+  queryOnly?: boolean;
+}
+
+/** Opens a connection with the pragmas every Cairn connection runs with. */
+export function connect(file: string, options: ConnectionOptions = {}): Db {
+  const readonly = options.readonly ?? false;
+  const isNew = !existsSync(file);
+  const sqlite = new Database(file, { readonly, fileMustExist: readonly });
+  if (isNew && !readonly) chmodSync(file, 0o600);
+  sqliteVec.load(sqlite);
+  sqlite.pragma("busy_timeout = 5000");
+  if (!readonly) sqlite.pragma("journal_mode = WAL");
+  // FULL: an acknowledged write survives power loss, not only a process crash.
+  sqlite.pragma("synchronous = FULL");
+  sqlite.pragma("foreign_keys = ON");
+  sqlite.pragma("temp_store = MEMORY");
+  sqlite.pragma("cache_size = -32768");
+  // Every KNN scan reads every stored vector; reading them through a memory map instead of copying
+  // pages into the cache makes a scan about a third cheaper. Writes keep the normal, fsynced path.
+  sqlite.pragma("mmap_size = 1073741824");
+  if (options.queryOnly) sqlite.pragma("query_only = ON");
+  return new Db(sqlite);
+}
