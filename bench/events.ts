@@ -5,8 +5,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createParser } from "eventsource-parser";
 import { newId } from "../src/core/ids.js";
-import { openDatabase } from "../src/store/db.js";
-import { insertEvent } from "../src/store/events.js";
+import { SqliteStore } from "../src/store/sqlite/store.js";
 import { judge, latencyStats, newDataDir, progress, round, withServer, type Credentials, type Row, type Section, type ServerProcess } from "./lib.js";
 
 export interface FanoutOptions {
@@ -178,13 +177,13 @@ export async function runFanoutBench(options: FanoutOptions): Promise<Section> {
 }
 
 /** Seeds `count` global custom events straight into a fresh database, as a long-running server would have them. */
-function seedEvents(dataDir: string, count: number): void {
-  const db = openDatabase(join(dataDir, "cairn.db"));
+async function seedEvents(dataDir: string, count: number): Promise<void> {
+  const store = SqliteStore.open(join(dataDir, "cairn.db"));
   try {
     const createdAt = new Date().toISOString();
-    db.write(() => {
+    await store.transaction(async (tx) => {
       for (let index = 0; index < count; index++) {
-        insertEvent(db, {
+        await store.events.insert(tx, {
           id: newId(),
           type: "bench.seeded",
           agent_id: "bench-history",
@@ -196,14 +195,14 @@ function seedEvents(dataDir: string, count: number): void {
       }
     });
   } finally {
-    db.close();
+    await store.close();
   }
 }
 
 export async function runReplayBench(options: ReplayOptions): Promise<Section> {
   const dataDir = newDataDir();
   progress(`replay: seeding ${options.events.toLocaleString("en")} events`);
-  seedEvents(dataDir, options.events);
+  await seedEvents(dataDir, options.events);
   return withServer(dataDir, 4, async (server) => {
     await server.waitForHealth();
     const agent = await server.client.registerAgent("bench-resumer");

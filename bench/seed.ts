@@ -9,9 +9,9 @@ import { newId } from "../src/core/ids.js";
 import { migrationsDir } from "../src/core/paths.js";
 import type { Embedder } from "../src/embed/embedder.js";
 import { embedderLoaderFor } from "../src/embed/models.js";
-import { openDatabase, type Db } from "../src/store/db.js";
-import { insertMemory, type NewMemoryRow } from "../src/store/memory.js";
-import { ensureVectorIndex, putVector, VECTOR_LAYOUT } from "../src/store/vectors.js";
+import type { NewMemoryRow } from "../src/store/memory.js";
+import { SqliteStore } from "../src/store/sqlite/store.js";
+import { VECTOR_LAYOUT } from "../src/store/sqlite/vectors.js";
 import { contentKey, vectorMetaOf } from "../src/services/memory-records.js";
 import { CORPUS_VERSION, noteStream, type Note } from "./corpus.js";
 import { round, type Progress } from "./lib.js";
@@ -44,8 +44,8 @@ function schemaFingerprint(): string {
 }
 
 /** Applies the migrations a cached store predates, once, so no timed server start pays for them. */
-function migrateForward(file: string): void {
-  openDatabase(file).close();
+async function migrateForward(file: string): Promise<void> {
+  await SqliteStore.open(file).close();
   for (const suffix of ["-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true });
 }
 
@@ -70,7 +70,7 @@ export async function seededStore(entries: number, progress: Progress): Promise<
     if (code !== 0 || !existsSync(file)) throw new Error(`seeding ${entries} entries failed (exit ${code})`);
     builtSeconds = round((performance.now() - started) / 1000);
   }
-  migrateForward(file);
+  await migrateForward(file);
   return { file, entries, sizeMb: round(statSync(file).size / 2 ** 20), ...(builtSeconds === undefined ? {} : { builtSeconds }) };
 }
 
@@ -96,9 +96,9 @@ async function buildStore(file: string, entries: number, embedder: Embedder, pro
   if (embedder.id !== "use-lite" || embedder.dimensions !== 512) {
     throw new Error(`expected use-lite/512, the embedder is ${embedder.id}/${embedder.dimensions}`);
   }
-  const db = openDatabase(file);
+  const store = SqliteStore.open(file);
   try {
-    ensureVectorIndex(db, "use-lite", 512);
+    await store.vectors.ensure("use-lite", 512);
     const next = noteStream(SEED_STREAM);
     const firstAt = Date.now() - HISTORY_MS;
     const batches = Math.ceil(entries / EMBED_BATCH);
@@ -114,19 +114,19 @@ async function buildStore(file: string, entries: number, embedder: Embedder, pro
         notes = batchOf(batch + 1);
         vectors = embedder.embed(notes.map((note) => note.content));
       }
-      insertBatch(db, current, ready, batch * EMBED_BATCH, entries, firstAt);
+      await insertBatch(store, current, ready, batch * EMBED_BATCH, entries, firstAt);
       const done = Math.min(entries, (batch + 1) * EMBED_BATCH);
       if ((batch + 1) % 20 === 0) progress(`  ${done.toLocaleString("en")} / ${entries.toLocaleString("en")}`);
     }
   } finally {
-    db.close();
+    await store.close();
   }
 }
 
 /** One transaction per batch: rows (FTS follows by trigger), tags and vectors. */
-function insertBatch(db: Db, notes: Note[], vectors: Float32Array[], offset: number, entries: number, firstAt: number): void {
-  db.write(() => {
-    notes.forEach((note, index) => {
+function insertBatch(store: SqliteStore, notes: Note[], vectors: Float32Array[], offset: number, entries: number, firstAt: number): Promise<void> {
+  return store.transaction(async (tx) => {
+    for (const [index, note] of notes.entries()) {
       const vector = vectors[index];
       if (!vector) throw new Error("embedder returned too few vectors");
       const position = offset + index;
@@ -148,9 +148,9 @@ function insertBatch(db: Db, notes: Note[], vectors: Float32Array[], offset: num
         expires_at: null,
         embedding_model: "use-lite",
       };
-      const pk = insertMemory(db, row, note.tags);
-      putVector(db, pk, vector, vectorMetaOf(row));
-    });
+      const pk = await store.memory.insert(tx, row, note.tags);
+      await store.vectors.put(tx, pk, vector, vectorMetaOf(row));
+    }
   });
 }
 

@@ -44,8 +44,8 @@ export const adminExport = defineOperation({
   }),
   output: lineStream,
   errors: ["NOT_FOUND", "FORBIDDEN"],
-  handle({ services, caller }, input) {
-    const lines = services.exporter.export(caller, { project: input.project, since: input.since });
+  async handle({ services, caller }, input) {
+    const lines = await services.exporter.export(caller, { project: input.project, since: input.since });
     const stamp = new Date().toISOString().replace(/[:.]/g, "-");
     return reply(lines, { headers: { "Content-Disposition": `attachment; filename="cairn-export-${stamp}.jsonl"` } });
   },

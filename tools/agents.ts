@@ -104,8 +104,8 @@ export const agentDeleteMe = defineOperation({
   http: { method: "DELETE", path: "/agents/me" },
   input: z.strictObject({}),
   output: undefined,
-  handle({ services, caller }) {
-    services.agents.remove(caller, caller.agentId);
+  async handle({ services, caller }) {
+    await services.agents.remove(caller, caller.agentId);
   },
 });
 
@@ -138,8 +138,8 @@ export const agentDelete = defineOperation({
   input: z.strictObject({ id: agentId }),
   output: undefined,
   errors: ["NOT_FOUND"],
-  handle({ services, caller }, input) {
-    services.agents.remove(caller, input.id);
+  async handle({ services, caller }, input) {
+    await services.agents.remove(caller, input.id);
   },
 });
 

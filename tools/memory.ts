@@ -195,8 +195,8 @@ export const memoryGet = defineOperation({
   }),
   output: memoryEntry,
   errors: ["NOT_FOUND"],
-  handle({ services, caller }, input) {
-    const entry = services.memory.get(caller, input.id, { includeEmbedding: input.include_embedding, context: input.context });
+  async handle({ services, caller }, input) {
+    const entry = await services.memory.get(caller, input.id, { includeEmbedding: input.include_embedding, context: input.context });
     return reply(entry, { headers: { ETag: `"${entry.version}"` } });
   },
 });
@@ -240,8 +240,8 @@ export const memoryDelete = defineOperation({
   input: z.strictObject({ id: idRef }),
   output: undefined,
   errors: ["NOT_FOUND", "FORBIDDEN"],
-  handle({ services, caller }, input) {
-    services.memory.remove(caller, input.id);
+  async handle({ services, caller }, input) {
+    await services.memory.remove(caller, input.id);
   },
 });
 

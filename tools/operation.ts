@@ -19,7 +19,7 @@ export type OperationKind = "read" | "list" | "create" | "update" | "delete" | "
 export interface StreamSource {
   /** The client's resume point could not be honoured: it should refetch state. */
   readonly reset: boolean;
-  next(max: number): { seq: number; type: string }[];
+  next(max: number): Promise<{ seq: number; type: string }[]>;
   onReady(callback: () => void): void;
   onEnd(listener: (reason: string) => void): void;
   end(): void;

@@ -77,8 +77,8 @@ export const projectLeave = defineOperation({
   input: z.strictObject(projectParam),
   output: undefined,
   errors: ["NOT_FOUND"],
-  handle({ services, caller }, input) {
-    services.projects.leave(caller, input.id);
+  async handle({ services, caller }, input) {
+    await services.projects.leave(caller, input.id);
   },
 });
 

@@ -70,8 +70,8 @@ export class Runtime {
 
   constructor(readonly services: Services) {}
 
-  static open(config: Config, log: Logger, options: Omit<ServiceOptions, "config" | "log"> = {}): Runtime {
-    return new Runtime(openServices({ ...options, config, log }));
+  static async open(config: Config, log: Logger, options: Omit<ServiceOptions, "config" | "log"> = {}): Promise<Runtime> {
+    return new Runtime(await openServices({ ...options, config, log }));
   }
 
   get config(): Config {
@@ -79,15 +79,15 @@ export class Runtime {
   }
 
   /** Agent id and key first (CONTRACT §2.2), then a bearer token, then a UI session; nothing valid is 401. */
-  authenticate(credentials: Credentials): Caller {
+  authenticate(credentials: Credentials): Promise<Caller> {
     if (credentials.agentId || credentials.apiKey) {
-      if (!credentials.agentId || !credentials.apiKey) throw invalidCredentials();
+      if (!credentials.agentId || !credentials.apiKey) return Promise.reject(invalidCredentials());
       return this.services.agents.authenticate(credentials.agentId, credentials.apiKey, credentials.address);
     }
     const bearer = /^Bearer\s+(\S+)$/i.exec(credentials.authorization ?? "")?.[1];
     if (bearer !== undefined) return this.services.agents.authenticateToken(bearer);
     if (credentials.uiSession) return this.services.uiSessions.authenticate(credentials.uiSession);
-    throw invalidCredentials();
+    return Promise.reject(invalidCredentials());
   }
 
   async invoke(operation: Operation, invocation: Invocation): Promise<InvocationResult> {

@@ -18,16 +18,14 @@ export async function agent(args: string[]): Promise<void> {
   if (action === "add") {
     const role = values.role as Role;
     if (!roles.includes(role) || role === "archivist") throw new UsageError("--role must be agent, owner or viewer");
-    const created = await withRuntime(config, { embeddings: false }, (runtime) =>
-      Promise.resolve(runtime.services.agents.create(id, values.name ?? null, role)),
-    );
+    const created = await withRuntime(config, { embeddings: false }, (runtime) => runtime.services.agents.create(id, values.name ?? null, role));
     print(`agent ${created.agent_id} (${created.role})`);
     print(`api key: ${created.api_key}`);
     print("store the key now: it is not shown again");
     return;
   }
   if (action === "rotate-key") {
-    const key = await withRuntime(config, { embeddings: false }, (runtime) => Promise.resolve(runtime.services.agents.issueKey(id, id)));
+    const key = await withRuntime(config, { embeddings: false }, (runtime) => runtime.services.agents.issueKey(id, id));
     print(`new api key for ${id}: ${key}`);
     return;
   }

@@ -21,7 +21,7 @@ export async function withRuntime<T>(
   run: (runtime: Runtime) => Promise<T>,
 ): Promise<T> {
   // No bootstrap: identities are the server's to reconcile, with the server's own settings.
-  const runtime = Runtime.open(config, cliLogger(config), { jobs: false, embeddings: options.embeddings, bootstrap: false });
+  const runtime = await Runtime.open(config, cliLogger(config), { jobs: false, embeddings: options.embeddings, bootstrap: false });
   try {
     return await run(runtime);
   } finally {

@@ -54,7 +54,7 @@ export async function serve(): Promise<void> {
   // Printed once the signals are handled: whoever waits for the first line may stop the server at once.
   print(`cairn ${server.url}`);
   if (server.publicUrl !== server.url) print(`  public URL     ${server.publicUrl}`);
-  print(`  web UI         ${server.uiUrl}${config.UI_PASSWORD === "" ? "  (one-time login link)" : ""}`);
+  print(`  web UI         ${await server.uiUrl()}${config.UI_PASSWORD === "" ? "  (one-time login link)" : ""}`);
   print(`  api reference  ${server.url}/docs`);
   print(`  credentials    ${credentialsPath(config.DATA_DIR)}`);
   if (archivistLine) print(archivistLine);

@@ -4,20 +4,8 @@ import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, 
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Logger } from "../core/log.js";
-import {
-  agentSnapshotById,
-  eventIdAt,
-  eventIdsThrough,
-  eventsAfter,
-  handoffById,
-  lastEventSeq,
-  memoryById,
-  messageById,
-  projectSnapshotById,
-  taskSnapshotById,
-} from "../store/audit.js";
-import type { Db } from "../store/db.js";
 import type { EventRow } from "../store/events.js";
+import type { Store } from "../store/store.js";
 
 const run = promisify(execFile);
 
@@ -27,6 +15,9 @@ const PAGE = 100;
 const SLICE_MS = 8;
 const APPEND_INTERVAL_MS = 250;
 const TAIL_BYTES = 65_536;
+
+/** Lets requests run between two slices of appending. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
 const isId = (value: unknown): value is string => typeof value === "string" && value.length > 0;
@@ -48,10 +39,11 @@ export const LAST_SEQ_TRAILER = "Last-Seq";
  * private entry, a message, a handoff — is reduced to ids and SHA-256 hashes: the audit repo is
  * read by humans with file access, not through the API's visibility rules.
  */
-export function resourceSnapshot(db: Db, event: EventRow, payload: Record<string, unknown>): Record<string, unknown> | null {
+export async function resourceSnapshot(store: Store, event: EventRow, payload: Record<string, unknown>): Promise<Record<string, unknown> | null> {
+  const { audit, reader } = store;
   const family = event.type.split(".")[0];
   if (family === "memory" && isId(payload.memory_id)) {
-    const row = memoryById(db, payload.memory_id);
+    const row = await audit.memoryById(reader, payload.memory_id);
     if (!row) return null;
     if (row.scope === "agent") {
       return { id: row.id, type: row.type, scope: row.scope, agent_id: row.agent_id, project: row.project, version: row.version, deleted_at: row.deleted_at, content_sha256: sha256(row.content) };
@@ -59,9 +51,9 @@ export function resourceSnapshot(db: Db, event: EventRow, payload: Record<string
     const { pk: _pk, content_key: _key, ...rest } = row as typeof row & { content_key?: string };
     return rest;
   }
-  if (family === "task" && isId(payload.task_id)) return taskSnapshotById(db, payload.task_id) ?? null;
+  if (family === "task" && isId(payload.task_id)) return (await audit.taskById(reader, payload.task_id)) ?? null;
   if (event.type === "message.received" && isId(payload.message_id)) {
-    const row = messageById(db, payload.message_id);
+    const row = await audit.messageById(reader, payload.message_id);
     if (!row) return null;
     return {
       id: row.id,
@@ -75,13 +67,13 @@ export function resourceSnapshot(db: Db, event: EventRow, payload: Record<string
       body_sha256: sha256(row.body),
     };
   }
-  if (family === "project" && isId(payload.project)) return projectSnapshotById(db, payload.project) ?? null;
+  if (family === "project" && isId(payload.project)) return (await audit.projectById(reader, payload.project)) ?? null;
   if (family === "agent") {
     const agentId = isId(payload.to) ? payload.to : payload.agent_id;
-    return isId(agentId) ? (agentSnapshotById(db, agentId) ?? null) : null;
+    return isId(agentId) ? ((await audit.agentById(reader, agentId)) ?? null) : null;
   }
   if (event.type === "session.handoff_saved" && isId(payload.handoff_id)) {
-    const row = handoffById(db, payload.handoff_id);
+    const row = await audit.handoffById(reader, payload.handoff_id);
     return row ? { id: row.id, agent_id: row.agent_id, created_at: row.created_at, summary_sha256: sha256(row.summary) } : null;
   }
   return null;
@@ -142,15 +134,16 @@ export interface AuditPosition {
 }
 
 /** Where the audit log in `dir` stands against the database: `serve` resumes from it, `cairn doctor` reports it. */
-export function auditPosition(db: Db, dir: string): AuditPosition {
+export async function auditPosition(store: Store, dir: string): Promise<AuditPosition> {
+  const { audit, reader } = store;
   const eventsDir = join(dir, "events");
-  const databaseLast = lastEventSeq(db);
+  const databaseLast = await store.events.maxSeq(reader);
   let resumeAfter = 0;
   let ahead: number | null = null;
   // A file's last line is the current history when the database holds that very event. A seq the
   // database lacks or gives to another event was written before a backup was restored.
   for (const tail of fileTails(eventsDir).sort((a, b) => b.seq - a.seq)) {
-    const id = eventIdAt(db, tail.seq);
+    const id = await audit.eventIdAt(reader, tail.seq);
     if (id === tail.id) {
       resumeAfter = tail.seq;
       break;
@@ -169,7 +162,7 @@ export function auditPosition(db: Db, dir: string): AuditPosition {
   if (recorded) return { resumeAfter: Math.max(resumeAfter, recorded.database_last_seq), restore: { ...recorded, recorded: true } };
   // The database's next event already audited: the log went on past the backup, so it holds every
   // event the database has; only new ones are appended, after the old history.
-  const next = eventsAfter(db, resumeAfter, 1)[0];
+  const next = (await audit.eventsAfter(reader, resumeAfter, 1))[0];
   if (next === undefined || !isAudited(eventsDir, next)) return { resumeAfter, restore: null };
   return { resumeAfter: databaseLast, restore: { audit_last_seq: ahead, database_last_seq: databaseLast, recorded: false } };
 }
@@ -206,12 +199,14 @@ export class AuditLog {
   private pumping = false;
   private commitTimer: NodeJS.Timeout | null = null;
   private committing: Promise<void> = Promise.resolve();
+  /** The repo check or append pass in progress: they run one at a time, so no event is appended twice. */
+  private working: Promise<unknown> = Promise.resolve();
   private gitAvailable = true;
   private lastCommitted = 0;
   private closed = false;
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly dir: string,
     private readonly commitSeconds: number,
     private readonly log: Logger,
@@ -235,64 +230,78 @@ export class AuditLog {
     this.commitTimer.unref();
   }
 
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const done = this.working.then(work);
+    this.working = done.catch(() => undefined);
+    return done;
+  }
+
   /** A missing directory (deleted by hand) is recreated and refilled from the event table. */
-  private async ensureRepo(): Promise<void> {
-    if (existsSync(join(this.dir, ".git")) && this.cursor >= 0) return;
-    mkdirSync(this.eventsDir, { recursive: true, mode: 0o700 });
-    if (this.gitAvailable && !existsSync(join(this.dir, ".git"))) await git(this.dir, ["init", "-q", "-b", "main"]);
-    const { resumeAfter, restore } = auditPosition(this.db, this.dir);
-    if (restore !== null && !restore.recorded) {
-      const { audit_last_seq, database_last_seq } = restore;
-      this.log.warn("the audit log is ahead of the database (a restored backup?): continuing it from the database's events", { audit_last_seq, database_last_seq });
-      const line = JSON.stringify({ at: new Date().toISOString(), audit_last_seq, database_last_seq });
-      appendFileSync(join(this.dir, RESTORES_FILE), `${line}\n`, { mode: 0o600 });
-    }
-    this.cursor = resumeAfter;
+  private ensureRepo(): Promise<void> {
+    return this.exclusive(async () => {
+      if (existsSync(join(this.dir, ".git")) && this.cursor >= 0) return;
+      mkdirSync(this.eventsDir, { recursive: true, mode: 0o700 });
+      if (this.gitAvailable && !existsSync(join(this.dir, ".git"))) await git(this.dir, ["init", "-q", "-b", "main"]);
+      const { resumeAfter, restore } = await auditPosition(this.store, this.dir);
+      if (restore !== null && !restore.recorded) {
+        const { audit_last_seq, database_last_seq } = restore;
+        this.log.warn("the audit log is ahead of the database (a restored backup?): continuing it from the database's events", { audit_last_seq, database_last_seq });
+        const line = JSON.stringify({ at: new Date().toISOString(), audit_last_seq, database_last_seq });
+        appendFileSync(join(this.dir, RESTORES_FILE), `${line}\n`, { mode: 0o600 });
+      }
+      this.cursor = resumeAfter;
+    });
   }
 
   /** Appends in time slices until caught up, yielding between them. */
   private pump(): void {
     if (this.pumping || this.closed) return;
     this.pumping = true;
-    const slice = (): void => {
-      if (this.closed || this.appendPass(SLICE_MS)) this.pumping = false;
-      else setImmediate(slice);
+    const slices = async (): Promise<void> => {
+      while (!this.closed && !(await this.appendPass(SLICE_MS))) await nextTurn();
     };
-    slice();
+    slices()
+      // The next interval tries again (a deleted directory is recreated by then).
+      .catch((error: unknown) => this.log.error("audit append failed", { error }))
+      .finally(() => {
+        this.pumping = false;
+      });
   }
 
   /** Appends what the database committed since the last pass, for up to `budgetMs`; true when caught up. */
-  appendPass(budgetMs = Number.POSITIVE_INFINITY): boolean {
-    if (this.cursor < 0 || !existsSync(this.eventsDir)) {
-      // Deleted under a running server: start over once the repo is back.
-      this.cursor = -1;
-      void this.ensureRepo().catch((error: unknown) => this.log.error("audit log unavailable", { error }));
-      return false;
-    }
-    const started = performance.now();
-    while (performance.now() - started < budgetMs) {
-      const rows = eventsAfter(this.db, this.cursor, PAGE);
-      if (rows.length === 0) return true;
-      const byFile = new Map<string, string[]>();
-      for (const row of rows) {
-        const payload = JSON.parse(row.payload) as Record<string, unknown>;
-        const line = JSON.stringify({
-          seq: row.seq,
-          id: row.id,
-          type: row.type,
-          agent_id: row.agent_id,
-          project: row.project,
-          payload,
-          created_at: row.created_at,
-          resource: resourceSnapshot(this.db, row, payload),
-        });
-        const file = `${row.created_at.slice(0, 10)}.jsonl`;
-        byFile.set(file, [...(byFile.get(file) ?? []), line]);
+  appendPass(budgetMs = Number.POSITIVE_INFINITY): Promise<boolean> {
+    return this.exclusive(async () => {
+      if (this.cursor < 0 || !existsSync(this.eventsDir)) {
+        // Deleted under a running server: start over once the repo is back (queued after this pass).
+        this.cursor = -1;
+        void this.ensureRepo().catch((error: unknown) => this.log.error("audit log unavailable", { error }));
+        return false;
       }
-      for (const [file, lines] of byFile) appendFileSync(join(this.eventsDir, file), `${lines.join("\n")}\n`, { mode: 0o600 });
-      this.cursor = (rows.at(-1) as EventRow).seq;
-    }
-    return false;
+      const started = performance.now();
+      while (performance.now() - started < budgetMs) {
+        const rows = await this.store.audit.eventsAfter(this.store.reader, this.cursor, PAGE);
+        if (rows.length === 0) return true;
+        const byFile = new Map<string, string[]>();
+        for (const row of rows) {
+          const payload = JSON.parse(row.payload) as Record<string, unknown>;
+          const line = JSON.stringify({
+            seq: row.seq,
+            id: row.id,
+            type: row.type,
+            agent_id: row.agent_id,
+            project: row.project,
+            payload,
+            created_at: row.created_at,
+            resource: await resourceSnapshot(this.store, row, payload),
+          });
+          const file = `${row.created_at.slice(0, 10)}.jsonl`;
+          byFile.set(file, [...(byFile.get(file) ?? []), line]);
+        }
+        for (const [file, lines] of byFile) appendFileSync(join(this.eventsDir, file), `${lines.join("\n")}\n`, { mode: 0o600 });
+        this.cursor = (rows.at(-1) as EventRow).seq;
+      }
+      return false;
+    });
   }
 
   /** Appends everything outstanding, then commits it (one commit at a time). */
@@ -300,7 +309,7 @@ export class AuditLog {
     this.committing = this.committing.then(async () => {
       try {
         await this.ensureRepo();
-        while (!this.appendPass(SLICE_MS)) await new Promise((resolve) => setImmediate(resolve));
+        while (!(await this.appendPass(SLICE_MS))) await nextTurn();
         if (!this.gitAvailable || this.cursor <= this.lastCommitted) return;
         await git(this.dir, ["add", "-A", "."]);
         const status = await git(this.dir, ["status", "--porcelain"]);
@@ -331,7 +340,7 @@ export class AuditLog {
  * `cairn doctor`'s check: the last audit commit names the seq it reaches, and every event up to it
  * that the database still holds must be in the committed files exactly once.
  */
-export async function verifyAudit(db: Db, dir: string): Promise<{ ok: boolean; detail: string }> {
+export async function verifyAudit(store: Store, dir: string): Promise<{ ok: boolean; detail: string }> {
   if (!existsSync(join(dir, ".git"))) return { ok: true, detail: "no audit repository yet" };
   let message: string;
   try {
@@ -354,7 +363,7 @@ export async function verifyAudit(db: Db, dir: string): Promise<{ ok: boolean; d
       seen.add(key);
     }
   }
-  const missing = eventIdsThrough(db, through).filter(({ seq, id }) => !seen.has(`${seq} ${id}`));
+  const missing = (await store.audit.eventIdsThrough(store.reader, through)).filter(({ seq, id }) => !seen.has(`${seq} ${id}`));
   if (missing.length > 0) {
     const count = missing.length === 1 ? "1 event" : `${missing.length} events`;
     return { ok: false, detail: `${count} through seq ${through} missing from the audit repository (first: ${missing[0]?.seq})` };

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Request, Response } from "express";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import { forbidden } from "../core/errors.js";
+import { forbidden, InternalError } from "../core/errors.js";
 import { packageVersion } from "../core/paths.js";
 import type { Runtime } from "../../tools/runtime.js";
 import { credentialsOf } from "./credentials.js";
@@ -12,7 +12,7 @@ export interface MetricSources {
   mcpSessions(): number;
 }
 
-type Snapshot = ReturnType<Runtime["services"]["metrics"]["snapshot"]>;
+type Snapshot = Awaited<ReturnType<Runtime["services"]["metrics"]["snapshot"]>>;
 
 const EMBEDDING_STATES = ["loading", "ready", "unavailable"] as const;
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -39,7 +39,7 @@ export class ServerMetrics {
   readonly registry = new Registry();
   private readonly requests: Counter<"operation" | "status">;
   private readonly latency: Histogram<"operation">;
-  /** Read once per scrape and shared by the gauges that report it. */
+  /** Read once per scrape, before the gauges collect, and shared by those that report it. */
   private snapshot: Snapshot | null = null;
 
   constructor(
@@ -79,7 +79,10 @@ export class ServerMetrics {
         this.set(sources.mcpSessions());
       },
     });
-    const current = (): Snapshot => (this.snapshot ??= services.metrics.snapshot());
+    const current = (): Snapshot => {
+      if (this.snapshot === null) throw new InternalError("invariant", "metrics collected outside a scrape");
+      return this.snapshot;
+    };
     new Gauge({
       name: "cairn_database_size_bytes",
       help: "Bytes on disk per database file",
@@ -153,12 +156,27 @@ export class ServerMetrics {
     const bearer = /^Bearer\s+(\S+)$/i.exec(request.get("authorization") ?? "")?.[1];
     // A bearer that is not the metrics token may still be an owner's OAuth token.
     if (token === "" || bearer === undefined || !sameSecret(bearer, token)) {
-      const caller = this.runtime.authenticate(credentialsOf(request, this.hosts));
+      const caller = await this.runtime.authenticate(credentialsOf(request, this.hosts));
       response.locals.caller = caller;
       if (caller.role !== "owner") throw forbidden("metrics require the owner role or the metrics token");
       this.runtime.services.rateLimiter.take(caller.agentId);
     }
-    this.snapshot = null;
-    response.type(this.registry.contentType).send(await this.registry.metrics());
+    response.type(this.registry.contentType).send(await this.scrape());
   };
+
+  // Scrapes run one at a time: the gauges read the one snapshot taken for the scrape in progress.
+  private scraping: Promise<unknown> = Promise.resolve();
+
+  private scrape(): Promise<string> {
+    const text = this.scraping.then(async () => {
+      this.snapshot = await this.runtime.services.metrics.snapshot();
+      try {
+        return await this.registry.metrics();
+      } finally {
+        this.snapshot = null;
+      }
+    });
+    this.scraping = text.catch(() => undefined);
+    return text;
+  }
 }

@@ -54,9 +54,10 @@ export function mountOperations(router: Router, runtime: Runtime, hosts: HostPol
     return group;
   };
   for (const operation of [...runtime.operations].sort(byParameterCount)) {
-    const authenticate = (request: Request, response: Response<unknown, RouteLocals>, next: NextFunction): void => {
+    // Express 5 passes a rejected promise on to the error handler.
+    const authenticate = async (request: Request, response: Response<unknown, RouteLocals>, next: NextFunction): Promise<void> => {
       response.locals.operation = operation.name;
-      response.locals.caller = operation.access === "agent" ? runtime.authenticate(credentialsOf(request, hosts)) : null;
+      response.locals.caller = operation.access === "agent" ? await runtime.authenticate(credentialsOf(request, hosts)) : null;
       next();
     };
     const handle = async (request: Request, response: Response<unknown, RouteLocals>): Promise<void> => {

@@ -62,7 +62,7 @@ function tokenBody(limit: number) {
  */
 export function oauthRouter(runtime: Runtime, publicUrl: () => string): Router {
   const router = express.Router();
-  router.post("/oauth/token", tokenBody(runtime.config.MAX_BODY_BYTES), (request, response) => {
+  router.post("/oauth/token", tokenBody(runtime.config.MAX_BODY_BYTES), async (request, response) => {
     const body = (typeof request.body === "object" && request.body !== null && !Array.isArray(request.body) ? request.body : {}) as Record<string, unknown>;
     if (typeof body.grant_type !== "string") {
       oauthError(response, 400, "invalid_request", "grant_type is required");
@@ -78,7 +78,7 @@ export function oauthRouter(runtime: Runtime, publicUrl: () => string): Router {
         oauthError(response, 400, "invalid_request", "client_id and client_secret are required");
         return;
       }
-      response.set("Cache-Control", "no-store").json(runtime.services.oauth.issue(id, secret, request.socket.remoteAddress));
+      response.set("Cache-Control", "no-store").json(await runtime.services.oauth.issue(id, secret, request.socket.remoteAddress));
     } catch (error) {
       if (error instanceof InvalidRequest) {
         oauthError(response, 400, "invalid_request", error.message);

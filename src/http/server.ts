@@ -22,7 +22,7 @@ export interface RunningServer {
   port: number;
   runtime: Runtime;
   /** Where a human opens the web UI: with the one-time login token in the fragment until it is used. */
-  readonly uiUrl: string;
+  uiUrl(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -39,7 +39,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 /** Opens the services and serves HTTP; `close()` drains in-flight requests, then closes the database. */
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const log = options.log ?? createLogger(config.LOG_LEVEL);
-  const runtime = Runtime.open(config, log, options);
+  const runtime = await Runtime.open(config, log, options);
   let publicUrl = config.PUBLIC_URL;
   const http = createHttpApp(runtime, log, () => publicUrl, { ssePingMs: options.ssePingMs });
   const server = createServer(http.app);
@@ -72,15 +72,15 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
 
   const sessions = runtime.services.uiSessions;
   // Without a password, the link printed at start is the way in.
-  const startLink = config.UI_PASSWORD === "" ? sessions.issueLoginLink().token : null;
+  const startLink = config.UI_PASSWORD === "" ? (await sessions.issueLoginLink()).token : null;
   return {
     url,
     publicUrl,
     port,
     runtime,
     // A fragment, so the token never reaches a server log or a Referer header.
-    get uiUrl() {
-      const live = startLink !== null && sessions.loginLinkIsLive(startLink);
+    async uiUrl() {
+      const live = startLink !== null && (await sessions.loginLinkIsLive(startLink));
       return `${publicUrl}/ui/${live ? `#login=${startLink}` : ""}`;
     },
     close,

@@ -63,29 +63,48 @@ export function serveEventStream(request: Request, response: Response, source: S
   }, options.pingMs);
   ping.unref();
 
-  const pump = (): void => {
-    if (finished || waitingForDrain) return;
-    for (;;) {
-      const items = source.next(BATCH);
-      if (items.length === 0) return;
-      let chunk = "";
-      for (const item of items) chunk += `id: ${item.seq}\nevent: ${item.type}\ndata: ${JSON.stringify(item)}\n\n`;
-      if (!response.write(chunk)) {
-        waitingForDrain = true;
-        response.once("drain", () => {
-          waitingForDrain = false;
-          pump();
-        });
-        return;
+  let pumping = false;
+  /** Sends what the source has ready, one batch at a time, until it is empty or the socket is full. */
+  const pump = async (): Promise<void> => {
+    if (finished || waitingForDrain || pumping) return;
+    pumping = true;
+    try {
+      for (;;) {
+        const items = await source.next(BATCH);
+        if (finished || items.length === 0) return;
+        let chunk = "";
+        for (const item of items) chunk += `id: ${item.seq}\nevent: ${item.type}\ndata: ${JSON.stringify(item)}\n\n`;
+        if (!response.write(chunk)) {
+          waitingForDrain = true;
+          response.once("drain", () => {
+            waitingForDrain = false;
+            void pull();
+          });
+          return;
+        }
       }
+    } finally {
+      pumping = false;
     }
+  };
+  // A wake-up that arrives while a batch is being read must not be lost: pull again after it.
+  let again = false;
+  const pull = async (): Promise<void> => {
+    if (pumping) {
+      again = true;
+      return;
+    }
+    do {
+      again = false;
+      await pump().catch(() => finish(true));
+    } while (again && !finished);
   };
 
   source.onEnd((reason) => {
     // Overflow or a changed identity: close, so the client reconnects (and replays) or re-authenticates.
     if (!finished) setImmediate(() => finish(reason === "overflow"));
   });
-  source.onReady(pump);
+  source.onReady(() => void pull());
   response.on("close", () => finish());
   // A stream client sends nothing after its request, so its half-close means it has gone; waiting
   // for a write to fail would keep it "online" until the next ping.
@@ -95,5 +114,5 @@ export function serveEventStream(request: Request, response: Response, source: S
 
   response.write("retry: 3000\n\n");
   if (source.reset) response.write(`event: reset\ndata: ${JSON.stringify({ reason: "the requested event is older than retention" })}\n\n`);
-  pump();
+  void pull();
 }

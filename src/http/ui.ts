@@ -49,20 +49,20 @@ export function uiRouter(runtime: Runtime, hosts: HostPolicy): Router {
     response.set("Cache-Control", "no-store").json({ password_login: sessions.passwordLogin, agent_id: runtime.config.UI_AGENT_ID });
   });
 
-  router.post("/ui/login", jsonBody(runtime.config.MAX_BODY_BYTES), (request: Request, response: Response) => {
+  router.post("/ui/login", jsonBody(runtime.config.MAX_BODY_BYTES), async (request: Request, response: Response) => {
     const parsed = loginBody.safeParse(request.body);
     if (!parsed.success) throw new AppError("VALIDATION_FAILED", "send a password or a login token", { errors: [{ path: "", message: "expected {password} or {token}" }] });
-    const login = sessions.login(parsed.data, request.socket.remoteAddress);
+    const login = await sessions.login(parsed.data, request.socket.remoteAddress);
     response.set("Cache-Control", "no-store").set("Set-Cookie", cookie(login.session, COOKIE_MAX_AGE_S, secure)).json(login);
   });
 
-  router.post("/ui/logout", (request: Request, response: Response) => {
+  router.post("/ui/logout", async (request: Request, response: Response) => {
     const header = request.get("x-ui-session");
     const fromCookie = header === undefined ? cookieSession(request) : undefined;
     // Logging someone out from another site is a nuisance the origin check also prevents.
     if (fromCookie !== undefined) refuseCrossSite(request, hosts);
     const session = header ?? fromCookie;
-    if (session) sessions.logout(session);
+    if (session) await sessions.logout(session);
     response.set("Set-Cookie", cookie("", 0, secure)).status(204).end();
   });
 

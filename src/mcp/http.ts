@@ -68,7 +68,7 @@ export class McpEndpoint {
     if (origin !== undefined && !this.hosts.allows(originHost(origin))) throw new AppError("FORBIDDEN", "origin not allowed");
     let caller: Caller;
     try {
-      caller = this.runtime.authenticate({
+      caller = await this.runtime.authenticate({
         agentId: request.get("x-agent-id"),
         apiKey: request.get("x-api-key"),
         authorization: request.get("authorization"),

@@ -7,9 +7,8 @@ import { uiDir } from "../core/paths.js";
 import { embedderLoaderFor } from "../embed/models.js";
 import { EmbeddingQueue } from "../embed/queue.js";
 import { auditPosition, verifyAudit } from "../events/audit.js";
-import { openDatabase, type Db } from "../store/db.js";
-import { backupTo, foreignKeyViolations, integrityCheck, keywordIndexProblem } from "../store/maintenance.js";
-import { schemaVersion, loadMigrations } from "../store/migrate.js";
+import { openStore } from "../store/open.js";
+import type { Store } from "../store/store.js";
 import { credentialsPath } from "./credentials.js";
 import { auditDir, databasePath, type Services } from "./index.js";
 
@@ -32,7 +31,7 @@ export async function backupDatabase(services: Services, file: string): Promise<
   // private as the database itself (0600) before SQLite writes into it, never world-readable.
   writeFileSync(file, "", { mode: 0o600 });
   chmodSync(file, 0o600);
-  return backupTo(services.db, file);
+  return services.store.maintenance.backupTo(file);
 }
 
 const mode = (path: string): number => statSync(path).mode & 0o777;
@@ -80,37 +79,36 @@ async function databaseChecks(config: Config): Promise<Check[]> {
   if (!existsSync(file)) return [{ name: "database", status: "fail", detail: `no database at ${file}; ${NOTHING_CREATED}` }];
   const dbMode = mode(file);
   const checks: Check[] = [{ name: "database file", status: verdict((dbMode & 0o077) === 0), detail: `mode ${dbMode.toString(8)}` }];
-  let db: Db | null = null;
+  let store: Store | null = null;
   try {
     // Not migrated: doctor reports the schema it finds, and leaves upgrading it to serve.
-    db = openDatabase(file, { migrate: false });
-    const integrity = integrityCheck(db);
+    store = openStore(file, { migrate: false });
+    const integrity = await store.maintenance.integrityCheck();
     checks.push({ name: "database integrity", status: verdict(integrity === "ok"), detail: integrity });
-    const violations = foreignKeyViolations(db);
+    const violations = await store.maintenance.foreignKeyViolations();
     checks.push({ name: "foreign keys", status: verdict(violations === 0), detail: `${violations} violations` });
-    const keywordProblem = keywordIndexProblem(db);
+    const keywordProblem = await store.maintenance.keywordIndexProblem();
     checks.push({ name: "keyword index", status: verdict(keywordProblem === null), detail: keywordProblem ?? "fts5 integrity ok" });
-    const version = schemaVersion(db);
-    const latest = loadMigrations().at(-1)?.version ?? 0;
+    const { version, latest } = await store.maintenance.schema();
     checks.push({
       name: "schema",
       status: version === latest ? "ok" : version < latest ? "warn" : "fail",
       detail: `version ${version} of ${latest}${version < latest ? "; cairn serve migrates it at start" : version > latest ? "; written by a newer cairn" : ""}`,
     });
-    if (config.AUDIT_LOG === "on") checks.push(...(await auditChecks(db, auditDir(config))));
+    if (config.AUDIT_LOG === "on") checks.push(...(await auditChecks(store, auditDir(config))));
   } catch (error) {
     // A database that cannot even be read is a finding, not a crash.
     checks.push({ name: "database", status: "fail", detail: error instanceof Error ? error.message : String(error) });
   } finally {
-    db?.close();
+    await store?.close();
   }
   return checks;
 }
 
-async function auditChecks(db: Db, dir: string): Promise<Check[]> {
-  const verified = await verifyAudit(db, dir);
+async function auditChecks(store: Store, dir: string): Promise<Check[]> {
+  const verified = await verifyAudit(store, dir);
   const checks: Check[] = [{ name: "audit log", status: verdict(verified.ok), detail: verified.detail }];
-  const { restore } = auditPosition(db, dir);
+  const { restore } = await auditPosition(store, dir);
   if (restore?.recorded === false) {
     checks.push({
       name: "audit log position",

@@ -4,26 +4,9 @@ import { AppError, conflict, forbidden, invalid, invalidCredentials, notFound } 
 import { newApiKey } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import { addSeconds, now } from "../core/time.js";
-import {
-  agentForKeyCheck,
-  getAgentRow,
-  insertAgent,
-  listAgentRows,
-  markAgentDeleted,
-  renameAgentRows,
-  restoreAgentKey,
-  setAgentKey,
-  setAgentRole,
-  setDisplayName,
-  staticAgentsWithKeys,
-  touchAgent,
-  type AgentRow,
-} from "../store/agents.js";
-import type { Db } from "../store/db.js";
-import { deleteAgentTokens, tokenByHash } from "../store/oauth.js";
-import { claimedTaskIds, extendLeases } from "../store/tasks.js";
-import { renameVectorAgent } from "../store/vectors.js";
-import { isProjectMember, memberProjectIds, type Viewer } from "../store/visibility.js";
+import type { AgentRow } from "../store/agents.js";
+import type { Reader, Store } from "../store/store.js";
+import type { Viewer } from "../store/visibility.js";
 import type { EventBus } from "../events/bus.js";
 import { viewerOf, type Caller } from "./caller.js";
 import { hashKey, keyMatches, readCredentials, writeCredentials, type BootstrapCredential } from "./credentials.js";
@@ -74,7 +57,7 @@ export class AgentService {
   readonly connected = new Map<string, number>();
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly bus: EventBus,
     private readonly config: Config,
     private readonly log: Logger,
@@ -98,11 +81,11 @@ export class AgentService {
    * The agent as `viewer` may see it: its current project only if the viewer sees that project,
    * and only the claimed tasks the viewer can see (CONTRACT §2.2a).
    */
-  toRecord(row: AgentRow, viewer: Viewer): AgentRecord {
+  async toRecord(r: Reader, row: AgentRow, viewer: Viewer): Promise<AgentRecord> {
     const seenRecently = row.last_seen_at !== null && Date.now() - Date.parse(row.last_seen_at) < ONLINE_WINDOW_MS;
     const project = row.current_project;
     const projectVisible =
-      project === null || viewer.allProjects || viewer.agentId === row.agent_id || isProjectMember(this.db, project, viewer.agentId);
+      project === null || viewer.allProjects || viewer.agentId === row.agent_id || (await this.store.projects.isMember(r, project, viewer.agentId));
     return {
       agent_id: row.agent_id,
       display_name: row.display_name,
@@ -111,14 +94,14 @@ export class AgentService {
       last_seen_at: row.last_seen_at,
       online: seenRecently || (this.connected.get(row.agent_id) ?? 0) > 0,
       current_project: projectVisible ? project : null,
-      claimed_tasks: claimedTaskIds(this.db, row.agent_id, viewer),
+      claimed_tasks: await this.store.tasks.claimedIds(r, row.agent_id, viewer),
     };
   }
 
   /** Checks `X-Agent-ID`/`X-API-Key`; a wrong id and a wrong key fail the same way, in the same time. */
-  authenticate(agentId: string, apiKey: string, address: string | undefined): Caller {
-    const row = this.verifiedRow(agentId, apiKey, address);
-    this.touch(row);
+  async authenticate(agentId: string, apiKey: string, address: string | undefined): Promise<Caller> {
+    const row = await this.verifiedRow(agentId, apiKey, address);
+    await this.touch(row);
     return { agentId: row.agent_id, role: row.role };
   }
 
@@ -127,11 +110,11 @@ export class AgentService {
    * an unknown id costs what a wrong key costs: the lookup reads a real row either way (another
    * agent's stands in for a missing one) and the key is compared in constant time.
    */
-  verifiedRow(agentId: string, apiKey: string, address: string | undefined): AgentRow & { key_hash: Buffer } {
+  async verifiedRow(agentId: string, apiKey: string, address: string | undefined): Promise<AgentRow & { key_hash: Buffer }> {
     // An id no agent can have is refused before the throttle remembers it.
     if (!AGENT_ID_PATTERN.test(agentId)) throw invalidCredentials();
-    return this.throttle.guard(address, agentId, () => {
-      const row = agentForKeyCheck(this.db, agentId);
+    return this.throttle.guard(address, agentId, async () => {
+      const row = await this.store.agents.forKeyCheck(this.store.reader, agentId);
       const matches = keyMatches(apiKey, row?.key_hash);
       if (!matches || row?.found !== 1 || row.deleted_at !== null || row.key_hash === null) throw invalidCredentials();
       const { found: _found, ...agent } = row;
@@ -140,9 +123,9 @@ export class AgentService {
   }
 
   /** A bearer token's agent, if the token is unexpired and was issued against its current key. */
-  authenticateToken(token: string): Caller {
-    const stored = tokenByHash(this.db, hashKey(token));
-    const row = stored ? getAgentRow(this.db, stored.agent_id) : undefined;
+  async authenticateToken(token: string): Promise<Caller> {
+    const stored = await this.store.oauth.byHash(this.store.reader, hashKey(token));
+    const row = stored ? await this.store.agents.get(this.store.reader, stored.agent_id) : undefined;
     const valid =
       stored !== undefined &&
       stored.expires_at > now() &&
@@ -151,7 +134,7 @@ export class AgentService {
       row.key_hash !== null &&
       timingSafeEqual(row.key_hash, stored.key_hash);
     if (!valid) throw invalidCredentials();
-    this.touch(row);
+    await this.touch(row);
     return { agentId: row.agent_id, role: row.role };
   }
 
@@ -159,14 +142,14 @@ export class AgentService {
    * Records liveness: any authenticated request also keeps the agent's task claims alive. Written
    * at most every TOUCH_INTERVAL_MS (or a quarter of the lease, if shorter).
    */
-  private touch(row: AgentRow): void {
+  private async touch(row: AgentRow): Promise<void> {
     const at = now();
     const lease = this.config.TASK_LEASE_SECONDS;
     const interval = lease > 0 ? Math.min(TOUCH_INTERVAL_MS, (lease * 1000) / 4) : TOUCH_INTERVAL_MS;
     if (row.last_seen_at !== null && Date.parse(at) - Date.parse(row.last_seen_at) < interval) return;
-    this.db.write(() => {
-      touchAgent(this.db, row.agent_id, at);
-      if (lease > 0) extendLeases(this.db, row.agent_id, addSeconds(at, lease));
+    await this.store.transaction(async (tx) => {
+      await this.store.agents.touch(tx, row.agent_id, at);
+      if (lease > 0) await this.store.tasks.extendLeases(tx, row.agent_id, addSeconds(at, lease));
     });
   }
 
@@ -179,28 +162,28 @@ export class AgentService {
     );
   }
 
-  private liveRow(agentId: string): AgentRow {
-    const row = getAgentRow(this.db, agentId);
+  private async liveRow(r: Reader, agentId: string): Promise<AgentRow> {
+    const row = await this.store.agents.get(r, agentId);
     if (!row || row.deleted_at !== null) throw notFound("agent");
     return row;
   }
 
-  register(input: { agent_id: string; display_name?: string | undefined }, presentedKey: string | undefined, address: string | undefined): Registration {
+  async register(input: { agent_id: string; display_name?: string | undefined }, presentedKey: string | undefined, address: string | undefined): Promise<Registration> {
     if (!this.config.REGISTRATION_KEY) throw forbidden("registration is disabled (no REGISTRATION_KEY configured)");
-    this.checkRegistrationKey(presentedKey, address);
+    await this.checkRegistrationKey(presentedKey, address);
     return this.create(input.agent_id, input.display_name ?? null, "agent");
   }
 
-  selfRegister(input: { agent_id: string; display_name?: string | undefined }, presentedKey: string | undefined, address: string | undefined): Registration {
-    if (this.config.REGISTRATION_KEY) this.checkRegistrationKey(presentedKey, address);
+  async selfRegister(input: { agent_id: string; display_name?: string | undefined }, presentedKey: string | undefined, address: string | undefined): Promise<Registration> {
+    if (this.config.REGISTRATION_KEY) await this.checkRegistrationKey(presentedKey, address);
     else if (!this.config.hostIsLoopback) {
       throw forbidden("self-registration without a registration key is only open on a loopback HOST");
     }
     return this.create(input.agent_id, input.display_name ?? null, "agent");
   }
 
-  private checkRegistrationKey(presented: string | undefined, address: string | undefined): void {
-    this.throttle.guard(address, REGISTRATION_IDENTITY, () => {
+  private checkRegistrationKey(presented: string | undefined, address: string | undefined): Promise<void> {
+    return this.throttle.guard(address, REGISTRATION_IDENTITY, () => {
       if (presented === undefined || !keyMatches(presented, hashKey(this.config.REGISTRATION_KEY))) {
         throw new AppError("UNAUTHENTICATED", "invalid registration key");
       }
@@ -208,16 +191,16 @@ export class AgentService {
   }
 
   /** Creates an agent with a fresh key; the key is returned once and only its hash is kept. */
-  create(agentId: string, displayName: string | null, role: Role): Registration {
+  async create(agentId: string, displayName: string | null, role: Role): Promise<Registration> {
     checkNotReserved(agentId);
     const apiKey = newApiKey();
     const createdAt = now();
-    this.db.write(() => {
+    await this.store.transaction(async (tx) => {
       // The UI and archivist ids belong to the bootstrap identities even before the first start
       // creates them (the CLI can add agents to a data directory no server has opened yet).
       const reserved = agentId === this.config.UI_AGENT_ID || agentId === this.config.ARCHIVIST_AGENT_ID;
-      if (reserved || getAgentRow(this.db, agentId)) throw conflict("agent id taken");
-      insertAgent(this.db, {
+      if (reserved || (await this.store.agents.get(tx, agentId))) throw conflict("agent id taken");
+      await this.store.agents.insert(tx, {
         agent_id: agentId,
         display_name: displayName,
         role,
@@ -225,41 +208,45 @@ export class AgentService {
         key_source: "generated",
         created_at: createdAt,
       });
-      this.bus.emit({ type: "agent.registered", agentId, project: null, payload: { agent_id: agentId, role } });
+      await this.bus.emit(tx, { type: "agent.registered", agentId, project: null, payload: { agent_id: agentId, role } });
     });
     return { agent_id: agentId, api_key: apiKey, role, created_at: createdAt };
   }
 
-  list(caller: Caller, cursor: string | undefined, limit: number): Page<AgentRecord> {
+  async list(caller: Caller, cursor: string | undefined, limit: number): Promise<Page<AgentRecord>> {
     const after = decodeCursor(cursor, isAgentId);
-    const rows = listAgentRows(this.db, after, limit + 1);
+    const reader = this.store.reader;
+    const rows = await this.store.agents.list(reader, after, limit + 1);
     const viewer = viewerOf(caller);
-    return pageOf(rows, limit, (row) => this.toRecord(row, viewer), (row) => row.agent_id);
+    const page = pageOf(rows, limit, (row) => row, (row) => row.agent_id);
+    const items: AgentRecord[] = [];
+    for (const row of page.items) items.push(await this.toRecord(reader, row, viewer));
+    return { ...page, items };
   }
 
-  me(caller: Caller): SelfRecord {
-    const row = this.liveRow(caller.agentId);
+  async me(caller: Caller): Promise<SelfRecord> {
+    const reader = this.store.reader;
+    const row = await this.liveRow(reader, caller.agentId);
     return {
-      ...this.toRecord(row, viewerOf(caller)),
-      projects: memberProjectIds(this.db, caller.agentId).sort(),
+      ...(await this.toRecord(reader, row, viewerOf(caller))),
+      projects: (await this.store.projects.projectsOf(reader, caller.agentId)).sort(),
       can_write_directives: this.config.DIRECTIVE_WRITERS.includes(caller.agentId),
     };
   }
 
   /** Renames and/or sets the display name; a rename rewrites every record naming the old id. */
-  update(caller: Caller, targetId: string, change: { agent_id?: string | undefined; display_name?: string | null | undefined }): AgentRecord {
-    return this.db.write(() => {
-      const row = this.liveRow(targetId);
+  update(caller: Caller, targetId: string, change: { agent_id?: string | undefined; display_name?: string | null | undefined }): Promise<AgentRecord> {
+    return this.store.transaction(async (tx) => {
+      const row = await this.liveRow(tx, targetId);
       let id = row.agent_id;
       if (change.agent_id !== undefined && change.agent_id !== id) {
         if (this.isPinned(row)) {
           throw invalid("agent_id", "the UI, archivist and AGENT_KEYS identities keep their ids", "this agent cannot be renamed");
         }
         checkNotReserved(change.agent_id);
-        if (getAgentRow(this.db, change.agent_id)) throw conflict("agent id taken");
-        renameAgentRows(this.db, id, change.agent_id);
-        renameVectorAgent(this.db, id, change.agent_id);
-        this.bus.emit({
+        if (await this.store.agents.get(tx, change.agent_id)) throw conflict("agent id taken");
+        await this.store.agents.rename(tx, id, change.agent_id);
+        await this.bus.emit(tx, {
           type: "agent.renamed",
           agentId: caller.agentId === id ? change.agent_id : caller.agentId,
           project: null,
@@ -268,51 +255,51 @@ export class AgentService {
         id = change.agent_id;
       }
       if (change.display_name !== undefined && change.display_name !== row.display_name) {
-        setDisplayName(this.db, id, change.display_name);
-        this.bus.emit({
+        await this.store.agents.setDisplayName(tx, id, change.display_name);
+        await this.bus.emit(tx, {
           type: "agent.updated",
           agentId: caller.agentId === row.agent_id ? id : caller.agentId,
           project: null,
           payload: { agent_id: id, fields: ["display_name"] },
         });
       }
-      return this.toRecord(this.liveRow(id), viewerOf(caller));
+      return this.toRecord(tx, await this.liveRow(tx, id), viewerOf(caller));
     });
   }
 
   /** Deletes the agent; what it wrote stays, attributed to its id, and the id is never reissued. */
-  remove(caller: Caller, targetId: string): void {
-    this.db.write(() => {
-      const row = this.liveRow(targetId);
+  async remove(caller: Caller, targetId: string): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const row = await this.liveRow(tx, targetId);
       if (this.isPinned(row)) {
         throw invalid("agent_id", "the UI, archivist and AGENT_KEYS identities are managed by configuration", "this agent cannot be deleted");
       }
-      markAgentDeleted(this.db, row.agent_id, now());
-      deleteAgentTokens(this.db, row.agent_id);
-      this.bus.emit({ type: "agent.deleted", agentId: caller.agentId, project: null, payload: { agent_id: row.agent_id } });
+      await this.store.agents.markDeleted(tx, row.agent_id, now());
+      await this.store.oauth.deleteForAgent(tx, row.agent_id);
+      await this.bus.emit(tx, { type: "agent.deleted", agentId: caller.agentId, project: null, payload: { agent_id: row.agent_id } });
     });
   }
 
   /** Issues a new key (self or owner); the old one stops working at once. */
-  rotateKey(caller: Caller, targetId: string): { api_key: string } {
+  async rotateKey(caller: Caller, targetId: string): Promise<{ api_key: string }> {
     if (caller.agentId !== targetId && caller.role !== "owner") {
       // Not an oracle: any agent may list agents, so existence is not a secret here.
       throw forbidden("only the agent itself or an owner may rotate its key");
     }
-    return { api_key: this.issueKey(targetId, caller.agentId) };
+    return { api_key: await this.issueKey(targetId, caller.agentId) };
   }
 
-  issueKey(targetId: string, actorId: string): string {
+  async issueKey(targetId: string, actorId: string): Promise<string> {
     const apiKey = newApiKey();
-    this.db.write(() => {
-      const row = this.liveRow(targetId);
+    await this.store.transaction(async (tx) => {
+      const row = await this.liveRow(tx, targetId);
       if (row.key_source === "static") {
         throw invalid("agent_id", "change AGENT_KEYS and restart instead", "this agent's key is set in AGENT_KEYS");
       }
-      setAgentKey(this.db, targetId, hashKey(apiKey));
+      await this.store.agents.setKey(tx, targetId, hashKey(apiKey));
       // Tokens issued against the old key go with it.
-      deleteAgentTokens(this.db, targetId);
-      this.bus.emit({ type: "agent.key_rotated", agentId: actorId, project: null, payload: { agent_id: targetId } });
+      await this.store.oauth.deleteForAgent(tx, targetId);
+      await this.bus.emit(tx, { type: "agent.key_rotated", agentId: actorId, project: null, payload: { agent_id: targetId } });
     });
     if (targetId === this.config.UI_AGENT_ID || targetId === this.config.ARCHIVIST_AGENT_ID) {
       // The credentials file is how the human and the archivist find their keys: keep it current.
@@ -328,7 +315,7 @@ export class AgentService {
    * Applies `AGENT_KEYS` and makes sure the UI (owner) and archivist identities exist, generating
    * keys into `credentials.json` only when it has to. Returns the file's path when it wrote it.
    */
-  bootstrap(): string | null {
+  async bootstrap(): Promise<string | null> {
     const at = now();
     const staticIds = new Set(this.config.AGENT_KEYS.map((agent) => agent.agentId));
     const pinnedRole = (id: string, role: Role): Role =>
@@ -336,14 +323,15 @@ export class AgentService {
     const stored = readCredentials(this.config.DATA_DIR)?.agents ?? {};
     const generated: Record<string, BootstrapCredential> = {};
 
-    this.db.write(() => {
+    await this.store.transaction(async (tx) => {
+      const agents = this.store.agents;
       for (const agent of this.config.AGENT_KEYS) {
         const role = pinnedRole(agent.agentId, agent.role);
-        const row = getAgentRow(this.db, agent.agentId);
+        const row = await agents.get(tx, agent.agentId);
         if (row) {
-          restoreAgentKey(this.db, agent.agentId, hashKey(agent.key), "static", role);
+          await agents.restoreKey(tx, agent.agentId, hashKey(agent.key), "static", role);
         } else {
-          insertAgent(this.db, {
+          await agents.insert(tx, {
             agent_id: agent.agentId,
             display_name: null,
             role,
@@ -354,26 +342,26 @@ export class AgentService {
         }
       }
       // Identities dropped from AGENT_KEYS lose their key (their records stay).
-      for (const row of staticAgentsWithKeys(this.db)) {
-        if (!staticIds.has(row.agent_id)) setAgentKey(this.db, row.agent_id, null);
+      for (const row of await agents.staticWithKeys(tx)) {
+        if (!staticIds.has(row.agent_id)) await agents.setKey(tx, row.agent_id, null);
       }
       for (const [id, role] of [
         [this.config.UI_AGENT_ID, "owner"],
         [this.config.ARCHIVIST_AGENT_ID, "archivist"],
       ] as const) {
         if (staticIds.has(id)) continue;
-        const row = getAgentRow(this.db, id);
+        const row = await agents.get(tx, id);
         const fromFile = stored[id]?.api_key;
         if (row && row.deleted_at === null && row.key_hash !== null && row.key_source !== "static") {
-          if (row.role !== role) setAgentRole(this.db, id, role);
+          if (row.role !== role) await agents.setRole(tx, id, role);
           continue;
         }
         const apiKey = fromFile ?? newApiKey();
         if (fromFile === undefined) generated[id] = { agent_id: id, role, api_key: apiKey };
         if (row) {
-          restoreAgentKey(this.db, id, hashKey(apiKey), "bootstrap", role);
+          await agents.restoreKey(tx, id, hashKey(apiKey), "bootstrap", role);
         } else {
-          insertAgent(this.db, { agent_id: id, display_name: null, role, key_hash: hashKey(apiKey), key_source: "bootstrap", created_at: at });
+          await agents.insert(tx, { agent_id: id, display_name: null, role, key_hash: hashKey(apiKey), key_source: "bootstrap", created_at: at });
         }
       }
     });

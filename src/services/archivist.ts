@@ -2,8 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { checkByteSize } from "../core/byte-size.js";
 import { conflict, notFound } from "../core/errors.js";
 import { now } from "../core/time.js";
-import { countState, currentLease, getState, putState, saveLease } from "../store/archivist.js";
-import type { Db } from "../store/db.js";
+import type { Reader, Store } from "../store/store.js";
 import type { EventBus } from "../events/bus.js";
 import type { Caller } from "./caller.js";
 
@@ -48,8 +47,8 @@ export interface ArchivistStatus {
  * The archivist singleton: a lease with a fencing token, and the key-value store the archivist
  * keeps its own state in (it never opens the database itself).
  *
- * Fencing: a request that carries `X-Archivist-Lease` runs inside `fenced(token, …)`. Every state
- * change emits its event inside its transaction, and the bus asks `checkFence` first, so a write
+ * Fencing: a request that carries `X-Archivist-Lease` runs inside `fenced(token, …)`. Every
+ * transaction it runs is checked by `checkFence` (a store guard) just before it commits, so a write
  * made with a token that is no longer current rolls back with 409 at commit time, however long
  * the request took to get there.
  */
@@ -57,36 +56,36 @@ export class ArchivistService {
   private readonly fence = new AsyncLocalStorage<number>();
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly bus: EventBus,
   ) {
-    bus.addGuard(() => this.checkFence());
+    store.addGuard((tx) => this.checkFence(tx));
   }
 
   /** Runs `work` as a write fenced by `token`: refused unless that is the current lease's token. */
-  fenced<T>(token: number, work: () => Promise<T>): Promise<T> {
-    this.fence.run(token, () => this.checkFence());
+  async fenced<T>(token: number, work: () => Promise<T>): Promise<T> {
+    await this.fence.run(token, () => this.checkFence(this.store.reader));
     return this.fence.run(token, work);
   }
 
   /** Throws 409 when the running request is fenced by a token that is no longer current. */
-  checkFence(): void {
+  async checkFence(r: Reader): Promise<void> {
     const token = this.fence.getStore();
     if (token === undefined) return;
-    if (token !== currentLease(this.db).token) throw conflict("archivist lease token is not current");
+    if (token !== (await this.store.archivist.lease(r)).token) throw conflict("archivist lease token is not current");
   }
 
-  lease(caller: Caller, request: LeaseRequest): Lease {
-    return this.db.write(() => {
+  lease(caller: Caller, request: LeaseRequest): Promise<Lease> {
+    return this.store.transaction(async (tx) => {
       const at = new Date();
-      const current = currentLease(this.db);
+      const current = await this.store.archivist.lease(tx);
       const live = current.holder !== null && current.expires_at !== null && current.expires_at > at.toISOString();
       const answer = (granted: boolean, row = current): Lease => ({ granted, holder: row.holder, expires_at: row.expires_at, token: row.token });
       if (request.release) {
         if (current.holder !== request.holder) return answer(false);
         const released = { ...current, holder: null, expires_at: null, acquired_at: null };
-        saveLease(this.db, released);
-        this.bus.emit({ type: "archivist.lease", agentId: caller.agentId, project: null, payload: { holder: null, previous: request.holder, token: current.token } });
+        await this.store.archivist.saveLease(tx, released);
+        await this.bus.emit(tx, { type: "archivist.lease", agentId: caller.agentId, project: null, payload: { holder: null, previous: request.holder, token: current.token } });
         return answer(false, released);
       }
       if (live && current.holder !== request.holder) return answer(false);
@@ -99,9 +98,9 @@ export class ArchivistService {
         acquired_at: changesHands || !live ? at.toISOString() : current.acquired_at,
         expires_at: expiresAt,
       };
-      saveLease(this.db, next);
+      await this.store.archivist.saveLease(tx, next);
       if (changesHands) {
-        this.bus.emit({
+        await this.bus.emit(tx, {
           type: "archivist.lease",
           agentId: caller.agentId,
           project: null,
@@ -116,41 +115,43 @@ export class ArchivistService {
    * What a human wants to know of the archivist: who holds the lease, and what the working archivist
    * last said of itself (the state keys it keeps for this: `process` and `last_pass`).
    */
-  status(enabled: boolean): ArchivistStatus {
-    const current = currentLease(this.db);
+  async status(enabled: boolean): Promise<ArchivistStatus> {
+    const reader = this.store.reader;
+    const current = await this.store.archivist.lease(reader);
     const live = current.holder !== null && current.expires_at !== null && current.expires_at > now();
-    const stored = (key: string): unknown => {
-      const row = getState(this.db, key);
+    const stored = async (key: string): Promise<unknown> => {
+      const row = await this.store.archivist.state(reader, key);
       return row ? (JSON.parse(row.value) as unknown) : null;
     };
     const record = (value: unknown): Record<string, unknown> | null =>
       typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-    const process = record(stored(STATUS_KEYS.process));
+    const process = record(await stored(STATUS_KEYS.process));
+    const lastPass = record(await stored(STATUS_KEYS.lastPass));
     return {
       enabled,
       holder: live ? current.holder : null,
       expires_at: live ? current.expires_at : null,
       llm: typeof process?.llm === "boolean" ? process.llm : null,
       provider: typeof process?.provider === "string" ? process.provider : null,
-      last_pass: record(stored(STATUS_KEYS.lastPass)),
+      last_pass: lastPass,
     };
   }
 
-  getState(key: string): StateEntry {
-    const row = getState(this.db, key);
+  async getState(key: string): Promise<StateEntry> {
+    const row = await this.store.archivist.state(this.store.reader, key);
     if (!row) throw notFound("state key");
     return { key: row.key, value: JSON.parse(row.value) as unknown, updated_at: row.updated_at };
   }
 
-  putState(key: string, value: unknown): StateEntry {
+  async putState(key: string, value: unknown): Promise<StateEntry> {
     const text = JSON.stringify(value);
     checkByteSize(text, MAX_STATE_VALUE_BYTES, "value exceeds");
-    return this.db.write(() => {
-      // State changes emit no event, so they ask for the fence themselves.
-      this.checkFence();
-      if (!getState(this.db, key) && countState(this.db) >= MAX_STATE_KEYS) throw conflict("archivist state is full");
+    return this.store.transaction(async (tx) => {
+      if (!(await this.store.archivist.state(tx, key)) && (await this.store.archivist.countState(tx)) >= MAX_STATE_KEYS) {
+        throw conflict("archivist state is full");
+      }
       const row = { key, value: text, updated_at: now() };
-      putState(this.db, row);
+      await this.store.archivist.putState(tx, row);
       return { key, value, updated_at: row.updated_at };
     });
   }

@@ -1,13 +1,13 @@
 import { checkByteSize } from "../core/byte-size.js";
 import { AppError, invalid, notFound } from "../core/errors.js";
 import { now } from "../core/time.js";
-import type { Db } from "../store/db.js";
-import { findLiveMemory, patchMemory, type MemoryRow, type MemoryType } from "../store/memory.js";
-import { updateVectorMeta } from "../store/vectors.js";
+import type { MemoryRow, MemoryType } from "../store/memory.js";
+import type { Reader, Store, Tx } from "../store/store.js";
 import { viewerOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { round6, toEntry, vectorMetaOf, type MemoryEntry } from "./memory-records.js";
-import { newMemoryRow, type MemoryService } from "./memory.js";
+import type { MemoryService } from "./memory.js";
+import { newMemoryRow } from "./memory-records.js";
 import type { MessageService } from "./messages.js";
 
 /** The types the archivist may merge, decay and promote (the seed's lifecycle table: memory and doc). */
@@ -39,45 +39,46 @@ export interface MergeResult {
  */
 export class CurationService {
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly memory: MemoryService,
     private readonly messages: MessageService,
     private readonly embeddings: MemoryEmbeddings,
     private readonly maxContentBytes: number,
   ) {}
 
-  private live(caller: Caller, id: string): MemoryRow | undefined {
-    return findLiveMemory(this.db, viewerOf(caller), now(), { id })[0];
+  private async live(r: Reader, caller: Caller, id: string): Promise<MemoryRow | undefined> {
+    return (await this.store.memory.findLive(r, viewerOf(caller), now(), { id }))[0];
   }
 
   /** Sets confidence without a version bump; entries gone since are skipped; a directive refuses the whole batch. */
-  setConfidence(caller: Caller, updates: { id: string; confidence: number }[]): { updated: number } {
-    return this.db.write(() => {
+  async setConfidence(caller: Caller, updates: { id: string; confidence: number }[]): Promise<{ updated: number }> {
+    return this.store.transaction(async (tx) => {
       let updated = 0;
-      updates.forEach((update, index) => {
-        const row = this.live(caller, update.id);
-        if (!row) return;
+      for (const [index, update] of updates.entries()) {
+        const row = await this.live(tx, caller, update.id);
+        if (!row) continue;
         if (row.type === "directive") throw invalid(`updates.${index}.id`, "a directive's confidence is fixed at 1");
         const confidence = round6(update.confidence);
-        if (confidence === row.confidence) return;
-        patchMemory(this.db, row.pk, { confidence });
+        if (confidence === row.confidence) continue;
+        await this.store.memory.patch(tx, row.pk, { confidence });
         const changed = { ...row, confidence };
-        if (row.embedding_model !== null) updateVectorMeta(this.db, row.pk, vectorMetaOf(changed));
-        this.memory.emitChange("memory.updated", caller.agentId, changed, { reason: "decay", confidence });
+        if (row.embedding_model !== null) await this.store.vectors.updateMeta(tx, row.pk, vectorMetaOf(changed));
+        await this.memory.emitChange(tx, "memory.updated", caller.agentId, changed, { reason: "decay", confidence });
         updated++;
-      });
+      }
       return { updated };
     });
   }
 
-  private checkSources(caller: Caller, sources: MergeSource[]): MemoryRow[] {
-    const rows = sources.map((source, index) => {
-      const row = this.live(caller, source.id);
+  private async checkSources(r: Reader, caller: Caller, sources: MergeSource[]): Promise<MemoryRow[]> {
+    const rows: MemoryRow[] = [];
+    for (const [index, source] of sources.entries()) {
+      const row = await this.live(r, caller, source.id);
       if (!row) throw notFound("memory entry");
       if (!CURATED_TYPES.includes(row.type)) throw invalid(`sources.${index}.id`, `${row.type} entries are never merged`);
       if (row.version !== source.version) throw new AppError("CONFLICT", "a source entry changed since it was read", { extra: { id: row.id, current_version: row.version } });
-      return row;
-    });
+      rows.push(row);
+    }
     const first = rows[0] as MemoryRow;
     if (rows.some((row) => row.project !== first.project || row.scope !== first.scope)) {
       throw invalid("sources", "sources must share one project and scope");
@@ -94,11 +95,11 @@ export class CurationService {
     checkByteSize(input.content, this.maxContentBytes, "content exceeds");
     const ids = input.sources.map((source) => source.id);
     if (new Set(ids).size !== ids.length) throw invalid("sources", "each source once");
-    this.checkSources(caller, input.sources);
+    await this.checkSources(this.store.reader, caller, input.sources);
     const vector = await this.embeddings.embedForWrite(input.content);
-    return this.db.write(() => {
+    return this.store.transaction(async (tx) => {
       // Checked again inside the transaction: a source may have changed while the content was embedded.
-      const rows = this.checkSources(caller, input.sources);
+      const rows = await this.checkSources(tx, caller, input.sources);
       const first = rows[0] as MemoryRow;
       const tags = [...new Set(input.tags ?? rows.flatMap((row) => JSON.parse(row.tags) as string[]))].slice(0, 32);
       const fields = {
@@ -114,15 +115,15 @@ export class CurationService {
         version: Math.max(...rows.map((row) => row.version)) + 1,
       };
       const row = newMemoryRow(caller.agentId, fields, now());
-      const pk = this.memory.insert(caller, row, tags, vector);
-      for (const source of rows) this.memory.softDelete(caller, source, "merged", row.id);
-      if (input.notify) this.tellAuthors(caller, rows, row.id, input.notify);
+      const pk = await this.memory.insert(tx, caller, row, tags, vector);
+      for (const source of rows) await this.memory.softDelete(tx, caller, source, "merged", row.id);
+      if (input.notify) await this.tellAuthors(tx, caller, rows, row.id, input.notify);
       return { entry: toEntry({ ...row, pk }), superseded: ids };
     });
   }
 
   /** One message to each author of the sources (other than the caller): the note, then what happened to their entries. */
-  private tellAuthors(caller: Caller, sources: MemoryRow[], mergedId: string, notify: { subject: string; note: string }): void {
+  private async tellAuthors(tx: Tx, caller: Caller, sources: MemoryRow[], mergedId: string, notify: { subject: string; note: string }): Promise<void> {
     const merged = sources.map((source) => `${source.id} (by ${source.agent_id})`).join(" and ");
     for (const author of new Set(sources.map((source) => source.agent_id))) {
       if (author === caller.agentId) continue;
@@ -135,7 +136,7 @@ export class CurationService {
         .filter((part) => part !== "")
         .join(" ");
       try {
-        this.messages.deliver(caller, { to: author, subject: notify.subject, body });
+        await this.messages.deliver(tx, caller, { to: author, subject: notify.subject, body });
       } catch (error) {
         // An author deleted since writing has no inbox; the merge stands all the same.
         if (!(error instanceof AppError && error.code === "NOT_FOUND")) throw error;

@@ -1,13 +1,12 @@
 import { checkByteSize } from "../core/byte-size.js";
 import { AppError, invalid } from "../core/errors.js";
-import type { Db } from "../store/db.js";
-import { listEvents, pruneEventBatch } from "../store/events.js";
+import type { Store } from "../store/store.js";
 import { toEventRecord, type EventBus, type EventRecord } from "../events/bus.js";
 import { EventSubscription, matchesType } from "../events/subscription.js";
+import { checkProjectWrite } from "./access.js";
 import type { AgentService } from "./agents.js";
 import { viewerOf, type Caller } from "./caller.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
-import { checkProjectWrite } from "./projects.js";
 
 /** Where a listing starts: right after event `seq`, or after the time `at` (normalised RFC 3339). */
 export type EventPoint = { seq: number } | { at: string };
@@ -55,61 +54,71 @@ const isSeq = (value: unknown): value is number => Number.isSafeInteger(value) &
 
 export class EventService {
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly bus: EventBus,
     private readonly agents: AgentService,
     /** Live events a stream may fall behind by before it is cut off. */
     private readonly streamQueueLimit: number,
   ) {}
 
-  list(caller: Caller, query: EventQuery): Page<EventRecord> {
+  async list(caller: Caller, query: EventQuery): Promise<Page<EventRecord>> {
     const cursorSeq = decodeCursor(query.cursor, isSeq);
     if (query.order === "desc") {
-      const rows = listEvents(this.db, viewerOf(caller), startOf(query.since), query, query.limit + 1, cursorSeq ?? Number.MAX_SAFE_INTEGER);
+      const rows = await this.store.events.list(this.store.reader, viewerOf(caller), startOf(query.since), query, query.limit + 1, cursorSeq ?? Number.MAX_SAFE_INTEGER);
       return pageOf(rows, query.limit, toEventRecord, (row) => row.seq);
     }
     const start = cursorSeq === null ? startOf(query.since) : { afterSeq: cursorSeq };
-    const rows = listEvents(this.db, viewerOf(caller), start, query, query.limit + 1);
+    const rows = await this.store.events.list(this.store.reader, viewerOf(caller), start, query, query.limit + 1);
     return pageOf(rows, query.limit, toEventRecord, (row) => row.seq);
   }
 
   /** A live subscription; the caller counts as online until it ends. */
-  subscribe(caller: Caller, request: StreamRequest): EventSubscription {
+  async subscribe(caller: Caller, request: StreamRequest): Promise<EventSubscription> {
     if ((this.agents.connected.get(caller.agentId) ?? 0) >= MAX_STREAMS_PER_AGENT) {
       throw new AppError("RATE_LIMITED", `at most ${MAX_STREAMS_PER_AGENT} open event streams per agent`, { retryAfter: 5 });
     }
-    const subscription = new EventSubscription(this.db, this.bus, {
-      viewer: viewerOf(caller),
-      filters: { type: request.type, agent: request.agent },
-      afterSeq: request.lastEventId,
-      queueLimit: this.streamQueueLimit,
-    });
-    subscription.onEnd(this.agents.connect(caller.agentId));
+    // Counted before the subscription is opened, so streams opening at the same time cannot all pass the check.
+    const disconnect = this.agents.connect(caller.agentId);
+    let subscription: EventSubscription;
+    try {
+      subscription = await EventSubscription.open(this.store, this.bus, {
+        viewer: viewerOf(caller),
+        filters: { type: request.type, agent: request.agent },
+        afterSeq: request.lastEventId,
+        queueLimit: this.streamQueueLimit,
+      });
+    } catch (error) {
+      disconnect();
+      throw error;
+    }
+    subscription.onEnd(disconnect);
     return subscription;
   }
 
   /** The first visible event of `types` after `afterSeq` (default: now), or null at the timeout. */
-  wait(caller: Caller, request: WaitRequest): Promise<EventRecord | null> {
-    const subscription = new EventSubscription(this.db, this.bus, {
+  async wait(caller: Caller, request: WaitRequest): Promise<EventRecord | null> {
+    const subscription = await EventSubscription.open(this.store, this.bus, {
       viewer: viewerOf(caller),
       filters: {},
       afterSeq: request.afterSeq,
       queueLimit: this.streamQueueLimit,
     });
     const wanted = (type: string): boolean => request.types.length === 0 || request.types.some((pattern) => matchesType(pattern, type));
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       let settled = false;
-      const finish = (event: EventRecord | null): void => {
+      const settle = (answer: () => void): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        resolve(event);
+        answer();
         // Ending wakes `look` once more; `settled` keeps that from answering again.
         subscription.end();
       };
-      const look = (): void => {
+      const finish = (event: EventRecord | null): void => settle(() => resolve(event));
+      // Wake-ups may overlap; the subscription hands each event to one of them, in order.
+      const look = async (): Promise<void> => {
         for (;;) {
-          const batch = subscription.next(500);
+          const batch = await subscription.next(500);
           if (batch.length === 0) break;
           const found = batch.find((event) => wanted(event.type));
           if (found) return finish(found);
@@ -117,32 +126,35 @@ export class EventService {
         // Reading on every wake-up, it cannot fall behind; were it cut off, answer as a timeout.
         if (subscription.endReason !== null) return finish(null);
       };
+      const lookOrFail = (): void => {
+        look().catch((error: unknown) => settle(() => reject(error instanceof Error ? error : new Error(String(error)))));
+      };
       const timer = setTimeout(() => finish(null), request.timeoutSeconds * 1000);
-      subscription.onReady(look);
-      look();
+      subscription.onReady(lookOrFail);
+      lookOrFail();
     });
   }
 
   /** A custom event: any type outside the server's own families, into a project the caller is in. */
-  emit(caller: Caller, input: CustomEvent): EventRecord {
+  async emit(caller: Caller, input: CustomEvent): Promise<EventRecord> {
     const family = input.type.split(".")[0] ?? "";
     if (SERVER_FAMILIES.includes(family) && !(family === "archivist" && caller.role === "archivist")) {
       throw invalid("type", `${family}.* events are emitted by the server itself`);
     }
     checkByteSize(JSON.stringify(input.payload), MAX_PAYLOAD_BYTES, "payload exceeds");
     const project = input.project ?? null;
-    return this.db.write(() => {
-      checkProjectWrite(this.db, caller, project);
-      const event = this.bus.emit({ type: input.type, agentId: caller.agentId, project, payload: input.payload });
+    return this.store.transaction(async (tx) => {
+      await checkProjectWrite(this.store.projects, tx, caller, project);
+      const event = await this.bus.emitCustom(tx, { type: input.type, agentId: caller.agentId, project, payload: input.payload });
       return { id: event.id, seq: event.seq, type: event.type, agent_id: event.agent_id, project: event.project, payload: event.payload, created_at: event.created_at };
     });
   }
 
   /** Retention: removes events created before `before`, a batch per transaction. */
-  prune(before: string): number {
+  async prune(before: string): Promise<number> {
     let total = 0;
     for (;;) {
-      const removed = this.db.write(() => pruneEventBatch(this.db, before, PRUNE_BATCH));
+      const removed = await this.store.transaction((tx) => this.store.events.pruneBatch(tx, before, PRUNE_BATCH));
       total += removed;
       if (removed < PRUNE_BATCH) return total;
     }

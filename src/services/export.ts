@@ -3,20 +3,9 @@ import type { Config } from "../core/config.js";
 import { forbidden, notFound } from "../core/errors.js";
 import { packageVersion } from "../core/paths.js";
 import { now } from "../core/time.js";
-import type { Db } from "../store/db.js";
-import { projectById } from "../store/projects.js";
-import { taskByPk, type TaskRow } from "../store/tasks.js";
-import {
-  commentsOfTasks,
-  exportableEdges,
-  exportableEntries,
-  exportableProjects,
-  exportableTaskGraph,
-  outcomesOfTasks,
-  type TaskCommentRow,
-  type TaskOutcomeRow,
-  type TransferSelection,
-} from "../store/transfer.js";
+import type { Store } from "../store/store.js";
+import type { TaskRow } from "../store/tasks.js";
+import type { TaskCommentRow, TaskOutcomeRow, TransferSelection } from "../store/transfer.js";
 import type { Caller } from "./caller.js";
 import { toEntry } from "./memory-records.js";
 import { EXPORT_FORMAT, type EdgeLineOut, type EntryLineOut, type HeaderLineOut, type ProjectLineOut, type TaskLineOut } from "./transfer-lines.js";
@@ -114,18 +103,19 @@ function taskLine(row: TaskRow, comments: TaskCommentRow[], outcomes: TaskOutcom
  */
 export class ExportService {
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly config: Config,
   ) {}
 
   /** Checks the request now, so a refusal is an error response rather than a broken stream. */
-  export(caller: Caller, selection: TransferSelection): AsyncGenerator<string> {
+  async export(caller: Caller, selection: TransferSelection): Promise<AsyncGenerator<string>> {
     if (caller.role !== "owner") throw forbidden("only the owner may export");
-    if (typeof selection.project === "string" && !projectById(this.db, selection.project)) throw notFound("project");
+    if (typeof selection.project === "string" && !(await this.store.projects.byId(this.store.reader, selection.project))) throw notFound("project");
     return this.lines(selection);
   }
 
   private async *lines(selection: TransferSelection): AsyncGenerator<string> {
+    const { reader, transfer } = this.store;
     const source = { kind: "cairn" as const, instance: instanceName(), url: this.config.PUBLIC_URL };
     const header: HeaderLineOut = {
       kind: "header",
@@ -138,14 +128,14 @@ export class ExportService {
       since: selection.since ?? null,
     };
     yield line(header);
-    for (const project of exportableProjects(this.db, selection.project)) {
+    for (const project of await transfer.projects(reader, selection.project)) {
       const projectLine: ProjectLineOut = { kind: "project", ...project };
       yield line(projectLine);
     }
     // One clock for the whole export: an entry that expires meanwhile neither vanishes halfway nor drops its edges.
     const at = now();
     for (let afterPk = 0; ; ) {
-      const rows = exportableEntries(this.db, selection, at, afterPk, PAGE);
+      const rows = await transfer.entries(reader, selection, at, afterPk, PAGE);
       if (rows.length === 0) break;
       yield rows
         .map((row) => {
@@ -157,7 +147,7 @@ export class ExportService {
       await turn();
     }
     for (let afterPk = 0; ; ) {
-      const rows = exportableEdges(this.db, selection, at, afterPk, PAGE);
+      const rows = await transfer.edges(reader, selection, at, afterPk, PAGE);
       if (rows.length === 0) break;
       yield rows
         .map(({ pk: _pk, ...edge }) => {
@@ -168,13 +158,13 @@ export class ExportService {
       afterPk = (rows.at(-1) as { pk: number }).pk;
       await turn();
     }
-    const order = dependencyOrder(exportableTaskGraph(this.db, selection));
+    const order = dependencyOrder(await transfer.taskGraph(reader, selection));
     for (let start = 0; start < order.length; start += PAGE) {
       const pks = order.slice(start, start + PAGE);
-      const comments = byTask(commentsOfTasks(this.db, pks));
-      const outcomes = byTask(outcomesOfTasks(this.db, pks));
-      const text = pks
-        .map((pk) => taskByPk(this.db, pk))
+      const comments = byTask(await transfer.commentsOf(reader, pks));
+      const outcomes = byTask(await transfer.outcomesOf(reader, pks));
+      const rows = await Promise.all(pks.map((pk) => this.store.tasks.byPk(reader, pk)));
+      const text = rows
         .filter((row): row is TaskRow => row !== undefined)
         .map((row) => line(taskLine(row, comments.get(row.pk) ?? [], outcomes.get(row.pk) ?? [])))
         .join("");

@@ -2,13 +2,13 @@ import { invalid } from "../core/errors.js";
 import { newId } from "../core/ids.js";
 import { now } from "../core/time.js";
 import type { EventBus } from "../events/bus.js";
-import type { Db } from "../store/db.js";
-import { edgeByPk, edgesOf, listEdges, upsertEdge, type EdgeRel, type EdgeRow } from "../store/graph.js";
+import type { EdgeRel, EdgeRow } from "../store/graph.js";
+import type { Store } from "../store/store.js";
+import { checkProjectWrite } from "./access.js";
 import { viewerOf, type Caller } from "./caller.js";
 import { toEntry, type MemoryEntry } from "./memory-records.js";
 import type { MemoryService } from "./memory.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
-import { checkProjectWrite } from "./projects.js";
 
 export interface Edge {
   id: string;
@@ -48,24 +48,24 @@ const isPkCursor = (value: unknown): value is { pk: number } =>
 /** Typed relations between memory entries. Nobody is shown an edge unless they can see both ends. */
 export class GraphService {
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly bus: EventBus,
     private readonly memory: MemoryService,
   ) {}
 
   /** Adds an edge, or updates the note of the same one; 201 either way with the edge. */
-  link(caller: Caller, input: { src: string; dst: string; rel: EdgeRel; note?: string | null | undefined }): Edge {
-    return this.db.write(() => {
+  async link(caller: Caller, input: { src: string; dst: string; rel: EdgeRel; note?: string | null | undefined }): Promise<Edge> {
+    return this.store.transaction(async (tx) => {
       const viewer = viewerOf(caller);
-      const src = this.memory.resolve(viewer, input.src);
-      const dst = this.memory.resolve(viewer, input.dst);
+      const src = await this.memory.resolve(tx, viewer, input.src);
+      const dst = await this.memory.resolve(tx, viewer, input.dst);
       if (src.pk === dst.pk) throw invalid("dst", "an entry cannot be linked to itself");
       if (src.project !== null && dst.project !== null && src.project !== dst.project) {
         throw invalid("dst", "entries of different projects cannot be linked");
       }
       const project = src.project ?? dst.project;
-      checkProjectWrite(this.db, caller, project);
-      const { pk } = upsertEdge(this.db, {
+      await checkProjectWrite(this.store.projects, tx, caller, project);
+      const { pk } = await this.store.graph.upsert(tx, {
         id: newId(),
         srcPk: src.pk,
         dstPk: dst.pk,
@@ -75,10 +75,10 @@ export class GraphService {
         agentId: caller.agentId,
         at: now(),
       });
-      const edge = toEdge(edgeByPk(this.db, pk) as EdgeRow);
+      const edge = toEdge((await this.store.graph.byPk(tx, pk)) as EdgeRow);
       // An edge touching a private entry is as private as the entry.
       const privateTo = src.scope === "agent" ? src.agent_id : dst.scope === "agent" ? dst.agent_id : null;
-      this.bus.emit({
+      await this.bus.emit(tx, {
         type: "graph.linked",
         agentId: caller.agentId,
         project,
@@ -89,23 +89,23 @@ export class GraphService {
     });
   }
 
-  list(caller: Caller, input: { project?: string | null | undefined; rel?: EdgeRel | undefined; limit: number; cursor?: string | undefined }): Page<Edge> {
+  async list(
+    caller: Caller,
+    input: { project?: string | null | undefined; rel?: EdgeRel | undefined; limit: number; cursor?: string | undefined },
+  ): Promise<Page<Edge>> {
     const after = decodeCursor(input.cursor, isPkCursor);
-    const rows = listEdges(this.db, viewerOf(caller), now(), input, after?.pk ?? null, input.limit + 1);
+    const rows = await this.store.graph.list(this.store.reader, viewerOf(caller), now(), input, after?.pk ?? null, input.limit + 1);
     return pageOf(rows, input.limit, toEdge, (row) => ({ pk: row.pk }));
   }
 
-  node(caller: Caller, ref: string): GraphNode {
+  async node(caller: Caller, ref: string): Promise<GraphNode> {
     const viewer = viewerOf(caller);
-    const row = this.memory.resolve(viewer, ref);
+    const reader = this.store.reader;
+    const row = await this.memory.resolve(reader, viewer, ref);
     const at = now();
-    return {
-      node: toEntry(row),
-      edges: {
-        out: edgesOf(this.db, viewer, at, row.pk, "out", NODE_EDGE_LIMIT).map(toEdge),
-        in: edgesOf(this.db, viewer, at, row.pk, "in", NODE_EDGE_LIMIT).map(toEdge),
-      },
-    };
+    const out = await this.store.graph.edgesOf(reader, viewer, at, row.pk, "out", NODE_EDGE_LIMIT);
+    const into = await this.store.graph.edgesOf(reader, viewer, at, row.pk, "in", NODE_EDGE_LIMIT);
+    return { node: toEntry(row), edges: { out: out.map(toEdge), in: into.map(toEdge) } };
   }
 }
 

@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
 import { invalid } from "../core/errors.js";
 import { now } from "../core/time.js";
-import type { Db } from "../store/db.js";
-import { findStoredResponse, pruneStoredResponses, storeResponse } from "../store/idempotency.js";
+import type { Store } from "../store/store.js";
 
 export interface StoredReply {
   status: number;
@@ -29,9 +28,9 @@ export const requestHash = (operation: string, input: unknown): string =>
  * repeat of the same request; a concurrent repeat waits for the first to finish.
  */
 export class IdempotencyService {
-  private readonly inFlight = new Map<string, Promise<unknown>>();
+  private readonly inFlight = new Map<string, Promise<void>>();
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly store: Store) {}
 
   async run(
     agentId: string,
@@ -41,31 +40,33 @@ export class IdempotencyService {
   ): Promise<{ reply: StoredReply; replayed: boolean }> {
     const slot = `${agentId}\0${key}`;
     for (let running = this.inFlight.get(slot); running; running = this.inFlight.get(slot)) {
-      await running.catch(() => undefined);
+      await running;
     }
-    const stored = findStoredResponse(this.db, agentId, key);
-    if (stored) {
-      if (stored.request_hash !== hash) {
-        throw invalid("Idempotency-Key", "already used with a different request", "idempotency key reused with a different request");
-      }
-      return {
-        reply: {
-          status: stored.status,
-          body: stored.body === null ? undefined : (JSON.parse(stored.body) as unknown),
-          headers: JSON.parse(stored.headers) as Record<string, string>,
-        },
-        replayed: true,
-      };
-    }
-    const execution = execute();
-    this.inFlight.set(slot, execution);
+    // Taken before the stored response is looked up (that waits on the store), so a concurrent
+    // repeat waits for this run, its stored response included, instead of running too.
+    let release = (): void => undefined;
+    this.inFlight.set(slot, new Promise<void>((resolve) => (release = resolve)));
     try {
-      const reply = await execution;
+      const stored = await this.store.idempotency.find(this.store.reader, agentId, key);
+      if (stored) {
+        if (stored.request_hash !== hash) {
+          throw invalid("Idempotency-Key", "already used with a different request", "idempotency key reused with a different request");
+        }
+        return {
+          reply: {
+            status: stored.status,
+            body: stored.body === null ? undefined : (JSON.parse(stored.body) as unknown),
+            headers: JSON.parse(stored.headers) as Record<string, string>,
+          },
+          replayed: true,
+        };
+      }
+      const reply = await execute();
       // Transient failures are not the request's answer; a retry should run it again.
       if (reply.status < 500 && reply.status !== 429) {
-        this.db.write(() =>
-          storeResponse(
-            this.db,
+        await this.store.transaction((tx) =>
+          this.store.idempotency.save(
+            tx,
             agentId,
             key,
             {
@@ -81,10 +82,11 @@ export class IdempotencyService {
       return { reply, replayed: false };
     } finally {
       this.inFlight.delete(slot);
+      release();
     }
   }
 
-  prune(): number {
-    return this.db.write(() => pruneStoredResponses(this.db, new Date(Date.now() - RETENTION_MS).toISOString()));
+  prune(): Promise<number> {
+    return this.store.transaction((tx) => this.store.idempotency.prune(tx, new Date(Date.now() - RETENTION_MS).toISOString()));
   }
 }

@@ -2,26 +2,14 @@ import type { Config } from "../core/config.js";
 import { newId } from "../core/ids.js";
 import { now } from "../core/time.js";
 import type { EventBus } from "../events/bus.js";
-import type { Db } from "../store/db.js";
-import { insertMemory, patchMemory, type MemoryRow } from "../store/memory.js";
-import { insertProject, projectById } from "../store/projects.js";
-import { insertComment, insertOutcome, insertTask } from "../store/tasks.js";
-import {
-  edgeBetween,
-  edgeIdTaken,
-  insertImportedEdge,
-  liveMemoryById,
-  memoryIdTaken,
-  restoreReadCounts,
-  setEdgeNote,
-  taskIdTaken,
-  taskPkById,
-} from "../store/transfer.js";
+import type { MemoryRow } from "../store/memory.js";
+import type { Store, Tx } from "../store/store.js";
 import type { Caller } from "./caller.js";
 import { entityContent, entityEntryId, entityTags, NOTE_SEPARATOR } from "./import-memory-json.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { contentKey } from "./memory-records.js";
-import { newMemoryRow, type MemoryService } from "./memory.js";
+import type { MemoryService } from "./memory.js";
+import { newMemoryRow } from "./memory-records.js";
 import {
   EXPORT_FORMAT,
   LineRefusal,
@@ -60,36 +48,36 @@ const MAX_RESULT_BYTES = 65536;
  */
 export class ImportedRecords {
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly bus: EventBus,
     private readonly config: Config,
     private readonly embeddings: MemoryEmbeddings,
     private readonly memory: MemoryService,
   ) {}
 
-  /** Inside a transaction: one line's records and events, or a LineRefusal. */
-  apply(context: ImportContext, parsed: ParsedLine, vector: Float32Array | null): Applied {
+  /** In the caller's transaction: one line's records and events, or a LineRefusal. */
+  async apply(tx: Tx, context: ImportContext, parsed: ParsedLine, vector: Float32Array | null): Promise<Applied> {
     switch (parsed.kind) {
       case "header":
         if (parsed.line.format > EXPORT_FORMAT) throw new LineRefusal(`export format ${parsed.line.format} is newer than this server reads (${EXPORT_FORMAT})`);
         return "nothing";
       case "project":
-        return this.project(context, parsed.line);
+        return this.project(tx, context, parsed.line);
       case "entry":
-        return this.entry(context, parsed.line, vector);
+        return this.entry(tx, context, parsed.line, vector);
       case "edge":
-        return this.edge(context, parsed.line);
+        return this.edge(tx, context, parsed.line);
       case "task":
-        return this.task(context, parsed.line);
+        return this.task(tx, context, parsed.line);
       case "entity":
-        return this.entity(context, parsed.line, vector);
+        return this.entity(tx, context, parsed.line, vector);
       case "relation":
-        return this.relation(context, parsed.line);
+        return this.relation(tx, context, parsed.line);
     }
   }
 
-  private requireProject(project: string | null): void {
-    if (project !== null && !projectById(this.db, project)) {
+  private async requireProject(tx: Tx, project: string | null): Promise<void> {
+    if (project !== null && !(await this.store.projects.byId(tx, project))) {
       throw new LineRefusal(`project ${project} does not exist here: import its project line first`);
     }
   }
@@ -98,10 +86,10 @@ export class ImportedRecords {
     if (Buffer.byteLength(text, "utf8") > this.config.MAX_CONTENT_BYTES) throw new LineRefusal(`${field} exceeds ${this.config.MAX_CONTENT_BYTES} bytes`);
   }
 
-  private project(context: ImportContext, line: ProjectLine): Applied {
-    if (projectById(this.db, line.id)) return "skipped";
-    insertProject(this.db, { id: line.id, name: line.name, description: line.description, owner: line.owner, created_at: line.created_at });
-    this.bus.emit({
+  private async project(tx: Tx, context: ImportContext, line: ProjectLine): Promise<Applied> {
+    if (await this.store.projects.byId(tx, line.id)) return "skipped";
+    await this.store.projects.insert(tx, { id: line.id, name: line.name, description: line.description, owner: line.owner, created_at: line.created_at });
+    await this.bus.emit(tx, {
       type: "project.created",
       agentId: context.caller.agentId,
       project: line.id,
@@ -111,28 +99,29 @@ export class ImportedRecords {
   }
 
   /** Stores a new entry with its vector and announces it; the row keeps the id and times it was given. */
-  private storeEntry(context: ImportContext, row: Omit<MemoryRow, "pk">, tags: string[], vector: Float32Array | null): number {
-    const pk = insertMemory(this.db, row, tags);
-    patchMemory(this.db, pk, {
+  private async storeEntry(tx: Tx, context: ImportContext, row: Omit<MemoryRow, "pk">, tags: string[], vector: Float32Array | null): Promise<number> {
+    const pk = await this.store.memory.insert(tx, row, tags);
+    await this.store.memory.patch(tx, pk, {
       headline: row.headline,
       last_reinforced_at: row.last_reinforced_at,
       reinforcement_count: row.reinforcement_count,
       superseded_by: row.superseded_by,
     });
-    if (row.read_count > 0 || row.distinct_readers > 0) restoreReadCounts(this.db, pk, row.read_count, row.distinct_readers);
+    if (row.read_count > 0 || row.distinct_readers > 0) await this.store.transfer.restoreReadCounts(tx, pk, row.read_count, row.distinct_readers);
     // Without a vector (no model yet) the entry is keyword-indexed now and embedded by the backfill.
-    if (vector) row.embedding_model = this.embeddings.store(pk, vector, row);
-    this.memory.emitChange("memory.written", context.caller.agentId, row, { reason: "imported" });
+    if (vector) row.embedding_model = await this.embeddings.store(tx, pk, vector, row);
+    await this.memory.emitChange(tx, "memory.written", context.caller.agentId, row, { reason: "imported" });
     return pk;
   }
 
-  private entry(context: ImportContext, line: EntryLine, vector: Float32Array | null): Applied {
+  private async entry(tx: Tx, context: ImportContext, line: EntryLine, vector: Float32Array | null): Promise<Applied> {
     if (line.scope === "agent") throw new LineRefusal("private entries are not imported: only their author may write them");
-    if (memoryIdTaken(this.db, line.id)) return "skipped";
-    this.requireProject(line.project);
+    if (await this.store.transfer.memoryIdTaken(tx, line.id)) return "skipped";
+    await this.requireProject(tx, line.project);
     this.requireSize("content", line.content);
     const tags = [...new Set(line.tags)];
-    this.storeEntry(
+    await this.storeEntry(
+      tx,
       context,
       {
         id: line.id,
@@ -165,15 +154,15 @@ export class ImportedRecords {
   }
 
   /** A live, shared entry an imported edge may touch. */
-  private edgeEnd(id: string, what: string): MemoryRow {
-    const row = liveMemoryById(this.db, id, now());
+  private async edgeEnd(tx: Tx, id: string, what: string): Promise<MemoryRow> {
+    const row = await this.store.transfer.liveMemoryById(tx, id, now());
     if (!row) throw new LineRefusal(`${what} ${id} not found`);
     if (row.scope === "agent") throw new LineRefusal("edges touching private entries are not imported");
     return row;
   }
 
-  private linked(context: ImportContext, edge: { id: string; src: string; dst: string; rel: string; project: string | null }): void {
-    this.bus.emit({
+  private async linked(tx: Tx, context: ImportContext, edge: { id: string; src: string; dst: string; rel: string; project: string | null }): Promise<void> {
+    await this.bus.emit(tx, {
       type: "graph.linked",
       agentId: context.caller.agentId,
       project: edge.project,
@@ -181,16 +170,16 @@ export class ImportedRecords {
     });
   }
 
-  private edge(context: ImportContext, line: EdgeLine): Applied {
-    if (edgeIdTaken(this.db, line.id)) return "skipped";
-    const src = this.edgeEnd(line.src, "entry");
-    const dst = this.edgeEnd(line.dst, "entry");
+  private async edge(tx: Tx, context: ImportContext, line: EdgeLine): Promise<Applied> {
+    if (await this.store.transfer.edgeIdTaken(tx, line.id)) return "skipped";
+    const src = await this.edgeEnd(tx, line.src, "entry");
+    const dst = await this.edgeEnd(tx, line.dst, "entry");
     if (src.pk === dst.pk) throw new LineRefusal("an entry cannot be linked to itself");
     if (src.project !== null && dst.project !== null && src.project !== dst.project) throw new LineRefusal("entries of different projects cannot be linked");
     // The same relation between the same entries under another id is the same edge.
-    if (edgeBetween(this.db, src.pk, dst.pk, line.rel)) return "skipped";
+    if (await this.store.transfer.edgeBetween(tx, src.pk, dst.pk, line.rel)) return "skipped";
     const project = src.project ?? dst.project;
-    insertImportedEdge(this.db, {
+    await this.store.transfer.insertEdge(tx, {
       id: line.id,
       srcPk: src.pk,
       dstPk: dst.pk,
@@ -201,24 +190,25 @@ export class ImportedRecords {
       createdAt: line.created_at,
       updatedAt: line.updated_at,
     });
-    this.linked(context, { id: line.id, src: src.id, dst: dst.id, rel: line.rel, project });
+    await this.linked(tx, context, { id: line.id, src: src.id, dst: dst.id, rel: line.rel, project });
     return "edges";
   }
 
-  private task(context: ImportContext, line: TaskLine): Applied {
-    if (taskIdTaken(this.db, line.id)) return "skipped";
-    this.requireProject(line.project);
+  private async task(tx: Tx, context: ImportContext, line: TaskLine): Promise<Applied> {
+    if (await this.store.transfer.taskIdTaken(tx, line.id)) return "skipped";
+    await this.requireProject(tx, line.project);
     this.requireSize("description", line.description);
     const result = line.result === undefined || line.result === null ? null : JSON.stringify(line.result);
     if (result !== null && Buffer.byteLength(result, "utf8") > MAX_RESULT_BYTES) throw new LineRefusal(`result exceeds ${MAX_RESULT_BYTES} bytes`);
-    const dependencies = [...new Set(line.depends_on)].map((id) => {
-      const pk = taskPkById(this.db, id);
+    const dependencies: number[] = [];
+    for (const id of new Set(line.depends_on)) {
+      const pk = await this.store.transfer.taskPkById(tx, id);
       if (pk === undefined) throw new LineRefusal(`dependency ${id} not found`);
-      return pk;
-    });
+      dependencies.push(pk);
+    }
     const tags = [...new Set(line.tags)];
-    const pk = insertTask(
-      this.db,
+    const pk = await this.store.tasks.insert(
+      tx,
       {
         id: line.id,
         title: line.title,
@@ -242,9 +232,9 @@ export class ImportedRecords {
       tags,
       dependencies,
     );
-    for (const comment of line.comments) insertComment(this.db, pk, comment);
-    for (const outcome of line.outcomes) insertOutcome(this.db, { task_pk: pk, ...outcome, tags: JSON.stringify(outcome.tags) });
-    this.bus.emit({
+    for (const comment of line.comments) await this.store.tasks.insertComment(tx, pk, comment);
+    for (const outcome of line.outcomes) await this.store.tasks.insertOutcome(tx, { task_pk: pk, ...outcome, tags: JSON.stringify(outcome.tags) });
+    await this.bus.emit(tx, {
       type: "task.created",
       agentId: context.caller.agentId,
       project: line.project,
@@ -253,14 +243,15 @@ export class ImportedRecords {
     return "tasks";
   }
 
-  private entity(context: ImportContext, line: EntityLine, vector: Float32Array | null): Applied {
+  private async entity(tx: Tx, context: ImportContext, line: EntityLine, vector: Float32Array | null): Promise<Applied> {
     const id = entityEntryId(context.project, line.name);
-    if (memoryIdTaken(this.db, id)) return "skipped";
+    if (await this.store.transfer.memoryIdTaken(tx, id)) return "skipped";
     const content = entityContent(line);
     this.requireSize("content", content);
     const tags = entityTags(line);
     const at = now();
-    this.storeEntry(
+    await this.storeEntry(
+      tx,
       context,
       {
         ...newMemoryRow(
@@ -277,26 +268,26 @@ export class ImportedRecords {
     return "entries";
   }
 
-  private relation(context: ImportContext, line: RelationLine): Applied {
-    const end = (name: string): MemoryRow => {
-      const row = liveMemoryById(this.db, entityEntryId(context.project, name), now());
+  private async relation(tx: Tx, context: ImportContext, line: RelationLine): Promise<Applied> {
+    const end = async (name: string): Promise<MemoryRow> => {
+      const row = await this.store.transfer.liveMemoryById(tx, entityEntryId(context.project, name), now());
       if (!row) throw new LineRefusal(`entity ${name} not found`);
       return row;
     };
-    const src = end(line.from);
-    const dst = end(line.to);
+    const src = await end(line.from);
+    const dst = await end(line.to);
     if (src.pk === dst.pk) throw new LineRefusal("an entity cannot be related to itself");
     const at = now();
-    const existing = edgeBetween(this.db, src.pk, dst.pk, "relates_to");
+    const existing = await this.store.transfer.edgeBetween(tx, src.pk, dst.pk, "relates_to");
     if (existing) {
       const types = existing.note === null || existing.note === "" ? [] : existing.note.split(NOTE_SEPARATOR);
       if (types.includes(line.relationType)) return "skipped";
-      setEdgeNote(this.db, existing.pk, [...types, line.relationType].join(NOTE_SEPARATOR), at);
-      this.linked(context, { id: existing.id, src: src.id, dst: dst.id, rel: "relates_to", project: context.project });
+      await this.store.transfer.setEdgeNote(tx, existing.pk, [...types, line.relationType].join(NOTE_SEPARATOR), at);
+      await this.linked(tx, context, { id: existing.id, src: src.id, dst: dst.id, rel: "relates_to", project: context.project });
       return "edges";
     }
     const id = newId();
-    insertImportedEdge(this.db, {
+    await this.store.transfer.insertEdge(tx, {
       id,
       srcPk: src.pk,
       dstPk: dst.pk,
@@ -307,7 +298,7 @@ export class ImportedRecords {
       createdAt: at,
       updatedAt: at,
     });
-    this.linked(context, { id, src: src.id, dst: dst.id, rel: "relates_to", project: context.project });
+    await this.linked(tx, context, { id, src: src.id, dst: dst.id, rel: "relates_to", project: context.project });
     return "edges";
   }
 }

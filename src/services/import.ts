@@ -1,10 +1,7 @@
 import type { Config } from "../core/config.js";
 import { AppError, forbidden, notFound } from "../core/errors.js";
 import type { EventBus } from "../events/bus.js";
-import { getAgentRow } from "../store/agents.js";
-import type { Db } from "../store/db.js";
-import { projectById } from "../store/projects.js";
-import { inSavepoint, memoryIdTaken } from "../store/transfer.js";
+import type { Store } from "../store/store.js";
 import type { Caller } from "./caller.js";
 import { entityContent, entityEntryId } from "./import-memory-json.js";
 import { ImportedRecords, type Applied, type ImportContext, type ImportCounts } from "./import-records.js";
@@ -58,19 +55,20 @@ export class ImportService {
   private readonly records: ImportedRecords;
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     bus: EventBus,
     config: Config,
     private readonly embeddings: MemoryEmbeddings,
     memory: MemoryService,
   ) {
-    this.records = new ImportedRecords(db, bus, config, embeddings, memory);
+    this.records = new ImportedRecords(store, bus, config, embeddings, memory);
   }
 
   async import(caller: Caller, text: string, options: ImportOptions): Promise<ImportResult> {
     if (caller.role !== "owner") throw forbidden("only the owner may import");
-    const project = options.project === undefined ? (getAgentRow(this.db, caller.agentId)?.current_project ?? null) : options.project;
-    if (project !== null && !projectById(this.db, project)) throw notFound("project");
+    const { reader } = this.store;
+    const project = options.project === undefined ? ((await this.store.agents.get(reader, caller.agentId))?.current_project ?? null) : options.project;
+    if (project !== null && !(await this.store.projects.byId(reader, project))) throw notFound("project");
     const context: ImportContext = { caller, project };
     const result: ImportResult = { imported: { projects: 0, entries: 0, edges: 0, decisions: 0, tasks: 0 }, skipped: 0, errors: [], dry_run: options.dryRun };
     const lines: Numbered[] = [];
@@ -86,7 +84,7 @@ export class ImportService {
           result.errors.push({ line: index + 1, detail: error.detail });
         }
       });
-    const outcomes = options.dryRun ? this.tryAll(context, lines) : await this.writeAll(context, lines);
+    const outcomes = options.dryRun ? await this.tryAll(context, lines) : await this.writeAll(context, lines);
     lines.forEach((line, index) => {
       const outcome = outcomes[index] as PromiseSettledResult<Applied>;
       if (outcome.status === "fulfilled") {
@@ -103,13 +101,13 @@ export class ImportService {
   }
 
   /** The dry run: every line in one transaction, each in its own savepoint, all rolled back at the end. */
-  private tryAll(context: ImportContext, lines: Numbered[]): PromiseSettledResult<Applied>[] {
+  private async tryAll(context: ImportContext, lines: Numbered[]): Promise<PromiseSettledResult<Applied>[]> {
     const outcomes: PromiseSettledResult<Applied>[] = [];
     try {
-      this.db.write(() => {
+      await this.store.transaction(async (tx) => {
         for (const line of lines) {
           try {
-            outcomes.push({ status: "fulfilled", value: inSavepoint(this.db, () => this.records.apply(context, line.parsed, null)) });
+            outcomes.push({ status: "fulfilled", value: await tx.savepoint((sp) => this.records.apply(sp, context, line.parsed, null)) });
           } catch (error) {
             outcomes.push({ status: "rejected", reason: error });
           }
@@ -128,7 +126,11 @@ export class ImportService {
       const batch = lines.slice(start, start + BATCH);
       const vectors = await this.embedNew(context, batch);
       // Queued in one turn, the batch shares one commit; each line has its own savepoint and events.
-      outcomes.push(...(await Promise.allSettled(batch.map((line) => this.db.writeSoon(() => this.records.apply(context, line.parsed, vectors.get(line) ?? null))))));
+      outcomes.push(
+        ...(await Promise.allSettled(
+          batch.map((line) => this.store.transaction((tx) => this.records.apply(tx, context, line.parsed, vectors.get(line) ?? null))),
+        )),
+      );
     }
     return outcomes;
   }
@@ -136,10 +138,11 @@ export class ImportService {
   /** Vectors for the batch's new entries, computed before the write (embedding is slow and async). */
   private async embedNew(context: ImportContext, batch: Numbered[]): Promise<Map<Numbered, Float32Array>> {
     const wanted: [Numbered, string][] = [];
+    const taken = (id: string): Promise<boolean> => this.store.transfer.memoryIdTaken(this.store.reader, id);
     for (const line of batch) {
       const { parsed } = line;
-      if (parsed.kind === "entry" && parsed.line.scope === "project" && !memoryIdTaken(this.db, parsed.line.id)) wanted.push([line, parsed.line.content]);
-      if (parsed.kind === "entity" && !memoryIdTaken(this.db, entityEntryId(context.project, parsed.line.name))) wanted.push([line, entityContent(parsed.line)]);
+      if (parsed.kind === "entry" && parsed.line.scope === "project" && !(await taken(parsed.line.id))) wanted.push([line, parsed.line.content]);
+      if (parsed.kind === "entity" && !(await taken(entityEntryId(context.project, parsed.line.name)))) wanted.push([line, entityContent(parsed.line)]);
     }
     const vectors = await Promise.all(wanted.map(([, content]) => this.embeddings.embed(content)));
     const found = new Map<Numbered, Float32Array>();

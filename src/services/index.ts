@@ -11,7 +11,8 @@ import { AuditLog } from "../events/audit.js";
 import { OAuthService } from "./oauth.js";
 import { UiSessionService } from "./ui-sessions.js";
 import { EventBus } from "../events/bus.js";
-import { openDatabase, type Db } from "../store/db.js";
+import { openStore } from "../store/open.js";
+import type { Store } from "../store/store.js";
 import { AgentService } from "./agents.js";
 import { ArchivistService } from "./archivist.js";
 import { CurationService } from "./curation.js";
@@ -71,7 +72,7 @@ export interface Health {
 export interface Services {
   config: Config;
   log: Logger;
-  db: Db;
+  store: Store;
   bus: EventBus;
   embeddingQueue: EmbeddingQueue;
   embeddings: MemoryEmbeddings;
@@ -100,10 +101,10 @@ export interface Services {
   rateLimiter: RateLimiter;
   /** Failed credential checks per address and claimed identity (CONTRACT §2.2a). */
   throttle: FailureThrottle;
-  performance(caller: Caller, tag?: string): AgentPerformance[];
+  performance(caller: Caller, tag?: string): Promise<AgentPerformance[]>;
   /** Set when this start generated keys into it. */
   credentialsWritten: string | null;
-  health(): Health;
+  health(): Promise<Health>;
   close(): Promise<void>;
 }
 
@@ -135,35 +136,35 @@ export function ensureDataDir(config: Config, log: Logger): void {
   chmodSync(dir, 0o700);
 }
 
-export function openServices(options: ServiceOptions): Services {
+export async function openServices(options: ServiceOptions): Promise<Services> {
   const { config, log } = options;
   ensureDataDir(config, log);
-  const db = openDatabase(databasePath(config));
-  const bus = new EventBus(db);
+  const store = openStore(databasePath(config), { onHookError: (error) => log.error("after-commit hook failed", { error }) });
+  const bus = new EventBus(store.events);
   const embeddingQueue = new EmbeddingQueue(options.embedderLoader ?? embedderLoaderFor(config), log.child({ component: "embeddings" }));
-  const embeddings = new MemoryEmbeddings(db, embeddingQueue, log.child({ component: "embeddings" }));
-  const reads = new ReadRecorder(db);
+  const embeddings = new MemoryEmbeddings(store, embeddingQueue, log.child({ component: "embeddings" }));
+  const reads = new ReadRecorder(store);
   const throttle = new FailureThrottle(options.throttleCapacity);
   const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_MINUTE, options.throttleCapacity);
-  const agents = new AgentService(db, bus, config, log, throttle);
-  const memory = new MemoryService(db, bus, config, embeddings, reads);
-  const search = new MemorySearch(db, embeddings, reads, config);
-  const projects = new ProjectService(db, bus, memory);
-  const tasks = new TaskService(db, bus, config);
-  const messages = new MessageService(db, bus, config);
-  const sessions = new SessionService(db, bus);
-  const events = new EventService(db, bus, agents, options.streamQueueLimit ?? 1000);
-  const idempotency = new IdempotencyService(db);
-  const oauth = new OAuthService(db, agents, rateLimiter);
-  const archivist = new ArchivistService(db, bus);
-  const curation = new CurationService(db, memory, messages, embeddings, config.MAX_CONTENT_BYTES);
-  const graph = new GraphService(db, bus, memory);
-  const logs = new LogService(db, () => archivist.checkFence());
-  const exporter = new ExportService(db, config);
-  const importer = new ImportService(db, bus, config, embeddings, memory);
-  const uiSessions = new UiSessionService(db, config, throttle);
-  const metrics = new MetricsService(db, bus, embeddingQueue, archivist, databasePath(config), config.EMBEDDING_MODEL);
-  const credentialsWritten = (options.bootstrap ?? true) ? agents.bootstrap() : null;
+  const agents = new AgentService(store, bus, config, log, throttle);
+  const memory = new MemoryService(store, bus, config, embeddings, reads);
+  const search = new MemorySearch(store, embeddings, reads, config);
+  const projects = new ProjectService(store, bus, memory);
+  const tasks = new TaskService(store, bus, config);
+  const messages = new MessageService(store, bus, config);
+  const sessions = new SessionService(store, bus);
+  const events = new EventService(store, bus, agents, options.streamQueueLimit ?? 1000);
+  const idempotency = new IdempotencyService(store);
+  const oauth = new OAuthService(store, agents, rateLimiter);
+  const archivist = new ArchivistService(store, bus);
+  const curation = new CurationService(store, memory, messages, embeddings, config.MAX_CONTENT_BYTES);
+  const graph = new GraphService(store, bus, memory);
+  const logs = new LogService(store);
+  const exporter = new ExportService(store, config);
+  const importer = new ImportService(store, bus, config, embeddings, memory);
+  const uiSessions = new UiSessionService(store, config, throttle);
+  const metrics = new MetricsService(store, bus, embeddingQueue, archivist, databasePath(config), config.EMBEDDING_MODEL);
+  const credentialsWritten = (options.bootstrap ?? true) ? await agents.bootstrap() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
 
   const jobs = new Jobs(log.child({ component: "jobs" }));
@@ -175,25 +176,25 @@ export function openServices(options: ServiceOptions): Services {
       rateLimiter.sweep();
       throttle.sweep();
     });
-    jobs.every("prune", 3600_000, () => {
-      idempotency.prune();
-      oauth.pruneExpired();
-      uiSessions.pruneIdle();
+    jobs.every("prune", 3600_000, async () => {
+      await idempotency.prune();
+      await oauth.pruneExpired();
+      await uiSessions.pruneIdle();
       const retained = new Date(Date.now() - config.EVENT_RETENTION_DAYS * 86400_000).toISOString();
-      events.prune(retained);
-      logs.prune(retained);
+      await events.prune(retained);
+      await logs.prune(retained);
     });
   }
 
   // The audit log belongs to the long-running server, not to one-shot commands that open the store.
-  const audit = config.AUDIT_LOG === "on" && (options.jobs ?? true) ? new AuditLog(db, auditDir(config), config.AUDIT_COMMIT_SECONDS, log.child({ component: "audit" })) : null;
+  const audit = config.AUDIT_LOG === "on" && (options.jobs ?? true) ? new AuditLog(store, auditDir(config), config.AUDIT_COMMIT_SECONDS, log.child({ component: "audit" })) : null;
   const auditStarted = audit?.start().catch((error: unknown) => log.error("audit log unavailable", { error }));
 
   let closed = false;
   return {
     config,
     log,
-    db,
+    store,
     bus,
     embeddingQueue,
     embeddings,
@@ -219,9 +220,9 @@ export function openServices(options: ServiceOptions): Services {
     rateLimiter,
     throttle,
     credentialsWritten,
-    performance: (caller, tag) => agentPerformance(db, caller, tag),
-    health: () => {
-      const database: Health["database"] = db.ping() ? "ok" : "error";
+    performance: (caller, tag) => agentPerformance(store, caller, tag),
+    health: async () => {
+      const database: Health["database"] = (await store.ping()) ? "ok" : "error";
       const status = embeddingQueue.status;
       return {
         status: database === "ok" && status !== "unavailable" ? "ok" : "degraded",
@@ -235,11 +236,11 @@ export function openServices(options: ServiceOptions): Services {
       closed = true;
       jobs.stop();
       metrics.close();
-      reads.flush();
+      await reads.flush();
       await auditStarted;
       await audit?.close();
       await embeddingQueue.close();
-      db.close();
+      await store.close();
     },
   };
 }

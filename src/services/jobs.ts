@@ -1,6 +1,9 @@
 import type { Logger } from "../core/log.js";
 
-/** Periodic background work; a failing run is logged and the schedule goes on. */
+/**
+ * Periodic background work; a failing run is logged and the schedule goes on. A run still going
+ * when its next one is due makes that one skip, so runs of one job never overlap.
+ */
 export class Jobs {
   private readonly timers: NodeJS.Timeout[] = [];
   private stopped = false;
@@ -8,17 +11,24 @@ export class Jobs {
   constructor(private readonly log: Logger) {}
 
   every(name: string, intervalMs: number, run: () => unknown): void {
+    let running = false;
     const timer = setInterval(() => {
-      if (this.stopped) return;
-      try {
-        const result = run();
-        if (result instanceof Promise) result.catch((error: unknown) => this.log.error("job failed", { job: name, error }));
-      } catch (error) {
-        this.log.error("job failed", { job: name, error });
-      }
+      if (this.stopped || running) return;
+      running = true;
+      void this.runOnce(name, run).finally(() => {
+        running = false;
+      });
     }, intervalMs);
     timer.unref();
     this.timers.push(timer);
+  }
+
+  private async runOnce(name: string, run: () => unknown): Promise<void> {
+    try {
+      await run();
+    } catch (error) {
+      this.log.error("job failed", { job: name, error });
+    }
   }
 
   stop(): void {

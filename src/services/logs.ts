@@ -1,8 +1,8 @@
 import { checkByteSize } from "../core/byte-size.js";
 import { newId } from "../core/ids.js";
 import { now } from "../core/time.js";
-import type { Db } from "../store/db.js";
-import { insertLog, listLogs, pruneLogs, type LogFilters, type LogRow } from "../store/logs.js";
+import type { LogFilters, LogRow } from "../store/logs.js";
+import type { Store } from "../store/store.js";
 import type { Caller } from "./caller.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
 
@@ -38,29 +38,25 @@ const isPkCursor = (value: unknown): value is { pk: number } =>
  * shared state: they emit no events and are pruned with the event log's retention.
  */
 export class LogService {
-  constructor(
-    private readonly db: Db,
-    private readonly checkFence: () => void,
-  ) {}
+  constructor(private readonly store: Store) {}
 
-  write(caller: Caller, input: Omit<LogEntry, "id" | "agent_id" | "created_at">): LogEntry {
+  async write(caller: Caller, input: Omit<LogEntry, "id" | "agent_id" | "created_at">): Promise<LogEntry> {
     const details = JSON.stringify(input.details);
     checkByteSize(details, MAX_LOG_DETAILS_BYTES, "details exceed");
-    return this.db.write(() => {
-      this.checkFence();
+    return this.store.transaction(async (tx) => {
       const row = { id: newId(), ...input, details, agent_id: caller.agentId, created_at: now() };
-      const pk = insertLog(this.db, row);
+      const pk = await this.store.logs.insert(tx, row);
       return toLogEntry({ ...row, pk });
     });
   }
 
-  list(filters: LogFilters & { limit: number; cursor?: string | undefined }): Page<LogEntry> {
+  async list(filters: LogFilters & { limit: number; cursor?: string | undefined }): Promise<Page<LogEntry>> {
     const after = decodeCursor(filters.cursor, isPkCursor);
-    const rows = listLogs(this.db, filters, after?.pk ?? null, filters.limit + 1);
+    const rows = await this.store.logs.list(this.store.reader, filters, after?.pk ?? null, filters.limit + 1);
     return pageOf(rows, filters.limit, toLogEntry, (row) => ({ pk: row.pk }));
   }
 
-  prune(before: string): number {
-    return this.db.write(() => pruneLogs(this.db, before));
+  prune(before: string): Promise<number> {
+    return this.store.transaction((tx) => this.store.logs.prune(tx, before));
   }
 }

@@ -1,8 +1,7 @@
 import type { Logger } from "../core/log.js";
 import type { EmbeddingQueue } from "../embed/queue.js";
-import type { Db } from "../store/db.js";
-import { liveMemoryAfter, memoryByPk, patchMemory, unembeddedMemory, type MemoryRow } from "../store/memory.js";
-import { ensureVectorIndex, putVector, vectorIndexModel } from "../store/vectors.js";
+import type { MemoryRow } from "../store/memory.js";
+import type { Reader, Store, Tx } from "../store/store.js";
 import { vectorMetaOf } from "./memory-records.js";
 
 // How long a write waits for a model that is still loading before it is stored unembedded.
@@ -14,22 +13,39 @@ const BACKFILL_BATCH = 64;
  * the index on the current model, and embeds whatever was written while the model was away.
  */
 export class MemoryEmbeddings {
-  private indexModel: string | null = null;
+  /** The model the index holds vectors of; undefined until read from the store (null: none yet). */
+  private indexModel: string | null | undefined = undefined;
+  /** Putting the index on a newly loaded model; settles (never rejects) once that is done or failed. */
+  private indexSetup: Promise<void> | null = null;
   private backfilling: Promise<number> | null = null;
+  // Not `store`: that name is the method that stores a vector.
+  private readonly database: Store;
 
   constructor(
-    private readonly db: Db,
+    store: Store,
     private readonly queue: EmbeddingQueue,
     private readonly log: Logger,
   ) {
-    this.indexModel = vectorIndexModel(db)?.model ?? null;
+    this.database = store;
     queue.onReady((embedder) => {
-      if (ensureVectorIndex(db, embedder.id, embedder.dimensions) === "reset") {
-        log.info("vector index reset for a new embedding model; re-embedding every entry", { model: embedder.id });
-      }
-      this.indexModel = embedder.id;
-      void this.backfill();
+      this.indexSetup = this.useModel(embedder.id, embedder.dimensions);
     });
+  }
+
+  private async useModel(model: string, dimensions: number): Promise<void> {
+    try {
+      if ((await this.database.vectors.ensure(model, dimensions)) === "reset") {
+        this.log.info("vector index reset for a new embedding model; re-embedding every entry", { model });
+      }
+    } catch (error) {
+      this.log.error("the vector index could not be set up for the embedding model", {
+        model,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return;
+    }
+    this.indexModel = model;
+    void this.backfill();
   }
 
   get status(): "loading" | "ready" | "unavailable" {
@@ -40,6 +56,9 @@ export class MemoryEmbeddings {
   async embed(text: string, waitMs = WRITE_WAIT_MS): Promise<Float32Array | null> {
     if (this.queue.status === "loading") await this.queue.settled(waitMs);
     if (this.queue.status !== "ready") return null;
+    // Until the index is on the loaded model, `store` would refuse the vector and the entry would
+    // wait for the backfill; the setup is one short transaction, so a write waits for it instead.
+    await this.indexSetup;
     try {
       return await this.queue.embed(text);
     } catch {
@@ -55,12 +74,27 @@ export class MemoryEmbeddings {
    * Stores the vector of an entry inside the caller's transaction. Returns the model id recorded
    * on the row, or null when the index belongs to another model (the backfill will redo it).
    */
-  store(pk: number, vector: Float32Array, row: Pick<MemoryRow, "scope" | "project" | "agent_id" | "type" | "confidence" | "expires_at">): string | null {
+  async store(
+    tx: Tx,
+    pk: number,
+    vector: Float32Array,
+    row: Pick<MemoryRow, "scope" | "project" | "agent_id" | "type" | "confidence" | "expires_at">,
+  ): Promise<string | null> {
     const model = this.queue.model;
-    if (!model || model.id !== this.indexModel || vector.length !== model.dimensions) return null;
-    putVector(this.db, pk, vector, vectorMetaOf(row));
-    patchMemory(this.db, pk, { embedding_model: model.id });
+    if (!model || model.id !== (await this.currentIndexModel(tx)) || vector.length !== model.dimensions) return null;
+    await this.database.vectors.put(tx, pk, vector, vectorMetaOf(row));
+    await this.database.memory.patch(tx, pk, { embedding_model: model.id });
     return model.id;
+  }
+
+  /** Read once; from then on only `useModel` changes which model the index holds. */
+  private async currentIndexModel(r: Reader): Promise<string | null> {
+    if (this.indexModel === undefined) {
+      const stored = (await this.database.vectors.model(r))?.model ?? null;
+      // A model set while the read was under way is newer than what it read.
+      if (this.indexModel === undefined) this.indexModel = stored;
+    }
+    return this.indexModel;
   }
 
   /** Embeds every live entry that has no vector yet; returns how many it embedded. */
@@ -74,8 +108,8 @@ export class MemoryEmbeddings {
   private async runBackfill(): Promise<number> {
     let total = 0;
     for (;;) {
-      if (this.queue.status !== "ready" || !this.db.sqlite.open) return total;
-      const rows = unembeddedMemory(this.db, BACKFILL_BATCH);
+      if (this.queue.status !== "ready" || !this.database.open) return total;
+      const rows = await this.database.memory.unembedded(this.database.reader, BACKFILL_BATCH);
       if (rows.length === 0) break;
       const done = await this.embedRows(rows);
       if (done === 0) return total;
@@ -90,7 +124,7 @@ export class MemoryEmbeddings {
     let afterPk = 0;
     let total = 0;
     for (;;) {
-      const rows = liveMemoryAfter(this.db, afterPk, BACKFILL_BATCH);
+      const rows = await this.database.memory.notDeletedAfter(this.database.reader, afterPk, BACKFILL_BATCH);
       const last = rows.at(-1);
       if (!last) return total;
       total += await this.embedRows(rows);
@@ -106,16 +140,16 @@ export class MemoryEmbeddings {
     } catch {
       return 0;
     }
-    if (!this.db.sqlite.open) return 0;
-    return this.db.write(() => {
+    if (!this.database.open) return 0;
+    return this.database.transaction(async (tx) => {
       let stored = 0;
-      rows.forEach((row, index) => {
+      for (const [index, row] of rows.entries()) {
         const vector = vectors[index];
         // Skip rows deleted or edited while they were being embedded; they are picked up again.
-        const current = memoryByPk(this.db, row.pk);
-        if (!vector || !current || current.deleted_at !== null || current.content !== row.content) return;
-        if (this.store(row.pk, vector, current) !== null) stored++;
-      });
+        const current = await this.database.memory.byPk(tx, row.pk);
+        if (!vector || !current || current.deleted_at !== null || current.content !== row.content) continue;
+        if ((await this.store(tx, row.pk, vector, current)) !== null) stored++;
+      }
       return stored;
     });
   }

@@ -1,9 +1,9 @@
 import type { Config } from "../core/config.js";
 import { cosine } from "../embed/embedder.js";
-import type { Db } from "../store/db.js";
-import { findExactDuplicate, memoryByPk, memoryByPks, type DuplicateKey, type MemoryRow } from "../store/memory.js";
-import { getVectors, nearest, visKeyFor } from "../store/vectors.js";
-import { vectorScope, type Viewer } from "../store/visibility.js";
+import type { DuplicateKey, MemoryRow } from "../store/memory.js";
+import type { Reader, Store } from "../store/store.js";
+import { visKeyFor, type Neighbour } from "../store/vectors.js";
+import type { Viewer } from "../store/visibility.js";
 import { round6 } from "./memory-records.js";
 
 const DUPLICATE_CANDIDATES = 3;
@@ -53,59 +53,60 @@ export interface Duplicate {
 
 /**
  * What a new text overlaps: the entry it duplicates (reinforced instead of writing a copy) and the
- * entries similar enough to show the writer. Runs inside the write's transaction.
+ * entries similar enough to show the writer. Its reads take the write's transaction (`r`).
  */
 export class OverlapFinder {
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly config: Config,
   ) {}
 
-  exactDuplicate(key: DuplicateKey, vector: Float32Array | null, at: string): Duplicate | null {
-    const exact = findExactDuplicate(this.db, key, at);
+  async exactDuplicate(r: Reader, key: DuplicateKey, vector: Float32Array | null, at: string): Promise<Duplicate | null> {
+    const exact = await this.store.memory.exactDuplicate(r, key, at);
     if (!exact) return null;
-    const stored = vector ? getVectors(this.db, [exact.pk]).get(exact.pk) : undefined;
+    const stored = vector ? (await this.store.vectors.get(r, [exact.pk])).get(exact.pk) : undefined;
     return { row: exact, similarity: stored && vector ? round6(cosine(stored, vector)) : 1 };
   }
 
-  neighbourhood(viewer: Viewer, vector: Float32Array, at: string): Neighbourhood {
+  async neighbourhood(r: Reader, viewer: Viewer, vector: Float32Array, at: string): Promise<Neighbourhood> {
     const floor = Math.min(this.config.SIMILAR_THRESHOLD, this.config.DUPLICATE_THRESHOLD);
-    const found = nearest(this.db, vector, NEIGHBOURS, { ...vectorScope(this.db, viewer), nowMs: Date.parse(at), maxDistance: 1 - floor });
-    const rows = memoryByPks(this.db, found.map((hit) => hit.pk));
-    const hits = found.flatMap((hit) => {
-      const row = rows.get(hit.pk);
-      return row ? [{ row, distance: hit.distance }] : [];
-    });
+    const found = await this.store.vectors.nearest(r, vector, NEIGHBOURS, { within: { viewer }, nowMs: Date.parse(at), maxDistance: 1 - floor });
+    const hits = await this.withRows(r, found);
     const farthest = found.at(-1);
     const complete = found.length < NEIGHBOURS || farthest === undefined || farthest.distance > 1 - this.config.DUPLICATE_THRESHOLD;
     return { vector, hits, complete };
+  }
+
+  private async withRows(r: Reader, found: Neighbour[]): Promise<NearHit[]> {
+    const rows = await this.store.memory.byPks(r, found.map((hit) => hit.pk));
+    return found.flatMap((hit) => {
+      const row = rows.get(hit.pk);
+      return row ? [{ row, distance: hit.distance }] : [];
+    });
   }
 
   /**
    * The nearest duplicate-close entries in the duplicate scope, taken from the neighbourhood when
    * it holds them all (the writer sees every row of that scope), else from a scan of the scope.
    */
-  private duplicateCandidates(key: DuplicateKey, near: Neighbourhood, at: string): NearHit[] {
+  private async duplicateCandidates(r: Reader, key: DuplicateKey, near: Neighbourhood, at: string): Promise<NearHit[]> {
     const maxDistance = 1 - this.config.DUPLICATE_THRESHOLD;
     if (near.complete) {
       return near.hits.filter((hit) => hit.distance <= maxDistance && inDuplicateScope(hit.row, key)).slice(0, DUPLICATE_CANDIDATES);
     }
-    const found = nearest(this.db, near.vector, DUPLICATE_CANDIDATES, {
-      visKeys: [visKeyFor(key.scope, key.project, key.agentId)],
+    const found = await this.store.vectors.nearest(r, near.vector, DUPLICATE_CANDIDATES, {
+      within: { visKey: visKeyFor(key.scope, key.project, key.agentId) },
       projectKey: key.project ?? "",
       types: [key.type],
       nowMs: Date.parse(at),
       maxDistance,
     });
-    return found.flatMap((hit) => {
-      const row = memoryByPk(this.db, hit.pk);
-      return row ? [{ row, distance: hit.distance }] : [];
-    });
+    return this.withRows(r, found);
   }
 
-  nearDuplicate(key: DuplicateKey, content: string, near: Neighbourhood, at: string): Duplicate | null {
+  async nearDuplicate(r: Reader, key: DuplicateKey, content: string, near: Neighbourhood, at: string): Promise<Duplicate | null> {
     const numbers = numbersIn(content);
-    for (const candidate of this.duplicateCandidates(key, near, at)) {
+    for (const candidate of await this.duplicateCandidates(r, key, near, at)) {
       // Sentence embeddings barely notice numbers: "port 8080" and "port 8081" embed alike but
       // are different facts. A near-identical text with other numbers is new (and shows as similar).
       if (sameSet(numbersIn(candidate.row.content), numbers)) return { row: candidate.row, similarity: round6(1 - candidate.distance) };

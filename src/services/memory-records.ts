@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { newId } from "../core/ids.js";
 import type { MemoryRow, MemoryType, Scope } from "../store/memory.js";
 import { NO_EXPIRY, ownerKeyFor, visKeyFor, type VectorMeta } from "../store/vectors.js";
 
@@ -88,5 +89,45 @@ export function vectorMetaOf(row: Pick<MemoryRow, "scope" | "project" | "agent_i
     agentId: row.agent_id,
     confidence: row.confidence,
     expiresMs: row.expires_at === null ? NO_EXPIRY : Date.parse(row.expires_at),
+  };
+}
+
+export interface NewEntryFields {
+  type: MemoryType;
+  project: string | null;
+  scope: Scope;
+  content: string;
+  confidence: number;
+  parents: string[];
+  tags: string[];
+  expiresAt: string | null;
+  version?: number;
+}
+
+/** A row for a new entry by `agentId`, created and updated `at`. */
+export function newMemoryRow(agentId: string, fields: NewEntryFields, at: string): Omit<MemoryRow, "pk"> {
+  return {
+    id: newId(),
+    type: fields.type,
+    agent_id: agentId,
+    project: fields.project,
+    scope: fields.scope,
+    content: fields.content,
+    content_key: contentKey(fields.content),
+    confidence: fields.confidence,
+    parents: JSON.stringify(fields.parents),
+    tags: JSON.stringify(fields.tags),
+    headline: null,
+    created_at: at,
+    updated_at: at,
+    version: fields.version ?? 1,
+    expires_at: fields.expiresAt,
+    read_count: 0,
+    distinct_readers: 0,
+    reinforcement_count: 0,
+    last_reinforced_at: null,
+    superseded_by: null,
+    embedding_model: null,
+    deleted_at: null,
   };
 }

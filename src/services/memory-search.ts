@@ -2,10 +2,8 @@ import type { Config } from "../core/config.js";
 import { cosine } from "../embed/embedder.js";
 import { searchFloorFor } from "../embed/models.js";
 import { now } from "../core/time.js";
-import type { Db } from "../store/db.js";
-import { keywordSearch, memoryByPks, type MemoryType } from "../store/memory.js";
-import { getVectors, nearest } from "../store/vectors.js";
-import { vectorScope } from "../store/visibility.js";
+import type { MemoryType } from "../store/memory.js";
+import type { Store } from "../store/store.js";
 import { viewerOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { toEntry, type MemoryEntry, round6 } from "./memory-records.js";
@@ -49,7 +47,7 @@ const QUERY_WAIT_MS = 5_000;
 const MAX_QUERY_TERMS = 32;
 
 // Common English function words: matching on them alone says nothing about relevance, and in
-// an OR query they would pull unrelated entries into the keyword ranking.
+// the keyword index's any-word match they would pull unrelated entries into the ranking.
 const STOPWORDS = new Set(
   (
     "a about above after again against all am an and any are as at be because been before being below between both " +
@@ -61,19 +59,22 @@ const STOPWORDS = new Set(
   ).split(" "),
 );
 
-/** FTS5 query from free text: each word quoted (no operator injection), OR-ed, stopwords dropped. */
-export function keywordQuery(text: string): string | null {
+/**
+ * The words of free text a keyword search looks for: lower-cased, each once, in order, stopwords
+ * dropped unless nothing else is left. Only letters, digits and underscores make a word, so no
+ * query syntax gets through.
+ */
+export function keywordTerms(text: string): string[] {
   const words = [...new Set((text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []).filter((word) => word.length <= 64))];
   const meaningful = words.filter((word) => !STOPWORDS.has(word));
-  const terms = (meaningful.length > 0 ? meaningful : words).slice(0, MAX_QUERY_TERMS);
-  return terms.length === 0 ? null : terms.map((term) => `"${term}"`).join(" OR ");
+  return (meaningful.length > 0 ? meaningful : words).slice(0, MAX_QUERY_TERMS);
 }
 
 export class MemorySearch {
   private readonly floor: number;
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly embeddings: MemoryEmbeddings,
     private readonly reads: ReadRecorder,
     config: Pick<Config, "EMBEDDING_MODEL" | "SEARCH_MIN_SIMILARITY">,
@@ -86,10 +87,11 @@ export class MemorySearch {
     const viewer = viewerOf(caller);
     const at = now();
     const pool = Math.min(Math.max(input.limit * 4, 40), 200);
+    const reader = this.store.reader;
 
     const semantic = vector
-      ? nearest(this.db, vector, pool, {
-          ...vectorScope(this.db, viewer),
+      ? await this.store.vectors.nearest(reader, vector, pool, {
+          within: { viewer },
           nowMs: Date.parse(at),
           ...(input.project === undefined ? {} : { projectKey: input.project ?? "" }),
           ...(input.type === undefined ? {} : { types: [input.type] }),
@@ -99,26 +101,12 @@ export class MemorySearch {
           ...(input.tag === undefined ? {} : { tag: input.tag }),
         })
       : [];
-    const match = keywordQuery(input.q);
+    const words = keywordTerms(input.q);
     // With a distance bound, only hits with a known distance can satisfy it; the keyword list then
     // only marks (and scores) those that also match a word, which exempts them from the floor.
     const bounded = vector !== null && input.max_distance !== undefined;
-    const keyword = match
-      ? keywordSearch(
-          this.db,
-          viewer,
-          at,
-          match,
-          {
-            project: input.project,
-            type: input.type,
-            agent: input.agent,
-            tag: input.tag,
-            confidenceMin: input.confidence_min,
-          },
-          pool,
-        )
-      : [];
+    const filters = { project: input.project, type: input.type, agent: input.agent, tag: input.tag, confidenceMin: input.confidence_min };
+    const keyword = words.length > 0 ? await this.store.keywords.search(reader, viewer, at, words, filters, pool) : [];
 
     const fused = new Map<number, { score: number; similarity: number | null; semantic: boolean; keyword: boolean }>();
     semantic.forEach((hit, index) => {
@@ -138,10 +126,10 @@ export class MemorySearch {
     }
     let ranked = [...fused.entries()].sort((a, b) => b[1].score - a[1].score || a[0] - b[0]).map(([pk]) => pk);
     const needVectors = input.diversify || input.include_embedding;
-    const vectors = needVectors ? getVectors(this.db, ranked) : new Map<number, Float32Array>();
+    const vectors = needVectors ? await this.store.vectors.get(reader, ranked) : new Map<number, Float32Array>();
     ranked = input.diversify ? diversify(ranked, fused, vectors, input.limit) : ranked.slice(0, input.limit);
 
-    const rows = memoryByPks(this.db, ranked);
+    const rows = await this.store.memory.byPks(reader, ranked);
     const hits: SearchHit[] = [];
     for (const pk of ranked) {
       const row = rows.get(pk);

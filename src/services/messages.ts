@@ -3,23 +3,8 @@ import { checkByteSize } from "../core/byte-size.js";
 import { ambiguousIdPrefix, forbidden, notFound } from "../core/errors.js";
 import { newId, parseIdRef } from "../core/ids.js";
 import { now } from "../core/time.js";
-import { getAgentRow } from "../store/agents.js";
-import type { Db } from "../store/db.js";
-import {
-  findReadableMessages,
-  insertMessage,
-  listMessages,
-  liveAgentIds,
-  markAllRead,
-  markRead,
-  messageByPk,
-  unreadCount,
-  unreadMessages,
-  type MessageFilters,
-  type MessageRow,
-} from "../store/messages.js";
-import { memberIds, projectById } from "../store/projects.js";
-import { isProjectMember } from "../store/visibility.js";
+import type { MessageFilters, MessageRow } from "../store/messages.js";
+import type { Reader, Store, Tx } from "../store/store.js";
 import type { EventBus } from "../events/bus.js";
 import { seesAllProjects, type Caller } from "./caller.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
@@ -60,15 +45,15 @@ export const toMessage = (row: MessageRow): Message => ({
 
 export class MessageService {
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly bus: EventBus,
     private readonly config: Config,
   ) {}
 
   /** A message the caller sent or received, by full id or prefix; anything else is 404. */
-  private resolve(caller: Caller, ref: string): MessageRow {
+  private async resolve(r: Reader, caller: Caller, ref: string): Promise<MessageRow> {
     const parsed = parseIdRef(ref);
-    const rows = findReadableMessages(this.db, caller.agentId, parsed.kind === "full" ? { id: parsed.id } : { prefix: parsed.prefix });
+    const rows = await this.store.messages.findReadable(r, caller.agentId, parsed.kind === "full" ? { id: parsed.id } : { prefix: parsed.prefix });
     if (rows.length > 1) throw ambiguousIdPrefix();
     const row = rows[0];
     if (!row) throw notFound("message");
@@ -76,32 +61,32 @@ export class MessageService {
   }
 
   /** Who an address reaches, and the project a message to a project belongs to. */
-  private recipientsOf(caller: Caller, to: string): { recipients: string[]; project: string | null } {
-    if (to === "broadcast") return { recipients: liveAgentIds(this.db).filter((id) => id !== caller.agentId), project: null };
+  private async recipientsOf(r: Reader, caller: Caller, to: string): Promise<{ recipients: string[]; project: string | null }> {
+    if (to === "broadcast") return { recipients: (await this.store.agents.liveIds(r)).filter((id) => id !== caller.agentId), project: null };
     if (to.startsWith("project:")) {
       const project = to.slice("project:".length);
-      if (!projectById(this.db, project)) throw notFound("project");
-      if (!seesAllProjects(caller.role) && !isProjectMember(this.db, project, caller.agentId)) {
+      if (!(await this.store.projects.byId(r, project))) throw notFound("project");
+      if (!seesAllProjects(caller.role) && !(await this.store.projects.isMember(r, project, caller.agentId))) {
         throw forbidden("not a member of this project");
       }
-      return { recipients: memberIds(this.db, project).filter((id) => id !== caller.agentId), project };
+      return { recipients: (await this.store.projects.memberIds(r, project)).filter((id) => id !== caller.agentId), project };
     }
-    const agent = getAgentRow(this.db, to);
+    const agent = await this.store.agents.get(r, to);
     if (!agent || agent.deleted_at !== null) throw notFound("agent");
     return { recipients: [to], project: null };
   }
 
-  send(caller: Caller, input: SendInput): Promise<Message> {
+  async send(caller: Caller, input: SendInput): Promise<Message> {
     checkByteSize(input.body, this.config.MAX_CONTENT_BYTES, "body exceeds");
-    return this.db.writeSoon(() => this.deliver(caller, input));
+    return this.store.transaction((tx) => this.deliver(tx, caller, input));
   }
 
-  /** Sends inside the caller's write transaction, so a message can be part of a larger change. */
-  deliver(caller: Caller, input: SendInput): Message {
-    const { recipients, project } = this.recipientsOf(caller, input.to);
-    const replyTo = input.reply_to === undefined ? null : this.resolve(caller, input.reply_to).id;
-    const pk = insertMessage(
-      this.db,
+  /** Sends inside the caller's transaction, so a message can be part of a larger change. */
+  async deliver(tx: Tx, caller: Caller, input: SendInput): Promise<Message> {
+    const { recipients, project } = await this.recipientsOf(tx, caller, input.to);
+    const replyTo = input.reply_to === undefined ? null : (await this.resolve(tx, caller, input.reply_to)).id;
+    const pk = await this.store.messages.insert(
+      tx,
       {
         id: newId(),
         sender: caller.agentId,
@@ -114,9 +99,9 @@ export class MessageService {
       },
       recipients,
     );
-    const row = messageByPk(this.db, caller.agentId, pk);
+    const row = await this.store.messages.byPk(tx, caller.agentId, pk);
     if (!row) throw notFound("message");
-    this.bus.emit({
+    await this.bus.emit(tx, {
       type: "message.received",
       agentId: caller.agentId,
       project,
@@ -126,27 +111,28 @@ export class MessageService {
     return toMessage(row);
   }
 
-  get(caller: Caller, ref: string): Message {
-    return toMessage(this.resolve(caller, ref));
+  async get(caller: Caller, ref: string): Promise<Message> {
+    return toMessage(await this.resolve(this.store.reader, caller, ref));
   }
 
-  unread(caller: Caller): { unread: number } {
-    return { unread: unreadCount(this.db, caller.agentId) };
+  async unread(caller: Caller): Promise<{ unread: number }> {
+    return { unread: await this.store.messages.unreadCount(this.store.reader, caller.agentId) };
   }
 
-  inbox(caller: Caller, cursor: string | undefined, limit: number): Page<Message> {
+  async inbox(caller: Caller, cursor: string | undefined, limit: number): Promise<Page<Message>> {
     const after = decodeCursor(cursor, isPk) ?? 0;
-    return pageOf(unreadMessages(this.db, caller.agentId, after, limit + 1), limit, toMessage, (row) => row.pk);
+    return pageOf(await this.store.messages.unread(this.store.reader, caller.agentId, after, limit + 1), limit, toMessage, (row) => row.pk);
   }
 
-  list(caller: Caller, filters: MessageFilters & { cursor?: string | undefined; limit: number }): Page<Message> {
+  async list(caller: Caller, filters: MessageFilters & { cursor?: string | undefined; limit: number }): Promise<Page<Message>> {
     const before = decodeCursor(filters.cursor, isPk);
-    return pageOf(listMessages(this.db, caller.agentId, filters, before, filters.limit + 1), filters.limit, toMessage, (row) => row.pk);
+    const rows = await this.store.messages.list(this.store.reader, caller.agentId, filters, before, filters.limit + 1);
+    return pageOf(rows, filters.limit, toMessage, (row) => row.pk);
   }
 
-  private emitRead(caller: Caller, messageIds: string[], count: number): void {
+  private async emitRead(tx: Tx, caller: Caller, messageIds: string[], count: number): Promise<void> {
     if (count === 0) return;
-    this.bus.emit({
+    await this.bus.emit(tx, {
       type: "message.read",
       agentId: caller.agentId,
       project: null,
@@ -157,31 +143,31 @@ export class MessageService {
 
   /** Returns the unread messages and marks exactly those read, in one transaction. */
   consume(caller: Caller, limit: number): Promise<Message[]> {
-    return this.db.writeSoon(() => {
-      const rows = unreadMessages(this.db, caller.agentId, 0, limit);
+    return this.store.transaction(async (tx) => {
+      const rows = await this.store.messages.unread(tx, caller.agentId, 0, limit);
       const at = now();
-      markRead(this.db, caller.agentId, rows.map((row) => row.pk), at);
-      this.emitRead(caller, rows.map((row) => row.id), rows.length);
+      await this.store.messages.markRead(tx, caller.agentId, rows.map((row) => row.pk), at);
+      await this.emitRead(tx, caller, rows.map((row) => row.id), rows.length);
       return rows.map((row) => toMessage({ ...row, read_at: at }));
     });
   }
 
   readAll(caller: Caller): Promise<{ marked: number }> {
-    return this.db.writeSoon(() => {
-      const marked = markAllRead(this.db, caller.agentId, now());
-      this.emitRead(caller, [], marked);
+    return this.store.transaction(async (tx) => {
+      const marked = await this.store.messages.markAllRead(tx, caller.agentId, now());
+      await this.emitRead(tx, caller, [], marked);
       return { marked };
     });
   }
 
   /** Recipients only: the sender of a message it did not also receive gets 404. */
   markRead(caller: Caller, ref: string): Promise<Message> {
-    return this.db.writeSoon(() => {
-      const row = this.resolve(caller, ref);
+    return this.store.transaction(async (tx) => {
+      const row = await this.resolve(tx, caller, ref);
       if (row.is_recipient !== 1) throw notFound("message");
-      const changed = markRead(this.db, caller.agentId, [row.pk], now());
-      this.emitRead(caller, [row.id], changed.length);
-      const updated = messageByPk(this.db, caller.agentId, row.pk);
+      const changed = await this.store.messages.markRead(tx, caller.agentId, [row.pk], now());
+      await this.emitRead(tx, caller, [row.id], changed.length);
+      const updated = await this.store.messages.byPk(tx, caller.agentId, row.pk);
       return toMessage(updated ?? row);
     });
   }

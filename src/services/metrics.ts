@@ -2,8 +2,7 @@ import { statSync } from "node:fs";
 import { basename } from "node:path";
 import type { EmbeddingQueue } from "../embed/queue.js";
 import type { EventBus } from "../events/bus.js";
-import type { Db } from "../store/db.js";
-import { unembeddedCount } from "../store/metrics.js";
+import type { Store } from "../store/store.js";
 import type { ArchivistService } from "./archivist.js";
 
 /**
@@ -30,7 +29,7 @@ export class MetricsService {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     bus: EventBus,
     private readonly embeddingQueue: EmbeddingQueue,
     private readonly archivist: ArchivistService,
@@ -47,8 +46,8 @@ export class MetricsService {
     return this.events;
   }
 
-  snapshot(): MetricsSnapshot {
-    const status = this.archivist.status(true);
+  async snapshot(): Promise<MetricsSnapshot> {
+    const status = await this.archivist.status(true);
     const at = status.last_pass?.at;
     return {
       databaseFiles: [this.databaseFile, `${this.databaseFile}-wal`].flatMap((file) => {
@@ -58,7 +57,7 @@ export class MetricsService {
       embedding: {
         model: this.configuredModel,
         status: this.embeddingQueue.status,
-        waiting: unembeddedCount(this.db),
+        waiting: await this.store.memory.unembeddedCount(this.store.reader),
       },
       archivist: { holder: status.holder, lastPassAt: typeof at === "string" ? at : null },
     };

@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { now } from "../core/time.js";
-import type { Db } from "../store/db.js";
-import { deleteExpiredTokens, insertToken } from "../store/oauth.js";
+import type { Store } from "../store/store.js";
 import type { AgentService } from "./agents.js";
 import { hashKey } from "./credentials.js";
 import type { RateLimiter } from "./rate-limit.js";
@@ -20,7 +19,7 @@ export interface IssuedToken {
  */
 export class OAuthService {
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly agents: AgentService,
     private readonly rateLimiter: RateLimiter,
   ) {}
@@ -29,14 +28,14 @@ export class OAuthService {
    * Throws UNAUTHENTICATED for a wrong pair (the route turns it into `invalid_client`); failures
    * count against the address and client id like a wrong API key, since the secret is the key.
    */
-  issue(clientId: string, clientSecret: string, address: string | undefined): IssuedToken {
-    const agent = this.agents.verifiedRow(clientId, clientSecret, address);
+  async issue(clientId: string, clientSecret: string, address: string | undefined): Promise<IssuedToken> {
+    const agent = await this.agents.verifiedRow(clientId, clientSecret, address);
     // A token costs a write: issuing counts against the agent's rate limit like any request.
     this.rateLimiter.take(agent.agent_id);
     const token = `cairn_at_${randomBytes(32).toString("base64url")}`;
     const issuedAt = now();
-    this.db.write(() =>
-      insertToken(this.db, {
+    await this.store.transaction((tx) =>
+      this.store.oauth.insert(tx, {
         token_hash: hashKey(token),
         agent_id: agent.agent_id,
         key_hash: agent.key_hash,
@@ -47,7 +46,7 @@ export class OAuthService {
     return { access_token: token, token_type: "bearer", expires_in: TOKEN_SECONDS };
   }
 
-  pruneExpired(): number {
-    return this.db.write(() => deleteExpiredTokens(this.db, now()));
+  pruneExpired(): Promise<number> {
+    return this.store.transaction((tx) => this.store.oauth.deleteExpired(tx, now()));
   }
 }

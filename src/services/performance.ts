@@ -1,5 +1,5 @@
-import type { Db } from "../store/db.js";
-import { outcomes, type OutcomeRow } from "../store/tasks.js";
+import type { Store } from "../store/store.js";
+import type { OutcomeRow } from "../store/tasks.js";
 import { viewerOf, type Caller } from "./caller.js";
 
 export interface OutcomeStats {
@@ -36,9 +36,9 @@ function stats(rows: OutcomeRow[]): OutcomeStats {
 }
 
 /** Per agent and per tag: outcomes of the tasks the caller can see (`tag` narrows to one tag). */
-export function agentPerformance(db: Db, caller: Caller, tag?: string): AgentPerformance[] {
+export async function agentPerformance(store: Store, caller: Caller, tag?: string): Promise<AgentPerformance[]> {
   const byAgent = new Map<string, OutcomeRow[]>();
-  for (const row of outcomes(db, viewerOf(caller), tag)) {
+  for (const row of await store.tasks.outcomes(store.reader, viewerOf(caller), tag)) {
     const list = byAgent.get(row.agent_id) ?? [];
     list.push(row);
     byAgent.set(row.agent_id, list);

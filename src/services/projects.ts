@@ -1,22 +1,8 @@
 import type { Role } from "../core/config.js";
 import { conflict, forbidden, invalid, notFound } from "../core/errors.js";
 import { now } from "../core/time.js";
-import type { Db } from "../store/db.js";
-import { liveProjectMemory } from "../store/memory.js";
-import { deleteProjectMessages } from "../store/messages.js";
-import {
-  addMember,
-  clearCurrentProject,
-  insertProject,
-  listProjects,
-  projectMembers,
-  projectById,
-  removeMember,
-  setCurrentProject,
-  type ProjectRow,
-} from "../store/projects.js";
-import { deleteProjectTasks } from "../store/tasks.js";
-import { isProjectMember } from "../store/visibility.js";
+import type { ProjectRow } from "../store/projects.js";
+import type { Reader, Store, Tx } from "../store/store.js";
 import type { EventBus } from "../events/bus.js";
 import { seesAllProjects, type Caller } from "./caller.js";
 import type { MemoryService } from "./memory.js";
@@ -55,66 +41,67 @@ const isProjectId = (value: unknown): value is string => typeof value === "strin
 
 export class ProjectService {
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly bus: EventBus,
     private readonly memory: MemoryService,
   ) {}
 
-  private existing(id: string): ProjectRow {
-    const project = projectById(this.db, id);
+  private async requireProject(r: Reader, id: string): Promise<ProjectRow> {
+    const project = await this.store.projects.byId(r, id);
     if (!project) throw notFound("project");
     return project;
   }
 
-  create(caller: Caller, input: { name: string; description?: string | undefined }): Project {
+  async create(caller: Caller, input: { name: string; description?: string | undefined }): Promise<Project> {
     const id = projectSlug(input.name);
     if (!SLUG.test(id)) throw invalid("name", "must contain a letter or digit");
-    return this.db.write(() => {
-      if (projectById(this.db, id)) throw conflict("project id taken");
+    return this.store.transaction(async (tx) => {
+      if (await this.store.projects.byId(tx, id)) throw conflict("project id taken");
       const at = now();
-      insertProject(this.db, { id, name: input.name.trim(), description: input.description ?? "", owner: caller.agentId, created_at: at });
-      this.bus.emit({ type: "project.created", agentId: caller.agentId, project: id, payload: { project: id, owner: caller.agentId } });
-      this.joinInTransaction(caller, id, at);
-      return this.existing(id);
+      await this.store.projects.insert(tx, { id, name: input.name.trim(), description: input.description ?? "", owner: caller.agentId, created_at: at });
+      await this.bus.emit(tx, { type: "project.created", agentId: caller.agentId, project: id, payload: { project: id, owner: caller.agentId } });
+      await this.joinInTransaction(tx, caller, id, at);
+      return this.requireProject(tx, id);
     });
   }
 
-  list(cursor: string | undefined, limit: number, memberId?: string): Page<Project> {
+  async list(cursor: string | undefined, limit: number, memberId?: string): Promise<Page<Project>> {
     const after = decodeCursor(cursor, isProjectId);
-    return pageOf(listProjects(this.db, after, limit + 1, memberId), limit, (row) => row, (row) => row.id);
+    return pageOf(await this.store.projects.list(this.store.reader, after, limit + 1, memberId), limit, (row) => row, (row) => row.id);
   }
 
-  private joinInTransaction(caller: Caller, id: string, at: string): void {
-    if (addMember(this.db, id, caller.agentId, at)) {
-      this.bus.emit({ type: "project.joined", agentId: caller.agentId, project: id, payload: { project: id, agent_id: caller.agentId } });
+  private async joinInTransaction(tx: Tx, caller: Caller, id: string, at: string): Promise<void> {
+    if (await this.store.projects.addMember(tx, id, caller.agentId, at)) {
+      await this.bus.emit(tx, { type: "project.joined", agentId: caller.agentId, project: id, payload: { project: id, agent_id: caller.agentId } });
     }
-    setCurrentProject(this.db, caller.agentId, id);
+    await this.store.agents.setCurrentProject(tx, caller.agentId, id);
   }
 
   /** Joins (idempotent) and makes it the caller's current project, where writes go by default. */
-  join(caller: Caller, id: string): Project {
-    return this.db.write(() => {
-      this.existing(id);
-      this.joinInTransaction(caller, id, now());
-      return this.existing(id);
+  join(caller: Caller, id: string): Promise<Project> {
+    return this.store.transaction(async (tx) => {
+      await this.requireProject(tx, id);
+      await this.joinInTransaction(tx, caller, id, now());
+      return this.requireProject(tx, id);
     });
   }
 
-  leave(caller: Caller, id: string): void {
-    this.db.write(() => {
-      this.existing(id);
-      clearCurrentProject(this.db, caller.agentId, id);
-      if (removeMember(this.db, id, caller.agentId)) {
-        this.bus.emit({ type: "project.left", agentId: caller.agentId, project: id, payload: { project: id, agent_id: caller.agentId } });
+  leave(caller: Caller, id: string): Promise<void> {
+    return this.store.transaction(async (tx) => {
+      await this.requireProject(tx, id);
+      await this.store.agents.clearCurrentProject(tx, caller.agentId, id);
+      if (await this.store.projects.removeMember(tx, id, caller.agentId)) {
+        await this.bus.emit(tx, { type: "project.left", agentId: caller.agentId, project: id, payload: { project: id, agent_id: caller.agentId } });
       }
     });
   }
 
   /** The agents that joined the project; for its members and the roles that see every project (404 otherwise). */
-  members(caller: Caller, id: string): ProjectMember[] {
-    const project = this.existing(id);
-    if (!seesAllProjects(caller.role) && !isProjectMember(this.db, id, caller.agentId)) throw notFound("project");
-    return projectMembers(this.db, id).map((row) => ({
+  async members(caller: Caller, id: string): Promise<ProjectMember[]> {
+    const r = this.store.reader;
+    const project = await this.requireProject(r, id);
+    if (!seesAllProjects(caller.role) && !(await this.store.projects.isMember(r, id, caller.agentId))) throw notFound("project");
+    return (await this.store.projects.members(r, id)).map((row) => ({
       agent_id: row.agent_id,
       role: row.role,
       project_owner: row.agent_id === project.owner,
@@ -126,19 +113,19 @@ export class ProjectService {
    * Project owner only. Memory is soft-deleted entry by entry (each with its event, so mirrors and
    * the archivist follow); tasks and messages are removed. Returns what it removed.
    */
-  clear(caller: Caller, id: string, what: ClearRequest): { memory: number; tasks: number; messages: number } {
-    return this.db.write(() => {
-      const project = this.existing(id);
+  clear(caller: Caller, id: string, what: ClearRequest): Promise<{ memory: number; tasks: number; messages: number }> {
+    return this.store.transaction(async (tx) => {
+      const project = await this.requireProject(tx, id);
       if (project.owner !== caller.agentId) throw forbidden("only the project's owner may clear it");
       const counts = { memory: 0, tasks: 0, messages: 0 };
       if (what.memory) {
-        const rows = liveProjectMemory(this.db, id);
-        for (const row of rows) this.memory.softDelete(caller, row, "cleared");
+        const rows = await this.store.memory.projectShared(tx, id);
+        for (const row of rows) await this.memory.softDelete(tx, caller, row, "cleared");
         counts.memory = rows.length;
       }
-      if (what.tasks) counts.tasks = deleteProjectTasks(this.db, id);
-      if (what.messages) counts.messages = deleteProjectMessages(this.db, id);
-      this.bus.emit({ type: "project.cleared", agentId: caller.agentId, project: id, payload: { project: id, ...counts } });
+      if (what.tasks) counts.tasks = await this.store.tasks.deleteProject(tx, id);
+      if (what.messages) counts.messages = await this.store.messages.deleteProject(tx, id);
+      await this.bus.emit(tx, { type: "project.cleared", agentId: caller.agentId, project: id, payload: { project: id, ...counts } });
       return counts;
     });
   }

@@ -1,5 +1,5 @@
-import type { Db } from "../store/db.js";
-import { recordReads, type ReadRecord } from "../store/memory.js";
+import type { ReadRecord } from "../store/memory.js";
+import type { Store } from "../store/store.js";
 
 const FLUSH_DELAY_MS = 250;
 
@@ -11,25 +11,25 @@ export class ReadRecorder {
   private pending: ReadRecord[] = [];
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly store: Store) {}
 
   record(reads: ReadRecord[]): void {
     if (reads.length === 0) return;
     this.pending.push(...reads);
-    this.timer ??= setTimeout(() => this.flush(), FLUSH_DELAY_MS);
+    this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
   }
 
-  recordNow(reads: ReadRecord[]): void {
+  async recordNow(reads: ReadRecord[]): Promise<void> {
     this.pending.push(...reads);
-    this.flush();
+    await this.flush();
   }
 
-  flush(): void {
+  async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.pending.length === 0 || !this.db.sqlite.open) return;
+    if (this.pending.length === 0 || !this.store.open) return;
     const batch = this.pending;
     this.pending = [];
-    this.db.write(() => recordReads(this.db, batch));
+    await this.store.transaction((tx) => this.store.memory.recordReads(tx, batch));
   }
 }

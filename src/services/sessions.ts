@@ -1,12 +1,9 @@
 import { forbidden, notFound } from "../core/errors.js";
 import { newId } from "../core/ids.js";
 import { now } from "../core/time.js";
-import { getAgentRow } from "../store/agents.js";
-import type { Db } from "../store/db.js";
-import { insertHandoff, lastHandoff, latestHandoffs, memorySeenAt, setMemorySeenAt, type HandoffRow } from "../store/handoffs.js";
-import { changesAt, changesSince, listDirectives, type MemoryRow } from "../store/memory.js";
-import { unreadMessages } from "../store/messages.js";
-import { claimedTasks } from "../store/tasks.js";
+import type { HandoffRow } from "../store/handoffs.js";
+import type { MemoryRow } from "../store/memory.js";
+import type { Store } from "../store/store.js";
 import type { Viewer } from "../store/visibility.js";
 import type { EventBus } from "../events/bus.js";
 import { seesAllProjects, type Caller } from "./caller.js";
@@ -67,13 +64,13 @@ const isPk = (value: unknown): value is number => Number.isSafeInteger(value) &&
 
 export class SessionService {
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly bus: EventBus,
   ) {}
 
-  save(caller: Caller, input: HandoffInput): Handoff {
+  async save(caller: Caller, input: HandoffInput): Promise<Handoff> {
     if (input.agent_id !== undefined && input.agent_id !== caller.agentId) throw forbidden("a handoff is saved by the agent it belongs to");
-    return this.db.write(() => {
+    return this.store.transaction(async (tx) => {
       const row: HandoffRow = {
         id: newId(),
         agent_id: caller.agentId,
@@ -84,16 +81,16 @@ export class SessionService {
         memory_refs: JSON.stringify(input.memory_refs ?? []),
         created_at: now(),
       };
-      insertHandoff(this.db, row);
-      this.bus.emit({ type: "session.handoff_saved", agentId: caller.agentId, project: null, payload: { handoff_id: row.id, agent_id: caller.agentId } });
+      await this.store.handoffs.insert(tx, row);
+      await this.bus.emit(tx, { type: "session.handoff_saved", agentId: caller.agentId, project: null, payload: { handoff_id: row.id, agent_id: caller.agentId } });
       return toHandoff(row);
     });
   }
 
   /** Each agent's last handoff, newest first (an owner's overview; the route allows owners only). */
-  latest(cursor: string | undefined, limit: number): Page<Handoff> {
+  async latest(cursor: string | undefined, limit: number): Promise<Page<Handoff>> {
     const before = decodeCursor(cursor, isPk);
-    return pageOf(latestHandoffs(this.db, before, limit + 1), limit, toHandoff, (row) => row.pk);
+    return pageOf(await this.store.handoffs.latest(this.store.reader, before, limit + 1), limit, toHandoff, (row) => row.pk);
   }
 
   /**
@@ -101,38 +98,52 @@ export class SessionService {
    * advances to `seen_until` (unless `peek`). An owner reading another agent's pack sees only what
    * both may see, and never moves that agent's cursor.
    */
-  load(caller: Caller, agentId: string, peek: boolean): ContextPack {
+  async load(caller: Caller, agentId: string, peek: boolean): Promise<ContextPack> {
     const own = agentId === caller.agentId;
     if (!own && caller.role !== "owner") throw forbidden("only an owner may read another agent's handoff");
-    const target = getAgentRow(this.db, agentId);
+    const r = this.store.reader;
+    const target = await this.store.agents.get(r, agentId);
     if (!target || target.deleted_at !== null) throw notFound("agent");
     // The target's view, narrowed for an owner: nobody but its author sees a private entry.
     const viewer: Viewer = { agentId, allProjects: seesAllProjects(target.role) };
     const privateOk = (author: string, scope: string): boolean => scope !== "agent" || author === caller.agentId;
 
-    const since = memorySeenAt(this.db, agentId);
+    const since = await this.store.agents.memorySeenAt(r, agentId);
     const at = now();
-    const page = this.deltaPage(viewer, since);
+    const page = await this.deltaPage(viewer, since);
     const delta = page.rows
       .filter((row) => own || privateOk(row.agent_id, row.scope))
       .map((row) => (row.deleted_at !== null || (row.expires_at !== null && row.expires_at <= at) ? toTombstone(row) : toEntry(row)));
     const seenUntil = page.rows.at(-1)?.updated_at ?? since ?? at;
-    const unread = unreadMessages(this.db, agentId, 0, UNREAD_LIMIT)
+    const unread = (await this.store.messages.unread(r, agentId, 0, UNREAD_LIMIT))
       .filter((row) => own || row.sender === caller.agentId)
       .map(toMessage);
+    const lastHandoff = await this.store.handoffs.last(r, agentId);
+    const claimed = await this.store.tasks.claimedBy(r, agentId, CLAIMED_LIMIT);
+    const directives = await this.store.memory.directives(r, viewer, at, undefined, DIRECTIVE_LIMIT);
     const pack: ContextPack = {
-      last_handoff: ((row) => (row ? toHandoff(row) : null))(lastHandoff(this.db, agentId)),
+      last_handoff: lastHandoff ? toHandoff(lastHandoff) : null,
       memory_delta_since_last_seen: delta,
       delta_truncated: page.truncated,
       seen_until: seenUntil,
       unread_messages: unread,
-      claimed_tasks: claimedTasks(this.db, agentId, CLAIMED_LIMIT).map(toTask),
-      directives: listDirectives(this.db, viewer, at, undefined, DIRECTIVE_LIMIT)
-        .filter((row) => own || privateOk(row.agent_id, row.scope))
-        .map((row) => toEntry(row)),
+      claimed_tasks: claimed.map(toTask),
+      directives: directives.filter((row) => own || privateOk(row.agent_id, row.scope)).map((row) => toEntry(row)),
     };
-    if (own && !peek && seenUntil !== since) this.db.write(() => setMemorySeenAt(this.db, agentId, seenUntil));
+    if (own && !peek && seenUntil !== since) await this.advanceSeen(agentId, seenUntil);
     return pack;
+  }
+
+  /**
+   * Moves the agent's memory cursor forward to `seenUntil`. The pack was read outside this
+   * transaction, so two of the agent's sessions loading at once may both get here: the cursor
+   * keeps the later of the two, as if they had loaded one after the other, and never moves back.
+   */
+  private advanceSeen(agentId: string, seenUntil: string): Promise<void> {
+    return this.store.transaction(async (tx) => {
+      const current = await this.store.agents.memorySeenAt(tx, agentId);
+      if (current === null || current < seenUntil) await this.store.agents.setMemorySeenAt(tx, agentId, seenUntil);
+    });
   }
 
   /**
@@ -140,13 +151,13 @@ export class SessionService {
    * millisecond: the cursor is a timestamp, so rows sharing the last one are all in this page or
    * all in the next. Nothing is skipped; a truncated delta continues on the next call.
    */
-  private deltaPage(viewer: Viewer, since: string | null): { rows: MemoryRow[]; truncated: boolean } {
-    const rows = changesSince(this.db, viewer, since, DELTA_LIMIT + 1);
+  private async deltaPage(viewer: Viewer, since: string | null): Promise<{ rows: MemoryRow[]; truncated: boolean }> {
+    const rows = await this.store.memory.changesSince(this.store.reader, viewer, since, DELTA_LIMIT + 1);
     if (rows.length <= DELTA_LIMIT) return { rows, truncated: false };
     const overflow = rows.pop() as MemoryRow;
     const boundary = overflow.updated_at;
     const whole = rows.filter((row) => row.updated_at !== boundary);
     if (whole.length > 0) return { rows: whole, truncated: true };
-    return { rows: changesAt(this.db, viewer, boundary, SAME_INSTANT_LIMIT), truncated: true };
+    return { rows: await this.store.memory.changesAt(this.store.reader, viewer, boundary, SAME_INSTANT_LIMIT), truncated: true };
   }
 }

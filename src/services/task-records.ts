@@ -1,3 +1,4 @@
+import type { ServerEventPayloads, ServerEventType } from "../events/types.js";
 import type { CommentRow, Priority, TaskRow, TaskStatus } from "../store/tasks.js";
 
 export interface Task {
@@ -44,4 +45,17 @@ export const toTask = (row: TaskRow): Task => ({
   claimed_at: row.claimed_at,
   completed_at: row.completed_at,
   lease_expires_at: row.lease_expires_at,
+});
+
+type TaskEventType = Extract<ServerEventType, `task.${string}`>;
+
+/** A task event's type with its payload, the one checked against the other. */
+export type TaskEvent = { [T in TaskEventType]: { type: T; payload: ServerEventPayloads[T] } }[TaskEventType];
+
+/** What every task event's payload says about the task, ahead of what its type adds. */
+export const taskEventFields = (row: TaskRow): { task_id: string; project: string | null; status: TaskStatus; assigned_to: string | null } => ({
+  task_id: row.id,
+  project: row.project,
+  status: row.status,
+  assigned_to: row.assigned_to,
 });

@@ -3,37 +3,14 @@ import { checkByteSize } from "../core/byte-size.js";
 import { ambiguousIdPrefix, conflict, forbidden, invalid, notFound } from "../core/errors.js";
 import { newId, parseIdRef } from "../core/ids.js";
 import { addSeconds, now } from "../core/time.js";
-import { getAgentRow } from "../store/agents.js";
-import type { Db } from "../store/db.js";
-import {
-  addDependency,
-  dependsTransitively,
-  findVisibleTasks,
-  insertComment,
-  insertOutcome,
-  insertTask,
-  lapsedClaims,
-  listComments,
-  countTasks,
-  listTasks,
-  patchTask,
-  recommendedTasks,
-  removeDependency,
-  replaceTaskTags,
-  taskByPk,
-  unblockedDependents,
-  type CommentKind,
-  type Priority,
-  type TaskCountsRow,
-  type TaskFilters,
-  type TaskPatch,
-  type TaskRow,
-} from "../store/tasks.js";
+import type { Reader, Store, Tx } from "../store/store.js";
+import type { CommentKind, Priority, TaskCountsRow, TaskFilters, TaskPatch, TaskRow } from "../store/tasks.js";
 import type { EventBus } from "../events/bus.js";
+import { checkProjectWrite } from "./access.js";
 import { viewerOf, type Caller } from "./caller.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "./paging.js";
-import { checkProjectWrite } from "./projects.js";
-import { toTask, type Task, type TaskComment } from "./task-records.js";
+import { checkTransition, TASK_TRANSITIONS } from "./task-lifecycle.js";
+import { taskEventFields, toTask, type Task, type TaskComment, type TaskEvent } from "./task-records.js";
 
 export interface CreateTaskInput {
   title: string;
@@ -56,6 +33,9 @@ export interface TaskChange {
   expected_outcome?: string | null | undefined;
 }
 
+/** The actions only a claim's assignee may take (an owner may also unclaim). */
+type AssigneeAction = "unclaim" | "complete" | "fail" | "heartbeat";
+
 const MAX_OUTPUT_BYTES = 65536;
 const LAPSE_BATCH = 500;
 
@@ -63,7 +43,7 @@ const isSeq = (value: unknown): value is number => Number.isSafeInteger(value);
 
 export class TaskService {
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly bus: EventBus,
     private readonly config: Config,
   ) {}
@@ -73,17 +53,18 @@ export class TaskService {
   }
 
   /** A task the caller can see, by full id or unique prefix; anything else is 404. */
-  private resolve(caller: Caller, ref: string, what = "task"): TaskRow {
+  private async resolve(r: Reader, caller: Caller, ref: string, what = "task"): Promise<TaskRow> {
     const parsed = parseIdRef(ref);
-    const rows = findVisibleTasks(this.db, viewerOf(caller), parsed.kind === "full" ? { id: parsed.id } : { prefix: parsed.prefix });
+    const rows = await this.store.tasks.findVisible(r, viewerOf(caller), parsed.kind === "full" ? { id: parsed.id } : { prefix: parsed.prefix });
     if (rows.length > 1) throw ambiguousIdPrefix();
     const row = rows[0];
     if (!row) throw notFound(what);
     return row;
   }
 
-  private fresh(pk: number): TaskRow {
-    const row = taskByPk(this.db, pk);
+  /** The task as it is now, after this transaction's own writes. */
+  private async reread(r: Reader, pk: number): Promise<TaskRow> {
+    const row = await this.store.tasks.byPk(r, pk);
     if (!row) throw notFound("task");
     return row;
   }
@@ -92,36 +73,34 @@ export class TaskService {
     return this.config.TASK_LEASE_SECONDS > 0 ? addSeconds(at, this.config.TASK_LEASE_SECONDS) : null;
   }
 
-  private emit(type: string, actor: string, row: TaskRow, extra: Record<string, unknown> = {}): void {
-    this.bus.emit({
-      type,
-      agentId: actor,
-      project: row.project,
-      payload: { task_id: row.id, project: row.project, status: row.status, assigned_to: row.assigned_to, ...extra },
-    });
+  /** The event's project is its task's. */
+  private async emit(tx: Tx, actor: string, event: TaskEvent): Promise<void> {
+    await this.bus.emit(tx, { ...event, agentId: actor, project: event.payload.project });
   }
 
-  private record(row: TaskRow, agentId: string, kind: CommentKind, comment: string, at: string): TaskComment {
+  private async logComment(tx: Tx, row: TaskRow, agentId: string, kind: CommentKind, comment: string, at: string): Promise<TaskComment> {
     const entry = { id: newId(), agent_id: agentId, kind, comment, created_at: at };
-    insertComment(this.db, row.pk, entry);
+    await this.store.tasks.insertComment(tx, row.pk, entry);
     return { ...entry, task_id: row.id };
   }
 
-  create(caller: Caller, input: CreateTaskInput): Promise<Task> {
+  async create(caller: Caller, input: CreateTaskInput): Promise<Task> {
     this.checkDescription(input.description);
-    const project = input.project === undefined ? (getAgentRow(this.db, caller.agentId)?.current_project ?? null) : input.project;
-    return this.db.writeSoon(() => {
-      checkProjectWrite(this.db, caller, project);
-      const dependencies = [...new Set(input.depends_on ?? [])].map((ref) => this.resolve(caller, ref, "dependency").pk);
+    const project =
+      input.project === undefined ? ((await this.store.agents.get(this.store.reader, caller.agentId))?.current_project ?? null) : input.project;
+    return this.store.transaction(async (tx) => {
+      await checkProjectWrite(this.store.projects, tx, caller, project);
+      const dependencies: number[] = [];
+      for (const ref of new Set(input.depends_on ?? [])) dependencies.push((await this.resolve(tx, caller, ref, "dependency")).pk);
       const assignee = input.assigned_to ?? null;
       if (assignee !== null) {
-        const agent = getAgentRow(this.db, assignee);
+        const agent = await this.store.agents.get(tx, assignee);
         if (!agent || agent.deleted_at !== null) throw notFound("agent");
       }
       const at = now();
       const tags = [...new Set(input.tags ?? [])];
-      const pk = insertTask(
-        this.db,
+      const pk = await this.store.tasks.insert(
+        tx,
         {
           id: newId(),
           title: input.title,
@@ -145,28 +124,29 @@ export class TaskService {
         tags,
         dependencies,
       );
-      const row = this.fresh(pk);
-      this.emit("task.created", caller.agentId, row, { created_by: caller.agentId });
+      const row = await this.reread(tx, pk);
+      await this.emit(tx, caller.agentId, { type: "task.created", payload: { ...taskEventFields(row), created_by: caller.agentId } });
       return toTask(row);
     });
   }
 
-  get(caller: Caller, ref: string): Task {
-    return toTask(this.resolve(caller, ref));
+  async get(caller: Caller, ref: string): Promise<Task> {
+    return toTask(await this.resolve(this.store.reader, caller, ref));
   }
 
-  list(caller: Caller, filters: TaskFilters & { cursor?: string | undefined; limit: number }): Page<Task> {
+  async list(caller: Caller, filters: TaskFilters & { cursor?: string | undefined; limit: number }): Promise<Page<Task>> {
     const after = decodeCursor(filters.cursor, isKeyset);
-    const rows = listTasks(this.db, viewerOf(caller), filters, after, filters.limit + 1);
+    const rows = await this.store.tasks.list(this.store.reader, viewerOf(caller), filters, after, filters.limit + 1);
     return pageOf(rows, filters.limit, toTask, (row) => ({ at: row.created_at, pk: row.pk }));
   }
 
-  counts(caller: Caller, filters: Omit<TaskFilters, "status" | "unblocked">): TaskCountsRow {
-    return countTasks(this.db, viewerOf(caller), filters);
+  counts(caller: Caller, filters: Omit<TaskFilters, "status" | "unblocked">): Promise<TaskCountsRow> {
+    return this.store.tasks.count(this.store.reader, viewerOf(caller), filters);
   }
 
-  recommended(caller: Caller, project: string | null | undefined, limit: number): (Task & { affinity: number })[] {
-    return recommendedTasks(this.db, viewerOf(caller), project, limit).map((row) => ({ ...toTask(row), affinity: row.affinity }));
+  async recommended(caller: Caller, project: string | null | undefined, limit: number): Promise<(Task & { affinity: number })[]> {
+    const rows = await this.store.tasks.recommended(this.store.reader, viewerOf(caller), project, limit);
+    return rows.map((row) => ({ ...toTask(row), affinity: row.affinity }));
   }
 
   /** Who may change a task (fields and dependencies): its creator, its assignee, an owner. */
@@ -177,12 +157,12 @@ export class TaskService {
   }
 
   /** Title, description, priority, tags, due date, expected outcome: by creator, assignee or owner. */
-  update(caller: Caller, ref: string, change: TaskChange): Promise<Task> {
+  async update(caller: Caller, ref: string, change: TaskChange): Promise<Task> {
     this.checkDescription(change.description);
-    return this.db.writeSoon(() => {
-      const row = this.resolve(caller, ref);
+    return this.store.transaction(async (tx) => {
+      const row = await this.resolve(tx, caller, ref);
       this.checkMayChange(caller, row);
-      if (row.status === "completed" || row.status === "failed") throw conflict("task is closed");
+      checkTransition("update", row.status);
       const tags = change.tags === undefined ? undefined : [...new Set(change.tags)];
       const candidate: TaskPatch = {
         title: change.title,
@@ -196,17 +176,17 @@ export class TaskService {
         .filter(([field, value]) => value !== undefined && value !== row[field])
         .map(([field]) => field);
       if (changed.length === 0) return toTask(row);
-      patchTask(this.db, row.pk, { ...candidate, updated_at: now() });
-      if (tags !== undefined) replaceTaskTags(this.db, row.pk, tags);
-      const updated = this.fresh(row.pk);
-      this.emit("task.updated", caller.agentId, updated, { changed });
+      await this.store.tasks.patch(tx, row.pk, { ...candidate, updated_at: now() });
+      if (tags !== undefined) await this.store.tasks.replaceTags(tx, row.pk, tags);
+      const updated = await this.reread(tx, row.pk);
+      await this.emit(tx, caller.agentId, { type: "task.updated", payload: { ...taskEventFields(updated), changed } });
       return toTask(updated);
     });
   }
 
   private checkClaimable(caller: Caller, row: TaskRow): void {
     if (row.reserved === 1 && row.assigned_to !== caller.agentId) throw forbidden("task is reserved for another agent");
-    if (row.status !== "open") throw conflict("task not open");
+    checkTransition("claim", row.status);
     if (row.blocked === 1) throw conflict("task is blocked");
   }
 
@@ -214,37 +194,34 @@ export class TaskService {
    * Atomic: of any number of racing claimants exactly one wins; the rest get 409. A claim that
    * cannot succeed is refused before it queues for a write, so a crowd of losers costs no commits.
    */
-  claim(caller: Caller, ref: string, comment: string): Promise<Task> {
-    this.checkClaimable(caller, this.resolve(caller, ref));
-    return this.db.writeSoon(() => {
-      const row = this.resolve(caller, ref);
+  async claim(caller: Caller, ref: string, comment: string): Promise<Task> {
+    this.checkClaimable(caller, await this.resolve(this.store.reader, caller, ref));
+    return this.store.transaction(async (tx) => {
+      const row = await this.resolve(tx, caller, ref);
       this.checkClaimable(caller, row);
       const at = now();
-      const claimed = patchTask(
-        this.db,
-        row.pk,
-        { status: "claimed", assigned_to: caller.agentId, claimed_at: at, lease_expires_at: this.leaseFrom(at), updated_at: at },
-        "open",
-      );
-      if (!claimed) throw conflict("task not open");
-      this.record(row, caller.agentId, "claim", comment, at);
-      const updated = this.fresh(row.pk);
-      this.emit("task.claimed", caller.agentId, updated);
+      const { from, to, refusal } = TASK_TRANSITIONS.claim;
+      const patch: TaskPatch = { status: to, assigned_to: caller.agentId, claimed_at: at, lease_expires_at: this.leaseFrom(at), updated_at: at };
+      if (!(await this.store.tasks.patch(tx, row.pk, patch, from[0]))) throw conflict(refusal);
+      await this.logComment(tx, row, caller.agentId, "claim", comment, at);
+      const updated = await this.reread(tx, row.pk);
+      await this.emit(tx, caller.agentId, { type: "task.claimed", payload: taskEventFields(updated) });
       return toTask(updated);
     });
   }
 
-  /** The checks of unclaim, complete and fail, in the contract's order; `ownerMay`: an owner passes the last. */
-  private assigneeOnly(caller: Caller, ref: string, ownerMay = false): TaskRow {
-    const row = this.resolve(caller, ref);
-    if (row.status !== "claimed") throw conflict("task not claimed");
+  /** The checks of unclaim, complete, fail and heartbeat, in the contract's order; `ownerMay`: an owner passes the last. */
+  private async requireAssignee(r: Reader, caller: Caller, ref: string, action: AssigneeAction, ownerMay = false): Promise<TaskRow> {
+    const row = await this.resolve(r, caller, ref);
+    checkTransition(action, row.status);
     if (row.assigned_to !== caller.agentId && !(ownerMay && caller.role === "owner")) throw forbidden("only the task's assignee may do this");
     return row;
   }
 
-  private release(row: TaskRow, at: string): TaskPatch {
+  /** The patch that gives a claim back (a reserved task stays reserved for its assignee). */
+  private releasePatch(row: TaskRow, at: string): TaskPatch {
     return {
-      status: "open",
+      status: TASK_TRANSITIONS.unclaim.to,
       assigned_to: row.reserved === 1 ? row.assigned_to : null,
       claimed_at: null,
       lease_expires_at: null,
@@ -257,20 +234,20 @@ export class TaskService {
    * went away. The owner's release says so in the comment, ahead of any reason the owner gave.
    */
   unclaim(caller: Caller, ref: string, comment: string): Promise<Task> {
-    return this.db.writeSoon(() => {
-      const row = this.assigneeOnly(caller, ref, true);
+    return this.store.transaction(async (tx) => {
+      const row = await this.requireAssignee(tx, caller, ref, "unclaim", true);
       const byOwner = row.assigned_to !== caller.agentId;
       const at = now();
-      patchTask(this.db, row.pk, this.release(row, at));
+      await this.store.tasks.patch(tx, row.pk, this.releasePatch(row, at));
       const released = `released by ${caller.agentId}`;
-      this.record(row, caller.agentId, "unclaim", byOwner ? (comment === "" ? released : `${released}: ${comment}`) : comment, at);
-      const updated = this.fresh(row.pk);
-      this.emit("task.unclaimed", caller.agentId, updated);
+      await this.logComment(tx, row, caller.agentId, "unclaim", byOwner ? (comment === "" ? released : `${released}: ${comment}`) : comment, at);
+      const updated = await this.reread(tx, row.pk);
+      await this.emit(tx, caller.agentId, { type: "task.unclaimed", payload: taskEventFields(updated) });
       return toTask(updated);
     });
   }
 
-  complete(caller: Caller, ref: string, comment: string, output: unknown): Promise<Task> {
+  async complete(caller: Caller, ref: string, comment: string, output: unknown): Promise<Task> {
     const result = output === undefined ? null : JSON.stringify(output);
     if (result !== null) checkByteSize(result, MAX_OUTPUT_BYTES, "output exceeds");
     return this.finish(caller, ref, "completed", comment, result);
@@ -281,12 +258,13 @@ export class TaskService {
   }
 
   private finish(caller: Caller, ref: string, outcome: "completed" | "failed", comment: string, result: string | null | undefined): Promise<Task> {
-    return this.db.writeSoon(() => {
-      const row = this.assigneeOnly(caller, ref);
+    const action = outcome === "completed" ? "complete" : "fail";
+    return this.store.transaction(async (tx) => {
+      const row = await this.requireAssignee(tx, caller, ref, action);
       const at = now();
-      patchTask(this.db, row.pk, { status: outcome, completed_at: at, lease_expires_at: null, updated_at: at, result });
-      this.record(row, caller.agentId, outcome === "completed" ? "complete" : "fail", comment, at);
-      insertOutcome(this.db, {
+      await this.store.tasks.patch(tx, row.pk, { status: TASK_TRANSITIONS[action].to, completed_at: at, lease_expires_at: null, updated_at: at, result });
+      await this.logComment(tx, row, caller.agentId, action, comment, at);
+      await this.store.tasks.insertOutcome(tx, {
         task_pk: row.pk,
         agent_id: caller.agentId,
         outcome,
@@ -294,11 +272,13 @@ export class TaskService {
         claimed_at: row.claimed_at ?? at,
         finished_at: at,
       });
-      const updated = this.fresh(row.pk);
-      this.emit(outcome === "completed" ? "task.completed" : "task.failed", caller.agentId, updated);
+      const updated = await this.reread(tx, row.pk);
+      await this.emit(tx, caller.agentId, { type: outcome === "completed" ? "task.completed" : "task.failed", payload: taskEventFields(updated) });
       if (outcome === "completed") {
         // Dependents whose last open dependency this was can now be claimed: tell waiting agents.
-        for (const dependent of unblockedDependents(this.db, row.pk)) this.emit("task.unblocked", caller.agentId, dependent, { unblocked_by: row.id });
+        for (const dependent of await this.store.tasks.unblockedDependents(tx, row.pk)) {
+          await this.emit(tx, caller.agentId, { type: "task.unblocked", payload: { ...taskEventFields(dependent), unblocked_by: row.id } });
+        }
       }
       return toTask(updated);
     });
@@ -306,90 +286,96 @@ export class TaskService {
 
   /** A completed or failed task back to open, by its creator or an owner. */
   reopen(caller: Caller, ref: string, comment: string): Promise<Task> {
-    return this.db.writeSoon(() => {
-      const row = this.resolve(caller, ref);
+    return this.store.transaction(async (tx) => {
+      const row = await this.resolve(tx, caller, ref);
       if (caller.agentId !== row.created_by && caller.role !== "owner") throw forbidden("only the task's creator or an owner may reopen it");
-      if (row.status !== "completed" && row.status !== "failed") throw conflict("task not closed");
+      checkTransition("reopen", row.status);
       const at = now();
-      patchTask(this.db, row.pk, { ...this.release(row, at), completed_at: null });
-      this.record(row, caller.agentId, "reopen", comment, at);
-      const updated = this.fresh(row.pk);
-      this.emit("task.reopened", caller.agentId, updated);
+      await this.store.tasks.patch(tx, row.pk, { ...this.releasePatch(row, at), status: TASK_TRANSITIONS.reopen.to, completed_at: null });
+      await this.logComment(tx, row, caller.agentId, "reopen", comment, at);
+      const updated = await this.reread(tx, row.pk);
+      await this.emit(tx, caller.agentId, { type: "task.reopened", payload: taskEventFields(updated) });
       return toTask(updated);
     });
   }
 
   /** Assignee only: pushes the claim's lease out by TASK_LEASE_SECONDS. */
   heartbeat(caller: Caller, ref: string): Promise<Task> {
-    return this.db.writeSoon(() => {
-      const row = this.assigneeOnly(caller, ref);
+    return this.store.transaction(async (tx) => {
+      const row = await this.requireAssignee(tx, caller, ref, "heartbeat");
       const at = now();
-      patchTask(this.db, row.pk, { lease_expires_at: this.leaseFrom(at) });
-      return toTask(this.fresh(row.pk));
+      await this.store.tasks.patch(tx, row.pk, { lease_expires_at: this.leaseFrom(at) });
+      return toTask(await this.reread(tx, row.pk));
     });
   }
 
-  comments(caller: Caller, ref: string, cursor: string | undefined, limit: number): Page<TaskComment> {
-    const row = this.resolve(caller, ref);
+  async comments(caller: Caller, ref: string, cursor: string | undefined, limit: number): Promise<Page<TaskComment>> {
+    const row = await this.resolve(this.store.reader, caller, ref);
     const after = decodeCursor(cursor, isSeq) ?? 0;
-    const rows = listComments(this.db, row.pk, after, limit + 1);
+    const rows = await this.store.tasks.comments(this.store.reader, row.pk, after, limit + 1);
     return pageOf(rows, limit, ({ pk: _pk, ...comment }) => comment, (comment) => comment.pk);
   }
 
   addComment(caller: Caller, ref: string, comment: string): Promise<TaskComment> {
-    return this.db.writeSoon(() => {
-      const row = this.resolve(caller, ref);
+    return this.store.transaction(async (tx) => {
+      const row = await this.resolve(tx, caller, ref);
+      checkTransition("comment", row.status);
       const at = now();
-      const entry = this.record(row, caller.agentId, "comment", comment, at);
-      this.emit("task.commented", caller.agentId, row, { comment_id: entry.id, kind: "comment" });
+      const entry = await this.logComment(tx, row, caller.agentId, "comment", comment, at);
+      await this.emit(tx, caller.agentId, { type: "task.commented", payload: { ...taskEventFields(row), comment_id: entry.id, kind: "comment" } });
       return entry;
     });
   }
 
   /** Blocks the task on another; the change is the task's, so it takes PATCH's permission and leaves a comment. */
   addDependency(caller: Caller, ref: string, dependencyRef: string): Promise<Task> {
-    return this.db.writeSoon(() => {
-      const row = this.resolve(caller, ref);
-      const dependency = this.resolve(caller, dependencyRef, "dependency");
+    return this.store.transaction(async (tx) => {
+      const row = await this.resolve(tx, caller, ref);
+      const dependency = await this.resolve(tx, caller, dependencyRef, "dependency");
       this.checkMayChange(caller, row);
+      checkTransition("addDependency", row.status);
       if (dependency.pk === row.pk) throw invalid("depends_on", "a task cannot depend on itself");
-      if (dependsTransitively(this.db, dependency.pk, row.pk)) throw conflict("dependency cycle");
-      if (addDependency(this.db, row.pk, dependency.pk)) {
+      if (await this.store.tasks.dependsTransitively(tx, dependency.pk, row.pk)) throw conflict("dependency cycle");
+      if (await this.store.tasks.addDependency(tx, row.pk, dependency.pk)) {
         const at = now();
-        patchTask(this.db, row.pk, { updated_at: at });
-        const entry = this.record(row, caller.agentId, "comment", `dependency added: ${dependency.id}`, at);
-        this.emit("task.updated", caller.agentId, this.fresh(row.pk), { changed: ["depends_on"], comment_id: entry.id });
+        await this.store.tasks.patch(tx, row.pk, { updated_at: at });
+        const entry = await this.logComment(tx, row, caller.agentId, "comment", `dependency added: ${dependency.id}`, at);
+        const updated = await this.reread(tx, row.pk);
+        await this.emit(tx, caller.agentId, { type: "task.updated", payload: { ...taskEventFields(updated), changed: ["depends_on"], comment_id: entry.id } });
       }
-      return toTask(this.fresh(row.pk));
+      return toTask(await this.reread(tx, row.pk));
     });
   }
 
   removeDependency(caller: Caller, ref: string, dependencyRef: string): Promise<Task> {
-    return this.db.writeSoon(() => {
-      const row = this.resolve(caller, ref);
-      const dependency = this.resolve(caller, dependencyRef, "dependency");
+    return this.store.transaction(async (tx) => {
+      const row = await this.resolve(tx, caller, ref);
+      const dependency = await this.resolve(tx, caller, dependencyRef, "dependency");
       this.checkMayChange(caller, row);
-      if (!removeDependency(this.db, row.pk, dependency.pk)) throw notFound("dependency");
+      checkTransition("removeDependency", row.status);
+      if (!(await this.store.tasks.removeDependency(tx, row.pk, dependency.pk))) throw notFound("dependency");
       const at = now();
-      patchTask(this.db, row.pk, { updated_at: at });
-      const entry = this.record(row, caller.agentId, "comment", `dependency removed: ${dependency.id}`, at);
-      const updated = this.fresh(row.pk);
-      this.emit("task.updated", caller.agentId, updated, { changed: ["depends_on"], comment_id: entry.id });
-      if (updated.status === "open" && updated.blocked === 0 && row.blocked === 1) this.emit("task.unblocked", caller.agentId, updated);
+      await this.store.tasks.patch(tx, row.pk, { updated_at: at });
+      const entry = await this.logComment(tx, row, caller.agentId, "comment", `dependency removed: ${dependency.id}`, at);
+      const updated = await this.reread(tx, row.pk);
+      await this.emit(tx, caller.agentId, { type: "task.updated", payload: { ...taskEventFields(updated), changed: ["depends_on"], comment_id: entry.id } });
+      if (updated.status === "open" && updated.blocked === 0 && row.blocked === 1) {
+        await this.emit(tx, caller.agentId, { type: "task.unblocked", payload: taskEventFields(updated) });
+      }
       return toTask(updated);
     });
   }
 
   /** Releases claims whose assignee went silent for TASK_LEASE_SECONDS; returns how many. */
-  releaseLapsed(): number {
-    return this.db.write(() => {
+  releaseLapsed(): Promise<number> {
+    return this.store.transaction(async (tx) => {
       const at = now();
-      const rows = lapsedClaims(this.db, at, LAPSE_BATCH);
+      const rows = await this.store.tasks.lapsedClaims(tx, at, LAPSE_BATCH);
       for (const row of rows) {
         const assignee = row.assigned_to ?? row.created_by;
-        patchTask(this.db, row.pk, this.release(row, at));
-        this.record(row, assignee, "unclaim", "lease expired", at);
-        this.emit("task.unclaimed", assignee, this.fresh(row.pk), { reason: "lease expired" });
+        await this.store.tasks.patch(tx, row.pk, this.releasePatch(row, at));
+        await this.logComment(tx, row, assignee, "unclaim", "lease expired", at);
+        await this.emit(tx, assignee, { type: "task.unclaimed", payload: { ...taskEventFields(await this.reread(tx, row.pk)), reason: "lease expired" } });
       }
       return rows.length;
     });

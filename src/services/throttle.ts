@@ -62,10 +62,10 @@ export class FailureThrottle {
   }
 
   /** Runs `attempt` unless the pair is throttled, counting an UNAUTHENTICATED failure against it. */
-  guard<T>(address: string | undefined, identity: string, attempt: () => T): T {
+  async guard<T>(address: string | undefined, identity: string, attempt: () => T | Promise<T>): Promise<T> {
     this.check(address, identity);
     try {
-      return attempt();
+      return await attempt();
     } catch (error) {
       if (error instanceof AppError && error.code === "UNAUTHENTICATED") this.fail(address, identity);
       throw error;

@@ -2,18 +2,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { Config } from "../core/config.js";
 import { AppError, invalidCredentials } from "../core/errors.js";
 import { now } from "../core/time.js";
-import type { Db } from "../store/db.js";
-import {
-  deleteExpiredLoginLinks,
-  deleteIdleUiSessions,
-  deleteUiSession,
-  insertLoginLink,
-  insertUiSession,
-  loginLinkIsLive,
-  takeLoginLink,
-  touchUiSession,
-  uiSessionByHash,
-} from "../store/ui-sessions.js";
+import type { Store, Tx } from "../store/store.js";
 import type { Caller } from "./caller.js";
 import { hashKey } from "./credentials.js";
 import { UI_LINK_IDENTITY, UI_PASSWORD_IDENTITY, type FailureThrottle } from "./throttle.js";
@@ -44,7 +33,7 @@ const sameSecret = (a: string, b: string): boolean => timingSafeEqual(hashKey(a)
  */
 export class UiSessionService {
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly config: Config,
     private readonly throttle: FailureThrottle,
   ) {}
@@ -54,17 +43,17 @@ export class UiSessionService {
   }
 
   /** A new one-time login token, live for LOGIN_LINK_TTL_MS. */
-  issueLoginLink(): { token: string; expires_at: string } {
+  async issueLoginLink(): Promise<{ token: string; expires_at: string }> {
     const token = `cairn_login_${randomBytes(24).toString("base64url")}`;
     const at = now();
     const expiresAt = new Date(Date.parse(at) + LOGIN_LINK_TTL_MS).toISOString();
-    this.db.write(() => insertLoginLink(this.db, hashKey(token), at, expiresAt));
+    await this.store.transaction((tx) => this.store.uiSessions.insertLoginLink(tx, hashKey(token), at, expiresAt));
     return { token, expires_at: expiresAt };
   }
 
   /** Whether a link can still be used. */
-  loginLinkIsLive(token: string): boolean {
-    return loginLinkIsLive(this.db, hashKey(token), now());
+  loginLinkIsLive(token: string): Promise<boolean> {
+    return this.store.uiSessions.loginLinkIsLive(this.store.reader, hashKey(token), now());
   }
 
   /**
@@ -72,53 +61,60 @@ export class UiSessionService {
    * guesser elsewhere never locks the password out, and nobody can use up the links' allowance
    * with wrong passwords.
    */
-  login(credentials: { password?: string | undefined; token?: string | undefined }, address: string | undefined): UiLogin {
+  async login(credentials: { password?: string | undefined; token?: string | undefined }, address: string | undefined): Promise<UiLogin> {
     const identity = credentials.password !== undefined ? UI_PASSWORD_IDENTITY : UI_LINK_IDENTITY;
     return this.throttle.guard(address, identity, () => this.tryLogin(credentials));
   }
 
-  private tryLogin(credentials: { password?: string | undefined; token?: string | undefined }): UiLogin {
+  private async tryLogin(credentials: { password?: string | undefined; token?: string | undefined }): Promise<UiLogin> {
     const byPassword = credentials.password !== undefined && this.passwordLogin && sameSecret(credentials.password, this.config.UI_PASSWORD);
     const session = sessionToken();
     const at = now();
-    const open = (): void => insertUiSession(this.db, { token_hash: hashKey(session), agent_id: this.config.UI_AGENT_ID, created_at: at, last_used_at: at });
+    const open = (tx: Tx): Promise<void> =>
+      this.store.uiSessions.insert(tx, { token_hash: hashKey(session), agent_id: this.config.UI_AGENT_ID, created_at: at, last_used_at: at });
     // A link is looked up by its hash (no comparison of the secret leaks timing) and traded for the
     // session in one transaction, so it is never used up without one.
     const byToken =
       !byPassword &&
       credentials.token !== undefined &&
-      this.db.write(() => {
-        const taken = takeLoginLink(this.db, hashKey(credentials.token as string), at);
-        if (taken) open();
+      (await this.store.transaction(async (tx) => {
+        const taken = await this.store.uiSessions.takeLoginLink(tx, hashKey(credentials.token as string), at);
+        if (taken) await open(tx);
         return taken;
-      });
+      }));
     if (!byPassword && !byToken) {
       throw new AppError(
         "UNAUTHENTICATED",
         credentials.token !== undefined ? "this login link is not valid: a link works once, for 24 hours (`cairn ui-link` prints a new one)" : "wrong password",
       );
     }
-    if (byPassword) this.db.write(open);
+    if (byPassword) await this.store.transaction(open);
     return { session, agent_id: this.config.UI_AGENT_ID, expires_at: new Date(Date.parse(at) + SESSION_IDLE_MS).toISOString() };
   }
 
   /** The UI agent for a live session; 401 otherwise. */
-  authenticate(session: string): Caller {
+  async authenticate(session: string): Promise<Caller> {
     const hash = hashKey(session);
-    const row = uiSessionByHash(this.db, hash);
+    const row = await this.store.uiSessions.byHash(this.store.reader, hash);
     const nowMs = Date.now();
     if (!row || nowMs - Date.parse(row.last_used_at) >= SESSION_IDLE_MS) throw invalidCredentials();
-    if (nowMs - Date.parse(row.last_used_at) >= TOUCH_INTERVAL_MS) this.db.write(() => touchUiSession(this.db, hash, new Date(nowMs).toISOString()));
+    if (nowMs - Date.parse(row.last_used_at) >= TOUCH_INTERVAL_MS) {
+      await this.store.transaction((tx) => this.store.uiSessions.touch(tx, hash, new Date(nowMs).toISOString()));
+    }
     return { agentId: row.agent_id, role: "owner" };
   }
 
   /** Ends a session; an unknown one is already ended. */
-  logout(session: string): void {
-    this.db.write(() => deleteUiSession(this.db, hashKey(session)));
+  async logout(session: string): Promise<void> {
+    await this.store.transaction((tx) => this.store.uiSessions.delete(tx, hashKey(session)));
   }
 
   /** Ends idle sessions and drops expired login links. */
-  pruneIdle(): number {
-    return this.db.write(() => deleteIdleUiSessions(this.db, new Date(Date.now() - SESSION_IDLE_MS).toISOString()) + deleteExpiredLoginLinks(this.db, now()));
+  pruneIdle(): Promise<number> {
+    return this.store.transaction(
+      async (tx) =>
+        (await this.store.uiSessions.deleteIdle(tx, new Date(Date.now() - SESSION_IDLE_MS).toISOString())) +
+        (await this.store.uiSessions.deleteExpiredLoginLinks(tx, now())),
+    );
   }
 }

@@ -5,6 +5,8 @@ export interface Maintenance {
   foreignKeyViolations(): Promise<number>;
   /** Null when the keyword index matches its content, else the problem. */
   keywordIndexProblem(): Promise<string | null>;
+  /** The schema version the database is at, and the newest this code knows. */
+  schema(): Promise<{ version: number; latest: number }>;
   /** A consistent copy of the whole database in `file`; returns its size in pages. */
   backupTo(file: string): Promise<number>;
 }

@@ -3,8 +3,8 @@ import { appendFileSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { auditPosition, RESTORES_FILE } from "../../src/events/audit.js";
-import { openDatabase, type Db } from "../../src/store/db.js";
-import { insertEvent } from "../../src/store/events.js";
+import { connect, type Db } from "../../src/store/sqlite/connection.js";
+import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { tempDir } from "../helpers/server.js";
 
 /**
@@ -18,18 +18,25 @@ interface Written {
   day: string;
 }
 
-const opened: Db[] = [];
+const opened: { store: SqliteStore; db: Db }[] = [];
 const dirs: string[] = [];
-afterEach(() => {
-  for (const db of opened.splice(0)) db.close();
+afterEach(async () => {
+  for (const { store, db } of opened.splice(0)) {
+    db.close();
+    await store.close();
+  }
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 interface Fixture {
+  store: SqliteStore;
+  /** A connection of its own to the store's file, for what a restore or retention does to it. */
   db: Db;
   audit: string;
   /** Stores an event dated `day`, as the bus would. */
-  emit: (day: string) => Written;
+  emit: (day: string) => Promise<Written>;
+  /** Stores one event per day given, in that order. */
+  emitAll: (...days: string[]) => Promise<Written[]>;
   /** Appends the events' lines to their days' files, as the audit log would. */
   audited: (...events: Written[]) => void;
 }
@@ -38,17 +45,25 @@ function setUp(): Fixture {
   const dir = tempDir("cairn-audit-position-");
   dirs.push(dir);
   const dbFile = join(dir, "cairn.db");
-  const db = openDatabase(dbFile);
-  opened.push(db);
+  const store = SqliteStore.open(dbFile);
+  const db = connect(dbFile);
+  opened.push({ store, db });
   const audit = join(dir, "audit");
   mkdirSync(join(audit, "events"), { recursive: true });
+  const emit = async (day: string): Promise<Written> => {
+    const id = randomUUID();
+    const row = { id, type: "test.marker", agent_id: "ann", project: null, private_to: null, payload: "{}", created_at: `${day}T10:00:00.000Z` };
+    return { seq: await store.transaction((tx) => store.events.insert(tx, row)), id, day };
+  };
   return {
+    store,
     db,
     audit,
-    emit: (day) => {
-      const id = randomUUID();
-      const row = { id, type: "test.marker", agent_id: "ann", project: null, private_to: null, payload: "{}", created_at: `${day}T10:00:00.000Z` };
-      return { seq: insertEvent(db, row), id, day };
+    emit,
+    emitAll: async (...days) => {
+      const written: Written[] = [];
+      for (const day of days) written.push(await emit(day));
+      return written;
     },
     audited: (...events) => {
       for (const event of events) {
@@ -62,48 +77,48 @@ function setUp(): Fixture {
 const deleteAfter = (db: Db, seq: number): void => void db.run("DELETE FROM events WHERE seq > ?", seq);
 
 describe("the audit log's resume point", () => {
-  it("is the last audited event while the database is ahead of the log", () => {
-    const { db, audit, emit, audited } = setUp();
-    const events = ["2026-01-01", "2026-01-01", "2026-01-02", "2026-01-02", "2026-01-02"].map(emit);
+  it("is the last audited event while the database is ahead of the log", async () => {
+    const { store, audit, emitAll, audited } = setUp();
+    const events = await emitAll("2026-01-01", "2026-01-01", "2026-01-02", "2026-01-02", "2026-01-02");
     audited(...events.slice(0, 4));
-    expect(auditPosition(db, audit)).toEqual({ resumeAfter: events[3]?.seq, restore: null });
+    expect(await auditPosition(store, audit)).toEqual({ resumeAfter: events[3]?.seq, restore: null });
   });
 
-  it("after a restore is the database's last event, then where the continued log ends", () => {
-    const { db, audit, emit, audited } = setUp();
+  it("after a restore is the database's last event, then where the continued log ends", async () => {
+    const { store, db, audit, emitAll, audited } = setUp();
     // Day one up to the backup (seq 5), day two past it (seq 8): all audited.
-    const dayOne = ["2026-01-01", "2026-01-01", "2026-01-01"].map(emit);
-    const dayTwo = ["2026-01-02", "2026-01-02", "2026-01-02", "2026-01-02", "2026-01-02"].map(emit);
+    const dayOne = await emitAll("2026-01-01", "2026-01-01", "2026-01-01");
+    const dayTwo = await emitAll("2026-01-02", "2026-01-02", "2026-01-02", "2026-01-02", "2026-01-02");
     audited(...dayOne, ...dayTwo);
     // The backup taken at seq 5 is restored: seqs 6 to 8 are gone from the database.
     deleteAfter(db, 5);
     db.run("UPDATE sqlite_sequence SET seq = 5 WHERE name = 'events'");
-    const first = auditPosition(db, audit);
+    const first = await auditPosition(store, audit);
     expect(first).toEqual({ resumeAfter: 5, restore: { audit_last_seq: 8, database_last_seq: 5, recorded: false } });
 
     // serve records it; then new events reuse seqs 6 and 7 and the process dies before appending them.
     appendFileSync(join(audit, RESTORES_FILE), `${JSON.stringify({ at: "2026-01-03T00:00:00.000Z", audit_last_seq: 8, database_last_seq: 5 })}\n`);
-    const dayThree = ["2026-01-03", "2026-01-03"].map(emit);
+    const dayThree = await emitAll("2026-01-03", "2026-01-03");
     expect(dayThree.map((event) => event.seq)).toEqual([6, 7]);
-    expect(auditPosition(db, audit)).toEqual({ resumeAfter: 5, restore: { audit_last_seq: 8, database_last_seq: 5, recorded: true } });
+    expect(await auditPosition(store, audit)).toEqual({ resumeAfter: 5, restore: { audit_last_seq: 8, database_last_seq: 5, recorded: true } });
 
     // Once appended, the continued log's own end is the resume point.
     audited(...dayThree);
-    expect(auditPosition(db, audit).resumeAfter).toBe(7);
+    expect((await auditPosition(store, audit)).resumeAfter).toBe(7);
     // Past the old history's last seq, the restore no longer matters.
-    const later = ["2026-01-03", "2026-01-03"].map(emit);
+    const later = await emitAll("2026-01-03", "2026-01-03");
     audited(...later);
-    expect(auditPosition(db, audit)).toEqual({ resumeAfter: later[1]?.seq, restore: null });
+    expect(await auditPosition(store, audit)).toEqual({ resumeAfter: later[1]?.seq, restore: null });
   });
 
-  it("does not take pruned events for a restore", () => {
-    const { db, audit, emit, audited } = setUp();
-    const events = ["2026-01-01", "2026-01-01", "2026-01-02"].map(emit);
+  it("does not take pruned events for a restore", async () => {
+    const { store, db, audit, emit, emitAll, audited } = setUp();
+    const events = await emitAll("2026-01-01", "2026-01-01", "2026-01-02");
     audited(...events);
     // Everything past retention is pruned; the sequence goes on.
     db.run("DELETE FROM events");
-    const next = emit("2026-02-01");
-    expect(auditPosition(db, audit)).toEqual({ resumeAfter: events[2]?.seq, restore: null });
+    const next = await emit("2026-02-01");
+    expect(await auditPosition(store, audit)).toEqual({ resumeAfter: events[2]?.seq, restore: null });
     expect(next.seq).toBe((events[2]?.seq ?? 0) + 1);
   });
 });

@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { withDatabase } from "../helpers/database.js";
 import { startTestServer, tempDir, type Credentials, type TestServer } from "../helpers/server.js";
 import { eventually } from "../helpers/wait.js";
 
@@ -51,7 +52,7 @@ function auditLines(audit: string): AuditLine[] {
 }
 
 const allSeqs = (server: TestServer): number[] =>
-  server.server.runtime.services.db.all<{ seq: number }>("SELECT seq FROM events ORDER BY seq").map((row) => row.seq);
+  withDatabase(server.dataDir, (db) => db.all<{ seq: number }>("SELECT seq FROM events ORDER BY seq")).map((row) => row.seq);
 
 async function someChanges(server: TestServer, as: Credentials, tag: string): Promise<{ privateId: string; messageBody: string }> {
   await server.request("/memory", { as, body: { content: `audited note ${tag}: the cache is warmed at boot` } });

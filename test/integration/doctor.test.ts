@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/core/log.js";
 import { packageVersion } from "../../src/core/paths.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
+import { withDatabase } from "../helpers/database.js";
 import { startTestServer, tempDir, type Credentials, type TestServer } from "../helpers/server.js";
 import { eventually } from "../helpers/wait.js";
 
@@ -130,7 +131,7 @@ describe("a restored backup and the audit log", () => {
     expect((await server.request("/memory", { as, body: { content, project: null } })).status).toBe(201);
   };
   const eventsOf = (server: TestServer): { seq: number; id: string }[] =>
-    server.server.runtime.services.db.all<{ seq: number; id: string }>("SELECT seq, id FROM events ORDER BY seq");
+    withDatabase(server.dataDir, (db) => db.all<{ seq: number; id: string }>("SELECT seq, id FROM events ORDER BY seq"));
   const auditText = (dir: string): string =>
     readdirSync(join(dir, "audit", "events"))
       .map((file) => readFileSync(join(dir, "audit", "events", file), "utf8"))

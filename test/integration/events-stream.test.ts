@@ -1,4 +1,5 @@
 import { describe, expect } from "vitest";
+import { withDatabase } from "../helpers/database.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
 import { emitSentinel, openStream, parseFrames, receivedBefore, stalledStream, type OpenStream, type StreamedEvent } from "../helpers/stream.js";
@@ -138,7 +139,7 @@ describe("the live event stream", () => {
     const quiet = await server.agent("stream-quiet");
     // Last seen long ago (opening the stream counts as being seen, so this is set again after it).
     const longAgo = (): void => {
-      server.server.runtime.services.db.run("UPDATE agents SET last_seen_at = '2000-01-01T00:00:00.000Z' WHERE agent_id = ?", quiet.agentId);
+      withDatabase(server.dataDir, (db) => db.run("UPDATE agents SET last_seen_at = '2000-01-01T00:00:00.000Z' WHERE agent_id = ?", quiet.agentId));
     };
     const online = async (): Promise<boolean | undefined> =>
       (await server.request<{ agent_id: string; online: boolean }[]>("/agents?limit=500", { as: server.owner })).body.find(
@@ -320,7 +321,7 @@ describe("retention and shutdown", () => {
     const old = await newestSeq(server);
     await server.request("/events", { as: agent, body: { type: "test.marker", payload: { kept: false } } });
     // Everything so far falls out of retention.
-    server.server.runtime.services.events.prune(new Date(Date.now() + 60_000).toISOString());
+    await server.server.runtime.services.events.prune(new Date(Date.now() + 60_000).toISOString());
     await server.request("/events", { as: agent, body: { type: "test.marker", payload: { kept: true } } });
 
     const stream = openStream(server, agent, { lastEventId: old });

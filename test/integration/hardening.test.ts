@@ -307,8 +307,8 @@ describe("bounded state for unauthenticated callers", () => {
 
 describe("credential guessing", () => {
   // Created directly: self-registration needs the registration key here, and its failures are under test.
-  const agent = (server: TestServer, agentId: string): Credentials => {
-    const { api_key } = server.server.runtime.services.agents.create(agentId, null, "agent");
+  const agent = async (server: TestServer, agentId: string): Promise<Credentials> => {
+    const { api_key } = await server.server.runtime.services.agents.create(agentId, null, "agent");
     return { agentId, apiKey: api_key };
   };
   const it = test.extend("alice", ({ server }) => agent(server, "guess-alice")).extend("bob", ({ server }) => agent(server, "guess-bob"));
@@ -334,7 +334,7 @@ describe("credential guessing", () => {
   });
 
   it("locks OAuth secrets the same way, in OAuth's shape", async ({ server }) => {
-    const carol = agent(server, "guess-carol");
+    const carol = await agent(server, "guess-carol");
     const attempt = (secret: string, localAddress?: string) =>
       send(server, "/oauth/token", { method: "POST", ...json({ grant_type: "client_credentials", client_id: carol.agentId, client_secret: secret }), ...(localAddress ? { localAddress } : {}) });
     for (let index = 0; index < 20; index++) expect((await attempt(`wrong-${index}`)).body.error).toBe("invalid_client");

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect } from "vitest";
+import { withDatabase } from "../helpers/database.js";
 import { it } from "../helpers/fixtures.js";
 import { callTool } from "../helpers/mcp.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
@@ -39,9 +40,10 @@ describe("OAuth client credentials", () => {
       expect(((await me.json()) as { agent_id: string }).agent_id).toBe("oauth-form");
       // The database holds the token's SHA-256, never the token.
       const hash = createHash("sha256").update(issued.body.access_token).digest();
-      const db = server.server.runtime.services.db;
-      expect(db.get<{ n: number }>("SELECT count(*) AS n FROM oauth_tokens WHERE token_hash = ?", hash)?.n).toBe(1);
-      expect(db.get<{ n: number }>("SELECT count(*) AS n FROM oauth_tokens WHERE CAST(token_hash AS TEXT) LIKE '%cairn_at_%'")?.n).toBe(0);
+      withDatabase(server.dataDir, (db) => {
+        expect(db.get<{ n: number }>("SELECT count(*) AS n FROM oauth_tokens WHERE token_hash = ?", hash)?.n).toBe(1);
+        expect(db.get<{ n: number }>("SELECT count(*) AS n FROM oauth_tokens WHERE CAST(token_hash AS TEXT) LIKE '%cairn_at_%'")?.n).toBe(0);
+      });
     }
     const basic = await fetch(new URL("/oauth/token", server.url), {
       method: "POST",

@@ -54,7 +54,7 @@ describe("a server bound to every interface (HOST=0.0.0.0)", () => {
     expect(onboard.text).toContain(publicUrl);
     expect(metadata.text).toContain(publicUrl);
     expect(openapi.body.servers[0]?.url).toBe(publicUrl);
-    for (const generated of [onboard.text, metadata.text, openapi.text, server.server.uiUrl]) expect(generated).not.toContain("0.0.0.0");
+    for (const generated of [onboard.text, metadata.text, openapi.text, await server.server.uiUrl()]) expect(generated).not.toContain("0.0.0.0");
 
     expect((await rawRequest(`${server.url}/health`, { headers: { host: `${machine}:${port}` } })).status).toBe(200);
     expect((await rawRequest(`${server.url}/health`, { headers: { host: `0.0.0.0:${port}` } })).status).toBe(403);

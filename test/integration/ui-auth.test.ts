@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { describe, expect } from "vitest";
+import { withDatabase } from "../helpers/database.js";
 import { it } from "../helpers/fixtures.js";
 import { testEnv, type ErrorBody, type TestServer } from "../helpers/server.js";
 
@@ -40,8 +41,8 @@ describe("UI login with a password", () => {
   });
 
   it("prints no link at start, but takes one from `cairn ui-link`", async ({ server }) => {
-    expect(server.server.uiUrl).toBe(`${server.url}/ui/`);
-    const { token } = server.server.runtime.services.uiSessions.issueLoginLink();
+    expect(await server.server.uiUrl()).toBe(`${server.url}/ui/`);
+    const { token } = await server.server.runtime.services.uiSessions.issueLoginLink();
     const response = await login(server, { token });
     expect(response.status).toBe(200);
     expect(response.body.agent_id).toBe("human");
@@ -55,7 +56,7 @@ describe("UI login with a password", () => {
     expect((await server.request("/ui/config", { as: null })).body).toEqual({ password_login: true, agent_id: "human" });
     // No one-time token exists when a password is set.
     expect((await login(server, { token: "cairn_login_anything" })).status).toBe(401);
-    expect(server.server.uiUrl).toBe(`${server.url}/ui/`);
+    expect(await server.server.uiUrl()).toBe(`${server.url}/ui/`);
   });
 
   it("ends a session at logout, for the cookie and the token alike", async ({ server }) => {
@@ -80,14 +81,14 @@ describe("UI login with a password", () => {
     expect(limited.body.code).toBe("RATE_LIMITED");
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     // Login links are counted apart: wrong passwords do not use up their allowance.
-    const { token } = server.server.runtime.services.uiSessions.issueLoginLink();
+    const { token } = await server.server.runtime.services.uiSessions.issueLoginLink();
     expect((await login(server, { token })).status).toBe(200);
   });
 });
 
 describe("UI login with the one-time link", () => {
   it("prints a link whose token logs in once", async ({ server }) => {
-    const url = new URL(server.server.uiUrl);
+    const url = new URL(await server.server.uiUrl());
     expect(url.pathname).toBe("/ui/");
     const token = /^#login=(cairn_login_[A-Za-z0-9_-]+)$/.exec(url.hash)?.[1];
     expect(token).toBeDefined();
@@ -102,7 +103,7 @@ describe("UI login with the one-time link", () => {
     const again = await login(server, { token });
     expect(again.status).toBe(401);
     expect(again.body.detail).toBe("this login link is not valid: a link works once, for 24 hours (`cairn ui-link` prints a new one)");
-    expect(server.server.uiUrl).toBe(`${server.url}/ui/`);
+    expect(await server.server.uiUrl()).toBe(`${server.url}/ui/`);
   });
 
   it("takes a link minted by `cairn ui-link` on the running server, once, and none past its 24 hours", async ({ server }) => {
@@ -113,11 +114,11 @@ describe("UI login with the one-time link", () => {
     expect((await login(server, { token })).status).toBe(200);
     expect((await login(server, { token })).status).toBe(401);
 
-    const stale = server.server.runtime.services.uiSessions.issueLoginLink().token;
-    server.server.runtime.services.db.run("UPDATE ui_login_links SET expires_at = '2000-01-01T00:00:00.000Z'");
+    const stale = (await server.server.runtime.services.uiSessions.issueLoginLink()).token;
+    withDatabase(server.dataDir, (db) => db.run("UPDATE ui_login_links SET expires_at = '2000-01-01T00:00:00.000Z'"));
     expect((await login(server, { token: stale })).status).toBe(401);
-    expect(server.server.runtime.services.uiSessions.pruneIdle()).toBeGreaterThanOrEqual(1);
-    expect(server.server.runtime.services.db.get<{ n: number }>("SELECT count(*) AS n FROM ui_login_links")?.n).toBe(0);
+    expect(await server.server.runtime.services.uiSessions.pruneIdle()).toBeGreaterThanOrEqual(1);
+    expect(withDatabase(server.dataDir, (db) => db.get<{ n: number }>("SELECT count(*) AS n FROM ui_login_links"))?.n).toBe(0);
   });
 
   it("sends / and /ui to the UI, and serves its files with a strict policy", async ({ server }) => {

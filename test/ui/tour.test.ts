@@ -230,7 +230,7 @@ describeInBrowser("The shell", () => {
 
 describeInBrowser("Signing in with the one-time link", () => {
   it("signs in from the link's fragment, drops the token from the address, and explains a second use", async ({ server, browser }) => {
-    const token = new URL(server.server.uiUrl).hash;
+    const token = new URL(await server.server.uiUrl()).hash;
     expect(token).toMatch(/^#login=/);
     const first = await openPage(browser);
     await first.page.goto(`${server.url}/ui/${token}`);

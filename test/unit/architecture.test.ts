@@ -166,8 +166,8 @@ interface RouterLayer {
 
 describe("the express app", () => {
   let runtime: Runtime;
-  beforeAll(() => {
-    runtime = Runtime.open(loadConfig(testEnv(tempDir())), silentLogger);
+  beforeAll(async () => {
+    runtime = await Runtime.open(loadConfig(testEnv(tempDir())), silentLogger);
   });
   afterAll(() => runtime.close());
 

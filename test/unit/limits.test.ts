@@ -63,21 +63,19 @@ describe("FailureThrottle", () => {
     expect(thrown(() => throttle.check("10.0.0.1", "alice", 61_000))).toBeUndefined();
   });
 
-  it("counts only UNAUTHENTICATED failures of a guarded attempt", () => {
+  it("counts only UNAUTHENTICATED failures of a guarded attempt", async () => {
     const throttle = new FailureThrottle();
     for (let index = 0; index < 30; index++) {
-      expect(() =>
+      await expect(
         throttle.guard("10.0.0.1", "alice", () => {
           throw new AppError("NOT_FOUND", "not this");
         }),
-      ).toThrow("not this");
+      ).rejects.toThrow("not this");
     }
     expect(throttle.size).toBe(0);
-    expect(() =>
-      throttle.guard("10.0.0.1", "alice", () => {
-        throw new AppError("UNAUTHENTICATED", "invalid credentials");
-      }),
-    ).toThrow("invalid credentials");
+    await expect(
+      throttle.guard("10.0.0.1", "alice", () => Promise.reject(new AppError("UNAUTHENTICATED", "invalid credentials"))),
+    ).rejects.toThrow("invalid credentials");
     expect(throttle.size).toBe(1);
   });
 

@@ -1,8 +1,10 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/store/db.js";
-import { loadMigrations, SchemaTooNewError } from "../../src/store/migrate.js";
+import { connect } from "../../src/store/sqlite/connection.js";
+import { loadMigrations, runMigrations, SchemaTooNewError } from "../../src/store/sqlite/migrate.js";
+import { SqliteStore } from "../../src/store/sqlite/store.js";
+import { connectionOf } from "../../src/store/sqlite/transactions.js";
 import { tempDir } from "../helpers/server.js";
 
 describe("the SQLite store", () => {
@@ -12,12 +14,18 @@ describe("the SQLite store", () => {
     dirs.push(dir);
     return join(dir, "cairn.db");
   };
+  /** A connection to `file` with every migration applied, as the store opens it. */
+  const migrated = (file: string) => {
+    const db = connect(file);
+    runMigrations(db);
+    return db;
+  };
   afterEach(() => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
   it("opens with WAL, synchronous=FULL, foreign keys and a busy timeout", () => {
-    const db = openDatabase(fresh());
+    const db = connect(fresh());
     expect(db.sqlite.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.sqlite.pragma("synchronous", { simple: true })).toBe(2); // FULL
     expect(db.sqlite.pragma("foreign_keys", { simple: true })).toBe(1);
@@ -27,8 +35,8 @@ describe("the SQLite store", () => {
 
   it("applies every migration once and records it", () => {
     const file = fresh();
-    openDatabase(file).close();
-    const db = openDatabase(file);
+    migrated(file).close();
+    const db = migrated(file);
     const applied = db.all<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version");
     expect(applied.map((row) => row.version)).toEqual(loadMigrations().map((migration) => migration.version));
     db.close();
@@ -36,50 +44,53 @@ describe("the SQLite store", () => {
 
   it("refuses a database written by a newer version", () => {
     const file = fresh();
-    const db = openDatabase(file);
+    const db = migrated(file);
     db.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, '999_future.sql', '2030-01-01T00:00:00.000Z')");
     db.close();
-    expect(() => openDatabase(file)).toThrow(SchemaTooNewError);
+    expect(() => SqliteStore.open(file)).toThrow(SchemaTooNewError);
   });
 
-  it("runs after-commit hooks only when the transaction commits", () => {
-    const db = openDatabase(fresh());
+  it("runs after-commit hooks only when the transaction commits", async () => {
+    const store = SqliteStore.open(fresh());
     const heard: string[] = [];
-    db.write(() => db.afterCommit(() => heard.push("committed")));
-    expect(() =>
-      db.write(() => {
-        db.afterCommit(() => heard.push("rolled back"));
+    await store.transaction((tx) => {
+      tx.afterCommit(() => heard.push("committed"));
+      return Promise.resolve();
+    });
+    await expect(
+      store.transaction((tx) => {
+        tx.afterCommit(() => heard.push("rolled back"));
         throw new Error("abort");
       }),
-    ).toThrow("abort");
+    ).rejects.toThrow("abort");
     expect(heard).toEqual(["committed"]);
-    db.close();
+    await store.close();
   });
 
   it("commits writes queued together in one transaction, rolling back only the one that fails", async () => {
     const file = fresh();
-    const db = openDatabase(file);
-    db.sqlite.exec("CREATE TABLE notes (text TEXT NOT NULL)");
+    const store = SqliteStore.open(file);
+    const other = connect(file);
+    other.exec("CREATE TABLE notes (text TEXT NOT NULL)");
     const heard: string[] = [];
     const add = (text: string, fail = false) =>
-      db.writeSoon(() => {
-        db.run("INSERT INTO notes (text) VALUES (?)", text);
-        db.afterCommit(() => heard.push(text));
+      store.transaction((tx) => {
+        connectionOf(tx).run("INSERT INTO notes (text) VALUES (?)", text);
+        tx.afterCommit(() => heard.push(text));
         if (fail) throw new Error(`${text} failed`);
-        return text;
+        return Promise.resolve(text);
       });
     const results = await Promise.allSettled([add("first"), add("second", true), add("third")]);
     expect(results.map((result) => result.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(heard).toEqual(["first", "third"]);
     // Settled means committed: another connection sees exactly the two that succeeded.
-    const reader = openDatabase(file, { migrate: false });
-    expect(reader.all<{ text: string }>("SELECT text FROM notes ORDER BY rowid").map((row) => row.text)).toEqual(["first", "third"]);
-    reader.close();
-    db.close();
+    expect(other.all<{ text: string }>("SELECT text FROM notes ORDER BY rowid").map((row) => row.text)).toEqual(["first", "third"]);
+    other.close();
+    await store.close();
   });
 
   it("keeps the keyword index in step with memory rows in the same transaction", () => {
-    const db = openDatabase(fresh());
+    const db = migrated(fresh());
     db.run(
       `INSERT INTO memory (id, type, agent_id, project, scope, content, content_key, confidence, created_at, updated_at)
        VALUES ('00000000-0000-4000-8000-000000000001', 'memory', 'a', NULL, 'project', 'zebra crossing', 'k', 1, 't', 't')`,

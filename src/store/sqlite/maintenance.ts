@@ -1,17 +1,43 @@
-import type { Db } from "./db.js";
+import type { Maintenance } from "../maintenance.js";
+import type { Tx } from "../store.js";
+import type { Db } from "./connection.js";
+import { loadMigrations, schemaVersion } from "./migrate.js";
+import { connectionOf } from "./transactions.js";
 
-export const integrityCheck = (db: Db): string => String(db.sqlite.pragma("integrity_check", { simple: true }));
+/**
+ * Runs on the reader connection, which sees only what is committed: a check or a backup must
+ * never see (or copy) a transaction that is still open on the writer.
+ */
+export class SqliteMaintenance implements Maintenance {
+  constructor(
+    private readonly reader: Db,
+    private readonly transact: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>,
+  ) {}
 
-export const foreignKeyViolations = (db: Db): number => (db.sqlite.pragma("foreign_key_check") as unknown[]).length;
+  async integrityCheck(): Promise<string> {
+    return String(this.reader.sqlite.pragma("integrity_check", { simple: true }));
+  }
 
-/** Null when the keyword index matches its content table, else the problem. */
-export function keywordIndexProblem(db: Db): string | null {
-  try {
-    db.sqlite.exec("INSERT INTO memory_fts (memory_fts) VALUES ('integrity-check')");
-    return null;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+  async foreignKeyViolations(): Promise<number> {
+    return (this.reader.sqlite.pragma("foreign_key_check") as unknown[]).length;
+  }
+
+  // FTS5's 'integrity-check' command throws when the index does not match its content table. It is
+  // written as an INSERT, so it runs as a transaction of its own (it changes nothing).
+  async keywordIndexProblem(): Promise<string | null> {
+    try {
+      await this.transact(async (tx) => connectionOf(tx).exec("INSERT INTO memory_fts (memory_fts) VALUES ('integrity-check')"));
+      return null;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+
+  async schema(): Promise<{ version: number; latest: number }> {
+    return { version: schemaVersion(this.reader), latest: loadMigrations().at(-1)?.version ?? 0 };
+  }
+
+  async backupTo(file: string): Promise<number> {
+    return (await this.reader.sqlite.backup(file)).totalPages;
   }
 }
-
-export const backupTo = async (db: Db, file: string): Promise<number> => (await db.sqlite.backup(file)).totalPages;

@@ -1,26 +1,32 @@
-import type { Db } from "./db.js";
+import type { OAuthStore, TokenRow } from "../oauth.js";
+import type { Reader, Tx } from "../store.js";
+import { connectionOf } from "./transactions.js";
 
-export interface TokenRow {
-  token_hash: Buffer;
-  agent_id: string;
-  key_hash: Buffer;
-  created_at: string;
-  expires_at: string;
+export class SqliteOAuth implements OAuthStore {
+  async insert(tx: Tx, row: TokenRow): Promise<void> {
+    const db = connectionOf(tx);
+    db.run(
+      "INSERT INTO oauth_tokens (token_hash, agent_id, key_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+      row.token_hash,
+      row.agent_id,
+      row.key_hash,
+      row.created_at,
+      row.expires_at,
+    );
+  }
+
+  async byHash(r: Reader, hash: Buffer): Promise<TokenRow | undefined> {
+    const db = connectionOf(r);
+    return db.get<TokenRow>("SELECT * FROM oauth_tokens WHERE token_hash = ?", hash);
+  }
+
+  async deleteExpired(tx: Tx, nowIso: string): Promise<number> {
+    const db = connectionOf(tx);
+    return db.run("DELETE FROM oauth_tokens WHERE expires_at <= ?", nowIso).changes;
+  }
+
+  async deleteForAgent(tx: Tx, agentId: string): Promise<number> {
+    const db = connectionOf(tx);
+    return db.run("DELETE FROM oauth_tokens WHERE agent_id = ?", agentId).changes;
+  }
 }
-
-export const insertToken = (db: Db, row: TokenRow): void => {
-  db.run(
-    "INSERT INTO oauth_tokens (token_hash, agent_id, key_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-    row.token_hash,
-    row.agent_id,
-    row.key_hash,
-    row.created_at,
-    row.expires_at,
-  );
-};
-
-export const tokenByHash = (db: Db, hash: Buffer): TokenRow | undefined => db.get<TokenRow>("SELECT * FROM oauth_tokens WHERE token_hash = ?", hash);
-
-export const deleteExpiredTokens = (db: Db, nowIso: string): number => db.run("DELETE FROM oauth_tokens WHERE expires_at <= ?", nowIso).changes;
-
-export const deleteAgentTokens = (db: Db, agentId: string): number => db.run("DELETE FROM oauth_tokens WHERE agent_id = ?", agentId).changes;

@@ -66,7 +66,7 @@ export class SqliteStore implements Store {
     this.queue = new TransactionQueue(writer, options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })));
     this.vectors = new SqliteVectorIndex((work) => this.transaction(work));
     this.agents = new SqliteAgents(this.vectors);
-    this.maintenance = new SqliteMaintenance(writer);
+    this.maintenance = new SqliteMaintenance(readerDb, (work) => this.transaction(work));
   }
 
   static open(file: string, options: SqliteStoreOptions = {}): SqliteStore {

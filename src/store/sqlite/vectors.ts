@@ -1,5 +1,9 @@
-import { InternalError } from "../core/errors.js";
-import type { Db } from "./db.js";
+import { InternalError } from "../../core/errors.js";
+import type { Reader, Tx } from "../store.js";
+import type { IndexModel, Neighbour, VectorFilter, VectorIndex, VectorMeta } from "../vectors.js";
+import type { Viewer } from "../visibility.js";
+import type { Db } from "./connection.js";
+import { connectionOf } from "./transactions.js";
 
 /**
  * The vector index, in two tables keyed by `memory.pk`:
@@ -21,41 +25,8 @@ const TABLE = "memory_vectors";
 const EMBEDDINGS = "memory_embeddings";
 // Bump when the tables' shape changes: a stored index of another layout is rebuilt (re-embedded).
 export const VECTOR_LAYOUT = "bits-v1";
-export const NO_EXPIRY = 8_640_000_000_000_000;
 
-export interface VectorMeta {
-  visKey: string;
-  ownerKey: string;
-  projectKey: string;
-  type: string;
-  agentId: string;
-  confidence: number;
-  expiresMs: number;
-}
-
-/** Exactly one of `visKeys` (ordinary agents) and `ownerKeys` (roles that see every project). */
-export interface VectorFilter {
-  visKeys?: string[];
-  ownerKeys?: string[];
-  projectKey?: string;
-  /** Allowed types (vec0 applies `IN` inside the scan but would apply `NOT IN` only afterwards). */
-  types?: string[];
-  agentId?: string;
-  confidenceMin?: number;
-  nowMs: number;
-  maxDistance?: number;
-  tag?: string;
-  excludePk?: number;
-}
-
-export interface Neighbour {
-  pk: number;
-  distance: number;
-}
-
-export const visKeyFor = (scope: string, project: string | null, agentId: string): string =>
-  scope === "agent" ? `a:${agentId}` : project === null ? "g" : `p:${project}`;
-export const ownerKeyFor = (scope: string, agentId: string): string => (scope === "agent" ? agentId : "");
+type EnsureOutcome = "unchanged" | "created" | "reset";
 
 const metaValue = (db: Db, key: string): string | undefined =>
   db.get<{ value: string }>("SELECT value FROM meta WHERE key = ?", key)?.value;
@@ -64,56 +35,18 @@ const setMeta = (db: Db, key: string, value: string): void => {
   db.run("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, value);
 };
 
-type IndexModel = { model: string; dimensions: number } | null;
-// Read on every query, written only by ensureVectorIndex: cached per connection.
-const indexModels = new WeakMap<Db, IndexModel>();
-
-export function vectorIndexModel(db: Db): IndexModel {
-  if (indexModels.has(db)) return indexModels.get(db) ?? null;
+/** The model of the stored index; null when there is none, or it has another layout. */
+function storedModel(db: Db): IndexModel | null {
   const model = metaValue(db, "vector_model");
   const dimensions = Number(metaValue(db, "vector_dimensions"));
   const layout = metaValue(db, "vector_layout");
   const exists = db.get("SELECT 1 FROM sqlite_master WHERE name = ?", TABLE);
-  const found = model && exists && layout === VECTOR_LAYOUT && dimensions > 0 ? { model, dimensions } : null;
-  indexModels.set(db, found);
-  return found;
-}
-
-/**
- * Makes the index match the model. A different model, dimension or layout empties it and marks
- * every entry unembedded, so the backfill job re-embeds everything. Returns what it did.
- */
-export function ensureVectorIndex(db: Db, model: string, dimensions: number): "unchanged" | "created" | "reset" {
-  indexModels.delete(db);
-  const current = vectorIndexModel(db);
-  if (current && current.model === model && current.dimensions === dimensions) return "unchanged";
-  if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > 8192 || dimensions % 8 !== 0) {
-    throw new InternalError("setup", `unsupported embedding dimensions ${dimensions}`);
-  }
-  const existed = metaValue(db, "vector_model") !== undefined;
-  db.write(() => {
-    db.sqlite.exec(`DROP TABLE IF EXISTS ${TABLE}`);
-    db.sqlite.exec(`DROP TABLE IF EXISTS ${EMBEDDINGS}`);
-    db.sqlite.exec(
-      `CREATE VIRTUAL TABLE ${TABLE} USING vec0(
-        pk integer primary key,
-        bits bit[${dimensions}],
-        vis_key text, owner_key text, project_key text, type text, agent_id text,
-        confidence float, expires_ms integer)`,
-    );
-    db.sqlite.exec(`CREATE TABLE ${EMBEDDINGS} (pk INTEGER PRIMARY KEY, embedding BLOB NOT NULL) STRICT`);
-    setMeta(db, "vector_model", model);
-    setMeta(db, "vector_dimensions", String(dimensions));
-    setMeta(db, "vector_layout", VECTOR_LAYOUT);
-    db.run("UPDATE memory SET embedding_model = NULL WHERE embedding_model IS NOT NULL");
-  });
-  indexModels.set(db, { model, dimensions });
-  return existed ? "reset" : "created";
+  return model && exists && layout === VECTOR_LAYOUT && dimensions > 0 ? { model, dimensions } : null;
 }
 
 const asBlob = (vector: Float32Array): Buffer => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
 
-export function putVector(db: Db, pk: number, vector: Float32Array, meta: VectorMeta): void {
+function putVector(db: Db, pk: number, vector: Float32Array, meta: VectorMeta): void {
   db.run(`DELETE FROM ${TABLE} WHERE pk = ?`, BigInt(pk));
   db.run(`INSERT INTO ${EMBEDDINGS} (pk, embedding) VALUES (?, ?) ON CONFLICT (pk) DO UPDATE SET embedding = excluded.embedding`, pk, asBlob(vector));
   db.run(
@@ -146,51 +79,21 @@ interface StoredMeta {
  * a bit vector (it re-validates the untouched vector as float32), so the row is re-inserted from
  * the stored float vector instead.
  */
-export function updateVectorMeta(db: Db, pk: number, meta: VectorMeta): void {
+function updateVectorMeta(db: Db, pk: number, meta: VectorMeta): void {
   const stored = db.get<{ embedding: Buffer }>(`SELECT embedding FROM ${EMBEDDINGS} WHERE pk = ?`, pk);
   if (!stored) return;
   const vector = new Float32Array(stored.embedding.buffer.slice(stored.embedding.byteOffset, stored.embedding.byteOffset + stored.embedding.byteLength));
   putVector(db, pk, vector, meta);
 }
 
-export const deleteVector = (db: Db, pk: number): void => {
-  db.run(`DELETE FROM ${TABLE} WHERE pk = ?`, BigInt(pk));
-  db.run(`DELETE FROM ${EMBEDDINGS} WHERE pk = ?`, pk);
-};
-
-export function getVectors(db: Db, pks: number[]): Map<number, Float32Array> {
-  const vectors = new Map<number, Float32Array>();
-  if (pks.length === 0) return vectors;
-  if (!vectorIndexModel(db)) return vectors;
-  const rows = db.all<{ pk: number; embedding: Buffer }>(
-    `SELECT pk, embedding FROM ${EMBEDDINGS} WHERE pk IN (SELECT value FROM json_each(?))`,
-    JSON.stringify(pks),
-  );
-  for (const row of rows) {
-    const bytes = row.embedding;
-    vectors.set(row.pk, new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)));
-  }
-  return vectors;
-}
-
-export function renameVectorAgent(db: Db, from: string, to: string): void {
-  if (!vectorIndexModel(db)) return;
-  const rows = db.all<StoredMeta & { pk: number }>(
-    `SELECT pk, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms FROM ${TABLE} WHERE agent_id = ?`,
-    from,
-  );
-  for (const row of rows) {
-    const mine = row.owner_key === from;
-    updateVectorMeta(db, row.pk, {
-      visKey: mine ? `a:${to}` : row.vis_key,
-      ownerKey: mine ? to : row.owner_key,
-      projectKey: row.project_key,
-      type: row.type,
-      agentId: to,
-      confidence: row.confidence,
-      expiresMs: Number(row.expires_ms),
-    });
-  }
+/**
+ * The visibility rule in the index's terms: agents by the `vis_key`s they may see, roles that see
+ * every project by `owner_key` (shared rows, plus their own private ones).
+ */
+function keysOf(db: Db, viewer: Viewer): { column: "vis_key" | "owner_key"; keys: string[] } {
+  if (viewer.allProjects) return { column: "owner_key", keys: ["", viewer.agentId] };
+  const projects = db.all<{ project_id: string }>("SELECT project_id FROM project_members WHERE agent_id = ?", viewer.agentId).map((row) => row.project_id);
+  return { column: "vis_key", keys: ["g", `a:${viewer.agentId}`, ...projects.map((id) => `p:${id}`)] };
 }
 
 // Candidates taken from the bit scan per result wanted, and bounds on their number: vec0's cost
@@ -199,50 +102,147 @@ const CANDIDATES_PER_RESULT = 4;
 const MIN_CANDIDATES = 64;
 const MAX_CANDIDATES = 400;
 
-/**
- * The `k` nearest visible rows to `vector` by cosine distance. Every filter is applied inside the
- * vec0 scan of the quantized vectors; the candidates are then ranked by exact cosine distance.
- */
-export function nearest(db: Db, vector: Float32Array, k: number, filter: VectorFilter): Neighbour[] {
-  if (!vectorIndexModel(db)) return [];
-  const wanted = filter.excludePk === undefined ? k : k + 1;
-  const candidates = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, wanted * CANDIDATES_PER_RESULT));
-  const where: string[] = ["bits MATCH vec_quantize_binary(?)", "k = ?"];
-  const params: unknown[] = [vector, candidates];
-  const [column, keys] = filter.ownerKeys ? ["owner_key", filter.ownerKeys] : ["vis_key", filter.visKeys ?? []];
-  if (keys.length === 0) return [];
-  where.push(`${column} IN (${keys.map(() => "?").join(", ")})`);
-  params.push(...keys);
-  where.push("expires_ms > ?");
-  params.push(BigInt(filter.nowMs));
-  if (filter.projectKey !== undefined) {
-    where.push("project_key = ?");
-    params.push(filter.projectKey);
+export class SqliteVectorIndex implements VectorIndex {
+  // Read on every query, changed only by `ensure` (undefined: not read yet).
+  private cachedModel: IndexModel | null | undefined;
+
+  constructor(private readonly transact: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>) {}
+
+  private modelOf(db: Db): IndexModel | null {
+    if (this.cachedModel === undefined) this.cachedModel = storedModel(db);
+    return this.cachedModel;
   }
-  if (filter.types !== undefined) {
-    where.push(`type IN (${filter.types.map(() => "?").join(", ")})`);
-    params.push(...filter.types);
+
+  async model(r: Reader): Promise<IndexModel | null> {
+    return this.modelOf(connectionOf(r));
   }
-  if (filter.agentId !== undefined) {
-    where.push("agent_id = ?");
-    params.push(filter.agentId);
+
+  async ensure(model: string, dimensions: number): Promise<EnsureOutcome> {
+    this.cachedModel = undefined;
+    const outcome = await this.transact(async (tx): Promise<EnsureOutcome> => {
+      const db = connectionOf(tx);
+      const current = storedModel(db);
+      if (current && current.model === model && current.dimensions === dimensions) return "unchanged";
+      if (!Number.isInteger(dimensions) || dimensions < 8 || dimensions > 8192 || dimensions % 8 !== 0) {
+        throw new InternalError("setup", `unsupported embedding dimensions ${dimensions}`);
+      }
+      const existed = metaValue(db, "vector_model") !== undefined;
+      db.exec(`DROP TABLE IF EXISTS ${TABLE}`);
+      db.exec(`DROP TABLE IF EXISTS ${EMBEDDINGS}`);
+      db.exec(
+        `CREATE VIRTUAL TABLE ${TABLE} USING vec0(
+        pk integer primary key,
+        bits bit[${dimensions}],
+        vis_key text, owner_key text, project_key text, type text, agent_id text,
+        confidence float, expires_ms integer)`,
+      );
+      db.exec(`CREATE TABLE ${EMBEDDINGS} (pk INTEGER PRIMARY KEY, embedding BLOB NOT NULL) STRICT`);
+      setMeta(db, "vector_model", model);
+      setMeta(db, "vector_dimensions", String(dimensions));
+      setMeta(db, "vector_layout", VECTOR_LAYOUT);
+      db.run("UPDATE memory SET embedding_model = NULL WHERE embedding_model IS NOT NULL");
+      return existed ? "reset" : "created";
+    });
+    this.cachedModel = { model, dimensions };
+    return outcome;
   }
-  if (filter.confidenceMin !== undefined) {
-    where.push("confidence >= ?");
-    params.push(filter.confidenceMin);
+
+  async put(tx: Tx, pk: number, vector: Float32Array, meta: VectorMeta): Promise<void> {
+    putVector(connectionOf(tx), pk, vector, meta);
   }
-  if (filter.tag !== undefined) {
-    where.push("pk IN (SELECT memory_pk FROM memory_tags WHERE tag = ?)");
-    params.push(filter.tag);
+
+  async updateMeta(tx: Tx, pk: number, meta: VectorMeta): Promise<void> {
+    updateVectorMeta(connectionOf(tx), pk, meta);
   }
-  const coarse = db.all<{ pk: number }>(`SELECT pk FROM ${TABLE} WHERE ${where.join(" AND ")}`, ...params);
-  if (coarse.length === 0) return [];
-  const exact = db.all<Neighbour>(
-    `SELECT pk, vec_distance_cosine(embedding, ?) AS distance FROM ${EMBEDDINGS}
+
+  async delete(tx: Tx, pk: number): Promise<void> {
+    const db = connectionOf(tx);
+    db.run(`DELETE FROM ${TABLE} WHERE pk = ?`, BigInt(pk));
+    db.run(`DELETE FROM ${EMBEDDINGS} WHERE pk = ?`, pk);
+  }
+
+  async get(r: Reader, pks: number[]): Promise<Map<number, Float32Array>> {
+    const db = connectionOf(r);
+    const vectors = new Map<number, Float32Array>();
+    if (pks.length === 0) return vectors;
+    if (!this.modelOf(db)) return vectors;
+    const rows = db.all<{ pk: number; embedding: Buffer }>(
+      `SELECT pk, embedding FROM ${EMBEDDINGS} WHERE pk IN (SELECT value FROM json_each(?))`,
+      JSON.stringify(pks),
+    );
+    for (const row of rows) {
+      const bytes = row.embedding;
+      vectors.set(row.pk, new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)));
+    }
+    return vectors;
+  }
+
+  /** Moves an agent's rows to its new id, inside the caller's transaction (`SqliteAgents.rename`). */
+  renameAgent(db: Db, from: string, to: string): void {
+    if (!this.modelOf(db)) return;
+    const rows = db.all<StoredMeta & { pk: number }>(
+      `SELECT pk, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms FROM ${TABLE} WHERE agent_id = ?`,
+      from,
+    );
+    for (const row of rows) {
+      const mine = row.owner_key === from;
+      updateVectorMeta(db, row.pk, {
+        visKey: mine ? `a:${to}` : row.vis_key,
+        ownerKey: mine ? to : row.owner_key,
+        projectKey: row.project_key,
+        type: row.type,
+        agentId: to,
+        confidence: row.confidence,
+        expiresMs: Number(row.expires_ms),
+      });
+    }
+  }
+
+  // Every filter is applied inside the vec0 scan of the quantized vectors; the candidates are then
+  // ranked by exact cosine distance.
+  async nearest(r: Reader, vector: Float32Array, k: number, filter: VectorFilter): Promise<Neighbour[]> {
+    const db = connectionOf(r);
+    if (!this.modelOf(db)) return [];
+    const wanted = filter.excludePk === undefined ? k : k + 1;
+    const candidates = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, wanted * CANDIDATES_PER_RESULT));
+    const where: string[] = ["bits MATCH vec_quantize_binary(?)", "k = ?"];
+    const params: unknown[] = [vector, candidates];
+    const { column, keys } = "viewer" in filter.within ? keysOf(db, filter.within.viewer) : { column: "vis_key", keys: [filter.within.visKey] };
+    where.push(`${column} IN (${keys.map(() => "?").join(", ")})`);
+    params.push(...keys);
+    where.push("expires_ms > ?");
+    params.push(BigInt(filter.nowMs));
+    if (filter.projectKey !== undefined) {
+      where.push("project_key = ?");
+      params.push(filter.projectKey);
+    }
+    // Allowed types rather than excluded ones: vec0 applies `IN` inside the scan but would apply
+    // `NOT IN` only afterwards.
+    if (filter.types !== undefined) {
+      where.push(`type IN (${filter.types.map(() => "?").join(", ")})`);
+      params.push(...filter.types);
+    }
+    if (filter.agentId !== undefined) {
+      where.push("agent_id = ?");
+      params.push(filter.agentId);
+    }
+    if (filter.confidenceMin !== undefined) {
+      where.push("confidence >= ?");
+      params.push(filter.confidenceMin);
+    }
+    if (filter.tag !== undefined) {
+      where.push("pk IN (SELECT memory_pk FROM memory_tags WHERE tag = ?)");
+      params.push(filter.tag);
+    }
+    const coarse = db.all<{ pk: number }>(`SELECT pk FROM ${TABLE} WHERE ${where.join(" AND ")}`, ...params);
+    if (coarse.length === 0) return [];
+    const exact = db.all<Neighbour>(
+      `SELECT pk, vec_distance_cosine(embedding, ?) AS distance FROM ${EMBEDDINGS}
      WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY distance, pk`,
-    vector,
-    JSON.stringify(coarse.map((row) => row.pk)),
-  );
-  const maxDistance = filter.maxDistance ?? Infinity;
-  return exact.filter((row) => row.pk !== filter.excludePk && row.distance <= maxDistance).slice(0, k);
+      vector,
+      JSON.stringify(coarse.map((row) => row.pk)),
+    );
+    const maxDistance = filter.maxDistance ?? Infinity;
+    return exact.filter((row) => row.pk !== filter.excludePk && row.distance <= maxDistance).slice(0, k);
+  }
 }

@@ -1,14 +1,8 @@
-import type { Db } from "./db.js";
+import type { Viewer } from "../visibility.js";
 
-/**
- * Who is looking. Every read query takes one, so visibility is applied inside SQL (and `limit`
- * counts only visible rows). Project membership comes from `project_members`.
- */
-export interface Viewer {
-  agentId: string;
-  /** Roles `owner` and `archivist` see every project (never another agent's private entries). */
-  allProjects: boolean;
-}
+// The visibility rule in SQL: every read of shared content applies it inside its query, so `limit`
+// counts only rows the viewer may see. The vector index applies the same rule through its keys
+// (sqlite/vectors.ts) and live event delivery in memory (src/events/subscription.ts).
 
 export interface SqlFragment {
   sql: string;
@@ -45,19 +39,7 @@ export function visibleEvent(alias: string, viewer: Viewer): SqlFragment {
   };
 }
 
-export const memberProjectIds = (db: Db, agentId: string): string[] =>
-  db
-    .all<{ project_id: string }>("SELECT project_id FROM project_members WHERE agent_id = ?", agentId)
-    .map((row) => row.project_id);
-
-/**
- * The same rule in the vector index's terms: agents by the `vis_key`s they may see, roles that
- * see every project by `owner_key` (shared rows, plus their own private ones).
- */
-export function vectorScope(db: Db, viewer: Viewer): { visKeys: string[] } | { ownerKeys: string[] } {
-  if (viewer.allProjects) return { ownerKeys: ["", viewer.agentId] };
-  return { visKeys: ["g", `a:${viewer.agentId}`, ...memberProjectIds(db, viewer.agentId).map((id) => `p:${id}`)] };
+/** An id equal to `id`, or starting with `prefix`: a range, so the primary key's index serves it. */
+export function idMatch(column: string, match: { id: string } | { prefix: string }): SqlFragment {
+  return "id" in match ? { sql: `${column} = ?`, params: [match.id] } : { sql: `${column} >= ? AND ${column} < ?`, params: [match.prefix, `${match.prefix}\uffff`] };
 }
-
-export const isProjectMember = (db: Db, projectId: string, agentId: string): boolean =>
-  db.get("SELECT 1 FROM project_members WHERE project_id = ? AND agent_id = ?", projectId, agentId) !== undefined;
