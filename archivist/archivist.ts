@@ -1,6 +1,7 @@
 import type { Logger } from "../src/core/log.js";
 import { retry, type RetryOptions } from "../src/core/retry.js";
-import { STATUS_KEYS } from "../tools/archivist.js";
+import { STATUS_KEYS } from "../src/wire/archivist.js";
+import type { EventRecord } from "../src/wire/events.js";
 import { CairnClient } from "./client.js";
 import { CURSOR_KEY, WriteFollower } from "./follower.js";
 import { ConflictWatcher } from "./immediate.js";
@@ -9,7 +10,13 @@ import { createModel, type BudgetedModel } from "./llm/index.js";
 import { scheduledPass, type PassReport } from "./pass.js";
 import type { ArchivistSettings } from "./settings.js";
 
-export const LAST_PASS_KEY = "last_pass_at";
+/**
+ * The archivist's own cursor for scheduled passes: when the last one started. The next is due
+ * SYNTHESIS_INTERVAL_SECONDS after it, and a project counts as active when something changed since.
+ * Not for humans: what they see of a pass is the report under STATUS_KEYS.lastPassReport. The
+ * string is stored data and never changes.
+ */
+export const PASS_CURSOR_KEY = "last_pass_at";
 
 /** setTimeout takes a signed 32-bit count of ms and fires at once when given more. */
 const MAX_TIMER_MS = 2_147_000_000;
@@ -92,7 +99,7 @@ export class Archivist {
 
   private async beginShift(token: number, shift: number): Promise<void> {
     let cursor = await this.client.state<number>(CURSOR_KEY);
-    const started = await this.client.post<{ seq: number }>("/events", { type: "archivist.started", payload: { holder: this.settings.holder, lease: token, llm: this.model !== null } });
+    const started = await this.client.post<EventRecord>("/events", { type: "archivist.started", payload: { holder: this.settings.holder, lease: token, llm: this.model !== null } });
     // The first archivist on a store starts at its own start; a later one resumes where the last stopped.
     if (typeof cursor !== "number") {
       cursor = started.seq;
@@ -105,7 +112,7 @@ export class Archivist {
       provider: this.settings.llm.provider,
       started_at: new Date().toISOString(),
     });
-    const last = await this.client.state<string>(LAST_PASS_KEY);
+    const last = await this.client.state<string>(PASS_CURSOR_KEY);
     // Nothing below may fail: a retried start would leave this follower running beside the next.
     this.follower = new WriteFollower(this.client, this.watcher, this.log.child({ mode: "immediate" }), cursor);
     this.follower.start();
@@ -137,7 +144,7 @@ export class Archivist {
     if (!this.holdsLease) return null;
     try {
       const startedAt = new Date().toISOString();
-      const previous = await this.client.state<string>(LAST_PASS_KEY);
+      const previous = await this.client.state<string>(PASS_CURSOR_KEY);
       const report = await scheduledPass({
         client: this.client,
         model: this.model,
@@ -148,9 +155,9 @@ export class Archivist {
       });
       this.lastPass = report;
       // The start, not the end: an entry written during this pass counts as activity for the next.
-      await this.client.setState(LAST_PASS_KEY, startedAt);
+      await this.client.setState(PASS_CURSOR_KEY, startedAt);
       const counts = { ...report, docs: report.docs.length };
-      await this.client.setState(STATUS_KEYS.lastPass, { at: startedAt, ...counts });
+      await this.client.setState(STATUS_KEYS.lastPassReport, { at: startedAt, ...counts });
       await this.client.log("info", "pass", `scheduled pass: ${report.entries} entries in ${report.projects} projects, ${report.calls} model calls`, counts);
       await this.client.post("/events", { type: "archivist.pass", payload: counts });
       this.log.info("scheduled pass done", counts);

@@ -1,16 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { z } from "zod";
 import { parseRetryAfter, retry, type RetryOptions } from "../src/core/retry.js";
-import type { agentRecord, eventRecord, memoryEntry, project, searchHit, task, tombstone } from "../tools/schemas.js";
+import type { ArchivistState } from "../src/wire/archivist.js";
+import type { LogLevel } from "../src/wire/logs.js";
 
-// The archivist shares the server's wire types (tools/schemas.ts), never its services.
-export type Entry = z.output<typeof memoryEntry>;
-export type SearchHit = z.output<typeof searchHit>;
-export type Tombstone = z.output<typeof tombstone>;
-export type Task = z.output<typeof task>;
-export type AgentRecord = z.output<typeof agentRecord>;
-export type EventRecord = z.output<typeof eventRecord>;
-export type Project = z.output<typeof project>;
+// The archivist reads the server's records with the server's own types (src/wire/), never its services.
 
 /** A refusal from the server: its status and `{detail, code}` body. */
 export class ApiError extends Error {
@@ -151,8 +144,9 @@ export class CairnClient {
 
   /** The archivist's own key-value store. */
   async state<T>(key: string): Promise<T | null> {
-    const found = await this.find<{ value: T }>(`/archivist/state/${encodeURIComponent(key)}`);
-    return found === null ? null : found.value;
+    const found = await this.find<ArchivistState>(`/archivist/state/${encodeURIComponent(key)}`);
+    // The value is whatever this archivist stored under the key: the caller names its type.
+    return found === null ? null : (found.value as T);
   }
 
   async setState(key: string, value: unknown): Promise<void> {
@@ -173,7 +167,7 @@ export class CairnClient {
     }
   }
 
-  async log(level: "debug" | "info" | "warn" | "error", action: string, message: string, details: Record<string, unknown> = {}): Promise<void> {
+  async log(level: LogLevel, action: string, message: string, details: Record<string, unknown> = {}): Promise<void> {
     await this.post("/logs", { level, source: "archivist", action, message, details });
   }
 }

@@ -1,4 +1,6 @@
-import type { CairnClient, Entry, Project } from "./client.js";
+import type { MemoryEntry } from "../src/wire/memory.js";
+import type { Project } from "../src/wire/projects.js";
+import type { CairnClient } from "./client.js";
 
 /** Directives one read may return; far above any real team's count. */
 const MAX_PER_READ = 1000;
@@ -8,8 +10,8 @@ export interface DirectiveConflict {
   /** 1-based numbers of the pair in the preamble. */
   i: number;
   j: number;
-  a: Entry;
-  b: Entry;
+  a: MemoryEntry;
+  b: MemoryEntry;
   similarity: number;
 }
 
@@ -19,17 +21,17 @@ export interface DirectiveConflict {
  * id with the later read winning, so project directives override global ones and private ones
  * override both. "Global" is `project` null: a directive of another project never crosses over.
  */
-export async function loadDirectives(client: CairnClient, project: string | null): Promise<Entry[]> {
+export async function loadDirectives(client: CairnClient, project: string | null): Promise<MemoryEntry[]> {
   // Oldest first within a set: numbers stay put as directives are added, and a newer one reads as the later word.
   const read = async (query: Record<string, string | null>) =>
-    (await client.all<Entry>("/memory", { type: "directive", include_embedding: true, ...query }, MAX_PER_READ)).sort(
+    (await client.all<MemoryEntry>("/memory", { type: "directive", include_embedding: true, ...query }, MAX_PER_READ)).sort(
       (a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id),
     );
   const global = await read({ scope: "project", project: null });
   const projectSet = project === null ? [] : await read({ scope: "project", project });
   // Private directives made for another project stay out of this one's pass.
   const own = (await read({ scope: "agent" })).filter((entry) => entry.project === null || entry.project === project);
-  const merged = new Map<string, Entry>();
+  const merged = new Map<string, MemoryEntry>();
   for (const entry of [...global, ...projectSet, ...own]) {
     merged.delete(entry.id);
     merged.set(entry.id, entry);
@@ -49,7 +51,7 @@ export async function projectNames(client: CairnClient): Promise<ProjectNames> {
   return new Map(projects.map((project) => [project.id, project.name]));
 }
 
-export function directiveLine(entry: Entry, number: number, names: ProjectNames = new Map()): string {
+export function directiveLine(entry: MemoryEntry, number: number, names: ProjectNames = new Map()): string {
   const project = entry.project === null ? "global" : (names.get(entry.project) ?? entry.project);
   const label = entry.scope === "agent" ? "(agent-private)" : `(project: ${oneLine(project)})`;
   return `[${number}] ${label} ${oneLine(entry.content)}`;
@@ -60,7 +62,7 @@ export const conflictWarning = (conflict: Pick<DirectiveConflict, "i" | "j">): s
   `WARNING: directives [${conflict.i}] and [${conflict.j}] may conflict; use your best judgment and flag the ambiguity in your output.`;
 
 /** The preamble placed before the role description; empty when no directive applies. */
-export function preamble(directives: Entry[], conflicts: DirectiveConflict[] = [], names: ProjectNames = new Map()): string {
+export function preamble(directives: MemoryEntry[], conflicts: DirectiveConflict[] = [], names: ProjectNames = new Map()): string {
   if (directives.length === 0) return "";
   return [
     ...conflicts.map(conflictWarning),
@@ -85,7 +87,7 @@ export function cosine(a: readonly number[], b: readonly number[]): number {
 }
 
 /** Pairs whose embeddings' cosine exceeds `threshold`; a directive not yet embedded is in no pair. */
-export function findConflicts(directives: Entry[], threshold: number): DirectiveConflict[] {
+export function findConflicts(directives: MemoryEntry[], threshold: number): DirectiveConflict[] {
   const conflicts: DirectiveConflict[] = [];
   directives.forEach((a, ai) => {
     directives.forEach((b, bi) => {

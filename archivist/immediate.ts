@@ -1,6 +1,10 @@
 import { z } from "zod";
 import type { Logger } from "../src/core/log.js";
-import { ApiError, type CairnClient, type Entry, type SearchHit } from "./client.js";
+import type { MergeResult } from "../src/wire/archivist.js";
+import type { EventRecord } from "../src/wire/events.js";
+import type { GraphNode } from "../src/wire/graph.js";
+import type { MemoryEntry, SearchHit } from "../src/wire/memory.js";
+import { ApiError, type CairnClient } from "./client.js";
 import { loadDirectives, preamble, projectNames } from "./directives.js";
 import { BudgetExhausted, type BudgetedModel } from "./llm/index.js";
 import { dataBlock, MERGE_ROLE, parseJsonReply, systemPrompt } from "./prompts.js";
@@ -18,19 +22,11 @@ const mergeReply = z.discriminatedUnion("action", [
   z.object({ action: z.literal("keep_both"), reason: z.string().max(2000).optional() }),
 ]);
 
-export interface WrittenEvent {
-  seq: number;
-  agent_id: string;
-  payload: { memory_id?: unknown; type?: unknown; scope?: unknown };
-}
-
-interface Edge {
-  src: string;
-  dst: string;
-}
+/** What conflict detection reads of a `memory.written` event; its payload's fields are checked, not trusted. */
+export type WrittenEvent = Pick<EventRecord, "seq" | "agent_id" | "payload">;
 
 export interface ConflictPair {
-  entry: Entry;
+  entry: MemoryEntry;
   other: SearchHit;
 }
 
@@ -64,7 +60,7 @@ export class ConflictWatcher {
     const self = this.client.agentId;
     if (event.agent_id === self || typeof event.payload.memory_id !== "string") return null;
     if (!MERGEABLE.has(String(event.payload.type))) return null;
-    const entry = await this.client.find<Entry>(`/memory/${event.payload.memory_id}`);
+    const entry = await this.client.find<MemoryEntry>(`/memory/${event.payload.memory_id}`);
     if (!entry || entry.agent_id === self || !MERGEABLE.has(entry.type)) return null;
     this.counts.checked++;
     const hits = await this.client.get<SearchHit[]>("/memory/search", {
@@ -108,7 +104,7 @@ export class ConflictWatcher {
         await this.client.log("info", "merge.kept", "a similar pair was kept apart", { ids: [pair.other.id, pair.entry.id], reason: reply.reason ?? null });
         return;
       }
-      const merged = await this.client.post<{ entry: Entry }>("/archivist/merge", {
+      const merged = await this.client.post<MergeResult>("/archivist/merge", {
         sources: [
           { id: pair.other.id, version: pair.other.version },
           { id: pair.entry.id, version: pair.entry.version },
@@ -174,7 +170,7 @@ export class ConflictWatcher {
   }
 
   private async linked(pair: ConflictPair): Promise<boolean> {
-    const node = await this.client.find<{ edges: { in: Edge[]; out: Edge[] } }>(`/graph/${pair.entry.id}`);
+    const node = await this.client.find<GraphNode>(`/graph/${pair.entry.id}`);
     return node !== null && [...node.edges.in, ...node.edges.out].some((edge) => edge.src === pair.other.id || edge.dst === pair.other.id);
   }
 

@@ -1,12 +1,6 @@
 import type { Logger } from "../src/core/log.js";
+import type { ArchivistLease } from "../src/wire/archivist.js";
 import type { CairnClient } from "./client.js";
-
-interface LeaseAnswer {
-  granted: boolean;
-  holder: string | null;
-  expires_at: string | null;
-  token: number;
-}
 
 export interface LeaseEvents {
   acquired(token: number): void;
@@ -50,7 +44,7 @@ export class LeaseKeeper {
   private async attempt(): Promise<void> {
     this.timer = null;
     const renewEvery = (this.ttlSeconds * 1000) / 3;
-    let answer: LeaseAnswer;
+    let answer: ArchivistLease;
     try {
       answer = await this.request({ holder: this.holder, ttl_seconds: this.ttlSeconds });
     } catch (error) {
@@ -78,8 +72,8 @@ export class LeaseKeeper {
   }
 
   // Lease requests carry no fencing token: a holder that lost the lease must hear so, not a 409.
-  private async request(body: Record<string, unknown>): Promise<LeaseAnswer> {
-    return (await this.client.request<LeaseAnswer>("POST", "/archivist/lease", { body, unfenced: true })).body;
+  private async request(body: Record<string, unknown>): Promise<ArchivistLease> {
+    return (await this.client.request<ArchivistLease>("POST", "/archivist/lease", { body, unfenced: true })).body;
   }
 
   private lose(): void {

@@ -1,5 +1,8 @@
 import type { Logger } from "../src/core/log.js";
-import type { AgentRecord, CairnClient, Entry, Project, Tombstone } from "./client.js";
+import type { AgentRecord } from "../src/wire/agents.js";
+import type { MemoryChange, MemoryEntry } from "../src/wire/memory.js";
+import type { Project } from "../src/wire/projects.js";
+import type { CairnClient } from "./client.js";
 import { findConflicts, loadDirectives, MAX_PROJECTS, preamble, type DirectiveConflict } from "./directives.js";
 import type { BudgetedModel } from "./llm/index.js";
 import type { ArchivistSettings } from "./settings.js";
@@ -78,8 +81,8 @@ export async function scheduledPass(context: PassContext): Promise<PassReport> {
   };
 
   const since = new Date(now.getTime() - DAY_MS).toISOString();
-  const changed = await client.all<Entry | Tombstone>("/memory/delta", { since }, MAX_PASS_ENTRIES);
-  const pool = new Map<string | null, Entry[]>();
+  const changed = await client.all<MemoryChange>("/memory/delta", { since }, MAX_PASS_ENTRIES);
+  const pool = new Map<string | null, MemoryEntry[]>();
   for (const row of changed) {
     if (!("content" in row) || row.type === "directive" || row.agent_id === client.agentId) continue;
     const group = pool.get(row.project) ?? [];
@@ -129,7 +132,7 @@ export async function scheduledPass(context: PassContext): Promise<PassReport> {
   return report;
 }
 
-async function warnIfStale(context: PassContext, directive: Entry, agents: AgentRecord[]): Promise<boolean> {
+async function warnIfStale(context: PassContext, directive: MemoryEntry, agents: AgentRecord[]): Promise<boolean> {
   const { client, settings, now } = context;
   const last = await client.state<string>(staleKey(directive.id));
   if (typeof last === "string" && now.getTime() - Date.parse(last) < settings.staleCooldownHours * 3_600_000) return false;

@@ -1,4 +1,4 @@
-import type { Entry } from "./client.js";
+import type { MemoryEntry } from "../src/wire/memory.js";
 
 /** Characters of one entry's content shown to the model; the rest is cut (the id still names it). */
 export const PROMPT_CONTENT_CHARS = 2000;
@@ -10,7 +10,7 @@ const CLOSE = "ENTRIES>>>";
  * Entries as data: a JSON array between markers. `<` and `>` are escaped inside the JSON, so no
  * content can contain a marker and pretend the data has ended.
  */
-export function dataBlock(entries: Entry[]): string {
+export function dataBlock(entries: MemoryEntry[]): string {
   const rows = entries.map((entry) => ({
     id: entry.id,
     agent: entry.agent_id,

@@ -1,4 +1,6 @@
-import type { AgentRecord, CairnClient, Entry } from "./client.js";
+import type { AgentRecord } from "../src/wire/agents.js";
+import type { MemoryEntry } from "../src/wire/memory.js";
+import type { CairnClient } from "./client.js";
 import type { DirectiveConflict } from "./directives.js";
 
 const DAY_MS = 86_400_000;
@@ -9,7 +11,7 @@ const TAG_TOKEN = /(?<![\w#])#([A-Za-z0-9][\w.-]{0,63})/g;
 const AGENT_TOKEN = /(?<![\w@])@([a-z0-9][a-z0-9_-]{0,63})/g;
 
 /** The tags a directive references: its `#tag` tokens and its own tags. */
-export function referencedTags(directive: Entry): string[] {
+export function referencedTags(directive: MemoryEntry): string[] {
   const tokens = [...directive.content.matchAll(TAG_TOKEN)].map((match) => (match[1] as string).replace(/[.-]+$/, ""));
   return [...new Set([...tokens, ...directive.tags])];
 }
@@ -17,7 +19,7 @@ export function referencedTags(directive: Entry): string[] {
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The agents a directive references: its `@id` tokens and every known agent id it names as a whole word. */
-export function referencedAgents(directive: Entry, knownIds: string[]): string[] {
+export function referencedAgents(directive: MemoryEntry, knownIds: string[]): string[] {
   const tokens = [...directive.content.matchAll(AGENT_TOKEN)].map((match) => match[1] as string);
   const named = knownIds.filter((id) => new RegExp(`(?<![\\w-])${escapeRegExp(id)}(?![\\w-])`, "i").test(directive.content));
   return [...new Set([...tokens, ...named])];
@@ -33,13 +35,13 @@ export interface StalenessContext {
 
 /** Whether any live entry other than a directive, in the directive's project (anywhere, for a global one), carries `tag`. */
 async function tagInUse(client: CairnClient, tag: string, project: string | null): Promise<boolean> {
-  const page = await client.request<Entry[]>("GET", "/memory", { query: { tag, limit: 20, ...(project === null ? {} : { project }) } });
+  const page = await client.request<MemoryEntry[]>("GET", "/memory", { query: { tag, limit: 20, ...(project === null ? {} : { project }) } });
   // A full page of nothing but directives: assume the tag is in use rather than warn on a guess.
   return page.body.some((entry) => entry.type !== "directive") || page.headers.get("x-next-cursor") !== null;
 }
 
 /** The reasons (possibly none) why a directive may be stale: the seed's three signals. */
-export async function stalenessReasons(directive: Entry, context: StalenessContext): Promise<string[]> {
+export async function stalenessReasons(directive: MemoryEntry, context: StalenessContext): Promise<string[]> {
   const reasons: string[] = [];
   for (const tag of referencedTags(directive)) {
     if (!(await tagInUse(context.client, tag, directive.project))) {
@@ -77,7 +79,7 @@ export async function onceWithin(client: CairnClient, key: string, cooldownHours
   return true;
 }
 
-export function staleMessage(directive: Entry, reasons: string[]): { subject: string; body: string } {
+export function staleMessage(directive: MemoryEntry, reasons: string[]): { subject: string; body: string } {
   return {
     subject: "Directive may be stale",
     body: [

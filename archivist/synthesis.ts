@@ -1,6 +1,8 @@
 import { z } from "zod";
 import type { Logger } from "../src/core/log.js";
-import { ApiError, type CairnClient, type Entry, type Task } from "./client.js";
+import type { MemoryEntry, MemoryWriteResult } from "../src/wire/memory.js";
+import type { Task } from "../src/wire/tasks.js";
+import { ApiError, type CairnClient } from "./client.js";
 import { BudgetExhausted, estimateTokens, LlmError, type BudgetedModel } from "./llm/index.js";
 import { MERGEABLE } from "./immediate.js";
 import { dataBlock, parseJsonReply, SYNTHESIS_ROLE, systemPrompt } from "./prompts.js";
@@ -56,10 +58,10 @@ export interface SynthesisContext {
 const emptyCounts = (): SynthesisCounts => ({ batches: 0, calls: 0, links: 0, merges: 0, headlines: 0, tasks: 0, suggestions: 0, dropped: 0, failedCalls: 0 });
 
 /** Entries grouped by topic (first tag), then time, cut into batches that fit one prompt. */
-export function batches(entries: Entry[]): Entry[][] {
+export function batches(entries: MemoryEntry[]): MemoryEntry[][] {
   const sorted = [...entries].sort((a, b) => (a.tags[0] ?? "~").localeCompare(b.tags[0] ?? "~") || a.updated_at.localeCompare(b.updated_at));
-  const result: Entry[][] = [];
-  let current: Entry[] = [];
+  const result: MemoryEntry[][] = [];
+  let current: MemoryEntry[] = [];
   let tokens = 0;
   for (const entry of sorted) {
     const cost = estimateTokens(dataBlock([entry]));
@@ -84,7 +86,7 @@ const oneLine = (text: string): string => text.replace(/\s+/g, " ").trim();
  * directives as a preamble; only the allowed operations on ids of the batch are carried out; the
  * summaries, recommended actions and suggested directives become one synthesis doc.
  */
-export async function synthesize(context: SynthesisContext, project: string | null, entries: Entry[], preambleText: string): Promise<SynthesisResult> {
+export async function synthesize(context: SynthesisContext, project: string | null, entries: MemoryEntry[], preambleText: string): Promise<SynthesisResult> {
   const counts = emptyCounts();
   const summaries: string[] = [];
   const actions = new Map<string, Action>();
@@ -142,7 +144,7 @@ export async function synthesize(context: SynthesisContext, project: string | nu
 }
 
 /** Carries out the operations that name only entries of this batch; drops and logs the rest. */
-async function applyOperations(context: SynthesisContext, batch: Entry[], raw: unknown[], consumed: Set<string>, counts: SynthesisCounts): Promise<void> {
+async function applyOperations(context: SynthesisContext, batch: MemoryEntry[], raw: unknown[], consumed: Set<string>, counts: SynthesisCounts): Promise<void> {
   const byId = new Map(batch.map((entry) => [entry.id, entry]));
   const dropped: { op: unknown; reason: string }[] = [];
   const drop = (op: unknown, reason: string): void => {
@@ -171,7 +173,7 @@ async function applyOperations(context: SynthesisContext, batch: Entry[], raw: u
         await context.client.post("/graph/edge", { src: op.src, dst: op.dst, rel: op.rel, note: op.note ?? null });
         counts.links++;
       } else if (op.op === "merge") {
-        const sources = [...new Set(op.ids)].map((id) => byId.get(id) as Entry);
+        const sources = [...new Set(op.ids)].map((id) => byId.get(id) as MemoryEntry);
         if (sources.length < 2 || !sources.every((entry) => MERGEABLE.has(entry.type))) {
           drop(op, "merges take two or more memory or doc entries");
           continue;
@@ -193,7 +195,7 @@ async function applyOperations(context: SynthesisContext, batch: Entry[], raw: u
   }
 }
 
-async function writeDoc(context: SynthesisContext, project: string | null, entries: Entry[], summaries: string[], actions: Action[], suggestions: string[]): Promise<string> {
+async function writeDoc(context: SynthesisContext, project: string | null, entries: MemoryEntry[], summaries: string[], actions: Action[], suggestions: string[]): Promise<string> {
   const agents = new Set(entries.map((entry) => entry.agent_id));
   let summary = summaries.join("\n\n") || "Nothing new stood out in this period.";
   if (summary.length > DOC_SUMMARY_CHARS) summary = `${summary.slice(0, DOC_SUMMARY_CHARS)} [cut]`;
@@ -212,7 +214,7 @@ async function writeDoc(context: SynthesisContext, project: string | null, entri
     "",
     ...(suggestions.length > 0 ? suggestions.map((text) => `DIRECTIVE SUGGESTION: ${text}`) : ["None."]),
   ].join("\n");
-  const written = await context.client.post<{ id: string }>("/memory", { type: "doc", scope: "project", project, tags: ["synthesis"], content });
+  const written = await context.client.post<MemoryWriteResult>("/memory", { type: "doc", scope: "project", project, tags: ["synthesis"], content });
   return written.id;
 }
 

@@ -5,7 +5,7 @@
 // own work; a real model adds its latency per call on top.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Archivist, LAST_PASS_KEY } from "../archivist/archivist.js";
+import { Archivist, PASS_CURSOR_KEY } from "../archivist/archivist.js";
 import { BudgetedModel, createModel, TokenBudget, type Completion, type CompletionRequest, type LanguageModel } from "../archivist/llm/index.js";
 import type { PassReport } from "../archivist/pass.js";
 import { archivistSettings, type ArchivistSettings } from "../archivist/settings.js";
@@ -440,7 +440,7 @@ async function timedPass(server: ServerProcess, fake: FakeLlm, budget: number): 
   const running = await startArchivist(server, fake, { ARCHIVIST_TOKEN_BUDGET_PER_HOUR: String(budget) });
   try {
     // As on the first pass over a busy day: every entry counts as new since the last pass.
-    await running.archivist.client.setState(LAST_PASS_KEY, null);
+    await running.archivist.client.setState(PASS_CURSOR_KEY, null);
     const fakeBefore = fake.calls.length;
     const cpuBefore = server.cpuMs();
     const benchCpuBefore = process.cpuUsage();

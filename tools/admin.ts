@@ -1,9 +1,7 @@
 import { z } from "zod";
+import { importResult } from "../src/wire/transfer.js";
 import { defineOperation, reply } from "./operation.js";
 import { projectId, timestampInput } from "./schemas.js";
-
-// Operator commands that are not API operations (the CLI's backup, doctor and reindex).
-export { backupDatabase, runChecks, type Check } from "../src/services/admin.js";
 
 /** The media type of exports and import bodies: one JSON object per line. */
 export const JSON_LINES = "application/x-ndjson";
@@ -50,23 +48,6 @@ export const adminExport = defineOperation({
     return reply(lines, { headers: { "Content-Disposition": `attachment; filename="cairn-export-${stamp}.jsonl"` } });
   },
 });
-
-const importCounts = z.object({
-  projects: z.number().int(),
-  entries: z.number().int(),
-  edges: z.number().int(),
-  decisions: z.number().int().describe("always 0 until this server has decisions"),
-  tasks: z.number().int(),
-});
-
-export const importResult = z
-  .object({
-    imported: importCounts.describe("records created (with a dry run: that would be created)"),
-    skipped: z.number().int().describe("lines whose record exists here already"),
-    errors: z.array(z.object({ line: z.number().int().describe("1-based line number in the body"), detail: z.string() })),
-    dry_run: z.boolean(),
-  })
-  .meta({ id: "ImportResult" });
 
 export const adminImport = defineOperation({
   name: "admin_import",

@@ -1,10 +1,8 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { agentId, agentRecord, cursorParam, limitParam, role, timestamp } from "./schemas.js";
+import { agentPerformance as performanceRecord, agentRecord, agentSelf, keyRotation, registration } from "../src/wire/agents.js";
+import { agentId, cursorParam, limitParam } from "./schemas.js";
 
-export const registration = z
-  .object({ agent_id: z.string(), api_key: z.string().describe("shown once; store it now"), role, created_at: timestamp })
-  .meta({ id: "Registration" });
 const registerInput = z.strictObject({
   agent_id: agentId,
   display_name: z.string().trim().min(1).max(100).optional(),
@@ -13,12 +11,6 @@ const changeInput = {
   agent_id: agentId.optional().describe("new id: every record naming the old id is rewritten"),
   display_name: z.string().trim().min(1).max(100).nullable().optional(),
 };
-const selfRecord = agentRecord
-  .extend({
-    projects: z.array(z.string()),
-    can_write_directives: z.boolean().describe("whether you are in DIRECTIVE_WRITERS"),
-  })
-  .meta({ id: "AgentSelf" });
 
 export const agentRegister = defineOperation({
   name: "agent_register",
@@ -74,7 +66,7 @@ export const agentMe = defineOperation({
   access: "agent",
   http: { method: "GET", path: "/agents/me" },
   input: z.strictObject({}),
-  output: selfRecord,
+  output: agentSelf,
   handle({ services, caller }) {
     return services.agents.me(caller);
   },
@@ -152,19 +144,12 @@ export const agentRotateKey = defineOperation({
   access: "agent",
   http: { method: "POST", path: "/agents/:id/rotate-key" },
   input: z.strictObject({ id: agentId }),
-  output: z.object({ api_key: z.string() }),
+  output: keyRotation,
   errors: ["NOT_FOUND", "FORBIDDEN"],
   handle({ services, caller }, input) {
     return services.agents.rotateKey(caller, input.id);
   },
 });
-
-const outcomeStats = {
-  completed: z.number().int(),
-  failed: z.number().int(),
-  success_rate: z.number().nullable(),
-  median_seconds: z.number().nullable().describe("median seconds from claim to outcome"),
-};
 
 export const agentPerformance = defineOperation({
   name: "agent_performance",
@@ -174,7 +159,7 @@ export const agentPerformance = defineOperation({
   access: "agent",
   http: { method: "GET", path: "/agents/performance" },
   input: z.strictObject({ tag: z.string().min(1).max(64).optional() }),
-  output: z.array(z.object({ agent_id: z.string(), ...outcomeStats, by_tag: z.array(z.object({ tag: z.string(), ...outcomeStats })) })),
+  output: z.array(performanceRecord),
   handle({ services, caller }, input) {
     return services.performance(caller, input.tag);
   },

@@ -1,23 +1,13 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { confidence, content, memoryEntry, tags, timestamp } from "./schemas.js";
-export { STATUS_KEYS } from "../src/services/archivist.js";
-
-const lease = z
-  .object({
-    granted: z.boolean().describe("true when the caller holds the lease now"),
-    holder: z.string().nullable(),
-    expires_at: timestamp.nullable(),
-    token: z.number().int().describe("fencing token: grows each time the lease changes hands"),
-  })
-  .meta({ id: "ArchivistLease" });
+import { archivistLease as leaseRecord, archivistState, archivistStatus as statusRecord, confidenceUpdate, mergeResult } from "../src/wire/archivist.js";
+import { confidence } from "../src/wire/memory.js";
+import { content, tags } from "./schemas.js";
 
 const stateKey = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9:._-]{0,199}$/, "letters, digits and : . _ - (at most 200)")
   .describe("e.g. directive_stale_notified:<directive id>");
-
-const stateEntry = z.object({ key: z.string(), value: z.unknown(), updated_at: timestamp }).meta({ id: "ArchivistState" });
 
 export const archivistLease = defineOperation({
   name: "archivist_lease",
@@ -36,7 +26,7 @@ export const archivistLease = defineOperation({
     ttl_seconds: z.number().int().min(10).max(3600).default(120),
     release: z.boolean().optional().describe("give the lease up (only its holder can)"),
   }),
-  output: lease,
+  output: leaseRecord,
   handle({ services, caller }, input) {
     return services.archivist.lease(caller, { holder: input.holder, ttlSeconds: input.ttl_seconds, release: input.release });
   },
@@ -52,16 +42,7 @@ export const archivistStatus = defineOperation({
   access: "agent",
   http: { method: "GET", path: "/archivist/status" },
   input: z.strictObject({}),
-  output: z
-    .object({
-      enabled: z.boolean().describe("whether the server starts the archivist (ARCHIVIST); one may run elsewhere all the same"),
-      holder: z.string().nullable().describe("the working archivist's lease holder name"),
-      expires_at: timestamp.nullable(),
-      llm: z.boolean().nullable().describe("whether the working archivist has a language model; null before one has started"),
-      provider: z.string().nullable(),
-      last_pass: z.record(z.string(), z.unknown()).nullable().describe("the last scheduled pass: `at` and its counts"),
-    })
-    .meta({ id: "ArchivistStatus" }),
+  output: statusRecord,
   handle({ services }) {
     return services.archivist.status(services.config.ARCHIVIST === "on");
   },
@@ -76,7 +57,7 @@ export const archivistStateGet = defineOperation({
   roles: ["archivist"],
   http: { method: "GET", path: "/archivist/state/:key" },
   input: z.strictObject({ key: stateKey }),
-  output: stateEntry,
+  output: archivistState,
   errors: ["NOT_FOUND"],
   handle({ services }, input) {
     return services.archivist.getState(input.key);
@@ -92,7 +73,7 @@ export const archivistStatePut = defineOperation({
   roles: ["archivist"],
   http: { method: "PUT", path: "/archivist/state/:key" },
   input: z.strictObject({ key: stateKey, value: z.unknown().refine((value) => value !== undefined, "required") }),
-  output: stateEntry,
+  output: archivistState,
   errors: ["CONFLICT", "PAYLOAD_TOO_LARGE"],
   handle({ services }, input) {
     return services.archivist.putState(input.key, input.value);
@@ -113,7 +94,7 @@ export const archivistSetConfidence = defineOperation({
   input: z.strictObject({
     updates: z.array(z.strictObject({ id: z.uuid(), confidence })).min(1).max(500),
   }),
-  output: z.object({ updated: z.number().int() }),
+  output: confidenceUpdate,
   handle({ services, caller }, input) {
     return services.curation.setConfidence(caller, input.updates);
   },
@@ -141,7 +122,7 @@ export const archivistMerge = defineOperation({
       .optional()
       .describe("message each source's author in the same transaction: the note, then which entries were merged into which"),
   }),
-  output: z.object({ entry: memoryEntry, superseded: z.array(z.uuid()) }),
+  output: mergeResult,
   errors: ["NOT_FOUND", "CONFLICT", "PAYLOAD_TOO_LARGE"],
   handle({ services, caller }, input) {
     return services.curation.merge(caller, input);

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { normalizeTimestamp } from "../src/core/time.js";
 import type { EventPoint } from "../src/services/events.js";
 import { defineOperation, reply } from "./operation.js";
-import { cursorParam, eventRecord, limitParam, projectId } from "./schemas.js";
+import { eventRecord } from "../src/wire/events.js";
+import { cursorParam, limitParam, projectId } from "./schemas.js";
 
 const typePattern = z
   .string()

@@ -1,22 +1,7 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { cursorParam, idRef, limitParam, memoryEntry, projectId, timestamp } from "./schemas.js";
-
-const rel = z.enum(["relates_to", "supports", "contradicts", "supersedes", "derived_from"]);
-
-export const edge = z
-  .object({
-    id: z.uuid(),
-    src: z.uuid(),
-    dst: z.uuid(),
-    rel,
-    note: z.string().nullable(),
-    project: z.string().nullable().describe("the ends' project; null when both are global"),
-    agent_id: z.string().describe("who recorded the edge"),
-    created_at: timestamp,
-    updated_at: timestamp,
-  })
-  .meta({ id: "GraphEdge" });
+import { edgeRel as rel, graphEdge, graphNode as nodeRecord } from "../src/wire/graph.js";
+import { cursorParam, idRef, limitParam, projectId } from "./schemas.js";
 
 export const graphLink = defineOperation({
   name: "graph_link",
@@ -34,7 +19,7 @@ export const graphLink = defineOperation({
     rel,
     note: z.string().trim().max(2000).nullable().optional(),
   }),
-  output: edge,
+  output: graphEdge,
   errors: ["NOT_FOUND", "FORBIDDEN"],
   handle({ services, caller }, input) {
     return services.graph.link(caller, input);
@@ -54,7 +39,7 @@ export const graphList = defineOperation({
     limit: limitParam(500, 50),
     cursor: cursorParam,
   }),
-  output: edge,
+  output: graphEdge,
   handle({ services, caller }, input) {
     return services.graph.list(caller, input);
   },
@@ -68,7 +53,7 @@ export const graphNode = defineOperation({
   access: "agent",
   http: { method: "GET", path: "/graph/:node_id" },
   input: z.strictObject({ node_id: idRef }),
-  output: z.object({ node: memoryEntry, edges: z.object({ out: z.array(edge), in: z.array(edge) }) }).meta({ id: "GraphNode" }),
+  output: nodeRecord,
   errors: ["NOT_FOUND"],
   handle({ services, caller }, input) {
     return services.graph.node(caller, input.node_id);

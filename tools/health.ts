@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { health as healthRecord } from "../src/wire/health.js";
 import { defineOperation } from "./operation.js";
 
 export const health = defineOperation({
@@ -9,14 +10,7 @@ export const health = defineOperation({
   access: "public",
   http: { method: "GET", path: "/health" },
   input: z.strictObject({}),
-  output: z
-    .object({
-      status: z.enum(["ok", "degraded"]),
-      version: z.string(),
-      embeddings: z.enum(["loading", "ready", "unavailable"]),
-      database: z.enum(["ok", "error"]),
-    })
-    .meta({ id: "Health" }),
+  output: healthRecord,
   handle({ services }) {
     return services.health();
   },

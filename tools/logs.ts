@@ -1,22 +1,9 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { cursorParam, limitParam, timestamp, timestampInput } from "./schemas.js";
+import { logEntry, logLevel as level } from "../src/wire/logs.js";
+import { cursorParam, limitParam, timestampInput } from "./schemas.js";
 
-const level = z.enum(["debug", "info", "warn", "error"]);
 const word = z.string().trim().min(1).max(100);
-
-export const logEntry = z
-  .object({
-    id: z.uuid(),
-    level,
-    source: z.string(),
-    action: z.string(),
-    message: z.string(),
-    details: z.record(z.string(), z.unknown()),
-    agent_id: z.string(),
-    created_at: timestamp,
-  })
-  .meta({ id: "LogEntry" });
 
 export const logWrite = defineOperation({
   name: "log_write",

@@ -1,21 +1,15 @@
 import { z } from "zod";
 import { defineOperation, reply } from "./operation.js";
+import { bulkDeleteResult, confidence, memoryChange, memoryEntry, memoryType, memoryWriteResult, scope, searchHit } from "../src/wire/memory.js";
 import {
-  confidence,
   content,
   cursorParam,
   idRef,
   ifMatchVersion,
   limitParam,
-  memoryEntry,
-  memoryType,
-  memoryWriteResult,
   projectId,
-  scope,
-  searchHit,
   tags,
   timestampInput,
-  tombstone,
 } from "./schemas.js";
 
 const projectFilter = projectId.nullable().optional().describe("only this project; null (or empty) for global entries");
@@ -158,7 +152,7 @@ export const memoryDelta = defineOperation({
     limit: limitParam(500, 50),
     cursor: cursorParam,
   }),
-  output: z.union([memoryEntry, tombstone]),
+  output: memoryChange,
   handle({ services, caller }, input) {
     return services.memory.delta(caller, input);
   },
@@ -253,10 +247,7 @@ export const memoryDeleteMany = defineOperation({
   access: "agent",
   http: { method: "DELETE", path: "/memory", status: 200 },
   input: z.strictObject({ ids: z.array(idRef).min(1).max(500) }),
-  output: z.object({
-    deleted: z.array(z.uuid()),
-    skipped: z.array(z.object({ id: z.string(), reason: z.string() })),
-  }),
+  output: bulkDeleteResult,
   handle({ services, caller }, input) {
     return services.memory.removeMany(caller, input.ids);
   },

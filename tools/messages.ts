@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { cursorParam, idRef, limitParam, message } from "./schemas.js";
+import { markedRead, message, unreadCount } from "../src/wire/messages.js";
+import { cursorParam, idRef, limitParam } from "./schemas.js";
 
 const messageParam = { id: idRef.describe("message id or unique prefix") };
 
@@ -50,7 +51,7 @@ export const messageUnreadCount = defineOperation({
   access: "agent",
   http: { method: "GET", path: "/messages/inbox/count" },
   input: z.strictObject({}),
-  output: z.object({ unread: z.number().int() }),
+  output: unreadCount,
   handle({ services, caller }) {
     return services.messages.unread(caller);
   },
@@ -78,7 +79,7 @@ export const messageReadAll = defineOperation({
   access: "agent",
   http: { method: "POST", path: "/messages/inbox/read-all" },
   input: z.strictObject({}),
-  output: z.object({ marked: z.number().int() }),
+  output: markedRead,
   handle({ services, caller }) {
     return services.messages.readAll(caller);
   },

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { Role } from "../src/core/config.js";
+import type { Role } from "../src/wire/roles.js";
 import type { ErrorCode } from "../src/core/errors.js";
 import type { Caller } from "../src/services/caller.js";
 import type { Services } from "../src/services/index.js";

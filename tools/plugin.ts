@@ -1,16 +1,8 @@
 import { z } from "zod";
 import { HOST_NAMES, renderHostConfigs } from "../plugin/hosts/index.js";
 import { bridgeLauncher } from "../src/core/paths.js";
+import { hostConfig, hostTransport } from "../src/wire/hosts.js";
 import { defineOperation } from "./operation.js";
-
-const hostConfig = z
-  .object({
-    host: z.string(),
-    transport: z.enum(["stdio", "http"]),
-    files: z.array(z.object({ path: z.string(), format: z.enum(["json", "toml"]), content: z.string() })),
-    command: z.string().optional().describe("registers the server with the host's own CLI"),
-  })
-  .meta({ id: "HostConfig" });
 
 export const pluginInstall = defineOperation({
   name: "plugin_install",
@@ -25,7 +17,7 @@ export const pluginInstall = defineOperation({
   http: { method: "GET", path: "/plugin/install" },
   input: z.strictObject({
     host: z.enum(HOST_NAMES as [string, ...string[]]).optional().describe("default: every host"),
-    transport: z.enum(["stdio", "http"]).optional().describe("default: both"),
+    transport: hostTransport.optional().describe("default: both"),
   }),
   output: z.union([hostConfig, z.object({ hosts: z.array(hostConfig) })]),
   handle({ services, caller }, input) {

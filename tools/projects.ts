@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { cursorParam, limitParam, project, projectId, role, timestamp } from "./schemas.js";
+import { project, projectClearCounts, projectMember } from "../src/wire/projects.js";
+import { cursorParam, limitParam, projectId } from "./schemas.js";
 
 const projectParam = { id: projectId };
 
@@ -91,14 +92,7 @@ export const projectMembers = defineOperation({
   access: "agent",
   http: { method: "GET", path: "/projects/:id/members" },
   input: z.strictObject(projectParam),
-  output: z.array(
-    z.object({
-      agent_id: z.string(),
-      role,
-      project_owner: z.boolean(),
-      joined_at: timestamp,
-    }),
-  ),
+  output: z.array(projectMember),
   errors: ["NOT_FOUND"],
   handle({ services, caller }, input) {
     return services.projects.members(caller, input.id);
@@ -115,7 +109,7 @@ export const projectClear = defineOperation({
   access: "agent",
   http: { method: "POST", path: "/projects/:id/clear", status: 200 },
   input: z.strictObject({ ...projectParam, memory: z.boolean().optional(), tasks: z.boolean().optional(), messages: z.boolean().optional() }),
-  output: z.object({ memory: z.number().int(), tasks: z.number().int(), messages: z.number().int() }),
+  output: projectClearCounts,
   errors: ["NOT_FOUND", "FORBIDDEN"],
   handle({ services, caller }, { id, ...what }) {
     return services.projects.clear(caller, id, what);

@@ -1,33 +1,7 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { agentId, cursorParam, limitParam, memoryEntry, message, task, timestamp, tombstone } from "./schemas.js";
-
-export const handoff = z
-  .object({
-    id: z.uuid(),
-    agent_id: z.string(),
-    host: z.string().nullable(),
-    summary: z.string(),
-    in_progress: z.array(z.string()),
-    next_steps: z.array(z.string()),
-    memory_refs: z.array(z.string()),
-    created_at: timestamp,
-  })
-  .meta({ id: "Handoff" });
-
-export const contextPack = z
-  .object({
-    last_handoff: handoff.nullable(),
-    memory_delta_since_last_seen: z
-      .array(z.union([memoryEntry, tombstone]))
-      .describe("visible entries changed since the memory cursor: the oldest 200 changes at most, newest last; deleted ones as tombstones"),
-    delta_truncated: z.boolean().describe("more changes follow; the next call (its cursor now at seen_until) returns them"),
-    seen_until: timestamp.describe("the last change this delta holds: the memory cursor after this call unless peek"),
-    unread_messages: z.array(message),
-    claimed_tasks: z.array(task),
-    directives: z.array(memoryEntry),
-  })
-  .meta({ id: "ContextPack" });
+import { contextPack, handoff } from "../src/wire/sessions.js";
+import { agentId, cursorParam, limitParam } from "./schemas.js";
 
 const lines = z.array(z.string().max(2000)).max(100);
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { agentId, comment, cursorParam, idRef, limitParam, priority, projectId, tags, task, taskComment, taskStatus, timestampInput } from "./schemas.js";
+import { priority, recommendedTask, task, taskComment, taskCounts as countsRecord, taskStatus } from "../src/wire/tasks.js";
+import { agentId, comment, cursorParam, idRef, limitParam, projectId, tags, timestampInput } from "./schemas.js";
 
 const taskParam = { id: idRef.describe("task id or unique prefix") };
 const lifecycleComment = { comment: comment.optional() };
@@ -71,9 +72,7 @@ export const taskCounts = defineOperation({
     tag: z.string().min(1).max(64).optional(),
     priority: priority.optional(),
   }),
-  output: z
-    .object({ open: z.number().int(), blocked: z.number().int(), claimed: z.number().int(), completed: z.number().int(), failed: z.number().int() })
-    .meta({ id: "TaskCounts" }),
+  output: countsRecord,
   handle({ services, caller }, input) {
     return services.tasks.counts(caller, input);
   },
@@ -89,7 +88,7 @@ export const taskRecommended = defineOperation({
   access: "agent",
   http: { method: "GET", path: "/tasks/recommended" },
   input: z.strictObject({ project: projectId.nullable().optional(), limit: limitParam(100, 10) }),
-  output: z.array(task.extend({ affinity: z.number().describe("sum over its tags of your completions minus failures") })),
+  output: z.array(recommendedTask),
   handle({ services, caller }, input) {
     return services.tasks.recommended(caller, input.project, input.limit);
   },

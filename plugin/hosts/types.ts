@@ -1,3 +1,6 @@
+// A renderer returns the record plugin_install sends, declared once in src/wire/hosts.ts.
+import type { HostConfig, HostTransport } from "../../src/wire/hosts.js";
+
 /** What a host's configuration is rendered from: no secret ever, only where the key will be found. */
 export interface HostContext {
   agentId: string;
@@ -14,27 +17,9 @@ export interface HostContext {
   keyFile?: string | undefined;
 }
 
-export type Transport = "stdio" | "http";
-
-export interface ConfigFile {
-  /** Where the host reads it (`~` is the user's home). */
-  path: string;
-  format: "json" | "toml";
-  content: string;
-}
-
-export interface HostConfig {
-  host: string;
-  transport: Transport;
-  /** The file to write; a host that reads a different path per platform has one per platform, macOS first. */
-  files: ConfigFile[];
-  /** A command that registers the server with the host's own CLI, when it has one. */
-  command?: string;
-}
-
 export interface HostRenderer {
   host: string;
-  render(context: HostContext, transport: Transport): HostConfig;
+  render(context: HostContext, transport: HostTransport): HostConfig;
 }
 
 export const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;

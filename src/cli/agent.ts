@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
-import { AGENT_ID_PATTERN, roles, type Role } from "../core/config.js";
-import { configOrExit, withRuntime } from "./common.js";
+import { AGENT_ID_PATTERN } from "../core/config.js";
+import { roles, type Role } from "../wire/roles.js";
+import { configOrExit, withGateway } from "./common.js";
 import { agentHelp } from "./help.js";
 import { print, UsageError } from "./output.js";
 
@@ -18,14 +19,14 @@ export async function agent(args: string[]): Promise<void> {
   if (action === "add") {
     const role = values.role as Role;
     if (!roles.includes(role) || role === "archivist") throw new UsageError("--role must be agent, owner or viewer");
-    const created = await withRuntime(config, { embeddings: false }, (runtime) => runtime.services.agents.create(id, values.name ?? null, role));
+    const created = await withGateway(config, { embeddings: false }, (gateway) => gateway.maintenance.createAgent(id, values.name ?? null, role));
     print(`agent ${created.agent_id} (${created.role})`);
     print(`api key: ${created.api_key}`);
     print("store the key now: it is not shown again");
     return;
   }
   if (action === "rotate-key") {
-    const key = await withRuntime(config, { embeddings: false }, (runtime) => runtime.services.agents.issueKey(id, id));
+    const key = await withGateway(config, { embeddings: false }, (gateway) => gateway.maintenance.issueKey(id));
     print(`new api key for ${id}: ${key}`);
     return;
   }

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig, type Config } from "../core/config.js";
 import { createLogger, type Logger } from "../core/log.js";
-import { Runtime } from "../../tools/runtime.js";
+import { openGateway } from "../app.js";
+import type { OperationGateway } from "../../tools/gateway.js";
 import { UsageError } from "./output.js";
 
 export function configOrExit(): Config {
@@ -15,16 +16,16 @@ export function configOrExit(): Config {
 export const cliLogger = (config: Config): Logger => createLogger(config.LOG_LEVEL === "info" ? "warn" : config.LOG_LEVEL);
 
 /** Opens the data directory for a one-shot command (no background jobs, no identity bootstrap). */
-export async function withRuntime<T>(
+export async function withGateway<T>(
   config: Config,
   options: { embeddings: boolean },
-  run: (runtime: Runtime) => Promise<T>,
+  run: (gateway: OperationGateway) => Promise<T>,
 ): Promise<T> {
   // No bootstrap: identities are the server's to reconcile, with the server's own settings.
-  const runtime = await Runtime.open(config, cliLogger(config), { jobs: false, embeddings: options.embeddings, bootstrap: false });
+  const gateway = await openGateway(config, cliLogger(config), { jobs: false, embeddings: options.embeddings, bootstrap: false });
   try {
-    return await run(runtime);
+    return await run(gateway);
   } finally {
-    await runtime.close();
+    await gateway.close();
   }
 }

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { backupDatabase, runChecks, type Check } from "../../tools/admin.js";
+import { checkInstallation, type Check } from "../app.js";
 import { packageVersion } from "../core/paths.js";
-import { cliLogger, configOrExit, withRuntime } from "./common.js";
+import { cliLogger, configOrExit, withGateway } from "./common.js";
 import { backupHelp } from "./help.js";
 import { print, printError, UsageError } from "./output.js";
 
@@ -13,16 +13,16 @@ export async function backup(args: string[]): Promise<void> {
   if (!target || positionals.length > 1) throw new UsageError(backupHelp);
   const file = resolve(target);
   if (existsSync(file) && !values.force) throw new UsageError(`${file} exists; pass --force to overwrite it`);
-  const pages = await withRuntime(configOrExit(), { embeddings: false }, (runtime) => backupDatabase(runtime.services, file));
+  const pages = await withGateway(configOrExit(), { embeddings: false }, (gateway) => gateway.maintenance.backup(file));
   print(`backed up ${pages} pages to ${file}`);
 }
 
 export async function reindex(): Promise<void> {
   const config = configOrExit();
-  const count = await withRuntime(config, { embeddings: true }, async (runtime) => {
-    const status = await runtime.services.embeddingQueue.settled(15 * 60_000);
+  const count = await withGateway(config, { embeddings: true }, async (gateway) => {
+    const status = await gateway.maintenance.modelSettled(15 * 60_000);
     if (status !== "ready") throw new UsageError(`embedding model ${config.EMBEDDING_MODEL} is ${status}`);
-    return runtime.services.embeddings.reindexAll((done) => printError(`embedded ${done}`));
+    return gateway.maintenance.reindex((done) => printError(`embedded ${done}`));
   });
   print(`re-embedded ${count} entries with ${config.EMBEDDING_MODEL}`);
 }
@@ -54,7 +54,7 @@ const LABELS: Record<Check["status"], string> = { ok: "ok  ", warn: "WARN", fail
 export async function doctor(): Promise<boolean> {
   const config = configOrExit();
   const server = await serverCheck(config.CAIRN_URL);
-  const checks = await runChecks(config, { modelWaitMs: 120_000, log: cliLogger(config) });
+  const checks = await checkInstallation(config, { modelWaitMs: 120_000, log: cliLogger(config) });
   checks.splice(1, 0, server);
   for (const check of checks) print(`${LABELS[check.status]}  ${check.name}: ${check.detail}`);
   return checks.every((check) => check.status !== "fail");

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { Config } from "../core/config.js";
-import { credentialsPath } from "../../tools/paths.js";
+import { credentialsPath } from "../core/paths.js";
 import { UsageError } from "./output.js";
 
 /** Who an operator command (`cairn export`, `import`, `search`, `agent list`) acts as, and where. */

@@ -1,5 +1,5 @@
-import { credentialsPath } from "../../tools/paths.js";
-import { startServer } from "../http/server.js";
+import { credentialsPath } from "../core/paths.js";
+import { startApp } from "../app.js";
 import { createLogger } from "../core/log.js";
 import { configOrExit } from "./common.js";
 import { print } from "./output.js";
@@ -9,7 +9,7 @@ import { superviseArchivist, type Supervised } from "./supervise.js";
 export async function serve(): Promise<void> {
   const config = configOrExit();
   const log = createLogger(config.LOG_LEVEL);
-  const server = await startServer(config, { log }).catch((error: unknown) => {
+  const server = await startApp(config, { log }).catch((error: unknown) => {
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
       throw new Error(
         `port ${config.PORT} on ${config.HOST} is in use: another cairn (\`cairn status\` tells) or another program holds it; set PORT to a free port, or PORT=0 for any`,
@@ -21,7 +21,7 @@ export async function serve(): Promise<void> {
   let archivist: Supervised | null = null;
   let archivistLine: string | null = null;
   if (config.ARCHIVIST === "on") {
-    const apiKey = server.runtime.services.agents.bootstrapKey(config.ARCHIVIST_AGENT_ID);
+    const apiKey = server.gateway.maintenance.bootstrapKey(config.ARCHIVIST_AGENT_ID);
     if (apiKey) {
       archivist = superviseArchivist({ url: server.url, agentId: config.ARCHIVIST_AGENT_ID, apiKey, log: log.child({ component: "supervisor" }) });
       archivistLine = `  archivist      on (LLM: ${config.ARCHIVIST_LLM_PROVIDER})`;

@@ -1,9 +1,8 @@
 import { homedir, hostname } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
+import { roles, type Role } from "../wire/roles.js";
 
-export const roles = ["owner", "agent", "archivist", "viewer"] as const;
-export type Role = (typeof roles)[number];
 
 /** Where the archives of downloadable embedding models are published (fastembed's host). */
 export const DEFAULT_MODEL_BASE_URL = "https://storage.googleapis.com/qdrant-fastembed";

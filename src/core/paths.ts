@@ -31,3 +31,8 @@ export const cliPath = join(packageRoot, "dist", "src", "cli.js");
 export const bridgeLauncher = (): string[] => [process.execPath, cliPath, "mcp"];
 /** The web UI as `npm run build` bundles it. */
 export const uiDir = join(packageRoot, "dist", "ui");
+
+// Where a server keeps things inside its DATA_DIR.
+export const databasePath = (dataDir: string): string => join(dataDir, "cairn.db");
+export const auditDir = (dataDir: string): string => join(dataDir, "audit");
+export const credentialsPath = (dataDir: string): string => join(dataDir, "credentials.json");

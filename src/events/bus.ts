@@ -2,17 +2,7 @@ import { newId } from "../core/ids.js";
 import { now } from "../core/time.js";
 import type { EventRow, EventStore } from "../store/events.js";
 import type { Tx } from "../store/store.js";
-import type { CustomEvent, ServerEvent } from "./types.js";
-
-export interface EventRecord {
-  id: string;
-  seq: number;
-  type: string;
-  agent_id: string;
-  project: string | null;
-  payload: Record<string, unknown>;
-  created_at: string;
-}
+import type { CustomEvent, EventRecord, ServerEvent } from "../wire/events.js";
 
 /** An event as stored, with the audience fields live subscribers filter on. */
 export interface BusEvent extends EventRecord {

@@ -1,7 +1,8 @@
 import type { EventFilters, EventRow } from "../store/events.js";
 import type { Store } from "../store/store.js";
 import type { Viewer } from "../store/visibility.js";
-import { toEventRecord, type BusEvent, type EventBus, type EventRecord } from "./bus.js";
+import type { EventRecord } from "../wire/events.js";
+import { toEventRecord, type BusEvent, type EventBus } from "./bus.js";
 
 export interface SubscriptionOptions {
   viewer: Viewer;

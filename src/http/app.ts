@@ -4,7 +4,7 @@ import { AppError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { packageVersion } from "../core/paths.js";
 import { buildOpenApi } from "../openapi/build.js";
-import type { Runtime } from "../../tools/runtime.js";
+import type { OperationGateway } from "../../tools/gateway.js";
 import { docsRouter } from "./docs.js";
 import { errorHandler } from "./errors.js";
 import { mountOperations } from "./mount.js";
@@ -41,7 +41,7 @@ export interface HttpOptions {
   ssePingMs?: number | undefined;
 }
 
-export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => string, options: HttpOptions = {}): HttpApp {
+export function createHttpApp(gateway: OperationGateway, log: Logger, publicUrl: () => string, options: HttpOptions = {}): HttpApp {
   const streams = new StreamRegistry();
   const app = express();
   app.disable("x-powered-by");
@@ -79,28 +79,28 @@ export function createHttpApp(runtime: Runtime, log: Logger, publicUrl: () => st
     }
     next();
   });
-  const hosts = new HostPolicy(runtime.config, publicUrl);
+  const hosts = new HostPolicy(gateway.config, publicUrl);
   app.use(hosts.middleware);
   app.use(refuseUndecodablePath);
 
   let openApi: unknown = null;
   app.get("/openapi.json", (_request, response) => {
-    openApi ??= buildOpenApi(runtime.operations, { version: packageVersion, serverUrl: publicUrl() });
+    openApi ??= buildOpenApi(gateway.operations, { version: packageVersion, serverUrl: publicUrl() });
     response.json(openApi);
   });
   app.use(docsRouter());
 
-  app.use(oauthRouter(runtime, publicUrl));
-  app.use(uiRouter(runtime, hosts));
-  const mcp = new McpEndpoint(runtime, hosts, () => mcpChallenge(publicUrl()));
-  app.post("/mcp", jsonBody(runtime.config.MAX_BODY_BYTES), mcp.handle);
+  app.use(oauthRouter(gateway, publicUrl, hosts));
+  app.use(uiRouter(gateway, hosts));
+  const mcp = new McpEndpoint(gateway, hosts, () => mcpChallenge(publicUrl()));
+  app.post("/mcp", jsonBody(gateway.config.MAX_BODY_BYTES), mcp.handle);
   app.get("/mcp", mcp.handle);
   app.delete("/mcp", mcp.handle);
-  const metrics = new ServerMetrics(runtime, hosts, { eventStreams: () => streams.size, mcpSessions: () => mcp.sessionCount });
+  const metrics = new ServerMetrics(gateway, hosts, { eventStreams: () => streams.size, mcpSessions: () => mcp.sessionCount });
   app.get("/metrics", metrics.handle);
 
   const api = express.Router();
-  mountOperations(api, runtime, hosts, { registry: streams, options: { pingMs: options.ssePingMs ?? 15_000 } });
+  mountOperations(api, gateway, hosts, { registry: streams, options: { pingMs: options.ssePingMs ?? 15_000 } });
   app.use(api);
 
   app.use((_request: Request, _response: Response, next: NextFunction) => {

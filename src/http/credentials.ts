@@ -1,5 +1,5 @@
 import type { Request } from "express";
-import type { Credentials } from "../../tools/runtime.js";
+import type { Credentials } from "../../tools/gateway.js";
 import { refuseCrossSite, type HostPolicy } from "./hosts.js";
 
 export const SESSION_COOKIE = "cairn_ui_session";
@@ -21,7 +21,7 @@ export function cookieSession(request: Request): string | undefined {
 const BEARER = /^Bearer\s+\S+$/i;
 
 /**
- * What a request presents, in the order the runtime tries it. When the only credential is the
+ * What a request presents, in the order the gateway tries it. When the only credential is the
  * UI cookie, a change must come from this server's own pages (403 otherwise).
  */
 export function credentialsOf(request: Request, hosts: HostPolicy): Credentials {

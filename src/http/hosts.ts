@@ -42,6 +42,19 @@ export class HostPolicy {
     return name === own && !isUnspecified(name);
   }
 
+  /**
+   * Whether a page of this origin may call routes that browsers reach without credentials of their
+   * own (/mcp, /oauth/token): its host must be one this server answers to. Local tools on another
+   * loopback port are allowed; a page of any other site is not.
+   */
+  allowsOrigin(origin: string): boolean {
+    try {
+      return this.allows(new URL(origin).host);
+    } catch {
+      return false;
+    }
+  }
+
   /** Origins that are this server: PUBLIC_URL's, and the one the request addressed (its host is allowed). */
   isOwnOrigin(origin: string, request: Request): boolean {
     const normalised = originOf(origin);

@@ -3,7 +3,7 @@ import type { Request, Response } from "express";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { forbidden, InternalError } from "../core/errors.js";
 import { packageVersion } from "../core/paths.js";
-import type { Runtime } from "../../tools/runtime.js";
+import type { OperationGateway } from "../../tools/gateway.js";
 import { credentialsOf } from "./credentials.js";
 import type { HostPolicy } from "./hosts.js";
 
@@ -12,7 +12,7 @@ export interface MetricSources {
   mcpSessions(): number;
 }
 
-type Snapshot = Awaited<ReturnType<Runtime["services"]["metrics"]["snapshot"]>>;
+type Snapshot = Awaited<ReturnType<OperationGateway["metrics"]["snapshot"]>>;
 
 const EMBEDDING_STATES = ["loading", "ready", "unavailable"] as const;
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -43,12 +43,11 @@ export class ServerMetrics {
   private snapshot: Snapshot | null = null;
 
   constructor(
-    private readonly runtime: Runtime,
+    private readonly gateway: OperationGateway,
     private readonly hosts: HostPolicy,
     sources: MetricSources,
   ) {
     const registers = [this.registry];
-    const services = runtime.services;
     this.requests = new Counter({
       name: "cairn_http_requests_total",
       help: "HTTP requests answered, by operation (catalogue name, or the transport: mcp, oauth, ui, docs, metrics, unmatched) and status",
@@ -119,7 +118,7 @@ export class ServerMetrics {
       registers,
       collect() {
         this.reset();
-        for (const [type, count] of services.metrics.eventCounts()) this.inc({ type }, count);
+        for (const [type, count] of gateway.metrics.eventCounts()) this.inc({ type }, count);
       },
     });
     new Gauge({
@@ -152,14 +151,14 @@ export class ServerMetrics {
 
   /** `GET /metrics`: the owner role, or the METRICS_TOKEN bearer token when one is set. */
   readonly handle = async (request: Request, response: Response): Promise<void> => {
-    const token = this.runtime.config.METRICS_TOKEN;
+    const token = this.gateway.config.METRICS_TOKEN;
     const bearer = /^Bearer\s+(\S+)$/i.exec(request.get("authorization") ?? "")?.[1];
     // A bearer that is not the metrics token may still be an owner's OAuth token.
     if (token === "" || bearer === undefined || !sameSecret(bearer, token)) {
-      const caller = await this.runtime.authenticate(credentialsOf(request, this.hosts));
+      const caller = await this.gateway.authenticate(credentialsOf(request, this.hosts));
       response.locals.caller = caller;
       if (caller.role !== "owner") throw forbidden("metrics require the owner role or the metrics token");
-      this.runtime.services.rateLimiter.take(caller.agentId);
+      this.gateway.takeRequest(caller.agentId);
     }
     response.type(this.registry.contentType).send(await this.scrape());
   };
@@ -169,7 +168,7 @@ export class ServerMetrics {
 
   private scrape(): Promise<string> {
     const text = this.scraping.then(async () => {
-      this.snapshot = await this.runtime.services.metrics.snapshot();
+      this.snapshot = await this.gateway.metrics.snapshot();
       try {
         return await this.registry.metrics();
       } finally {

@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { parseInput, type Operation, type StreamSource } from "../../tools/operation.js";
-import { idempotencyKey, leaseToken, type Caller, type Runtime } from "../../tools/runtime.js";
+import { idempotencyKey, leaseToken, type Caller, type OperationGateway } from "../../tools/gateway.js";
 import { parseValue } from "../../tools/validation.js";
 import { jsonBody } from "./body.js";
 import { rawInput } from "./input.js";
@@ -42,7 +42,7 @@ function splitFirstSegment(path: string): [string, string] {
  * are grouped under one sub-router per first path segment, so a request is matched against its
  * own resource's dozen routes rather than every route of the API.
  */
-export function mountOperations(router: Router, runtime: Runtime, hosts: HostPolicy, streams: { registry: StreamRegistry; options: SseOptions }): void {
+export function mountOperations(router: Router, gateway: OperationGateway, hosts: HostPolicy, streams: { registry: StreamRegistry; options: SseOptions }): void {
   const groups = new Map<string, Router>();
   const groupFor = (prefix: string): Router => {
     let group = groups.get(prefix);
@@ -53,16 +53,16 @@ export function mountOperations(router: Router, runtime: Runtime, hosts: HostPol
     }
     return group;
   };
-  for (const operation of [...runtime.operations].sort(byParameterCount)) {
+  for (const operation of [...gateway.operations].sort(byParameterCount)) {
     // Express 5 passes a rejected promise on to the error handler.
     const authenticate = async (request: Request, response: Response<unknown, RouteLocals>, next: NextFunction): Promise<void> => {
       response.locals.operation = operation.name;
-      response.locals.caller = operation.access === "agent" ? await runtime.authenticate(credentialsOf(request, hosts)) : null;
+      response.locals.caller = operation.access === "agent" ? await gateway.authenticate(credentialsOf(request, hosts)) : null;
       next();
     };
     const handle = async (request: Request, response: Response<unknown, RouteLocals>): Promise<void> => {
       const input = parseInput(operation, rawInput(operation, request));
-      const result = await runtime.invoke(operation, {
+      const result = await gateway.invoke(operation, {
         caller: response.locals.caller ?? null,
         input,
         requestId: response.locals.requestId,
@@ -82,7 +82,7 @@ export function mountOperations(router: Router, runtime: Runtime, hosts: HostPol
         response.set("Link", nextPageLink(request, result.nextCursor));
       }
       if (operation.http.contentType && isTextStream(result.body)) {
-        await sendTextStream(response, result.status, operation.http.contentType, result.body, runtime.services.log);
+        await sendTextStream(response, result.status, operation.http.contentType, result.body, gateway.log);
         return;
       }
       response.status(result.status);
@@ -92,9 +92,9 @@ export function mountOperations(router: Router, runtime: Runtime, hosts: HostPol
     };
     const text = textBodyOf(operation);
     const handlers = text
-      ? [authenticate, textBody(text.mediaType, runtime.config.MAX_BODY_BYTES), handle]
+      ? [authenticate, textBody(text.mediaType, gateway.config.MAX_BODY_BYTES), handle]
       : inputLayout(operation).inBody
-        ? [authenticate, jsonBody(runtime.config.MAX_BODY_BYTES), handle]
+        ? [authenticate, jsonBody(gateway.config.MAX_BODY_BYTES), handle]
         : [authenticate, handle];
     for (const path of [operation.http.path, ...(operation.http.aliases ?? [])]) {
       const method = operation.http.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";

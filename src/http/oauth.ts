@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { AppError } from "../core/errors.js";
-import type { Runtime } from "../../tools/runtime.js";
+import type { OperationGateway } from "../../tools/gateway.js";
+import type { HostPolicy } from "./hosts.js";
 
 /** What a 401 from /mcp says: the key headers, or a bearer token described by the metadata document. */
 export const mcpChallenge = (publicUrl: string): string =>
@@ -60,9 +61,17 @@ function tokenBody(limit: number) {
  * OAuth 2.1 for MCP clients: the client-credentials token endpoint and the two metadata documents
  * that point clients at it. The token route answers in OAuth's error shape, not Cairn's.
  */
-export function oauthRouter(runtime: Runtime, publicUrl: () => string): Router {
+export function oauthRouter(gateway: OperationGateway, publicUrl: () => string, hosts: HostPolicy): Router {
   const router = express.Router();
-  router.post("/oauth/token", tokenBody(runtime.config.MAX_BODY_BYTES), async (request, response) => {
+  // Any page can send a form here, and every local client shares 127.0.0.1: a page of another site
+  // could spend a local agent's allowance of failed secrets and lock it out. Browsers always name
+  // the page's origin on such a request, so it is refused before anything is read or counted.
+  const sameSiteOnly = (request: Request, response: Response, next: NextFunction): void => {
+    const origin = request.get("origin");
+    if (origin !== undefined && !hosts.allowsOrigin(origin)) oauthError(response, 403, "invalid_request", "cross-site request refused");
+    else next();
+  };
+  router.post("/oauth/token", sameSiteOnly, tokenBody(gateway.config.MAX_BODY_BYTES), async (request, response) => {
     const body = (typeof request.body === "object" && request.body !== null && !Array.isArray(request.body) ? request.body : {}) as Record<string, unknown>;
     if (typeof body.grant_type !== "string") {
       oauthError(response, 400, "invalid_request", "grant_type is required");
@@ -78,7 +87,7 @@ export function oauthRouter(runtime: Runtime, publicUrl: () => string): Router {
         oauthError(response, 400, "invalid_request", "client_id and client_secret are required");
         return;
       }
-      response.set("Cache-Control", "no-store").json(await runtime.services.oauth.issue(id, secret, request.socket.remoteAddress));
+      response.set("Cache-Control", "no-store").json(await gateway.oauth.issue(id, secret, request.socket.remoteAddress));
     } catch (error) {
       if (error instanceof InvalidRequest) {
         oauthError(response, 400, "invalid_request", error.message);

@@ -1,13 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { isUnspecifiedHost, urlHostFor, type Config } from "../core/config.js";
+import { isUnspecifiedHost, urlHostFor } from "../core/config.js";
 import { exposureWarnings } from "../core/exposure.js";
-import { createLogger, type Logger } from "../core/log.js";
-import { Runtime, type ServiceOptions } from "../../tools/runtime.js";
+import type { OperationGateway } from "../../tools/gateway.js";
 import { createHttpApp } from "./app.js";
 
-export interface ServerOptions extends Omit<ServiceOptions, "config" | "log"> {
-  log?: Logger;
+export interface ServerOptions {
   /** How long shutdown waits for in-flight requests before cutting connections. */
   drainTimeoutMs?: number;
   /** Milliseconds between SSE `: ping` comments (default 15 s). */
@@ -20,7 +18,7 @@ export interface RunningServer {
   /** Where clients are sent (PUBLIC_URL, or derived from HOST and the port bound). */
   publicUrl: string;
   port: number;
-  runtime: Runtime;
+  gateway: OperationGateway;
   /** Where a human opens the web UI: with the one-time login token in the fragment until it is used. */
   uiUrl(): Promise<string>;
   close(): Promise<void>;
@@ -36,25 +34,22 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
-/** Opens the services and serves HTTP; `close()` drains in-flight requests, then closes the database. */
-export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
-  const log = options.log ?? createLogger(config.LOG_LEVEL);
-  const runtime = await Runtime.open(config, log, options);
+/**
+ * Serves the gateway over HTTP on the configured host and port; `close()` drains in-flight
+ * requests, then closes the gateway (and so the store). A failure to listen leaves the gateway open.
+ */
+export async function startServer(gateway: OperationGateway, options: ServerOptions = {}): Promise<RunningServer> {
+  const { config, log } = gateway;
   let publicUrl = config.PUBLIC_URL;
-  const http = createHttpApp(runtime, log, () => publicUrl, { ssePingMs: options.ssePingMs });
+  const http = createHttpApp(gateway, log, () => publicUrl, { ssePingMs: options.ssePingMs });
   const server = createServer(http.app);
-  try {
-    await listen(server, config.PORT, config.HOST);
-  } catch (error) {
-    await runtime.close();
-    throw error;
-  }
+  await listen(server, config.PORT, config.HOST);
   const port = (server.address() as AddressInfo).port;
   // The server refuses a Host of 0.0.0.0 (it names no machine), so it reaches itself by loopback.
   const selfHost = isUnspecifiedHost(config.HOST) ? (config.HOST.includes(":") ? "[::1]" : "127.0.0.1") : urlHostFor(config.HOST);
   const url = `http://${selfHost}:${port}`;
   if (!config.publicUrlExplicit) publicUrl = `http://${urlHostFor(config.HOST)}:${port}`;
-  runtime.services.site.url = publicUrl;
+  gateway.setPublicUrl(publicUrl);
   for (const warning of exposureWarnings(config)) log.warn(warning.message, { setting: warning.setting });
 
   let closing: Promise<void> | null = null;
@@ -67,17 +62,17 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       while (http.inFlight() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
       server.closeAllConnections();
       await stopped;
-      await runtime.close();
+      await gateway.close();
     })());
 
-  const sessions = runtime.services.uiSessions;
+  const sessions = gateway.ui;
   // Without a password, the link printed at start is the way in.
   const startLink = config.UI_PASSWORD === "" ? (await sessions.issueLoginLink()).token : null;
   return {
     url,
     publicUrl,
     port,
-    runtime,
+    gateway,
     // A fragment, so the token never reaches a server log or a Referer header.
     async uiUrl() {
       const live = startLink !== null && (await sessions.loginLinkIsLive(startLink));

@@ -4,7 +4,7 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { z } from "zod";
 import { AppError } from "../core/errors.js";
 import { uiDir } from "../core/paths.js";
-import type { Runtime } from "../../tools/runtime.js";
+import type { OperationGateway } from "../../tools/gateway.js";
 import { jsonBody } from "./body.js";
 import { cookieSession, SESSION_COOKIE } from "./credentials.js";
 import { refuseCrossSite, type HostPolicy } from "./hosts.js";
@@ -34,10 +34,10 @@ function cookie(value: string, maxAgeS: number, secure: boolean): string {
  * The web UI: its static files under /ui/ (own files only, a strict CSP), login with the password
  * or the one-time token, and logout. Other routes accept the session through `credentialsOf`.
  */
-export function uiRouter(runtime: Runtime, hosts: HostPolicy): Router {
+export function uiRouter(gateway: OperationGateway, hosts: HostPolicy): Router {
   const router = express.Router();
-  const sessions = runtime.services.uiSessions;
-  const secure = runtime.config.PUBLIC_URL.startsWith("https:");
+  const sessions = gateway.ui;
+  const secure = gateway.config.PUBLIC_URL.startsWith("https:");
 
   router.get("/", (_request, response) => response.redirect(302, "/ui/"));
   // Routing is not strict, so this route also sees /ui/: only the bare /ui is sent on.
@@ -46,10 +46,10 @@ export function uiRouter(runtime: Runtime, hosts: HostPolicy): Router {
     else response.redirect(302, "/ui/");
   });
   router.get("/ui/config", (_request, response) => {
-    response.set("Cache-Control", "no-store").json({ password_login: sessions.passwordLogin, agent_id: runtime.config.UI_AGENT_ID });
+    response.set("Cache-Control", "no-store").json({ password_login: sessions.passwordLogin, agent_id: gateway.config.UI_AGENT_ID });
   });
 
-  router.post("/ui/login", jsonBody(runtime.config.MAX_BODY_BYTES), async (request: Request, response: Response) => {
+  router.post("/ui/login", jsonBody(gateway.config.MAX_BODY_BYTES), async (request: Request, response: Response) => {
     const parsed = loginBody.safeParse(request.body);
     if (!parsed.success) throw new AppError("VALIDATION_FAILED", "send a password or a login token", { errors: [{ path: "", message: "expected {password} or {token}" }] });
     const login = await sessions.login(parsed.data, request.socket.remoteAddress);

@@ -3,10 +3,10 @@ import type { Request, Response } from "express";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { Role } from "../core/config.js";
+import type { Role } from "../wire/roles.js";
 import { AppError } from "../core/errors.js";
 import { packageVersion } from "../core/paths.js";
-import type { Caller, Runtime } from "../../tools/runtime.js";
+import type { Caller, OperationGateway } from "../../tools/gateway.js";
 import { callTool, mcpTools, TOOLSET_HEADER, TOOLSETS, type McpTool, type Toolset } from "./tools.js";
 import { SERVER_INSTRUCTIONS } from "./instructions.js";
 import { SessionResources } from "./resources.js";
@@ -24,14 +24,6 @@ interface Session {
 export const MAX_SESSIONS_PER_AGENT = 32;
 const IDLE_MS = 30 * 60_000;
 
-const originHost = (origin: string): string | undefined => {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return undefined;
-  }
-};
-
 const rpcError = (response: Response, status: number, code: number, message: string): void => {
   response.status(status).json({ jsonrpc: "2.0", error: { code, message }, id: null });
 };
@@ -48,7 +40,7 @@ export class McpEndpoint {
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
-    private readonly runtime: Runtime,
+    private readonly gateway: OperationGateway,
     private readonly hosts: HostPolicy,
     /** The WWW-Authenticate value of a 401: it points MCP clients at the OAuth metadata. */
     private readonly challenge: () => string,
@@ -65,10 +57,10 @@ export class McpEndpoint {
     // The Host was checked for every route; MCP asks for the Origin too. Local tools (an inspector
     // on another loopback port) are allowed, like any host this server answers to.
     const origin = request.get("origin");
-    if (origin !== undefined && !this.hosts.allows(originHost(origin))) throw new AppError("FORBIDDEN", "origin not allowed");
+    if (origin !== undefined && !this.hosts.allowsOrigin(origin)) throw new AppError("FORBIDDEN", "origin not allowed");
     let caller: Caller;
     try {
-      caller = await this.runtime.authenticate({
+      caller = await this.gateway.authenticate({
         agentId: request.get("x-agent-id"),
         apiKey: request.get("x-api-key"),
         authorization: request.get("authorization"),
@@ -102,7 +94,7 @@ export class McpEndpoint {
       throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: TOOLSET_HEADER, message: `one of ${TOOLSETS.join(", ")}` }] });
     }
     this.makeRoomFor(caller.agentId);
-    await this.open(caller, request, response, (toolset as Toolset | undefined) ?? this.runtime.config.MCP_TOOLSET);
+    await this.open(caller, request, response, (toolset as Toolset | undefined) ?? this.gateway.config.MCP_TOOLSET);
   };
 
   /**
@@ -137,19 +129,19 @@ export class McpEndpoint {
         },
       }),
     };
-    const resources = new SessionResources(this.runtime, server, () => session.caller);
+    const resources = new SessionResources(this.gateway, server, () => session.caller);
     session.transport.onclose = () => {
       resources.close();
       if (session.transport.sessionId !== undefined) this.sessions.delete(session.transport.sessionId);
     };
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.toolsFor(session.caller.role, toolset).map((tool) => tool.definition) }));
     server.setRequestHandler(CallToolRequestSchema, async (call) => {
-      // Any tool of the catalogue may be called, listed or not: the runtime decides what the caller may do.
+      // Any tool of the catalogue may be called, listed or not: the gateway decides what the caller may do.
       const tool = this.toolsFor(undefined, "all").find((candidate) => candidate.name === call.params.name);
       if (!tool) {
         return { content: [{ type: "text", text: JSON.stringify({ detail: "unknown tool", code: "NOT_FOUND" }) }], structuredContent: { detail: "unknown tool", code: "NOT_FOUND" }, isError: true };
       }
-      return callTool(this.runtime, tool, session.caller, call.params, randomUUID());
+      return callTool(this.gateway, tool, session.caller, call.params, randomUUID());
     });
     await server.connect(session.transport);
     await session.transport.handleRequest(request, response, request.body);
@@ -162,7 +154,7 @@ export class McpEndpoint {
     const key = `${role ?? "*"} ${toolset}`;
     let tools = this.toolsByRole.get(key);
     if (!tools) {
-      tools = mcpTools(this.runtime.operations, toolset, role);
+      tools = mcpTools(this.gateway.operations, toolset, role);
       this.toolsByRole.set(key, tools);
     }
     return tools;

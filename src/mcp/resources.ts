@@ -9,7 +9,7 @@ import {
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { AppError } from "../core/errors.js";
-import type { Caller, Runtime } from "../../tools/runtime.js";
+import type { Caller, OperationGateway } from "../../tools/gateway.js";
 
 /** A resource is an operation's answer, read for the session's agent. */
 const RESOURCES = [
@@ -74,7 +74,7 @@ export class SessionResources {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly runtime: Runtime,
+    private readonly gateway: OperationGateway,
     private readonly server: Server,
     private readonly caller: () => Caller,
   ) {
@@ -101,7 +101,7 @@ export class SessionResources {
       if (!prompt) throw new AppError("NOT_FOUND", "prompt not found");
       return { description: prompt.description, messages: [{ role: "user", content: { type: "text", text: prompt.text } }] };
     });
-    this.unsubscribe = runtime.services.bus.subscribe((event) => {
+    this.unsubscribe = gateway.onEvent((event) => {
       for (const resource of RESOURCES) {
         if (this.subscribed.has(resource.uri) && (resource.changedBy as readonly string[]).includes(event.type)) this.pending.add(resource.uri);
       }
@@ -118,9 +118,9 @@ export class SessionResources {
 
   private async read(uri: ResourceUri): Promise<string> {
     const resource = this.resource(uri);
-    const operation = this.runtime.operations.find((candidate) => candidate.name === resource.operation);
+    const operation = this.gateway.operations.find((candidate) => candidate.name === resource.operation);
     if (!operation) throw new Error(`no operation ${resource.operation}`);
-    const outcome = await this.runtime.invoke(operation, { caller: this.caller(), input: operation.input.parse(resource.input), requestId: randomUUID() });
+    const outcome = await this.gateway.invoke(operation, { caller: this.caller(), input: operation.input.parse(resource.input), requestId: randomUUID() });
     return JSON.stringify(outcome.body);
   }
 

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { AppError } from "../core/errors.js";
-import type { Role } from "../core/config.js";
+import type { Role } from "../wire/roles.js";
 import type { JsonSchema } from "../../tools/layout.js";
 import { inputLayout } from "../../tools/layout.js";
 import { parseInput, type Operation } from "../../tools/operation.js";
-import { idempotencyKey as idempotencyKeySchema, type Caller, type Runtime } from "../../tools/runtime.js";
+import { idempotencyKey as idempotencyKeySchema, type Caller, type OperationGateway } from "../../tools/gateway.js";
 import { parseValue } from "../../tools/validation.js";
 import { textBodyOf } from "../http/text-body.js";
 
@@ -251,11 +251,11 @@ const keepFields = (item: unknown, fields: readonly string[]): unknown =>
   item !== null && typeof item === "object" ? Object.fromEntries(fields.filter((field) => field in item).map((field) => [field, (item as Record<string, unknown>)[field]])) : item;
 
 /**
- * Runs a tool for `caller` through the same runtime as REST: validation, roles, limits, services.
+ * Runs a tool for `caller` through the same gateway as REST: validation, roles, limits, services.
  * A call whose `_meta` carries an idempotency key is answered once per (agent, key), like REST.
  */
 export async function callTool(
-  runtime: Runtime,
+  gateway: OperationGateway,
   tool: McpTool,
   caller: Caller,
   call: { arguments?: unknown; _meta?: Record<string, unknown> | undefined },
@@ -265,7 +265,7 @@ export async function callTool(
     const idempotencyKey = parseValue(idempotencyKeySchema, call._meta?.[IDEMPOTENCY_META_KEY], `_meta.${IDEMPOTENCY_META_KEY}`);
     const { input: raw, verbose } = toolArguments(tool, call.arguments ?? {});
     const input = parseInput(tool.operation, raw);
-    const outcome = await runtime.invoke(tool.operation, { caller, input, requestId, idempotencyKey });
+    const outcome = await gateway.invoke(tool.operation, { caller, input, requestId, idempotencyKey });
     // A replayed refusal comes back as the stored answer's status and error body.
     if (outcome.status >= 400) {
       const body = outcome.body as { detail: string; code: string; errors?: unknown };
@@ -284,7 +284,7 @@ export async function callTool(
     return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
   } catch (error) {
     if (error instanceof AppError) return refusalResult(error.toBody() as { detail: string; code: string; errors?: unknown });
-    runtime.services.log.error("tool failed", { tool: tool.name, request_id: requestId, error });
+    gateway.log.error("tool failed", { tool: tool.name, request_id: requestId, error });
     return errorResult("internal server error", "INTERNAL");
   }
 }

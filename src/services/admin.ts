@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../core/config.js";
 import { exposureWarnings } from "../core/exposure.js";
@@ -9,8 +9,7 @@ import { EmbeddingQueue } from "../embed/queue.js";
 import { auditPosition, verifyAudit } from "../events/audit.js";
 import { openStore } from "../store/open.js";
 import type { Store } from "../store/store.js";
-import { credentialsPath } from "./credentials.js";
-import { auditDir, databasePath, type Services } from "./index.js";
+import { auditDir, credentialsPath, databasePath } from "../core/paths.js";
 
 export interface Check {
   name: string;
@@ -25,14 +24,6 @@ export interface CheckOptions {
   log: Logger;
 }
 
-/** Consistent online copy through SQLite's backup API (safe while the server writes). */
-export async function backupDatabase(services: Services, file: string): Promise<number> {
-  // The copy holds what the database holds (private entries, key hashes), so it is created as
-  // private as the database itself (0600) before SQLite writes into it, never world-readable.
-  writeFileSync(file, "", { mode: 0o600 });
-  chmodSync(file, 0o600);
-  return services.store.maintenance.backupTo(file);
-}
 
 const mode = (path: string): number => statSync(path).mode & 0o777;
 const verdict = (ok: boolean): Check["status"] => (ok ? "ok" : "fail");
@@ -75,7 +66,7 @@ function dataChecks(config: Config): Check[] {
 }
 
 async function databaseChecks(config: Config): Promise<Check[]> {
-  const file = databasePath(config);
+  const file = databasePath(config.DATA_DIR);
   if (!existsSync(file)) return [{ name: "database", status: "fail", detail: `no database at ${file}; ${NOTHING_CREATED}` }];
   const dbMode = mode(file);
   const checks: Check[] = [{ name: "database file", status: verdict((dbMode & 0o077) === 0), detail: `mode ${dbMode.toString(8)}` }];
@@ -95,7 +86,7 @@ async function databaseChecks(config: Config): Promise<Check[]> {
       status: version === latest ? "ok" : version < latest ? "warn" : "fail",
       detail: `version ${version} of ${latest}${version < latest ? "; cairn serve migrates it at start" : version > latest ? "; written by a newer cairn" : ""}`,
     });
-    if (config.AUDIT_LOG === "on") checks.push(...(await auditChecks(store, auditDir(config))));
+    if (config.AUDIT_LOG === "on") checks.push(...(await auditChecks(store, auditDir(config.DATA_DIR))));
   } catch (error) {
     // A database that cannot even be read is a finding, not a crash.
     checks.push({ name: "database", status: "fail", detail: error instanceof Error ? error.message : String(error) });

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from "node:crypto";
-import { AGENT_ID_PATTERN, type Config, type Role } from "../core/config.js";
+import { AGENT_ID_PATTERN, type Config } from "../core/config.js";
 import { AppError, conflict, forbidden, invalid, invalidCredentials, notFound } from "../core/errors.js";
 import { newApiKey } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
@@ -12,30 +12,8 @@ import { viewerOf, type Caller } from "./caller.js";
 import { hashKey, keyMatches, readCredentials, writeCredentials, type BootstrapCredential } from "./credentials.js";
 import { pageOf, decodeCursor, type Page } from "./paging.js";
 import { REGISTRATION_IDENTITY, type FailureThrottle } from "./throttle.js";
-
-export interface AgentRecord {
-  agent_id: string;
-  display_name: string | null;
-  role: Role;
-  created_at: string;
-  last_seen_at: string | null;
-  online: boolean;
-  current_project: string | null;
-  /** Ids of the tasks it holds a claim on. */
-  claimed_tasks: string[];
-}
-
-export interface SelfRecord extends AgentRecord {
-  projects: string[];
-  can_write_directives: boolean;
-}
-
-export interface Registration {
-  agent_id: string;
-  api_key: string;
-  role: Role;
-  created_at: string;
-}
+import type { AgentRecord, AgentSelf, KeyRotation, Registration } from "../wire/agents.js";
+import type { Role } from "../wire/roles.js";
 
 const ONLINE_WINDOW_MS = 5 * 60_000;
 // Liveness is written at most this often per agent, so reads do not turn into writes.
@@ -224,7 +202,7 @@ export class AgentService {
     return { ...page, items };
   }
 
-  async me(caller: Caller): Promise<SelfRecord> {
+  async me(caller: Caller): Promise<AgentSelf> {
     const reader = this.store.reader;
     const row = await this.liveRow(reader, caller.agentId);
     return {
@@ -281,7 +259,7 @@ export class AgentService {
   }
 
   /** Issues a new key (self or owner); the old one stops working at once. */
-  async rotateKey(caller: Caller, targetId: string): Promise<{ api_key: string }> {
+  async rotateKey(caller: Caller, targetId: string): Promise<KeyRotation> {
     if (caller.agentId !== targetId && caller.role !== "owner") {
       // Not an oracle: any agent may list agents, so existence is not a secret here.
       throw forbidden("only the agent itself or an owner may rotate its key");

@@ -4,20 +4,8 @@ import { conflict, notFound } from "../core/errors.js";
 import { now } from "../core/time.js";
 import type { Reader, Store } from "../store/store.js";
 import type { EventBus } from "../events/bus.js";
+import { STATUS_KEYS, type ArchivistLease, type ArchivistState, type ArchivistStatus } from "../wire/archivist.js";
 import type { Caller } from "./caller.js";
-
-export interface Lease {
-  granted: boolean;
-  holder: string | null;
-  expires_at: string | null;
-  token: number;
-}
-
-export interface StateEntry {
-  key: string;
-  value: unknown;
-  updated_at: string;
-}
 
 export interface LeaseRequest {
   holder: string;
@@ -29,19 +17,6 @@ export interface LeaseRequest {
 /** Keys the archivist may keep; past this, new keys are refused (it should reuse or prune keys). */
 export const MAX_STATE_KEYS = 100_000;
 export const MAX_STATE_VALUE_BYTES = 16 * 1024;
-
-/** State keys the archivist writes for `status()`. */
-export const STATUS_KEYS = { process: "process", lastPass: "last_pass" } as const;
-
-export interface ArchivistStatus {
-  /** Whether `cairn serve` runs the archivist (ARCHIVIST); one may run elsewhere all the same. */
-  enabled: boolean;
-  holder: string | null;
-  expires_at: string | null;
-  llm: boolean | null;
-  provider: string | null;
-  last_pass: Record<string, unknown> | null;
-}
 
 /**
  * The archivist singleton: a lease with a fencing token, and the key-value store the archivist
@@ -75,12 +50,12 @@ export class ArchivistService {
     if (token !== (await this.store.archivist.lease(r)).token) throw conflict("archivist lease token is not current");
   }
 
-  lease(caller: Caller, request: LeaseRequest): Promise<Lease> {
+  lease(caller: Caller, request: LeaseRequest): Promise<ArchivistLease> {
     return this.store.transaction(async (tx) => {
       const at = new Date();
       const current = await this.store.archivist.lease(tx);
       const live = current.holder !== null && current.expires_at !== null && current.expires_at > at.toISOString();
-      const answer = (granted: boolean, row = current): Lease => ({ granted, holder: row.holder, expires_at: row.expires_at, token: row.token });
+      const answer = (granted: boolean, row = current): ArchivistLease => ({ granted, holder: row.holder, expires_at: row.expires_at, token: row.token });
       if (request.release) {
         if (current.holder !== request.holder) return answer(false);
         const released = { ...current, holder: null, expires_at: null, acquired_at: null };
@@ -126,7 +101,7 @@ export class ArchivistService {
     const record = (value: unknown): Record<string, unknown> | null =>
       typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
     const process = record(await stored(STATUS_KEYS.process));
-    const lastPass = record(await stored(STATUS_KEYS.lastPass));
+    const lastPass = record(await stored(STATUS_KEYS.lastPassReport));
     return {
       enabled,
       holder: live ? current.holder : null,
@@ -137,13 +112,13 @@ export class ArchivistService {
     };
   }
 
-  async getState(key: string): Promise<StateEntry> {
+  async getState(key: string): Promise<ArchivistState> {
     const row = await this.store.archivist.state(this.store.reader, key);
     if (!row) throw notFound("state key");
     return { key: row.key, value: JSON.parse(row.value) as unknown, updated_at: row.updated_at };
   }
 
-  async putState(key: string, value: unknown): Promise<StateEntry> {
+  async putState(key: string, value: unknown): Promise<ArchivistState> {
     const text = JSON.stringify(value);
     checkByteSize(text, MAX_STATE_VALUE_BYTES, "value exceeds");
     return this.store.transaction(async (tx) => {

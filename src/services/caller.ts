@@ -1,4 +1,4 @@
-import type { Role } from "../core/config.js";
+import type { Role } from "../wire/roles.js";
 import type { Viewer } from "../store/visibility.js";
 
 /** The authenticated agent an operation runs for. */

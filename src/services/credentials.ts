@@ -1,8 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import type { Role } from "../core/config.js";
+import type { Role } from "../wire/roles.js";
 import { InternalError } from "../core/errors.js";
+import { credentialsPath } from "../core/paths.js";
 
 export const hashKey = (key: string): Buffer => createHash("sha256").update(key, "utf8").digest();
 
@@ -27,8 +27,6 @@ export interface CredentialsFile {
   server: string;
   agents: Record<string, BootstrapCredential>;
 }
-
-export const credentialsPath = (dataDir: string): string => join(dataDir, "credentials.json");
 
 export function readCredentials(dataDir: string): CredentialsFile | null {
   const path = credentialsPath(dataDir);

@@ -1,14 +1,16 @@
 import { checkByteSize } from "../core/byte-size.js";
 import { AppError, invalid, notFound } from "../core/errors.js";
 import { now } from "../core/time.js";
-import type { MemoryRow, MemoryType } from "../store/memory.js";
+import type { MemoryRow } from "../store/memory.js";
 import type { Reader, Store, Tx } from "../store/store.js";
 import { viewerOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
-import { round6, toEntry, vectorMetaOf, type MemoryEntry } from "./memory-records.js";
+import { round6, toEntry, vectorMetaOf } from "./memory-records.js";
 import type { MemoryService } from "./memory.js";
 import { newMemoryRow } from "./memory-records.js";
 import type { MessageService } from "./messages.js";
+import type { ConfidenceUpdate, MergeResult } from "../wire/archivist.js";
+import type { MemoryType } from "../wire/memory.js";
 
 /** The types the archivist may merge, decay and promote (the seed's lifecycle table: memory and doc). */
 export const CURATED_TYPES: readonly MemoryType[] = ["memory", "doc"];
@@ -26,11 +28,6 @@ export interface MergeInput {
   confidence?: number | undefined;
   /** Message each source's author in the same transaction, so no merge goes untold. */
   notify?: { subject: string; note: string } | undefined;
-}
-
-export interface MergeResult {
-  entry: MemoryEntry;
-  superseded: string[];
 }
 
 /**
@@ -51,7 +48,7 @@ export class CurationService {
   }
 
   /** Sets confidence without a version bump; entries gone since are skipped; a directive refuses the whole batch. */
-  async setConfidence(caller: Caller, updates: { id: string; confidence: number }[]): Promise<{ updated: number }> {
+  async setConfidence(caller: Caller, updates: { id: string; confidence: number }[]): Promise<ConfidenceUpdate> {
     return this.store.transaction(async (tx) => {
       let updated = 0;
       for (const [index, update] of updates.entries()) {

@@ -1,8 +1,9 @@
 import { checkByteSize } from "../core/byte-size.js";
 import { AppError, invalid } from "../core/errors.js";
 import type { Store } from "../store/store.js";
-import { toEventRecord, type EventBus, type EventRecord } from "../events/bus.js";
+import { toEventRecord, type EventBus } from "../events/bus.js";
 import { EventSubscription, matchesType } from "../events/subscription.js";
+import { SERVER_EVENT_TYPES, type EventRecord } from "../wire/events.js";
 import { checkProjectWrite } from "./access.js";
 import type { AgentService } from "./agents.js";
 import { viewerOf, type Caller } from "./caller.js";
@@ -41,8 +42,8 @@ export interface CustomEvent {
   project?: string | null | undefined;
 }
 
-/** Families the server itself emits: nobody may forge them, but the archivist its own. */
-const SERVER_FAMILIES = ["memory", "task", "message", "project", "agent", "session", "graph", "archivist"];
+/** Families the server itself emits (those of its typed events): nobody may forge them, but the archivist its own. */
+const SERVER_FAMILIES = [...new Set(SERVER_EVENT_TYPES.map((type) => type.slice(0, type.indexOf("."))))];
 const MAX_PAYLOAD_BYTES = 16_384;
 /** Open streams one agent may hold at once (each is a connection and a subscription). */
 export const MAX_STREAMS_PER_AGENT = 16;

@@ -2,35 +2,19 @@ import { invalid } from "../core/errors.js";
 import { newId } from "../core/ids.js";
 import { now } from "../core/time.js";
 import type { EventBus } from "../events/bus.js";
-import type { EdgeRel, EdgeRow } from "../store/graph.js";
+import type { EdgeRow } from "../store/graph.js";
 import type { Store } from "../store/store.js";
 import { checkProjectWrite } from "./access.js";
 import { viewerOf, type Caller } from "./caller.js";
-import { toEntry, type MemoryEntry } from "./memory-records.js";
+import { toEntry } from "./memory-records.js";
 import type { MemoryService } from "./memory.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
-
-export interface Edge {
-  id: string;
-  src: string;
-  dst: string;
-  rel: EdgeRel;
-  note: string | null;
-  project: string | null;
-  agent_id: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface GraphNode {
-  node: MemoryEntry;
-  edges: { out: Edge[]; in: Edge[] };
-}
+import type { EdgeRel, GraphEdge, GraphNode } from "../wire/graph.js";
 
 /** Edges shown with one node, per direction. */
 export const NODE_EDGE_LIMIT = 200;
 
-const toEdge = (row: EdgeRow): Edge => ({
+const toEdge = (row: EdgeRow): GraphEdge => ({
   id: row.id,
   src: row.src,
   dst: row.dst,
@@ -54,7 +38,7 @@ export class GraphService {
   ) {}
 
   /** Adds an edge, or updates the note of the same one; 201 either way with the edge. */
-  async link(caller: Caller, input: { src: string; dst: string; rel: EdgeRel; note?: string | null | undefined }): Promise<Edge> {
+  async link(caller: Caller, input: { src: string; dst: string; rel: EdgeRel; note?: string | null | undefined }): Promise<GraphEdge> {
     return this.store.transaction(async (tx) => {
       const viewer = viewerOf(caller);
       const src = await this.memory.resolve(tx, viewer, input.src);
@@ -92,7 +76,7 @@ export class GraphService {
   async list(
     caller: Caller,
     input: { project?: string | null | undefined; rel?: EdgeRel | undefined; limit: number; cursor?: string | undefined },
-  ): Promise<Page<Edge>> {
+  ): Promise<Page<GraphEdge>> {
     const after = decodeCursor(input.cursor, isPkCursor);
     const rows = await this.store.graph.list(this.store.reader, viewerOf(caller), now(), input, after?.pk ?? null, input.limit + 1);
     return pageOf(rows, input.limit, toEdge, (row) => ({ pk: row.pk }));

@@ -21,14 +21,7 @@ import {
   type RelationLine,
   type TaskLine,
 } from "./transfer-lines.js";
-
-export interface ImportCounts {
-  projects: number;
-  entries: number;
-  edges: number;
-  decisions: number;
-  tasks: number;
-}
+import type { ImportCounts } from "../wire/transfer.js";
 
 /** What one line did: created a record of a kind, found it there already, or (a header) nothing. */
 export type Applied = keyof ImportCounts | "skipped" | "nothing";

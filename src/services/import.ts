@@ -4,18 +4,11 @@ import type { EventBus } from "../events/bus.js";
 import type { Store } from "../store/store.js";
 import type { Caller } from "./caller.js";
 import { entityContent, entityEntryId } from "./import-memory-json.js";
-import { ImportedRecords, type Applied, type ImportContext, type ImportCounts } from "./import-records.js";
+import { ImportedRecords, type Applied, type ImportContext } from "./import-records.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import type { MemoryService } from "./memory.js";
 import { LineRefusal, parseLine, type ParsedLine } from "./transfer-lines.js";
-
-export interface ImportResult {
-  imported: ImportCounts;
-  /** Lines whose record exists here already (by id; for memory.json, by entity name). */
-  skipped: number;
-  errors: { line: number; detail: string }[];
-  dry_run: boolean;
-}
+import type { ImportResult } from "../wire/transfer.js";
 
 export interface ImportOptions {
   dryRun: boolean;

@@ -1,9 +1,9 @@
 import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import type { Config } from "../core/config.js";
 import { InternalError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
-import { packageVersion } from "../core/paths.js";
+import { auditDir, databasePath, packageVersion } from "../core/paths.js";
 import type { EmbedderLoader } from "../embed/embedder.js";
 import { embedderLoaderFor } from "../embed/models.js";
 import { EmbeddingQueue } from "../embed/queue.js";
@@ -29,13 +29,15 @@ import { MemorySearch } from "./memory-search.js";
 import type { Caller } from "./caller.js";
 import { MessageService } from "./messages.js";
 import { MetricsService } from "./metrics.js";
-import { agentPerformance, type AgentPerformance } from "./performance.js";
+import { agentPerformance } from "./performance.js";
 import { ProjectService } from "./projects.js";
 import { SessionService } from "./sessions.js";
 import { TaskService } from "./tasks.js";
 import { RateLimiter } from "./rate-limit.js";
 import { FailureThrottle } from "./throttle.js";
 import { ReadRecorder } from "./reads.js";
+import type { AgentPerformance } from "../wire/agents.js";
+import type { Health } from "../wire/health.js";
 
 export interface ServiceOptions {
   config: Config;
@@ -60,13 +62,6 @@ export interface ServiceOptions {
   bootstrap?: boolean;
   /** Entries each in-memory limiter and throttle table keeps at most (default 10,000). */
   throttleCapacity?: number;
-}
-
-export interface Health {
-  status: "ok" | "degraded";
-  version: string;
-  embeddings: "loading" | "ready" | "unavailable";
-  database: "ok" | "error";
 }
 
 export interface Services {
@@ -108,8 +103,6 @@ export interface Services {
   close(): Promise<void>;
 }
 
-export const databasePath = (config: Config): string => join(config.DATA_DIR, "cairn.db");
-export const auditDir = (config: Config): string => join(config.DATA_DIR, "audit");
 
 /**
  * Creates DATA_DIR (0700) with its missing parents one level at a time: Node's recursive mkdir
@@ -139,7 +132,7 @@ export function ensureDataDir(config: Config, log: Logger): void {
 export async function openServices(options: ServiceOptions): Promise<Services> {
   const { config, log } = options;
   ensureDataDir(config, log);
-  const store = openStore(databasePath(config), { onHookError: (error) => log.error("after-commit hook failed", { error }) });
+  const store = openStore(databasePath(config.DATA_DIR), { onHookError: (error) => log.error("after-commit hook failed", { error }) });
   const bus = new EventBus(store.events);
   const embeddingQueue = new EmbeddingQueue(options.embedderLoader ?? embedderLoaderFor(config), log.child({ component: "embeddings" }));
   const embeddings = new MemoryEmbeddings(store, embeddingQueue, log.child({ component: "embeddings" }));
@@ -163,7 +156,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const exporter = new ExportService(store, config);
   const importer = new ImportService(store, bus, config, embeddings, memory);
   const uiSessions = new UiSessionService(store, config, throttle);
-  const metrics = new MetricsService(store, bus, embeddingQueue, archivist, databasePath(config), config.EMBEDDING_MODEL);
+  const metrics = new MetricsService(store, bus, embeddingQueue, archivist, databasePath(config.DATA_DIR), config.EMBEDDING_MODEL);
   const credentialsWritten = (options.bootstrap ?? true) ? await agents.bootstrap() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
 
@@ -187,7 +180,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   }
 
   // The audit log belongs to the long-running server, not to one-shot commands that open the store.
-  const audit = config.AUDIT_LOG === "on" && (options.jobs ?? true) ? new AuditLog(store, auditDir(config), config.AUDIT_COMMIT_SECONDS, log.child({ component: "audit" })) : null;
+  const audit = config.AUDIT_LOG === "on" && (options.jobs ?? true) ? new AuditLog(store, auditDir(config.DATA_DIR), config.AUDIT_COMMIT_SECONDS, log.child({ component: "audit" })) : null;
   const auditStarted = audit?.start().catch((error: unknown) => log.error("audit log unavailable", { error }));
 
   let closed = false;

@@ -5,17 +5,7 @@ import type { LogFilters, LogRow } from "../store/logs.js";
 import type { Store } from "../store/store.js";
 import type { Caller } from "./caller.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
-
-export interface LogEntry {
-  id: string;
-  level: LogRow["level"];
-  source: string;
-  action: string;
-  message: string;
-  details: Record<string, unknown>;
-  agent_id: string;
-  created_at: string;
-}
+import type { LogEntry } from "../wire/logs.js";
 
 export const MAX_LOG_DETAILS_BYTES = 16 * 1024;
 

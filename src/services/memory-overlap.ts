@@ -4,6 +4,7 @@ import type { DuplicateKey, MemoryRow } from "../store/memory.js";
 import type { Reader, Store } from "../store/store.js";
 import { visKeyFor, type Neighbour } from "../store/vectors.js";
 import type { Viewer } from "../store/visibility.js";
+import type { SimilarEntry } from "../wire/memory.js";
 import { round6 } from "./memory-records.js";
 
 const DUPLICATE_CANDIDATES = 3;
@@ -39,12 +40,6 @@ export const numbersIn = (text: string): Set<string> =>
   );
 
 const sameSet = (a: Set<string>, b: Set<string>): boolean => a.size === b.size && [...a].every((item) => b.has(item));
-
-export interface SimilarEntry {
-  id: string;
-  similarity: number;
-  agent_id: string;
-}
 
 export interface Duplicate {
   row: MemoryRow;

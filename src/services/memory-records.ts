@@ -1,44 +1,13 @@
 import { createHash } from "node:crypto";
 import { newId } from "../core/ids.js";
-import type { MemoryRow, MemoryType, Scope } from "../store/memory.js";
+import type { MemoryRow } from "../store/memory.js";
 import { NO_EXPIRY, ownerKeyFor, visKeyFor, type VectorMeta } from "../store/vectors.js";
+import type { MemoryChange, MemoryEntry, MemoryType, Scope, Tombstone } from "../wire/memory.js";
 
 /** Scores and similarities go out with six decimals: enough to rank, no float noise. */
 export const round6 = (value: number): number => Math.round(value * 1e6) / 1e6;
 
-export interface MemoryEntry {
-  id: string;
-  type: MemoryType;
-  agent_id: string;
-  project: string | null;
-  scope: Scope;
-  content: string;
-  confidence: number;
-  parents: string[];
-  tags: string[];
-  headline: string | null;
-  created_at: string;
-  updated_at: string;
-  version: number;
-  expires_at: string | null;
-  read_count: number;
-  distinct_readers: number;
-  reinforcement_count: number;
-  last_reinforced_at: string | null;
-  superseded_by: string | null;
-  embedding_model: string | null;
-  embedding?: number[];
-}
-
-export interface Tombstone {
-  id: string;
-  deleted_at: string;
-  updated_at: string;
-  version: number;
-  /** Only on entries a merge replaced: the merged entry. */
-  superseded_by?: string;
-}
-
+/** The one mapping from a stored row to the entry clients see (the embedding only when asked for). */
 export function toEntry(row: MemoryRow, embedding?: Float32Array): MemoryEntry {
   const entry: MemoryEntry = {
     id: row.id,
@@ -66,13 +35,18 @@ export function toEntry(row: MemoryRow, embedding?: Float32Array): MemoryEntry {
   return entry;
 }
 
-export const toTombstone = (row: MemoryRow): Tombstone => ({
+/** A deleted or expired entry as a delta reports it; `superseded_by` only when a merge replaced it. */
+const toTombstone = (row: MemoryRow): Tombstone => ({
   id: row.id,
   deleted_at: row.deleted_at ?? row.updated_at,
   updated_at: row.updated_at,
   version: row.version,
   ...(row.superseded_by === null ? {} : { superseded_by: row.superseded_by }),
 });
+
+/** A row as a delta shows it at time `at`: the entry, or its tombstone once deleted or expired. */
+export const toChange = (row: MemoryRow, at: string): MemoryChange =>
+  row.deleted_at !== null || (row.expires_at !== null && row.expires_at <= at) ? toTombstone(row) : toEntry(row);
 
 /** Identity of content for exact-duplicate detection: trimmed, white space collapsed, case-folded. */
 export function contentKey(content: string): string {

@@ -2,12 +2,12 @@ import type { Config } from "../core/config.js";
 import { cosine } from "../embed/embedder.js";
 import { searchFloorFor } from "../embed/models.js";
 import { now } from "../core/time.js";
-import type { MemoryType } from "../store/memory.js";
 import type { Store } from "../store/store.js";
 import { viewerOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
-import { toEntry, type MemoryEntry, round6 } from "./memory-records.js";
+import { toEntry, round6 } from "./memory-records.js";
 import type { ReadRecorder } from "./reads.js";
+import type { MemoryType, SearchHit } from "../wire/memory.js";
 
 export interface SearchInput {
   q: string;
@@ -22,13 +22,6 @@ export interface SearchInput {
   diversify?: boolean | undefined;
   context?: string | undefined;
   include_embedding?: boolean | undefined;
-}
-
-export interface SearchHit extends MemoryEntry {
-  score: number;
-  similarity: number | null;
-  match: "semantic" | "keyword" | "both";
-  truncated?: true;
 }
 
 export interface SearchResult {

@@ -3,18 +3,19 @@ import { checkByteSize } from "../core/byte-size.js";
 import { ambiguousIdPrefix, AppError, forbidden, invalid, notFound } from "../core/errors.js";
 import { parseIdRef } from "../core/ids.js";
 import { now } from "../core/time.js";
-import { kindRank, type MemoryFilters, type MemoryOrder, type MemoryPatch, type MemoryRow, type MemoryType, type Scope } from "../store/memory.js";
+import { kindRank, type MemoryFilters, type MemoryOrder, type MemoryPatch, type MemoryRow } from "../store/memory.js";
 import type { Reader, Store, Tx } from "../store/store.js";
 import type { Viewer } from "../store/visibility.js";
 import type { EventBus } from "../events/bus.js";
-import type { ServerEventPayloads } from "../events/types.js";
 import { checkProjectWrite } from "./access.js";
 import { viewerOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
-import { OverlapFinder, type SimilarEntry } from "./memory-overlap.js";
-import { contentKey, newMemoryRow, toEntry, toTombstone, vectorMetaOf, type MemoryEntry, type Tombstone, round6 } from "./memory-records.js";
+import { OverlapFinder } from "./memory-overlap.js";
+import { contentKey, newMemoryRow, toChange, toEntry, vectorMetaOf, round6 } from "./memory-records.js";
 import { decodeCursor, isKeyset, isRankedKeyset, pageOf, type Page } from "./paging.js";
 import type { ReadRecorder } from "./reads.js";
+import type { ServerEventPayloads } from "../wire/events.js";
+import type { BulkDeleteResult, MemoryChange, MemoryEntry, MemoryType, Scope, SimilarEntry } from "../wire/memory.js";
 
 
 export interface WriteInput {
@@ -51,18 +52,13 @@ export interface ListInput extends MemoryFilters {
   includeEmbedding?: boolean | undefined;
 }
 
-export interface BulkDeleteResult {
-  deleted: string[];
-  skipped: { id: string; reason: string }[];
-}
-
 type MemoryEventType = "memory.written" | "memory.updated" | "memory.deleted";
 
 /** What a memory event's payload says beyond the entry's own fields, by event type. */
 type MemoryEventExtra<T extends MemoryEventType> = Omit<ServerEventPayloads[T], "memory_id" | "type" | "project" | "scope" | "version">;
 
 /** `emitChange`'s arguments after `tx`: each event type with its own payload fields, so the compiler checks them. */
-type MemoryChange = {
+type MemoryEventArgs = {
   [T in MemoryEventType]: [type: T, actor: string, row: Pick<MemoryRow, "id" | "type" | "project" | "scope" | "version" | "agent_id">, extra: MemoryEventExtra<T>];
 }[MemoryEventType];
 
@@ -173,7 +169,7 @@ export class MemoryService {
   }
 
   /** Announces a change to an entry; an event about a private entry is its author's alone. */
-  async emitChange(tx: Tx, ...[type, actor, row, extra]: MemoryChange): Promise<void> {
+  async emitChange(tx: Tx, ...[type, actor, row, extra]: MemoryEventArgs): Promise<void> {
     const addressing = { agentId: actor, project: row.project, privateTo: row.scope === "agent" ? row.agent_id : null };
     const entry = { memory_id: row.id, type: row.type, project: row.project, scope: row.scope, version: row.version };
     // One case per type: each payload is checked against its own event type.
@@ -233,16 +229,11 @@ export class MemoryService {
   async delta(
     caller: Caller,
     input: { since: string; agent?: string | undefined; project?: string | null | undefined; type?: MemoryType | undefined; cursor?: string | undefined; limit: number },
-  ): Promise<Page<MemoryEntry | Tombstone>> {
+  ): Promise<Page<MemoryChange>> {
     const after = decodeCursor(input.cursor, isKeyset);
     const rows = await this.store.memory.delta(this.store.reader, viewerOf(caller), input.since, input, after, input.limit + 1);
     const at = now();
-    return pageOf(
-      rows,
-      input.limit,
-      (row) => (row.deleted_at !== null || (row.expires_at !== null && row.expires_at <= at) ? toTombstone(row) : toEntry(row)),
-      (row) => ({ at: row.updated_at, pk: row.pk }),
-    );
+    return pageOf(rows, input.limit, (row) => toChange(row, at), (row) => ({ at: row.updated_at, pk: row.pk }));
   }
 
   async directives(caller: Caller, project: string | undefined): Promise<MemoryEntry[]> {

@@ -8,19 +8,7 @@ import type { Reader, Store, Tx } from "../store/store.js";
 import type { EventBus } from "../events/bus.js";
 import { seesAllProjects, type Caller } from "./caller.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
-
-export interface Message {
-  id: string;
-  from: string;
-  to: string;
-  project: string | null;
-  subject: string;
-  body: string;
-  /** The caller's own read state (what one sent counts as read). */
-  read: boolean;
-  reply_to: string | null;
-  created_at: string;
-}
+import type { MarkedRead, Message, UnreadCount } from "../wire/messages.js";
 
 export interface SendInput {
   to: string;
@@ -31,6 +19,7 @@ export interface SendInput {
 
 const isPk = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 
+/** The one mapping from a stored row to a message; `read` is the reader's own state (what one sent counts as read). */
 export const toMessage = (row: MessageRow): Message => ({
   id: row.id,
   from: row.sender,
@@ -115,7 +104,7 @@ export class MessageService {
     return toMessage(await this.resolve(this.store.reader, caller, ref));
   }
 
-  async unread(caller: Caller): Promise<{ unread: number }> {
+  async unread(caller: Caller): Promise<UnreadCount> {
     return { unread: await this.store.messages.unreadCount(this.store.reader, caller.agentId) };
   }
 
@@ -152,7 +141,7 @@ export class MessageService {
     });
   }
 
-  readAll(caller: Caller): Promise<{ marked: number }> {
+  readAll(caller: Caller): Promise<MarkedRead> {
     return this.store.transaction(async (tx) => {
       const marked = await this.store.messages.markAllRead(tx, caller.agentId, now());
       await this.emitRead(tx, caller, [], marked);

@@ -1,20 +1,10 @@
 import type { Store } from "../store/store.js";
 import type { OutcomeRow } from "../store/tasks.js";
+import type { AgentPerformance, TagPerformance } from "../wire/agents.js";
 import { viewerOf, type Caller } from "./caller.js";
 
-export interface OutcomeStats {
-  completed: number;
-  failed: number;
-  /** completed / (completed + failed); null before any outcome. */
-  success_rate: number | null;
-  /** Median seconds from claim to outcome; null before any outcome. */
-  median_seconds: number | null;
-}
-
-export interface AgentPerformance extends OutcomeStats {
-  agent_id: string;
-  by_tag: (OutcomeStats & { tag: string })[];
-}
+/** The outcome counts an agent's record and each of its tags share. */
+type OutcomeStats = Omit<TagPerformance, "tag">;
 
 function median(values: number[]): number | null {
   if (values.length === 0) return null;

@@ -1,4 +1,3 @@
-import type { Role } from "../core/config.js";
 import { conflict, forbidden, invalid, notFound } from "../core/errors.js";
 import { now } from "../core/time.js";
 import type { ProjectRow } from "../store/projects.js";
@@ -7,16 +6,7 @@ import type { EventBus } from "../events/bus.js";
 import { seesAllProjects, type Caller } from "./caller.js";
 import type { MemoryService } from "./memory.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
-
-export type Project = ProjectRow;
-
-export interface ProjectMember {
-  agent_id: string;
-  role: Role;
-  /** The project's owner (its creator). */
-  project_owner: boolean;
-  joined_at: string;
-}
+import type { Project, ProjectClearCounts, ProjectMember } from "../wire/projects.js";
 
 export interface ClearRequest {
   memory?: boolean | undefined;
@@ -113,7 +103,7 @@ export class ProjectService {
    * Project owner only. Memory is soft-deleted entry by entry (each with its event, so mirrors and
    * the archivist follow); tasks and messages are removed. Returns what it removed.
    */
-  clear(caller: Caller, id: string, what: ClearRequest): Promise<{ memory: number; tasks: number; messages: number }> {
+  clear(caller: Caller, id: string, what: ClearRequest): Promise<ProjectClearCounts> {
     return this.store.transaction(async (tx) => {
       const project = await this.requireProject(tx, id);
       if (project.owner !== caller.agentId) throw forbidden("only the project's owner may clear it");

@@ -7,21 +7,11 @@ import type { Store } from "../store/store.js";
 import type { Viewer } from "../store/visibility.js";
 import type { EventBus } from "../events/bus.js";
 import { seesAllProjects, type Caller } from "./caller.js";
-import { toEntry, toTombstone, type MemoryEntry, type Tombstone } from "./memory-records.js";
-import { toMessage, type Message } from "./messages.js";
+import type { ContextPack, Handoff } from "../wire/sessions.js";
+import { toChange, toEntry } from "./memory-records.js";
+import { toMessage } from "./messages.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
-import { toTask, type Task } from "./task-records.js";
-
-export interface Handoff {
-  id: string;
-  agent_id: string;
-  host: string | null;
-  summary: string;
-  in_progress: string[];
-  next_steps: string[];
-  memory_refs: string[];
-  created_at: string;
-}
+import { toTask } from "./task-records.js";
 
 export interface HandoffInput {
   agent_id?: string | undefined;
@@ -30,16 +20,6 @@ export interface HandoffInput {
   in_progress?: string[] | undefined;
   next_steps?: string[] | undefined;
   memory_refs?: string[] | undefined;
-}
-
-export interface ContextPack {
-  last_handoff: Handoff | null;
-  memory_delta_since_last_seen: (MemoryEntry | Tombstone)[];
-  delta_truncated: boolean;
-  seen_until: string;
-  unread_messages: Message[];
-  claimed_tasks: Task[];
-  directives: MemoryEntry[];
 }
 
 const DELTA_LIMIT = 200;
@@ -113,7 +93,7 @@ export class SessionService {
     const page = await this.deltaPage(viewer, since);
     const delta = page.rows
       .filter((row) => own || privateOk(row.agent_id, row.scope))
-      .map((row) => (row.deleted_at !== null || (row.expires_at !== null && row.expires_at <= at) ? toTombstone(row) : toEntry(row)));
+      .map((row) => toChange(row, at));
     const seenUntil = page.rows.at(-1)?.updated_at ?? since ?? at;
     const unread = (await this.store.messages.unread(r, agentId, 0, UNREAD_LIMIT))
       .filter((row) => own || row.sender === caller.agentId)

@@ -1,5 +1,5 @@
 import { conflict } from "../core/errors.js";
-import type { TaskStatus } from "../store/tasks.js";
+import type { TaskStatus } from "../wire/tasks.js";
 
 /** What an action asks of a task's status, and the status it leaves the task in. */
 interface Transition {

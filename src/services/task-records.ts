@@ -1,30 +1,8 @@
-import type { ServerEventPayloads, ServerEventType } from "../events/types.js";
-import type { CommentRow, Priority, TaskRow, TaskStatus } from "../store/tasks.js";
+import type { TaskRow } from "../store/tasks.js";
+import type { ServerEventPayloads, ServerEventType } from "../wire/events.js";
+import type { Task, TaskStatus } from "../wire/tasks.js";
 
-export interface Task {
-  id: string;
-  title: string;
-  description: string;
-  status: TaskStatus;
-  created_by: string;
-  assigned_to: string | null;
-  project: string | null;
-  priority: Priority;
-  tags: string[];
-  depends_on: string[];
-  blocked: boolean;
-  due_at: string | null;
-  expected_outcome: string | null;
-  result: unknown;
-  created_at: string;
-  updated_at: string;
-  claimed_at: string | null;
-  completed_at: string | null;
-  lease_expires_at: string | null;
-}
-
-export type TaskComment = CommentRow;
-
+/** The one mapping from a stored row to the task clients see. (A comment row is already its wire record.) */
 export const toTask = (row: TaskRow): Task => ({
   id: row.id,
   title: row.title,

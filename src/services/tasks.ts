@@ -4,13 +4,14 @@ import { ambiguousIdPrefix, conflict, forbidden, invalid, notFound } from "../co
 import { newId, parseIdRef } from "../core/ids.js";
 import { addSeconds, now } from "../core/time.js";
 import type { Reader, Store, Tx } from "../store/store.js";
-import type { CommentKind, Priority, TaskCountsRow, TaskFilters, TaskPatch, TaskRow } from "../store/tasks.js";
+import type { TaskFilters, TaskPatch, TaskRow } from "../store/tasks.js";
 import type { EventBus } from "../events/bus.js";
 import { checkProjectWrite } from "./access.js";
 import { viewerOf, type Caller } from "./caller.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "./paging.js";
 import { checkTransition, TASK_TRANSITIONS } from "./task-lifecycle.js";
-import { taskEventFields, toTask, type Task, type TaskComment, type TaskEvent } from "./task-records.js";
+import { taskEventFields, toTask, type TaskEvent } from "./task-records.js";
+import type { CommentKind, Priority, RecommendedTask, Task, TaskComment, TaskCounts } from "../wire/tasks.js";
 
 export interface CreateTaskInput {
   title: string;
@@ -140,11 +141,11 @@ export class TaskService {
     return pageOf(rows, filters.limit, toTask, (row) => ({ at: row.created_at, pk: row.pk }));
   }
 
-  counts(caller: Caller, filters: Omit<TaskFilters, "status" | "unblocked">): Promise<TaskCountsRow> {
+  counts(caller: Caller, filters: Omit<TaskFilters, "status" | "unblocked">): Promise<TaskCounts> {
     return this.store.tasks.count(this.store.reader, viewerOf(caller), filters);
   }
 
-  async recommended(caller: Caller, project: string | null | undefined, limit: number): Promise<(Task & { affinity: number })[]> {
+  async recommended(caller: Caller, project: string | null | undefined, limit: number): Promise<RecommendedTask[]> {
     const rows = await this.store.tasks.recommended(this.store.reader, viewerOf(caller), project, limit);
     return rows.map((row) => ({ ...toTask(row), affinity: row.affinity }));
   }

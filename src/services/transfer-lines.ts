@@ -1,5 +1,8 @@
 import { z } from "zod";
 import { normalizeTimestamp } from "../core/time.js";
+import { edgeRel } from "../wire/graph.js";
+import { memoryType, scope } from "../wire/memory.js";
+import { commentKind, priority, taskStatus } from "../wire/tasks.js";
 
 /**
  * The lines of an export file, one JSON object each, told apart by `kind`. The same schemas check
@@ -48,10 +51,10 @@ export const projectLine = z.object({
 export const entryLine = z.object({
   kind: z.literal("entry"),
   id: uuid,
-  type: z.enum(["memory", "doc", "directive", "skill", "compiled"]),
+  type: memoryType,
   agent_id: author,
   project: slug.nullable(),
-  scope: z.enum(["agent", "project"]),
+  scope,
   content: z.string().refine((value) => value.trim().length > 0, "must not be empty"),
   confidence: z.number().min(0).max(1),
   parents: z.array(uuid).max(1000),
@@ -75,7 +78,7 @@ export const edgeLine = z.object({
   id: uuid,
   src: uuid,
   dst: uuid,
-  rel: z.enum(["relates_to", "supports", "contradicts", "supersedes", "derived_from"]),
+  rel: edgeRel,
   note: z.string().max(2000).nullable(),
   project: slug.nullable(),
   agent_id: author,
@@ -86,7 +89,7 @@ export const edgeLine = z.object({
 const taskComment = z.object({
   id: uuid,
   agent_id: author,
-  kind: z.enum(["claim", "unclaim", "complete", "fail", "reopen", "comment"]),
+  kind: commentKind,
   comment: z.string(),
   created_at: timestamp,
 });
@@ -104,12 +107,12 @@ export const taskLine = z.object({
   id: uuid,
   title: z.string().trim().min(1).max(500),
   description: z.string(),
-  status: z.enum(["open", "claimed", "completed", "failed"]),
+  status: taskStatus,
   created_by: author,
   assigned_to: author.nullable(),
   reserved: z.boolean(),
   project: slug.nullable(),
-  priority: z.enum(["low", "normal", "high"]),
+  priority,
   tags,
   depends_on: z.array(uuid).max(1000),
   due_at: timestamp.nullable(),

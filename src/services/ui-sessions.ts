@@ -6,6 +6,7 @@ import type { Store, Tx } from "../store/store.js";
 import type { Caller } from "./caller.js";
 import { hashKey } from "./credentials.js";
 import { UI_LINK_IDENTITY, UI_PASSWORD_IDENTITY, type FailureThrottle } from "./throttle.js";
+import type { UiLogin } from "../wire/ui-session.js";
 
 /** A session ends after this long without a request. */
 export const SESSION_IDLE_MS = 24 * 3600_000;
@@ -13,12 +14,6 @@ export const SESSION_IDLE_MS = 24 * 3600_000;
 export const LOGIN_LINK_TTL_MS = 24 * 3600_000;
 // last_used_at is written at most this often per session, not on every request.
 const TOUCH_INTERVAL_MS = 60_000;
-
-export interface UiLogin {
-  session: string;
-  agent_id: string;
-  expires_at: string;
-}
 
 const sessionToken = (): string => `cairn_ui_${randomBytes(32).toString("base64url")}`;
 

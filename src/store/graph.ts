@@ -1,7 +1,6 @@
+import type { EdgeRel } from "../wire/graph.js";
 import type { Reader, Tx } from "./store.js";
 import type { Viewer } from "./visibility.js";
-
-export type EdgeRel = "relates_to" | "supports" | "contradicts" | "supersedes" | "derived_from";
 
 /** An edge with the ids of its ends (the table holds their row keys). */
 export interface EdgeRow {

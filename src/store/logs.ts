@@ -1,9 +1,10 @@
+import type { LogLevel } from "../wire/logs.js";
 import type { Reader, Tx } from "./store.js";
 
 export interface LogRow {
   pk: number;
   id: string;
-  level: "debug" | "info" | "warn" | "error";
+  level: LogLevel;
   source: string;
   action: string;
   message: string;

@@ -1,8 +1,6 @@
+import type { MemoryType, Scope } from "../wire/memory.js";
 import type { IdMatch, Reader, Tx } from "./store.js";
 import type { Viewer } from "./visibility.js";
-
-export type MemoryType = "memory" | "doc" | "directive" | "skill" | "compiled";
-export type Scope = "agent" | "project";
 
 export interface MemoryRow {
   pk: number;

@@ -1,4 +1,4 @@
-import type { Role } from "../core/config.js";
+import type { Role } from "../wire/roles.js";
 import type { Reader, Tx } from "./store.js";
 
 export interface ProjectRow {

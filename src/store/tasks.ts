@@ -1,9 +1,6 @@
+import type { CommentKind, Priority, TaskStatus } from "../wire/tasks.js";
 import type { IdMatch, Reader, Tx } from "./store.js";
 import type { Viewer } from "./visibility.js";
-
-export type TaskStatus = "open" | "claimed" | "completed" | "failed";
-export type Priority = "low" | "normal" | "high";
-export type CommentKind = "claim" | "unclaim" | "complete" | "fail" | "reopen" | "comment";
 
 export interface TaskRow {
   pk: number;

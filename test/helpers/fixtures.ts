@@ -1,5 +1,5 @@
 import { test as base } from "vitest";
-import type { ServerOptions } from "../../src/http/server.js";
+import type { StartOptions } from "../../src/app.js";
 import { startFakeLlm } from "./fake-llm.js";
 import { startTestServer } from "./server.js";
 
@@ -13,7 +13,7 @@ import { startTestServer } from "./server.js";
  */
 export const test = base
   .extend("serverEnv", {} as Record<string, string>)
-  .extend("serverOptions", {} as ServerOptions)
+  .extend("serverOptions", {} as StartOptions)
   .extend("server", async ({ serverEnv, serverOptions }, { onCleanup }) => {
     const server = await startTestServer(serverEnv, serverOptions);
     onCleanup(() => server.close());

@@ -1,12 +1,10 @@
 import { expect } from "vitest";
-import type { MemoryEntry } from "../../src/services/memory-records.js";
+import type { MemoryEntry, SearchHit } from "../../src/wire/memory.js";
 import type { Credentials, TestServer } from "./server.js";
 
 /** Helpers for the /memory routes, as the memory tests use them. */
 
-export type { MemoryEntry };
-
-export type SearchHit = MemoryEntry & { score: number; similarity: number | null; match: "semantic" | "keyword" | "both"; truncated?: true };
+export type { MemoryEntry, SearchHit };
 
 export interface EventRecord {
   seq: number;

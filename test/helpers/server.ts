@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/core/config.js";
 import { silentLogger } from "../../src/core/log.js";
-import { startServer, type RunningServer, type ServerOptions } from "../../src/http/server.js";
+import { startApp, type StartOptions } from "../../src/app.js";
+import type { RunningServer } from "../../src/http/server.js";
 
 export interface Credentials {
   agentId: string;
@@ -82,10 +83,10 @@ export async function request<T = unknown>(baseUrl: string, path: string, option
  * A real server on a free loopback port with its own data directory (hash embeddings, no rate
  * limit, no archivist unless `env` says otherwise). Remove the directory with `close()`.
  */
-export async function startTestServer(env: Record<string, string> = {}, options: ServerOptions = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestServer> {
   const dataDir = env.DATA_DIR ?? tempDir();
   const config = loadConfig(testEnv(dataDir, env));
-  const server = await startServer(config, { ...(process.env.TEST_LOG_LEVEL ? {} : { log: silentLogger }), ...options });
+  const server = await startApp(config, { ...(process.env.TEST_LOG_LEVEL ? {} : { log: silentLogger }), ...options });
   const credentials = JSON.parse(readFileSync(join(dataDir, "credentials.json"), "utf8")) as {
     agents: Record<string, { agent_id: string; api_key: string }>;
   };

@@ -1,37 +1,14 @@
 import http from "node:http";
 import { EventSource } from "eventsource";
+import { SERVER_EVENT_TYPES } from "../../src/wire/events.js";
 import type { Credentials, TestServer } from "./server.js";
 import { eventually } from "./wait.js";
 
-/** Every event type a stream test may see: EventSource dispatches named events only to listeners of that name. */
-export const EVENT_TYPES = [
-  "memory.written",
-  "memory.updated",
-  "memory.deleted",
-  "task.created",
-  "task.claimed",
-  "task.unclaimed",
-  "task.completed",
-  "task.failed",
-  "task.updated",
-  "task.commented",
-  "task.reopened",
-  "task.unblocked",
-  "message.received",
-  "message.read",
-  "project.created",
-  "project.joined",
-  "project.left",
-  "project.cleared",
-  "agent.registered",
-  "agent.renamed",
-  "agent.deleted",
-  "session.handoff_saved",
-  "test.marker",
-  "test.bulk",
-  "test.sentinel",
-  "archivist.synthesis",
-];
+/**
+ * Every event type a stream test may see: EventSource dispatches named events only to listeners of
+ * that name. The server's own come from the typed list, so none can be missing.
+ */
+export const EVENT_TYPES = [...SERVER_EVENT_TYPES, "test.marker", "test.bulk", "test.sentinel", "archivist.synthesis"];
 
 export interface StreamedEvent {
   seq: number;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from "vitest";
-import type { ServerOptions } from "../../src/http/server.js";
+import type { StartOptions } from "../../src/app.js";
 import { startTestServer, type Credentials, type TestServer } from "./server.js";
 
 /** A value a `beforeAll` hook sets, failing clearly when read before the hook has run. */
@@ -12,7 +12,7 @@ function ready<T>(value: T | undefined, what: string): T {
  * A server for the enclosing `describe`: started before its tests (`startTestServer(env, options)`)
  * and closed after them. The returned object stands for the running server: every member read goes to it.
  */
-export function serverForSuite(env: Record<string, string> = {}, options: ServerOptions = {}): TestServer {
+export function serverForSuite(env: Record<string, string> = {}, options: StartOptions = {}): TestServer {
   let started: TestServer | undefined;
   beforeAll(async () => {
     started = await startTestServer(env, options);

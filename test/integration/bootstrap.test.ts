@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/core/config.js";
 import { createLogger } from "../../src/core/log.js";
-import { startServer } from "../../src/http/server.js";
+import { startApp } from "../../src/app.js";
 import { request, tempDir, testEnv, type Credentials, type RequestOptions } from "../helpers/server.js";
 
 interface CredentialsFile {
@@ -38,7 +38,7 @@ function freshDataDir(): string {
 async function start(dataDir: string, env: Record<string, string> = {}): Promise<Started> {
   const logs: string[] = [];
   const config = loadConfig(testEnv(dataDir, { LOG_LEVEL: "debug", ...env }));
-  const server = await startServer(config, { log: createLogger("debug", {}, (line) => logs.push(line)) });
+  const server = await startApp(config, { log: createLogger("debug", {}, (line) => logs.push(line)) });
   const started: Started = {
     url: server.url,
     logs,

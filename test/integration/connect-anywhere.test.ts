@@ -10,14 +10,9 @@ import { HOST_NAMES } from "../../plugin/hosts/index.js";
 import { test } from "../helpers/fixtures.js";
 import { callTool } from "../helpers/mcp.js";
 import { tempDir, type Credentials, type TestServer } from "../helpers/server.js";
+import type { HostConfig } from "../../src/wire/hosts.js";
 
 const run = promisify(execFile);
-
-interface HostConfig {
-  host: string;
-  transport: "stdio" | "http";
-  files: { path: string; format: "json" | "toml"; content: string }[];
-}
 
 interface Launch {
   command: string;

@@ -321,7 +321,7 @@ describe("retention and shutdown", () => {
     const old = await newestSeq(server);
     await server.request("/events", { as: agent, body: { type: "test.marker", payload: { kept: false } } });
     // Everything so far falls out of retention.
-    await server.server.runtime.services.events.prune(new Date(Date.now() + 60_000).toISOString());
+    await server.server.gateway.maintenance.pruneEvents(new Date(Date.now() + 60_000).toISOString());
     await server.request("/events", { as: agent, body: { type: "test.marker", payload: { kept: true } } });
 
     const stream = openStream(server, agent, { lastEventId: old });

@@ -268,7 +268,7 @@ describe("bounded state for unauthenticated callers", () => {
   const CAPACITY = 300;
   it.override("serverEnv", { RATE_LIMIT_PER_MINUTE: "600" });
   it.override("serverOptions", { throttleCapacity: CAPACITY });
-  const tables = (server: TestServer) => ({ throttle: server.server.runtime.services.throttle.size, limiter: server.server.runtime.services.rateLimiter.size });
+  const tables = (server: TestServer) => ({ throttle: server.server.gateway.tableSizes().throttle, limiter: server.server.gateway.tableSizes().rateLimiter });
 
   it("never remembers a client id that no agent can have", async ({ server }) => {
     const before = tables(server);
@@ -308,7 +308,7 @@ describe("bounded state for unauthenticated callers", () => {
 describe("credential guessing", () => {
   // Created directly: self-registration needs the registration key here, and its failures are under test.
   const agent = async (server: TestServer, agentId: string): Promise<Credentials> => {
-    const { api_key } = await server.server.runtime.services.agents.create(agentId, null, "agent");
+    const { api_key } = await server.server.gateway.maintenance.createAgent(agentId, null, "agent");
     return { agentId, apiKey: api_key };
   };
   const it = test.extend("alice", ({ server }) => agent(server, "guess-alice")).extend("bob", ({ server }) => agent(server, "guess-bob"));
@@ -343,6 +343,25 @@ describe("credential guessing", () => {
     expect(Number(locked.headers["retry-after"])).toBeGreaterThan(0);
     expect((await send(server, "/agents/me", { headers: keys(carol) })).status).toBe(429);
     expect((await attempt(carol.apiKey, ELSEWHERE)).status).toBe(200);
+  });
+
+  it("refuses OAuth secrets a page of another site sends, so no page can lock a local agent out", async ({ server }) => {
+    const dave = await agent(server, "guess-dave");
+    const form = (secret: string, origin?: string) =>
+      send(server, "/oauth/token", {
+        method: "POST",
+        body: `grant_type=client_credentials&client_id=${dave.agentId}&client_secret=${secret}`,
+        headers: { "content-type": "application/x-www-form-urlencoded", ...(origin ? { origin } : {}) },
+      });
+    for (let index = 0; index < 25; index++) {
+      const refused = await form(`wrong-${index}`, "https://attacker.example");
+      expect(refused.status).toBe(403);
+      expect(refused.body).toEqual({ error: "invalid_request", error_description: "cross-site request refused" });
+    }
+    expect((await form(dave.apiKey, "https://attacker.example")).status).toBe(403);
+    // Nothing was counted: the agent's own client, and a local tool on another loopback port, still get tokens.
+    expect((await form(dave.apiKey)).status).toBe(200);
+    expect((await form(dave.apiKey, "http://localhost:6274")).status).toBe(200);
   });
 
   it("locks the registration key after 20 wrong ones from one address", async ({ server }) => {

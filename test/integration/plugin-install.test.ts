@@ -4,13 +4,7 @@ import { describe, expect } from "vitest";
 import { test } from "../helpers/fixtures.js";
 import { HOST_NAMES } from "../../plugin/hosts/index.js";
 import type { ErrorBody } from "../helpers/server.js";
-
-interface HostConfig {
-  host: string;
-  transport: "stdio" | "http";
-  files: { path: string; format: "json" | "toml"; content: string }[];
-  command?: string;
-}
+import type { HostConfig } from "../../src/wire/hosts.js";
 
 type Json = Record<string, unknown>;
 

@@ -42,7 +42,7 @@ describe("UI login with a password", () => {
 
   it("prints no link at start, but takes one from `cairn ui-link`", async ({ server }) => {
     expect(await server.server.uiUrl()).toBe(`${server.url}/ui/`);
-    const { token } = await server.server.runtime.services.uiSessions.issueLoginLink();
+    const { token } = await server.server.gateway.maintenance.issueLoginLink();
     const response = await login(server, { token });
     expect(response.status).toBe(200);
     expect(response.body.agent_id).toBe("human");
@@ -81,7 +81,7 @@ describe("UI login with a password", () => {
     expect(limited.body.code).toBe("RATE_LIMITED");
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     // Login links are counted apart: wrong passwords do not use up their allowance.
-    const { token } = await server.server.runtime.services.uiSessions.issueLoginLink();
+    const { token } = await server.server.gateway.maintenance.issueLoginLink();
     expect((await login(server, { token })).status).toBe(200);
   });
 });
@@ -114,10 +114,10 @@ describe("UI login with the one-time link", () => {
     expect((await login(server, { token })).status).toBe(200);
     expect((await login(server, { token })).status).toBe(401);
 
-    const stale = (await server.server.runtime.services.uiSessions.issueLoginLink()).token;
+    const stale = (await server.server.gateway.maintenance.issueLoginLink()).token;
     withDatabase(server.dataDir, (db) => db.run("UPDATE ui_login_links SET expires_at = '2000-01-01T00:00:00.000Z'"));
     expect((await login(server, { token: stale })).status).toBe(401);
-    expect(await server.server.runtime.services.uiSessions.pruneIdle()).toBeGreaterThanOrEqual(1);
+    expect(await server.server.gateway.maintenance.pruneUiSessions()).toBeGreaterThanOrEqual(1);
     expect(withDatabase(server.dataDir, (db) => db.get<{ n: number }>("SELECT count(*) AS n FROM ui_login_links"))?.n).toBe(0);
   });
 

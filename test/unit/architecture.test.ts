@@ -7,7 +7,8 @@ import { errorCodes, errorStatus } from "../../src/core/errors.js";
 import { silentLogger } from "../../src/core/log.js";
 import { createHttpApp } from "../../src/http/app.js";
 import { catalogue } from "../../tools/catalogue.js";
-import { Runtime } from "../../tools/runtime.js";
+import { openGateway } from "../../src/app.js";
+import type { OperationGateway } from "../../tools/gateway.js";
 import { tempDir, testEnv } from "../helpers/server.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -25,31 +26,57 @@ function sourceFiles(folder: string): string[] {
 const STATIC_IMPORT = /^\s*(?:import|export)\s+(?:type\s+)?(?:[\w$*{},\s]+?\s+from\s*)?["']([^"']+)["']/gm;
 const DYNAMIC_IMPORT = /\bimport\(\s*["']([^"']+)["']\s*\)/g;
 
-function importsOf(file: string): string[] {
+function importsOf(file: string, options: { runtimeOnly?: boolean } = {}): string[] {
   const text = readFileSync(join(root, file), "utf8");
-  return [...text.matchAll(STATIC_IMPORT), ...text.matchAll(DYNAMIC_IMPORT)].map((match) => match[1] as string);
+  const statics = [...text.matchAll(STATIC_IMPORT)].filter((match) => !(options.runtimeOnly && /^\s*(?:import|export)\s+type\b/.test(match[0])));
+  return [...statics, ...text.matchAll(DYNAMIC_IMPORT)].map((match) => match[1] as string);
 }
 
-type Layer = "core" | "store" | "embed" | "events" | "services" | "tools" | "http" | "openapi" | "cli" | "mcp" | "archivist" | "plugin";
+type Layer = "wire" | "core" | "store" | "embed" | "events" | "services" | "tools" | "http" | "openapi" | "cli" | "mcp" | "app" | "archivist" | "plugin";
 
 const ADAPTERS: Layer[] = ["http", "openapi", "cli", "mcp"];
 
-/** DESIGN §1: what each layer may import (besides packages and itself). */
+/** DESIGN §1: what each layer may import of ours (besides itself). */
 const allowed: Record<Layer, Layer[]> = {
-  core: [],
-  store: ["core"],
+  // The wire records: what clients see, declared once, for the server, the archivist and the UI.
+  wire: [],
+  core: ["wire"],
+  store: ["core", "wire"],
   embed: ["core"],
-  events: ["store", "core"],
-  services: ["store", "embed", "events", "core"],
+  events: ["store", "core", "wire"],
+  services: ["store", "embed", "events", "core", "wire"],
   // plugin/ holds pure renderers (data in, config text out), which the plugin operation calls.
-  tools: ["services", "core", "plugin"],
-  http: ["tools", "core", ...ADAPTERS],
-  openapi: ["tools", "core", ...ADAPTERS],
-  // `cairn archivist` runs the archivist process's code; nothing else reaches into archivist/.
-  cli: ["tools", "core", "archivist", ...ADAPTERS],
-  mcp: ["tools", "core", ...ADAPTERS],
-  archivist: ["core", "tools"],
-  plugin: ["core"],
+  tools: ["services", "core", "plugin", "wire"],
+  http: ["tools", "core", "wire", ...ADAPTERS],
+  openapi: ["tools", "core", "wire", ...ADAPTERS],
+  // The CLI is the entry point: it starts Cairn through the composition root.
+  cli: ["app", "tools", "core", "wire", "archivist", ...ADAPTERS],
+  mcp: ["tools", "core", "wire", ...ADAPTERS],
+  // The composition root builds the services and hands the transports their gateway.
+  app: ["services", "tools", "core", "http"],
+  archivist: ["core", "wire"],
+  plugin: ["core", "wire"],
+};
+
+/**
+ * Like Playwright's DEPS.list: the npm packages each layer may use (node: built-ins are free).
+ * A new dependency of a layer is a decision, made here where a reviewer sees it.
+ */
+const packages: Record<Layer, string[]> = {
+  wire: ["zod"],
+  core: ["zod"],
+  store: ["better-sqlite3", "sqlite-vec"],
+  embed: ["onnxruntime-node", "onnxruntime-common", "@anush008/tokenizers", "tar"],
+  events: [],
+  services: ["zod", "ipaddr.js"],
+  tools: ["zod"],
+  http: ["express", "ipaddr.js", "prom-client", "zod"],
+  openapi: ["zod"],
+  cli: [],
+  mcp: ["@modelcontextprotocol/sdk", "express", "zod"],
+  app: [],
+  archivist: ["zod", "eventsource-parser"],
+  plugin: [],
 };
 
 /** The layer a repository-relative path belongs to, or undefined for anything unclassified. */
@@ -58,8 +85,30 @@ function layerOf(path: string): Layer | undefined {
   if (parts[0] === "tools" || parts[0] === "archivist" || parts[0] === "plugin") return parts[0];
   if (parts[0] !== "src") return undefined;
   if (parts[1] === "cli.ts") return "cli";
+  if (parts[1] === "app.ts") return "app";
   const layer = parts[1];
   return layer !== undefined && layer in allowed && parts.length > 2 ? (layer as Layer) : undefined;
+}
+
+/** The npm package an import names (`@scope/name` or `name`), or undefined for ours and node's. */
+function packageOf(specifier: string): string | undefined {
+  if (specifier.startsWith(".") || specifier.startsWith("node:")) return undefined;
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+}
+
+const resolveImport = (file: string, specifier: string): string => relative(root, resolve(root, dirname(file), specifier)).replace(/\.js$/, ".ts");
+
+/** Every file of ours that loading `entry` loads (type-only imports are erased, so they do not count). */
+function runtimeClosure(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const specifier of importsOf(file, { runtimeOnly: true })) if (specifier.startsWith(".")) visit(resolveImport(file, specifier));
+  };
+  visit(entry);
+  return seen;
 }
 
 const ownFiles = [...sourceFiles("src"), ...sourceFiles("tools"), ...sourceFiles("plugin"), ...sourceFiles("archivist")];
@@ -83,13 +132,55 @@ describe("the layering rule (DESIGN §1)", () => {
       const from = layerOf(file) as Layer;
       for (const specifier of importsOf(file)) {
         if (!specifier.startsWith(".")) continue;
-        const target = relative(root, resolve(root, dirname(file), specifier));
+        const target = resolveImport(file, specifier);
         const to = layerOf(target);
         if (to === from) continue;
         if (to === undefined || !allowed[from].includes(to)) violations.push(`${file} (${from}) imports ${target} (${to ?? "unknown"})`);
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  it("lets each layer use only the npm packages listed for it", () => {
+    const violations: string[] = [];
+    for (const file of ownFiles) {
+      const layer = layerOf(file) as Layer;
+      for (const specifier of importsOf(file)) {
+        const name = packageOf(specifier);
+        if (name !== undefined && !packages[layer].includes(name)) violations.push(`${file} (${layer}) uses ${name}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it("keeps the store's implementations behind src/store: only src/store chooses one", () => {
+    const offending = ownFiles.filter((file) => layerOf(file) !== "store" && importsOf(file).some((specifier) => resolveImport(file, specifier).startsWith(join("src", "store", "sqlite"))));
+    expect(offending).toEqual([]);
+  });
+
+  it("loads no service or store module into the archivist process", () => {
+    const loaded = runtimeClosure(join("archivist", "main.ts"));
+    expect(loaded.size).toBeGreaterThan(5);
+    expect([...loaded].filter((file) => ["services", "store", "events", "tools"].includes(layerOf(file) ?? ""))).toEqual([]);
+  });
+
+  it("follows runtime imports and skips type-only ones", () => {
+    expect(importsOf(join("src", "events", "bus.ts"), { runtimeOnly: true })).not.toContain("../store/store.js");
+    expect(importsOf(join("src", "events", "bus.ts"))).toContain("../store/store.js");
+  });
+
+  it("lets the web UI import only the wire records of the server's code", () => {
+    const uiFiles = readdirSync(join(root, "ui", "src"), { withFileTypes: true, recursive: true })
+      .filter((entry) => entry.isFile() && /\.tsx?$/.test(entry.name))
+      .map((entry) => relative(root, join(entry.parentPath, entry.name)));
+    const reaching = uiFiles.flatMap((file) =>
+      importsOf(file)
+        .filter((specifier) => specifier.startsWith("."))
+        .map((specifier) => resolveImport(file, specifier))
+        .filter((target) => !target.startsWith(join("ui", "")) && !target.startsWith(join("src", "wire", "")))
+        .map((target) => `${file} imports ${target}`),
+    );
+    expect(reaching).toEqual([]);
   });
 
   it("keeps SQL inside src/store", () => {
@@ -165,14 +256,14 @@ interface RouterLayer {
 }
 
 describe("the express app", () => {
-  let runtime: Runtime;
+  let gateway: OperationGateway;
   beforeAll(async () => {
-    runtime = await Runtime.open(loadConfig(testEnv(tempDir())), silentLogger);
+    gateway = await openGateway(loadConfig(testEnv(tempDir())), silentLogger);
   });
-  afterAll(() => runtime.close());
+  afterAll(() => gateway.close());
 
   it("has no route that does not come from the catalogue, besides the documentation", () => {
-    const { app } = createHttpApp(runtime, silentLogger, () => "http://127.0.0.1");
+    const { app } = createHttpApp(gateway, silentLogger, () => "http://127.0.0.1");
     const routes: string[] = [];
     const pathSpecificMiddleware: string[] = [];
     const walk = (stack: RouterLayer[], prefix = ""): void => {

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Entry } from "../../archivist/client.js";
+import type { MemoryEntry } from "../../src/wire/memory.js";
 import { conflictWarning, findConflicts, preamble } from "../../archivist/directives.js";
 import { dataBlock, parseJsonReply } from "../../archivist/prompts.js";
 import { readEventStream, type SseMessage } from "../../archivist/sse.js";
@@ -9,7 +9,7 @@ import { referencedAgents, referencedTags } from "../../archivist/staleness.js";
 import { batches, BATCH_ENTRIES } from "../../archivist/synthesis.js";
 
 let counter = 0;
-function entry(fields: Partial<Entry> = {}): Entry {
+function entry(fields: Partial<MemoryEntry> = {}): MemoryEntry {
   counter++;
   return {
     id: `00000000-0000-4000-8000-${String(counter).padStart(12, "0")}`,

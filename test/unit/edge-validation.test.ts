@@ -6,7 +6,7 @@ import { SchemaTooNewError } from "../../src/store/sqlite/migrate.js";
 import { eventList, eventPoint } from "../../tools/events.js";
 import { memoryUpdate } from "../../tools/memory.js";
 import { parseInput } from "../../tools/operation.js";
-import { idempotencyKey, leaseToken } from "../../tools/runtime.js";
+import { idempotencyKey, leaseToken } from "../../tools/gateway.js";
 import { ifMatchVersion, parseIfMatch } from "../../tools/schemas.js";
 import { parseValue, refuse, validationError } from "../../tools/validation.js";
 

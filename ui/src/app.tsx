@@ -20,7 +20,8 @@ import { ProjectsTab } from "./tabs/projects.js";
 import { SessionsTab } from "./tabs/sessions.js";
 import { TasksTab } from "./tabs/tasks/tasks-tab.js";
 import { chooseTheme, currentTheme, type Theme } from "./theme.js";
-import type { Agent, AgentSelf, Project } from "./types.js";
+import type { AgentRecord, AgentSelf } from "../../src/wire/agents.js";
+import type { Project } from "../../src/wire/projects.js";
 
 interface TabDefinition {
   id: string;
@@ -148,7 +149,7 @@ function Shell({ me: initialMe, onSignedOut }: { me: AgentSelf; onSignedOut: () 
 
   // Signing in just read who this is: re-read only when agents change.
   const me = useLoad(async () => (await currentAgent()) ?? initialMe, [], initialMe);
-  const agents = useLoad(async () => (await fetchAll<Agent>("/agents")).rows, []);
+  const agents = useLoad(async () => (await fetchAll<AgentRecord>("/agents")).rows, []);
   const projects = useLoad(async () => (await fetchAll<Project>("/projects")).rows, []);
   const refreshShared = useCallback(() => {
     me.reload();

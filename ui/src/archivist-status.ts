@@ -1,19 +1,7 @@
 // The archivist's status as GET /archivist/status reports it, and how its last pass reads.
 
 import { api } from "./api.js";
-
-export interface ArchivistStatus {
-  /** Whether this server starts the archivist (ARCHIVIST=on); one may run elsewhere all the same. */
-  enabled: boolean;
-  /** The working archivist's lease holder, null when none holds a live lease. */
-  holder: string | null;
-  expires_at: string | null;
-  /** Whether the working archivist calls a language model; null before one has started. */
-  llm: boolean | null;
-  provider: string | null;
-  /** The last scheduled pass: `at` and its counts. */
-  last_pass: Record<string, unknown> | null;
-}
+import type { ArchivistStatus } from "../../src/wire/archivist.js";
 
 export const loadArchivistStatus = async (): Promise<ArchivistStatus> => (await api.get<ArchivistStatus>("/archivist/status")).data;
 

@@ -3,7 +3,8 @@
 
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
-import type { Agent, AgentSelf, Project } from "./types.js";
+import type { AgentRecord, AgentSelf } from "../../src/wire/agents.js";
+import type { Project } from "../../src/wire/projects.js";
 
 export interface Notice {
   id: number;
@@ -13,7 +14,7 @@ export interface Notice {
 
 export interface AppState {
   me: AgentSelf;
-  agents: Agent[];
+  agents: AgentRecord[];
   projects: Project[];
   /** Re-reads the signed-in agent, the agents and the projects. */
   refreshShared: () => void;

@@ -5,10 +5,10 @@
 
 import { createParser } from "eventsource-parser";
 import { notifySessionEnded } from "./api.js";
-import type { CairnEvent } from "./types.js";
+import type { EventRecord } from "../../src/wire/events.js";
 
 /** An event, or `reset`: the server could not resume, so whatever is shown should be fetched again. */
-export type LiveSignal = { kind: "event"; event: CairnEvent } | { kind: "reset" };
+export type LiveSignal = { kind: "event"; event: EventRecord } | { kind: "reset" };
 export type LiveStatus = "connecting" | "live" | "reconnecting" | "stopped";
 
 type SignalListener = (signal: LiveSignal) => void;
@@ -125,7 +125,7 @@ export class LiveStream {
       return;
     }
     try {
-      const event = JSON.parse(data) as CairnEvent;
+      const event = JSON.parse(data) as EventRecord;
       if (typeof event.type === "string") this.emit({ kind: "event", event });
     } catch {
       // Not an event record: nothing to show.

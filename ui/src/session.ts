@@ -1,12 +1,13 @@
 // Logging in and out of the UI (the server's /ui routes; the session lives in an HttpOnly cookie).
 
 import { ApiError, api, request } from "./api.js";
-import type { AgentSelf, LoginResult, UiConfig } from "./types.js";
+import type { AgentSelf } from "../../src/wire/agents.js";
+import type { UiConfig, UiLogin } from "../../src/wire/ui-session.js";
 
 export const loadConfig = async (): Promise<UiConfig> => (await api.get<UiConfig>("/ui/config", { endsSession: false })).data;
 
-export async function login(credentials: { password: string } | { token: string }): Promise<LoginResult> {
-  const response = await request<LoginResult>("/ui/login", { method: "POST", body: credentials, endsSession: false });
+export async function login(credentials: { password: string } | { token: string }): Promise<UiLogin> {
+  const response = await request<UiLogin>("/ui/login", { method: "POST", body: credentials, endsSession: false });
   return response.data;
 }
 

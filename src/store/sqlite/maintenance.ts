@@ -1,3 +1,4 @@
+import { chmodSync, writeFileSync } from "node:fs";
 import type { Maintenance } from "../maintenance.js";
 import type { Tx } from "../store.js";
 import type { Db } from "./connection.js";
@@ -37,7 +38,12 @@ export class SqliteMaintenance implements Maintenance {
     return { version: schemaVersion(this.reader), latest: loadMigrations().at(-1)?.version ?? 0 };
   }
 
+  // SQLite's backup API: a consistent copy while the server writes. The copy holds what the
+  // database holds (private entries, key hashes), so it is created as private as the database
+  // itself (0600) before SQLite writes into it, never world-readable.
   async backupTo(file: string): Promise<number> {
+    writeFileSync(file, "", { mode: 0o600 });
+    chmodSync(file, 0o600);
     return (await this.reader.sqlite.backup(file)).totalPages;
   }
 }

@@ -10,9 +10,9 @@ import {
   type TaskFilters,
   type TaskPatch,
   type TaskRow,
-  type TaskStatus,
   type TaskStore,
 } from "../tasks.js";
+import type { TaskStatus } from "../../wire/tasks.js";
 import type { Viewer } from "../visibility.js";
 import type { Db } from "./connection.js";
 import { connectionOf } from "./transactions.js";

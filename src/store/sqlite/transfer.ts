@@ -1,4 +1,5 @@
-import type { EdgeRel, EdgeRow } from "../graph.js";
+import type { EdgeRel } from "../../wire/graph.js";
+import type { EdgeRow } from "../graph.js";
 import type { MemoryRow } from "../memory.js";
 import type { ProjectRow } from "../projects.js";
 import type { Reader, Tx } from "../store.js";

@@ -1,4 +1,4 @@
-import type { ArchivistStatus } from "../archivist-status.js";
+import type { ArchivistStatus } from "../../../src/wire/archivist.js";
 import { passSummary } from "../archivist-status.js";
 import { Time } from "./time.js";
 

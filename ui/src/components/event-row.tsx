@@ -1,7 +1,7 @@
 // One event as a line: when, what, who, where and the payload's gist.
 
 import { shortId } from "../format.js";
-import type { CairnEvent } from "../types.js";
+import type { EventRecord } from "../../../src/wire/events.js";
 import { Time } from "./time.js";
 
 function text(value: unknown): string | undefined {
@@ -9,7 +9,7 @@ function text(value: unknown): string | undefined {
 }
 
 /** The payload fields a person wants to see first, short ids shortened. */
-function eventGist(event: CairnEvent): string {
+function eventGist(event: EventRecord): string {
   const payload = event.payload;
   const parts: string[] = [];
   const id = text(payload.memory_id) ?? text(payload.task_id) ?? text(payload.message_id) ?? text(payload.edge_id) ?? text(payload.handoff_id);
@@ -23,7 +23,7 @@ function eventGist(event: CairnEvent): string {
 }
 
 /** The cells of an event's line, for a list item or a disclosure's summary. */
-export function EventCells({ event }: { event: CairnEvent }) {
+export function EventCells({ event }: { event: EventRecord }) {
   const family = event.type.split(".")[0] ?? "";
   return (
     <>
@@ -40,7 +40,7 @@ export function EventCells({ event }: { event: CairnEvent }) {
   );
 }
 
-export function EventRow({ event }: { event: CairnEvent }) {
+export function EventRow({ event }: { event: EventRecord }) {
   return (
     <li class="event-row">
       <EventCells event={event} />

@@ -1,6 +1,6 @@
 // Small labels: memory types (directives get their own look), task states, roles.
 
-import type { MemoryType } from "../types.js";
+import type { MemoryType } from "../../../src/wire/memory.js";
 
 export function LockIcon() {
   return (

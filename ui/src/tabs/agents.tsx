@@ -13,15 +13,15 @@ import { Time } from "../components/time.js";
 import { useApp } from "../context.js";
 import { duration, percent } from "../format.js";
 import { useLiveRefresh, useLoad, usePaged } from "../hooks.js";
-import type { Agent, AgentPerformance, Registration } from "../types.js";
+import type { AgentPerformance, AgentRecord, KeyRotation, Registration } from "../../../src/wire/agents.js";
 
-type Pending = { kind: "rotate"; agent: Agent } | { kind: "delete"; agent: Agent } | { kind: "key"; agentId: string; apiKey: string; created: boolean };
+type Pending = { kind: "rotate"; agent: AgentRecord } | { kind: "delete"; agent: AgentRecord } | { kind: "key"; agentId: string; apiKey: string; created: boolean };
 
 export function AgentsTab() {
   const { me, notify, refreshShared } = useApp();
   const [creating, setCreating] = useState(false);
   const [pending, setPending] = useState<Pending | undefined>(undefined);
-  const paged = usePaged<Agent>((cursor, limit) => api.get<Agent[]>("/agents" + query({ limit, cursor })), [], 50);
+  const paged = usePaged<AgentRecord>((cursor, limit) => api.get<AgentRecord[]>("/agents" + query({ limit, cursor })), [], 50);
   const performance = useLoad(async () => new Map((await api.get<AgentPerformance[]>("/agents/performance")).data.map((row) => [row.agent_id, row])), []);
   useLiveRefresh(["agent.*", "task.*"], () => {
     paged.refresh();
@@ -121,7 +121,7 @@ export function AgentsTab() {
           confirmLabel="Rotate key"
           onClose={() => setPending((current) => (current?.kind === "rotate" ? undefined : current))}
           onConfirm={async () => {
-            const response = await api.post<{ api_key: string }>(`/agents/${encode(pending.agent.agent_id)}/rotate-key`);
+            const response = await api.post<KeyRotation>(`/agents/${encode(pending.agent.agent_id)}/rotate-key`);
             setPending({ kind: "key", agentId: pending.agent.agent_id, apiKey: response.data.api_key, created: false });
           }}
         >

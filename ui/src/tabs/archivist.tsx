@@ -11,7 +11,8 @@ import { Pill } from "../components/pills.js";
 import { Time } from "../components/time.js";
 import { useApp } from "../context.js";
 import { useDebounced, useLiveRefresh, useLoad, usePaged } from "../hooks.js";
-import type { LogEntry, MemoryEntry } from "../types.js";
+import type { LogEntry } from "../../../src/wire/logs.js";
+import type { MemoryEntry } from "../../../src/wire/memory.js";
 import { MemoryCard } from "./memory/memory-card.js";
 import { MemoryDetailDialog } from "./memory/memory-detail.js";
 

@@ -9,7 +9,7 @@ import { EventCells } from "../components/event-row.js";
 import { useDebounced, useLoad } from "../hooks.js";
 import { liveStream, typeMatches } from "../live.js";
 import { latestEvents, newestDistinct } from "../recent-events.js";
-import type { CairnEvent } from "../types.js";
+import type { EventRecord } from "../../../src/wire/events.js";
 
 const FAMILIES = ["memory.*", "task.*", "message.*", "agent.*", "project.*", "session.*", "graph.*", "archivist.*"];
 const STEP = 50;
@@ -22,8 +22,8 @@ export function EventsTab() {
   const [agent, setAgent] = useState("");
   const [paused, setPaused] = useState(false);
   const [count, setCount] = useState(STEP);
-  const [live, setLive] = useState<CairnEvent[]>([]);
-  const [held, setHeld] = useState<CairnEvent[]>([]);
+  const [live, setLive] = useState<EventRecord[]>([]);
+  const [held, setHeld] = useState<EventRecord[]>([]);
   const settledType = useDebounced(typeText.trim(), 400);
   const validType = settledType === "" || TYPE_PATTERN.test(settledType);
   const type = validType ? settledType : "";

@@ -12,7 +12,7 @@ import { Pill } from "../components/pills.js";
 import { Time } from "../components/time.js";
 import { useApp } from "../context.js";
 import { useLiveRefresh, usePaged } from "../hooks.js";
-import type { Message } from "../types.js";
+import type { MarkedRead, Message } from "../../../src/wire/messages.js";
 
 type View = "inbox" | "all";
 
@@ -44,7 +44,7 @@ export function MessagesTab() {
     paged.refresh();
   };
   const markAll = async () => {
-    const response = await api.post<{ marked: number }>("/messages/inbox/read-all");
+    const response = await api.post<MarkedRead>("/messages/inbox/read-all");
     notify("success", `Marked ${response.data.marked} read.`);
     paged.refresh();
   };

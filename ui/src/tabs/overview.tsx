@@ -12,17 +12,14 @@ import { plural } from "../format.js";
 import { useLiveRefresh, useLoad } from "../hooks.js";
 import { liveStream } from "../live.js";
 import { latestEvents, newestDistinct } from "../recent-events.js";
-import type { CairnEvent, Health, Task } from "../types.js";
+import type { EventRecord } from "../../../src/wire/events.js";
+import type { Health } from "../../../src/wire/health.js";
+import type { UnreadCount } from "../../../src/wire/messages.js";
+import type { Task, TaskCounts } from "../../../src/wire/tasks.js";
 
 const RECENT = 15;
 /** Claimed tasks read to name them (the counts come from /tasks/counts). */
 const PAGE = 500;
-
-interface TaskCounts {
-  open: number;
-  blocked: number;
-  claimed: number;
-}
 
 async function loadTaskCounts() {
   const [counts, claimed] = await Promise.all([api.get<TaskCounts>("/tasks/counts"), api.get<Task[]>("/tasks" + query({ status: "claimed", limit: PAGE }))]);
@@ -41,11 +38,11 @@ function Count({ value, label, href }: { value: number | undefined; label: strin
 export function OverviewTab() {
   const { agents, projects } = useApp();
   const tasks = useLoad(loadTaskCounts, []);
-  const inbox = useLoad(async () => (await api.get<{ unread: number }>("/messages/inbox/count")).data.unread, []);
+  const inbox = useLoad(async () => (await api.get<UnreadCount>("/messages/inbox/count")).data.unread, []);
   const archivist = useLoad(loadArchivistStatus, []);
   const health = useLoad(async () => (await api.get<Health>("/health")).data, []);
   const recent = useLoad(() => latestEvents(RECENT), []);
-  const [live, setLive] = useState<CairnEvent[]>([]);
+  const [live, setLive] = useState<EventRecord[]>([]);
 
   useLiveRefresh(["task.*"], tasks.reload);
   useLiveRefresh(["message.*"], inbox.reload);

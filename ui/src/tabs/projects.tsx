@@ -12,7 +12,7 @@ import { Time } from "../components/time.js";
 import { useApp } from "../context.js";
 import { plural } from "../format.js";
 import { useLiveRefresh, useLoad, usePaged } from "../hooks.js";
-import type { Project, ProjectMember } from "../types.js";
+import type { Project, ProjectClearCounts, ProjectMember } from "../../../src/wire/projects.js";
 
 export function ProjectsTab() {
   const { me, notify, refreshShared } = useApp();
@@ -199,7 +199,7 @@ function ClearProjectDialog({ project, onClose, onCleared }: { project: Project;
     if (!confirmed || !anything) return;
     setBusy(true);
     setError(undefined);
-    api.post<{ memory: number; tasks: number; messages: number }>(`/projects/${encode(project.id)}/clear`, parts).then(
+    api.post<ProjectClearCounts>(`/projects/${encode(project.id)}/clear`, parts).then(
       (response) => {
         const counts = response.data;
         notify("success", `Cleared ${project.id}: ${plural(counts.memory, "entry", "entries")}, ${plural(counts.tasks, "task")}, ${plural(counts.messages, "message")}.`);

@@ -8,7 +8,7 @@ import { Time } from "../components/time.js";
 import { useApp } from "../context.js";
 import { plural, shortId } from "../format.js";
 import { useLiveRefresh, usePaged } from "../hooks.js";
-import type { Handoff } from "../types.js";
+import type { Handoff } from "../../../src/wire/sessions.js";
 import { MemoryDetailDialog } from "./memory/memory-detail.js";
 
 export function SessionsTab() {

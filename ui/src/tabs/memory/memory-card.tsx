@@ -6,7 +6,7 @@ import { LockIcon, TypePill } from "../../components/pills.js";
 import { Time } from "../../components/time.js";
 import { useApp } from "../../context.js";
 import { fixed, percent, shortId } from "../../format.js";
-import type { MemoryEntry, SearchHit } from "../../types.js";
+import type { MemoryEntry, SearchHit } from "../../../../src/wire/memory.js";
 import { Markdown } from "../../components/markdown.js";
 
 interface MemoryCardProps {

@@ -12,7 +12,7 @@ import { TypePill } from "../../components/pills.js";
 import { Time } from "../../components/time.js";
 import { percent, shortId } from "../../format.js";
 import { useLiveRefresh, useLoad } from "../../hooks.js";
-import type { GraphEdge, GraphNode } from "../../types.js";
+import type { GraphEdge, GraphNode } from "../../../../src/wire/graph.js";
 import { Markdown } from "../../components/markdown.js";
 
 export function MemoryDetailDialog({ id: firstId, onClose }: { id: string; onClose: () => void }) {

@@ -9,7 +9,8 @@ import { Field, FormFooter } from "../../components/fields.js";
 import { GLOBAL, ProjectSelect, projectValue } from "../../components/pickers.js";
 import { Time } from "../../components/time.js";
 import { isoToLocalInput, localInputToIso, splitList } from "../../format.js";
-import type { GraphNode, MemoryEntry, MemoryType, Scope } from "../../types.js";
+import type { GraphNode } from "../../../../src/wire/graph.js";
+import type { MemoryEntry, MemoryType, Scope } from "../../../../src/wire/memory.js";
 import type { Draft as WriteDraft } from "./memory-write.js";
 
 interface Draft extends WriteDraft {

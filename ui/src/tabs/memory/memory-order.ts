@@ -3,6 +3,6 @@
 // not grouped: they keep the server's order, best score first, so a weak directive never sits
 // above the best match.
 
-import type { MemoryType } from "../../types.js";
+import type { MemoryType } from "../../../../src/wire/memory.js";
 
 export const TYPE_ORDER: readonly MemoryType[] = ["directive", "doc", "memory", "skill", "compiled"];

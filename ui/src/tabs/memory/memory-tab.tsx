@@ -13,7 +13,7 @@ import { useApp } from "../../context.js";
 import { plural } from "../../format.js";
 import { useDebounced, useLiveRefresh, useLoad, usePaged, type PageLoader } from "../../hooks.js";
 import { liveStream } from "../../live.js";
-import type { MemoryEntry, MemoryType, SearchHit } from "../../types.js";
+import type { MemoryEntry, MemoryType, SearchHit } from "../../../../src/wire/memory.js";
 import { MemoryCard } from "./memory-card.js";
 import { MemoryDetailDialog } from "./memory-detail.js";
 import { MemoryEditDialog } from "./memory-edit.js";

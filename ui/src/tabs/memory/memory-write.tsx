@@ -8,7 +8,7 @@ import { Field, FormFooter } from "../../components/fields.js";
 import { ProjectSelect, projectValue } from "../../components/pickers.js";
 import { useApp } from "../../context.js";
 import { fixed, localInputToIso, shortId, splitList } from "../../format.js";
-import type { MemoryType, MemoryWriteResult, Scope } from "../../types.js";
+import type { MemoryType, MemoryWriteResult, Scope } from "../../../../src/wire/memory.js";
 
 interface WriteProps {
   onClose: () => void;

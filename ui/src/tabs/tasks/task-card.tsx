@@ -1,7 +1,7 @@
 import { Pill } from "../../components/pills.js";
 import { Time } from "../../components/time.js";
 import { shortId } from "../../format.js";
-import type { Task } from "../../types.js";
+import type { Task } from "../../../../src/wire/tasks.js";
 
 interface TaskCardProps {
   task: Task;

@@ -7,7 +7,7 @@ import { Field, FormFooter } from "../../components/fields.js";
 import { AgentSelect, ProjectSelect, projectValue } from "../../components/pickers.js";
 import { useApp } from "../../context.js";
 import { localInputToIso, splitList } from "../../format.js";
-import type { Priority, Task } from "../../types.js";
+import type { Priority, Task } from "../../../../src/wire/tasks.js";
 
 interface CreateProps {
   candidates: Task[];

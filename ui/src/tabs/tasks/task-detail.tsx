@@ -13,7 +13,7 @@ import { Time } from "../../components/time.js";
 import { useApp } from "../../context.js";
 import { shortId } from "../../format.js";
 import { useLiveRefresh, useLoad, usePaged } from "../../hooks.js";
-import type { Task, TaskComment } from "../../types.js";
+import type { Task, TaskComment } from "../../../../src/wire/tasks.js";
 
 interface DetailProps {
   id: string;

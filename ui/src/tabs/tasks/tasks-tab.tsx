@@ -8,7 +8,7 @@ import { PagedList } from "../../components/paged-list.js";
 import { AgentSelect, ProjectSelect, projectValue } from "../../components/pickers.js";
 import { useApp } from "../../context.js";
 import { useDebounced, useLiveRefresh, useLoad, usePaged, type Paged } from "../../hooks.js";
-import type { Priority, Task, TaskStatus } from "../../types.js";
+import type { Priority, Task, TaskStatus } from "../../../../src/wire/tasks.js";
 import { TaskCard } from "./task-card.js";
 import { TaskCreateDialog } from "./task-create.js";
 import { TaskDetailDialog } from "./task-detail.js";

@@ -2,14 +2,43 @@ import { z } from "zod";
 import type { Config } from "../src/core/config.js";
 import { AppError, forbidden, internalError, invalidCredentials } from "../src/core/errors.js";
 import type { Logger } from "../src/core/log.js";
+import type { AgentService } from "../src/services/agents.js";
 import type { Caller } from "../src/services/caller.js";
 import { requestHash } from "../src/services/idempotency.js";
-import { openServices, type ServiceOptions, type Services } from "../src/services/index.js";
+import type { ServiceOptions, Services } from "../src/services/index.js";
+import type { MetricsService } from "../src/services/metrics.js";
+import type { OAuthService } from "../src/services/oauth.js";
+import type { UiSessionService } from "../src/services/ui-sessions.js";
 import { catalogue } from "./catalogue.js";
 import type { Operation, Outcome } from "./operation.js";
 
 // Adapters reach service types through here, never by importing src/services (DESIGN §1).
 export type { Caller, ServiceOptions };
+
+/** The web UI's sign-in, for its routes (src/http/ui.ts) and the link printed at start. */
+export type UiSessionPort = Pick<UiSessionService, "passwordLogin" | "login" | "logout" | "issueLoginLink" | "loginLinkIsLive">;
+
+/** What the operator's commands do to a data directory that are not API operations. */
+export interface MaintenancePort {
+  /** A new agent with a fresh key (`cairn agent add`). */
+  createAgent: AgentService["create"];
+  /** A new key for an agent (`cairn agent rotate-key`): the old one stops working at once. */
+  issueKey(agentId: string): Promise<string>;
+  /** The key `cairn serve` starts the archivist with, from AGENT_KEYS or the credentials file. */
+  bootstrapKey: AgentService["bootstrapKey"];
+  /** A one-time web UI sign-in link (`cairn ui-link`). */
+  issueLoginLink: UiSessionService["issueLoginLink"];
+  /** A consistent copy of the database (`cairn backup`); returns its size in pages. */
+  backup(file: string): Promise<number>;
+  /** Waits up to `ms` for the embedding model to load; says where it stands then. */
+  modelSettled(ms: number): Promise<"loading" | "ready" | "unavailable">;
+  /** Re-embeds every entry with the current model (`cairn reindex`); returns how many. */
+  reindex(onProgress: (done: number) => void): Promise<number>;
+  /** Applies event retention as of `before` now, as the hourly job does; returns how many events went. */
+  pruneEvents(before: string): Promise<number>;
+  /** Forgets idle web UI sessions and expired sign-in links now, as the hourly job does; returns how many. */
+  pruneUiSessions(): Promise<number>;
+}
 
 export interface Credentials {
   agentId?: string | undefined;
@@ -63,19 +92,56 @@ const READ_KINDS = new Set(["read", "list", "stream"]);
 
 /**
  * The one path from a transport to the services: authentication, role rules, rate limits,
- * idempotency, and the output schema as the last word on what leaves the server.
+ * idempotency, and the output schema as the last word on what leaves the server. Besides running
+ * operations, transports get exactly the narrow ports below, never the services themselves; the
+ * composition root (src/app.ts) builds the services and hands them in.
  */
-export class Runtime {
+export class OperationGateway {
   readonly operations = catalogue;
+  readonly config: Config;
+  readonly log: Logger;
+  readonly ui: UiSessionPort;
+  readonly oauth: Pick<OAuthService, "issue">;
+  readonly metrics: Pick<MetricsService, "snapshot" | "eventCounts">;
+  readonly maintenance: MaintenancePort;
 
-  constructor(readonly services: Services) {}
-
-  static async open(config: Config, log: Logger, options: Omit<ServiceOptions, "config" | "log"> = {}): Promise<Runtime> {
-    return new Runtime(await openServices({ ...options, config, log }));
+  constructor(private readonly services: Services) {
+    this.config = services.config;
+    this.log = services.log;
+    this.ui = services.uiSessions;
+    this.oauth = services.oauth;
+    this.metrics = services.metrics;
+    this.maintenance = {
+      createAgent: (agentId, displayName, role) => services.agents.create(agentId, displayName, role),
+      issueKey: (agentId) => services.agents.issueKey(agentId, agentId),
+      bootstrapKey: (agentId) => services.agents.bootstrapKey(agentId),
+      issueLoginLink: () => services.uiSessions.issueLoginLink(),
+      backup: (file) => services.store.maintenance.backupTo(file),
+      modelSettled: (ms) => services.embeddingQueue.settled(ms),
+      reindex: (onProgress) => services.embeddings.reindexAll(onProgress),
+      pruneEvents: (before) => services.events.prune(before),
+      pruneUiSessions: () => services.uiSessions.pruneIdle(),
+    };
   }
 
-  get config(): Config {
-    return this.services.config;
+  /** Where clients reach this server, once it knows the address it listens on. */
+  setPublicUrl(url: string): void {
+    this.services.site.url = url;
+  }
+
+  /** Every event after its transaction commits (MCP resource subscriptions watch for changes). */
+  onEvent(listener: (event: { type: string }) => void): () => void {
+    return this.services.bus.subscribe(listener);
+  }
+
+  /** Counts a request against the agent's rate limit, for routes outside the catalogue (/metrics). */
+  takeRequest(agentId: string): void {
+    this.services.rateLimiter.take(agentId);
+  }
+
+  /** Entries held by the in-memory tables that unauthenticated traffic reaches (CONTRACT §2.2a). */
+  tableSizes(): { throttle: number; rateLimiter: number } {
+    return { throttle: this.services.throttle.size, rateLimiter: this.services.rateLimiter.size };
   }
 
   /** Agent id and key first (CONTRACT §2.2), then a bearer token, then a UI session; nothing valid is 401. */

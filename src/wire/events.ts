@@ -1,0 +1,128 @@
+import { z } from "zod";
+import { timestamp } from "./timestamp.js";
+
+/**
+ * Every event the server itself emits, by type, with its payload. `bus.emit` takes only these; a
+ * custom event (`POST /events`) goes through `bus.emitCustom`. `SERVER_EVENT_PAYLOAD_FIELDS` below
+ * describes each for clients, and the compiler holds it to exactly these types.
+ */
+
+/** Why a change was made, when it was not the author's own edit. */
+type Imported = { reason?: "imported" };
+
+interface MemoryEventBase {
+  memory_id: string;
+  type: string;
+  project: string | null;
+  scope: string;
+  version: number;
+}
+
+interface TaskEventBase {
+  task_id: string;
+  project: string | null;
+  status: string;
+  assigned_to: string | null;
+}
+
+export interface ServerEventPayloads {
+  "memory.written": MemoryEventBase & Imported;
+  "memory.updated": MemoryEventBase & { changed?: string[]; reason?: "reinforced" | "headline" | "decay"; confidence?: number };
+  "memory.deleted": MemoryEventBase & { reason: "deleted" | "expired" | "cleared" | "merged"; superseded_by?: string };
+  "task.created": TaskEventBase & { created_by: string } & Imported;
+  "task.claimed": TaskEventBase;
+  "task.unclaimed": TaskEventBase & { reason?: string };
+  "task.completed": TaskEventBase;
+  "task.failed": TaskEventBase;
+  "task.reopened": TaskEventBase;
+  "task.updated": TaskEventBase & { changed: string[]; comment_id?: string };
+  "task.commented": TaskEventBase & { comment_id: string; kind: string };
+  "task.unblocked": TaskEventBase & { unblocked_by?: string };
+  "message.received": { message_id: string; from: string; to: string; project: string | null; reply_to: string | null; recipients: number };
+  "message.read": { agent_id: string; count: number; message_ids: string[] };
+  "project.created": { project: string; owner: string } & Imported;
+  "project.joined": { project: string; agent_id: string };
+  "project.left": { project: string; agent_id: string };
+  "project.cleared": { project: string; memory?: number; tasks?: number; messages?: number };
+  "agent.registered": { agent_id: string; role: string };
+  "agent.renamed": { from: string; to: string };
+  "agent.updated": { agent_id: string; fields: string[] };
+  "agent.deleted": { agent_id: string };
+  "agent.key_rotated": { agent_id: string };
+  "session.handoff_saved": { handoff_id: string; agent_id: string };
+  "graph.linked": { edge_id: string; src: string; dst: string; rel: string; project: string | null } & Imported;
+  "archivist.lease": { holder: string | null; previous: string | null; token: number };
+}
+
+export type ServerEventType = keyof ServerEventPayloads;
+
+interface Addressing {
+  /** Who caused it. */
+  agentId: string;
+  project: string | null;
+  /** Only this agent may see the event (events about private entries). */
+  privateTo?: string | null;
+  /** Only these agents may see the event (a message's sender and recipients). */
+  audience?: string[];
+}
+
+/** One of the server's events, its payload checked against its type. */
+export type ServerEvent = { [T in ServerEventType]: Addressing & { type: T; payload: ServerEventPayloads[T] } }[ServerEventType];
+
+/** An event a client asked for (`POST /events`): any type outside the server's families. */
+export type CustomEvent = Addressing & { type: string; payload: Record<string, unknown> };
+
+/**
+ * Each server event's payload fields, in words, for clients (the OpenAPI document lists them from
+ * here, and docs/events.md must mention every type). Typed by the union above, so a type missing
+ * here, or one the server does not emit, does not compile.
+ */
+export const SERVER_EVENT_PAYLOAD_FIELDS: Readonly<Record<ServerEventType, string>> = {
+  "memory.written": "memory_id, type, project, scope, version",
+  "memory.updated": "memory_id, type, project, scope, version, changed | reason (reinforced, headline, decay), confidence?",
+  "memory.deleted": "memory_id, type, project, scope, version, reason (deleted, expired, cleared, merged), superseded_by?",
+  "task.created": "task_id, project, status, assigned_to, created_by",
+  "task.claimed": "task_id, project, status, assigned_to",
+  "task.unclaimed": "task_id, project, status, assigned_to, reason? (lease expired)",
+  "task.completed": "task_id, project, status, assigned_to",
+  "task.failed": "task_id, project, status, assigned_to",
+  "task.reopened": "task_id, project, status, assigned_to",
+  "task.updated": "task_id, project, status, assigned_to, changed, comment_id? (dependency changes)",
+  "task.commented": "task_id, project, status, assigned_to, comment_id, kind",
+  "task.unblocked": "task_id, project, status, assigned_to, unblocked_by?",
+  "message.received": "message_id, from, to, project, reply_to, recipients (count)",
+  "message.read": "agent_id, count, message_ids",
+  "project.created": "project, owner",
+  "project.joined": "project, agent_id",
+  "project.left": "project, agent_id",
+  "project.cleared": "project, memory, tasks, messages (counts)",
+  "agent.registered": "agent_id, role",
+  "agent.renamed": "from, to",
+  "agent.updated": "agent_id, fields",
+  "agent.deleted": "agent_id",
+  "agent.key_rotated": "agent_id",
+  "session.handoff_saved": "handoff_id, agent_id",
+  "graph.linked": "edge_id, src, dst, rel, project",
+  "archivist.lease": "holder, previous, token",
+};
+
+/** Every type the server emits, in the order above (an object keeps its string keys' order). */
+export const SERVER_EVENT_TYPES = Object.keys(SERVER_EVENT_PAYLOAD_FIELDS) as readonly ServerEventType[];
+
+export const eventTypesDescription = (): string =>
+  "The event type. The server's own, with their payload fields: " +
+  SERVER_EVENT_TYPES.map((type) => `\`${type}\` {${SERVER_EVENT_PAYLOAD_FIELDS[type]}}`).join("; ") +
+  ". Any other dotted type is a custom event (event_emit); `archivist.*` come from the archivist.";
+
+export const eventRecord = z
+  .object({
+    id: z.uuid(),
+    seq: z.number().int(),
+    type: z.string().describe(eventTypesDescription()),
+    agent_id: z.string(),
+    project: z.string().nullable(),
+    payload: z.record(z.string(), z.unknown()),
+    created_at: timestamp,
+  })
+  .meta({ id: "Event" });
+export type EventRecord = z.output<typeof eventRecord>;

@@ -1,0 +1,27 @@
+import { z } from "zod";
+import { memoryEntry } from "./memory.js";
+import { timestamp } from "./timestamp.js";
+
+// Typed relations between memory entries.
+
+export const edgeRel = z.enum(["relates_to", "supports", "contradicts", "supersedes", "derived_from"]);
+export type EdgeRel = z.output<typeof edgeRel>;
+
+export const graphEdge = z
+  .object({
+    id: z.uuid(),
+    src: z.uuid(),
+    dst: z.uuid(),
+    rel: edgeRel,
+    note: z.string().nullable(),
+    project: z.string().nullable().describe("the ends' project; null when both are global"),
+    agent_id: z.string().describe("who recorded the edge"),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: "GraphEdge" });
+export type GraphEdge = z.output<typeof graphEdge>;
+
+/** One entry with the edges leaving it (`out`) and reaching it (`in`). */
+export const graphNode = z.object({ node: memoryEntry, edges: z.object({ out: z.array(graphEdge), in: z.array(graphEdge) }) }).meta({ id: "GraphNode" });
+export type GraphNode = z.output<typeof graphNode>;

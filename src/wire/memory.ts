@@ -1,0 +1,85 @@
+import { z } from "zod";
+import { timestamp } from "./timestamp.js";
+
+// Memory entries as the API returns them, and the shapes built around them (writes, search hits,
+// tombstones of deleted entries).
+
+export const memoryType = z.enum(["memory", "doc", "directive", "skill", "compiled"]);
+export type MemoryType = z.output<typeof memoryType>;
+
+export const scope = z.enum(["agent", "project"]);
+export type Scope = z.output<typeof scope>;
+
+export const confidence = z.number().min(0).max(1);
+
+export const memoryEntry = z
+  .object({
+    id: z.uuid(),
+    type: memoryType,
+    agent_id: z.string(),
+    project: z.string().nullable(),
+    scope,
+    content: z.string(),
+    confidence,
+    parents: z.array(z.string()),
+    tags: z.array(z.string()),
+    headline: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+    version: z.number().int(),
+    expires_at: timestamp.nullable(),
+    read_count: z.number().int(),
+    distinct_readers: z.number().int(),
+    reinforcement_count: z.number().int(),
+    last_reinforced_at: timestamp.nullable(),
+    superseded_by: z.string().nullable(),
+    embedding_model: z.string().nullable(),
+    embedding: z.array(z.number()).optional().describe("only with include_embedding=true"),
+  })
+  .meta({ id: "MemoryEntry" });
+export type MemoryEntry = z.output<typeof memoryEntry>;
+
+/** An entry close to one just written, shown so the writer can read it. */
+export const similarEntry = z.object({ id: z.uuid(), similarity: z.number(), agent_id: z.string() });
+export type SimilarEntry = z.output<typeof similarEntry>;
+
+export const memoryWriteResult = memoryEntry
+  .extend({
+    similar: z.array(similarEntry).optional().describe("a new entry: up to 3 visible entries at or above SIMILAR_THRESHOLD"),
+    duplicate_of: z.uuid().optional().describe("a duplicate: the id of the existing entry, which was reinforced and is what you got back"),
+    similarity: z.number().optional().describe("a duplicate: its cosine similarity to the content written"),
+  })
+  .meta({ id: "MemoryWriteResult" });
+export type MemoryWriteResult = z.output<typeof memoryWriteResult>;
+
+export const searchHit = memoryEntry
+  .extend({
+    score: z.number().describe("fused rank score; higher is better"),
+    similarity: z.number().nullable().describe("cosine similarity, null for keyword-only hits"),
+    match: z.enum(["semantic", "keyword", "both"]),
+    truncated: z.literal(true).optional(),
+  })
+  .meta({ id: "SearchHit" });
+export type SearchHit = z.output<typeof searchHit>;
+
+/** What a deleted (or expired) entry leaves behind in a delta. */
+export const tombstone = z
+  .object({
+    id: z.uuid(),
+    deleted_at: timestamp,
+    updated_at: timestamp,
+    version: z.number().int(),
+    superseded_by: z.uuid().optional().describe("only when a merge replaced the entry: the merged entry"),
+  })
+  .meta({ id: "Tombstone" });
+export type Tombstone = z.output<typeof tombstone>;
+
+/** One change in a delta: the entry as it is now, or its tombstone. */
+export const memoryChange = z.union([memoryEntry, tombstone]);
+export type MemoryChange = z.output<typeof memoryChange>;
+
+export const bulkDeleteResult = z.object({
+  deleted: z.array(z.uuid()),
+  skipped: z.array(z.object({ id: z.string(), reason: z.string() })),
+});
+export type BulkDeleteResult = z.output<typeof bulkDeleteResult>;

@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { memoryChange, memoryEntry } from "./memory.js";
+import { message } from "./messages.js";
+import { task } from "./tasks.js";
+import { timestamp } from "./timestamp.js";
+
+// Where a session stopped (its handoff), and everything the next one starts with.
+
+export const handoff = z
+  .object({
+    id: z.uuid(),
+    agent_id: z.string(),
+    host: z.string().nullable(),
+    summary: z.string(),
+    in_progress: z.array(z.string()),
+    next_steps: z.array(z.string()),
+    memory_refs: z.array(z.string()),
+    created_at: timestamp,
+  })
+  .meta({ id: "Handoff" });
+export type Handoff = z.output<typeof handoff>;
+
+export const contextPack = z
+  .object({
+    last_handoff: handoff.nullable(),
+    memory_delta_since_last_seen: z
+      .array(memoryChange)
+      .describe("visible entries changed since the memory cursor: the oldest 200 changes at most, newest last; deleted ones as tombstones"),
+    delta_truncated: z.boolean().describe("more changes follow; the next call (its cursor now at seen_until) returns them"),
+    seen_until: timestamp.describe("the last change this delta holds: the memory cursor after this call unless peek"),
+    unread_messages: z.array(message),
+    claimed_tasks: z.array(task),
+    directives: z.array(memoryEntry),
+  })
+  .meta({ id: "ContextPack" });
+export type ContextPack = z.output<typeof contextPack>;

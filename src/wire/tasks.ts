@@ -1,0 +1,59 @@
+import { z } from "zod";
+import { timestamp } from "./timestamp.js";
+
+// Tasks, their comment log, and the counts and recommendations built from them.
+
+export const taskStatus = z.enum(["open", "claimed", "completed", "failed"]);
+export type TaskStatus = z.output<typeof taskStatus>;
+
+export const priority = z.enum(["low", "normal", "high"]);
+export type Priority = z.output<typeof priority>;
+
+export const task = z
+  .object({
+    id: z.uuid(),
+    title: z.string(),
+    description: z.string(),
+    status: taskStatus,
+    created_by: z.string(),
+    assigned_to: z.string().nullable().describe("the claimant; on an open task, the agent it is reserved for"),
+    project: z.string().nullable(),
+    priority,
+    tags: z.array(z.string()),
+    depends_on: z.array(z.uuid()),
+    blocked: z.boolean().describe("true while a dependency is not completed"),
+    due_at: timestamp.nullable(),
+    expected_outcome: z.string().nullable(),
+    result: z.unknown().describe("the output sent with complete"),
+    created_at: timestamp,
+    updated_at: timestamp,
+    claimed_at: timestamp.nullable(),
+    completed_at: timestamp.nullable(),
+    lease_expires_at: timestamp.nullable().describe("when an unrenewed claim is released"),
+  })
+  .meta({ id: "Task" });
+export type Task = z.output<typeof task>;
+
+/** What a comment log line records: a lifecycle step, or a free comment. */
+export const commentKind = z.enum(["claim", "unclaim", "complete", "fail", "reopen", "comment"]);
+export type CommentKind = z.output<typeof commentKind>;
+
+export const taskComment = z
+  .object({
+    id: z.uuid(),
+    task_id: z.uuid(),
+    agent_id: z.string(),
+    kind: commentKind,
+    comment: z.string(),
+    created_at: timestamp,
+  })
+  .meta({ id: "TaskComment" });
+export type TaskComment = z.output<typeof taskComment>;
+
+export const taskCounts = z
+  .object({ open: z.number().int(), blocked: z.number().int(), claimed: z.number().int(), completed: z.number().int(), failed: z.number().int() })
+  .meta({ id: "TaskCounts" });
+export type TaskCounts = z.output<typeof taskCounts>;
+
+export const recommendedTask = task.extend({ affinity: z.number().describe("sum over its tags of your completions minus failures") });
+export type RecommendedTask = z.output<typeof recommendedTask>;
