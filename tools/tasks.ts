@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { priority, recommendedTask, task, taskComment, taskCounts as countsRecord, taskStatus } from "../src/wire/tasks.js";
+import { priority, recommendedTask, task, taskComment as commentRecord, taskCounts as countsRecord, taskStatus } from "../src/wire/tasks.js";
 import { agentId, comment, cursorParam, idRef, limitParam, projectId, tags, timestampInput } from "./schemas.js";
 
 const taskParam = { id: idRef.describe("task id or unique prefix") };
@@ -233,14 +233,14 @@ export const taskComments = defineOperation({
   access: "agent",
   http: { method: "GET", path: "/tasks/:id/comments" },
   input: z.strictObject({ ...taskParam, limit: limitParam(500, 50), cursor: cursorParam }),
-  output: taskComment,
+  output: commentRecord,
   errors: ["NOT_FOUND"],
   handle({ services, caller }, input) {
     return services.tasks.comments(caller, input.id, input.cursor, input.limit);
   },
 });
 
-export const taskAddComment = defineOperation({
+export const taskComment = defineOperation({
   name: "task_comment",
   title: "Comment on a task",
   description: "Add a free-form comment to a task's log.",
@@ -248,7 +248,7 @@ export const taskAddComment = defineOperation({
   access: "agent",
   http: { method: "POST", path: "/tasks/:id/comments" },
   input: z.strictObject({ ...taskParam, comment: comment.min(1) }),
-  output: taskComment,
+  output: commentRecord,
   errors: ["NOT_FOUND"],
   handle({ services, caller }, input) {
     return services.tasks.addComment(caller, input.id, input.comment);
@@ -299,7 +299,7 @@ export const taskOperations = [
   taskReopen,
   taskHeartbeat,
   taskComments,
-  taskAddComment,
+  taskComment,
   taskAddDependency,
   taskRemoveDependency,
 ];

@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /** Every failure a client can see. The code decides the HTTP status; nothing else does. */
 export const errorStatus = {
   BAD_REQUEST: 400,
@@ -16,6 +18,14 @@ export const errorStatus = {
 
 export type ErrorCode = keyof typeof errorStatus;
 export const errorCodes = Object.keys(errorStatus) as ErrorCode[];
+
+/** The body of every refusal: `{detail, code}`, for 422 one entry per problem, and extras some codes add. */
+export const errorBody = z.looseObject({
+  detail: z.string().describe("a lower-case sentence"),
+  code: z.enum(errorCodes as [ErrorCode, ...ErrorCode[]]),
+  errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  current_version: z.number().int().optional().describe("412 only: the entry's current version"),
+});
 
 export interface FieldError {
   path: string;

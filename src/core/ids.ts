@@ -10,12 +10,12 @@ const PREFIX = /^[0-9a-f][0-9a-f-]{5,35}$/;
  * A reference to a record: a full UUID, or a prefix of at least 6 hex characters that the
  * store resolves among the rows the caller can see.
  */
-export type IdRef = { kind: "full"; id: string } | { kind: "prefix"; prefix: string };
+export type IdRef = { id: string } | { prefix: string };
 
 export function parseIdRef(raw: string): IdRef {
   const value = raw.trim().toLowerCase();
-  if (UUID.test(value)) return { kind: "full", id: value };
-  if (PREFIX.test(value) && value.replace(/-/g, "").length >= 6) return { kind: "prefix", prefix: value };
+  if (UUID.test(value)) return { id: value };
+  if (PREFIX.test(value) && value.replace(/-/g, "").length >= 6) return { prefix: value };
   throw new AppError("VALIDATION_FAILED", "request validation failed", {
     errors: [{ path: "id", message: "expected a uuid or a unique prefix of at least 6 hex characters" }],
   });

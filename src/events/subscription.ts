@@ -1,11 +1,11 @@
 import type { EventFilters, EventRow } from "../store/events.js";
 import type { Store } from "../store/store.js";
-import type { Viewer } from "../store/visibility.js";
+import type { Viewpoint } from "../store/visibility.js";
 import type { EventRecord } from "../wire/events.js";
 import { toEventRecord, type BusEvent, type EventBus } from "./bus.js";
 
 export interface SubscriptionOptions {
-  viewer: Viewer;
+  viewpoint: Viewpoint;
   filters: EventFilters;
   /** Resume after this seq (Last-Event-ID); absent: only events from now on. */
   afterSeq?: number | undefined;
@@ -75,7 +75,7 @@ export class EventSubscription {
       const reset = requested !== undefined && (requested < (await store.events.prunedThrough(store.reader)) || requested > newest);
       // A resume point from the future (a restored database) cannot be honoured: go live from now.
       const cursor = requested === undefined || requested > newest ? newest : requested;
-      const memberOf = await store.projects.projectsOf(store.reader, options.viewer.agentId);
+      const memberOf = await store.projects.projectsOf(store.reader, options.viewpoint.agentId);
       start = { reset, cursor, replaying: cursor < newest, memberOf };
     } catch (error) {
       unsubscribe();
@@ -132,7 +132,7 @@ export class EventSubscription {
       this.reading = true;
       let rows: EventRow[];
       try {
-        rows = await this.store.events.list(this.store.reader, this.options.viewer, { afterSeq: this.cursor }, this.options.filters, Math.min(max, REPLAY_PAGE));
+        rows = await this.store.events.list(this.store.reader, this.options.viewpoint, { afterSeq: this.cursor }, this.options.filters, Math.min(max, REPLAY_PAGE));
       } finally {
         // In the same step as the switch to live below, so no event arrives between the two.
         this.reading = false;
@@ -167,7 +167,7 @@ export class EventSubscription {
   }
 
   private receive(event: BusEvent): void {
-    const me = this.options.viewer.agentId;
+    const me = this.options.viewpoint.agentId;
     // The subscriber's own identity changed: its credentials no longer name it.
     if ((event.type === "agent.renamed" && event.payload.from === me) || (event.type === "agent.deleted" && event.payload.agent_id === me)) {
       this.end("identity");
@@ -207,10 +207,10 @@ export class EventSubscription {
 
   /** The rule of `visibleEvent` (store/sqlite/visibility.ts), for an event that has not been read back. */
   private visible(event: BusEvent): boolean {
-    const { viewer } = this.options;
-    if (event.private_to !== null && event.private_to !== viewer.agentId) return false;
-    if (event.project !== null && !viewer.allProjects && !this.memberOf.has(event.project)) return false;
-    return event.audience === null || event.audience.includes(viewer.agentId);
+    const { viewpoint } = this.options;
+    if (event.private_to !== null && event.private_to !== viewpoint.agentId) return false;
+    if (event.project !== null && !viewpoint.allProjects && !this.memberOf.has(event.project)) return false;
+    return event.audience === null || event.audience.includes(viewpoint.agentId);
   }
 }
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { transportPaths } from "./transport-paths.js";
-import { errorStatus, type ErrorCode } from "../core/errors.js";
+import { errorBody, errorStatus, type ErrorCode } from "../core/errors.js";
 import { inputLayout, type JsonSchema } from "../../tools/layout.js";
 import type { Operation } from "../../tools/operation.js";
 import { textBodyOf } from "../http/text-body.js";
@@ -166,21 +166,8 @@ export interface OpenApiOptions {
 
 /** The OpenAPI 3.1 document, generated from the same schemas that validate requests. */
 export function buildOpenApi(operations: readonly Operation[], options: OpenApiOptions): Json {
-  const components: Json = {
-    Error: {
-      type: "object",
-      required: ["detail", "code"],
-      properties: {
-        detail: { type: "string", description: "a lower-case sentence" },
-        code: { type: "string", enum: Object.keys(errorStatus) },
-        errors: {
-          type: "array",
-          items: { type: "object", required: ["path", "message"], properties: { path: { type: "string" }, message: { type: "string" } } },
-        },
-        current_version: { type: "integer", description: "412 only: the entry's current version" },
-      },
-    },
-  };
+  const components: Json = {};
+  components.Error = toSchema(errorBody, "output", components);
   const paths: Record<string, Json> = {};
   for (const operation of operations) {
     for (const [index, path] of [operation.http.path, ...(operation.http.aliases ?? [])].entries()) {

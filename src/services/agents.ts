@@ -6,9 +6,9 @@ import type { Logger } from "../core/log.js";
 import { addSeconds, now } from "../core/time.js";
 import type { AgentRow } from "../store/agents.js";
 import type { Reader, Store } from "../store/store.js";
-import type { Viewer } from "../store/visibility.js";
+import type { Viewpoint } from "../store/visibility.js";
 import type { EventBus } from "../events/bus.js";
-import { viewerOf, type Caller } from "./caller.js";
+import { viewpointOf, type Caller } from "./caller.js";
 import { hashKey, keyMatches, readCredentials, writeCredentials, type BootstrapCredential } from "./credentials.js";
 import { pageOf, decodeCursor, type Page } from "./paging.js";
 import { REGISTRATION_IDENTITY, type FailureThrottle } from "./throttle.js";
@@ -56,14 +56,14 @@ export class AgentService {
   }
 
   /**
-   * The agent as `viewer` may see it: its current project only if the viewer sees that project,
-   * and only the claimed tasks the viewer can see (CONTRACT §2.2a).
+   * The agent as `viewpoint` may see it: its current project only if the viewpoint sees that project,
+   * and only the claimed tasks the viewpoint can see (CONTRACT §2.2a).
    */
-  async toRecord(r: Reader, row: AgentRow, viewer: Viewer): Promise<AgentRecord> {
+  async toRecord(r: Reader, row: AgentRow, viewpoint: Viewpoint): Promise<AgentRecord> {
     const seenRecently = row.last_seen_at !== null && Date.now() - Date.parse(row.last_seen_at) < ONLINE_WINDOW_MS;
     const project = row.current_project;
     const projectVisible =
-      project === null || viewer.allProjects || viewer.agentId === row.agent_id || (await this.store.projects.isMember(r, project, viewer.agentId));
+      project === null || viewpoint.allProjects || viewpoint.agentId === row.agent_id || (await this.store.projects.isMember(r, project, viewpoint.agentId));
     return {
       agent_id: row.agent_id,
       display_name: row.display_name,
@@ -72,7 +72,7 @@ export class AgentService {
       last_seen_at: row.last_seen_at,
       online: seenRecently || (this.connected.get(row.agent_id) ?? 0) > 0,
       current_project: projectVisible ? project : null,
-      claimed_tasks: await this.store.tasks.claimedIds(r, row.agent_id, viewer),
+      claimed_tasks: await this.store.tasks.claimedIds(r, row.agent_id, viewpoint),
     };
   }
 
@@ -195,10 +195,10 @@ export class AgentService {
     const after = decodeCursor(cursor, isAgentId);
     const reader = this.store.reader;
     const rows = await this.store.agents.list(reader, after, limit + 1);
-    const viewer = viewerOf(caller);
+    const viewpoint = viewpointOf(caller);
     const page = pageOf(rows, limit, (row) => row, (row) => row.agent_id);
     const items: AgentRecord[] = [];
-    for (const row of page.items) items.push(await this.toRecord(reader, row, viewer));
+    for (const row of page.items) items.push(await this.toRecord(reader, row, viewpoint));
     return { ...page, items };
   }
 
@@ -206,7 +206,7 @@ export class AgentService {
     const reader = this.store.reader;
     const row = await this.liveRow(reader, caller.agentId);
     return {
-      ...(await this.toRecord(reader, row, viewerOf(caller))),
+      ...(await this.toRecord(reader, row, viewpointOf(caller))),
       projects: (await this.store.projects.projectsOf(reader, caller.agentId)).sort(),
       can_write_directives: this.config.DIRECTIVE_WRITERS.includes(caller.agentId),
     };
@@ -241,7 +241,7 @@ export class AgentService {
           payload: { agent_id: id, fields: ["display_name"] },
         });
       }
-      return this.toRecord(tx, await this.liveRow(tx, id), viewerOf(caller));
+      return this.toRecord(tx, await this.liveRow(tx, id), viewpointOf(caller));
     });
   }
 

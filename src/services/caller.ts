@@ -1,5 +1,5 @@
 import type { Role } from "../wire/roles.js";
-import type { Viewer } from "../store/visibility.js";
+import type { Viewpoint } from "../store/visibility.js";
 
 /** The authenticated agent an operation runs for. */
 export interface Caller {
@@ -9,4 +9,4 @@ export interface Caller {
 
 export const seesAllProjects = (role: Role): boolean => role === "owner" || role === "archivist";
 
-export const viewerOf = (caller: Caller): Viewer => ({ agentId: caller.agentId, allProjects: seesAllProjects(caller.role) });
+export const viewpointOf = (caller: Caller): Viewpoint => ({ agentId: caller.agentId, allProjects: seesAllProjects(caller.role) });

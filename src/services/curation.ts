@@ -3,7 +3,7 @@ import { AppError, invalid, notFound } from "../core/errors.js";
 import { now } from "../core/time.js";
 import type { MemoryRow } from "../store/memory.js";
 import type { Reader, Store, Tx } from "../store/store.js";
-import { viewerOf, type Caller } from "./caller.js";
+import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { round6, toEntry, vectorMetaOf } from "./memory-records.js";
 import type { MemoryService } from "./memory.js";
@@ -44,7 +44,7 @@ export class CurationService {
   ) {}
 
   private async live(r: Reader, caller: Caller, id: string): Promise<MemoryRow | undefined> {
-    return (await this.store.memory.findLive(r, viewerOf(caller), now(), { id }))[0];
+    return (await this.store.memory.findLive(r, viewpointOf(caller), now(), { id }))[0];
   }
 
   /** Sets confidence without a version bump; entries gone since are skipped; a directive refuses the whole batch. */

@@ -6,7 +6,7 @@ import { EventSubscription, matchesType } from "../events/subscription.js";
 import { SERVER_EVENT_TYPES, type EventRecord } from "../wire/events.js";
 import { checkProjectWrite } from "./access.js";
 import type { AgentService } from "./agents.js";
-import { viewerOf, type Caller } from "./caller.js";
+import { viewpointOf, type Caller } from "./caller.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
 
 /** Where a listing starts: right after event `seq`, or after the time `at` (normalised RFC 3339). */
@@ -65,11 +65,11 @@ export class EventService {
   async list(caller: Caller, query: EventQuery): Promise<Page<EventRecord>> {
     const cursorSeq = decodeCursor(query.cursor, isSeq);
     if (query.order === "desc") {
-      const rows = await this.store.events.list(this.store.reader, viewerOf(caller), startOf(query.since), query, query.limit + 1, cursorSeq ?? Number.MAX_SAFE_INTEGER);
+      const rows = await this.store.events.list(this.store.reader, viewpointOf(caller), startOf(query.since), query, query.limit + 1, cursorSeq ?? Number.MAX_SAFE_INTEGER);
       return pageOf(rows, query.limit, toEventRecord, (row) => row.seq);
     }
     const start = cursorSeq === null ? startOf(query.since) : { afterSeq: cursorSeq };
-    const rows = await this.store.events.list(this.store.reader, viewerOf(caller), start, query, query.limit + 1);
+    const rows = await this.store.events.list(this.store.reader, viewpointOf(caller), start, query, query.limit + 1);
     return pageOf(rows, query.limit, toEventRecord, (row) => row.seq);
   }
 
@@ -83,7 +83,7 @@ export class EventService {
     let subscription: EventSubscription;
     try {
       subscription = await EventSubscription.open(this.store, this.bus, {
-        viewer: viewerOf(caller),
+        viewpoint: viewpointOf(caller),
         filters: { type: request.type, agent: request.agent },
         afterSeq: request.lastEventId,
         queueLimit: this.streamQueueLimit,
@@ -99,7 +99,7 @@ export class EventService {
   /** The first visible event of `types` after `afterSeq` (default: now), or null at the timeout. */
   async wait(caller: Caller, request: WaitRequest): Promise<EventRecord | null> {
     const subscription = await EventSubscription.open(this.store, this.bus, {
-      viewer: viewerOf(caller),
+      viewpoint: viewpointOf(caller),
       filters: {},
       afterSeq: request.afterSeq,
       queueLimit: this.streamQueueLimit,

@@ -5,7 +5,7 @@ import type { EventBus } from "../events/bus.js";
 import type { EdgeRow } from "../store/graph.js";
 import type { Store } from "../store/store.js";
 import { checkProjectWrite } from "./access.js";
-import { viewerOf, type Caller } from "./caller.js";
+import { viewpointOf, type Caller } from "./caller.js";
 import { toEntry } from "./memory-records.js";
 import type { MemoryService } from "./memory.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
@@ -40,9 +40,9 @@ export class GraphService {
   /** Adds an edge, or updates the note of the same one; 201 either way with the edge. */
   async link(caller: Caller, input: { src: string; dst: string; rel: EdgeRel; note?: string | null | undefined }): Promise<GraphEdge> {
     return this.store.transaction(async (tx) => {
-      const viewer = viewerOf(caller);
-      const src = await this.memory.resolve(tx, viewer, input.src);
-      const dst = await this.memory.resolve(tx, viewer, input.dst);
+      const viewpoint = viewpointOf(caller);
+      const src = await this.memory.resolve(tx, viewpoint, input.src);
+      const dst = await this.memory.resolve(tx, viewpoint, input.dst);
       if (src.pk === dst.pk) throw invalid("dst", "an entry cannot be linked to itself");
       if (src.project !== null && dst.project !== null && src.project !== dst.project) {
         throw invalid("dst", "entries of different projects cannot be linked");
@@ -78,17 +78,17 @@ export class GraphService {
     input: { project?: string | null | undefined; rel?: EdgeRel | undefined; limit: number; cursor?: string | undefined },
   ): Promise<Page<GraphEdge>> {
     const after = decodeCursor(input.cursor, isPkCursor);
-    const rows = await this.store.graph.list(this.store.reader, viewerOf(caller), now(), input, after?.pk ?? null, input.limit + 1);
+    const rows = await this.store.graph.list(this.store.reader, viewpointOf(caller), now(), input, after?.pk ?? null, input.limit + 1);
     return pageOf(rows, input.limit, toEdge, (row) => ({ pk: row.pk }));
   }
 
   async node(caller: Caller, ref: string): Promise<GraphNode> {
-    const viewer = viewerOf(caller);
+    const viewpoint = viewpointOf(caller);
     const reader = this.store.reader;
-    const row = await this.memory.resolve(reader, viewer, ref);
+    const row = await this.memory.resolve(reader, viewpoint, ref);
     const at = now();
-    const out = await this.store.graph.edgesOf(reader, viewer, at, row.pk, "out", NODE_EDGE_LIMIT);
-    const into = await this.store.graph.edgesOf(reader, viewer, at, row.pk, "in", NODE_EDGE_LIMIT);
+    const out = await this.store.graph.edgesOf(reader, viewpoint, at, row.pk, "out", NODE_EDGE_LIMIT);
+    const into = await this.store.graph.edgesOf(reader, viewpoint, at, row.pk, "in", NODE_EDGE_LIMIT);
     return { node: toEntry(row), edges: { out: out.map(toEdge), in: into.map(toEdge) } };
   }
 }

@@ -3,7 +3,7 @@ import { cosine } from "../embed/embedder.js";
 import type { DuplicateKey, MemoryRow } from "../store/memory.js";
 import type { Reader, Store } from "../store/store.js";
 import { visKeyFor, type Neighbour } from "../store/vectors.js";
-import type { Viewer } from "../store/visibility.js";
+import type { Viewpoint } from "../store/visibility.js";
 import type { SimilarEntry } from "../wire/memory.js";
 import { round6 } from "./memory-records.js";
 
@@ -63,9 +63,9 @@ export class OverlapFinder {
     return { row: exact, similarity: stored && vector ? round6(cosine(stored, vector)) : 1 };
   }
 
-  async neighbourhood(r: Reader, viewer: Viewer, vector: Float32Array, at: string): Promise<Neighbourhood> {
+  async neighbourhood(r: Reader, viewpoint: Viewpoint, vector: Float32Array, at: string): Promise<Neighbourhood> {
     const floor = Math.min(this.config.SIMILAR_THRESHOLD, this.config.DUPLICATE_THRESHOLD);
-    const found = await this.store.vectors.nearest(r, vector, NEIGHBOURS, { within: { viewer }, nowMs: Date.parse(at), maxDistance: 1 - floor });
+    const found = await this.store.vectors.nearest(r, vector, NEIGHBOURS, { within: { viewpoint }, nowMs: Date.parse(at), maxDistance: 1 - floor });
     const hits = await this.withRows(r, found);
     const farthest = found.at(-1);
     const complete = found.length < NEIGHBOURS || farthest === undefined || farthest.distance > 1 - this.config.DUPLICATE_THRESHOLD;

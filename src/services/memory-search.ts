@@ -3,7 +3,7 @@ import { cosine } from "../embed/embedder.js";
 import { searchFloorFor } from "../embed/models.js";
 import { now } from "../core/time.js";
 import type { Store } from "../store/store.js";
-import { viewerOf, type Caller } from "./caller.js";
+import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { toEntry, round6 } from "./memory-records.js";
 import type { ReadRecorder } from "./reads.js";
@@ -77,14 +77,14 @@ export class MemorySearch {
 
   async search(caller: Caller, input: SearchInput): Promise<SearchResult> {
     const vector = await this.embeddings.embed(input.q, QUERY_WAIT_MS);
-    const viewer = viewerOf(caller);
+    const viewpoint = viewpointOf(caller);
     const at = now();
     const pool = Math.min(Math.max(input.limit * 4, 40), 200);
     const reader = this.store.reader;
 
     const semantic = vector
       ? await this.store.vectors.nearest(reader, vector, pool, {
-          within: { viewer },
+          within: { viewpoint },
           nowMs: Date.parse(at),
           ...(input.project === undefined ? {} : { projectKey: input.project ?? "" }),
           ...(input.type === undefined ? {} : { types: [input.type] }),
@@ -99,7 +99,7 @@ export class MemorySearch {
     // only marks (and scores) those that also match a word, which exempts them from the floor.
     const bounded = vector !== null && input.max_distance !== undefined;
     const filters = { project: input.project, type: input.type, agent: input.agent, tag: input.tag, confidenceMin: input.confidence_min };
-    const keyword = words.length > 0 ? await this.store.keywords.search(reader, viewer, at, words, filters, pool) : [];
+    const keyword = words.length > 0 ? await this.store.keywords.search(reader, viewpoint, at, words, filters, pool) : [];
 
     const fused = new Map<number, { score: number; similarity: number | null; semantic: boolean; keyword: boolean }>();
     semantic.forEach((hit, index) => {

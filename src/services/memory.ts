@@ -5,10 +5,10 @@ import { parseIdRef } from "../core/ids.js";
 import { now } from "../core/time.js";
 import { kindRank, type MemoryFilters, type MemoryOrder, type MemoryPatch, type MemoryRow } from "../store/memory.js";
 import type { Reader, Store, Tx } from "../store/store.js";
-import type { Viewer } from "../store/visibility.js";
+import type { Viewpoint } from "../store/visibility.js";
 import type { EventBus } from "../events/bus.js";
 import { checkProjectWrite } from "./access.js";
-import { viewerOf, type Caller } from "./caller.js";
+import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { OverlapFinder } from "./memory-overlap.js";
 import { contentKey, newMemoryRow, toChange, toEntry, vectorMetaOf, round6 } from "./memory-records.js";
@@ -89,9 +89,9 @@ export class MemoryService {
   }
 
   /** A live entry the caller can see, by full id or unique prefix; anything else is 404. */
-  async resolve(r: Reader, viewer: Viewer, ref: string): Promise<MemoryRow> {
+  async resolve(r: Reader, viewpoint: Viewpoint, ref: string): Promise<MemoryRow> {
     const parsed = parseIdRef(ref);
-    const rows = await this.store.memory.findLive(r, viewer, now(), parsed.kind === "full" ? { id: parsed.id } : { prefix: parsed.prefix });
+    const rows = await this.store.memory.findLive(r, viewpoint, now(), parsed);
     if (rows.length > 1) throw ambiguousIdPrefix();
     const row = rows[0];
     if (!row) throw notFound("memory entry");
@@ -109,10 +109,10 @@ export class MemoryService {
       input.project === undefined ? ((await this.store.agents.get(reader, caller.agentId))?.current_project ?? null) : input.project;
     await checkProjectWrite(this.store.projects, reader, caller, project);
     this.checkFutureExpiry(input.expires_at);
-    const viewer = viewerOf(caller);
+    const viewpoint = viewpointOf(caller);
     const parents = [...new Set(input.parents ?? [])];
     if (parents.length > 0) {
-      const found = await this.store.memory.visibleIds(reader, viewer, parents);
+      const found = await this.store.memory.visibleIds(reader, viewpoint, parents);
       parents.forEach((id, index) => {
         if (!found.has(id)) throw invalid(`parents.${index}`, "no such entry");
       });
@@ -131,7 +131,7 @@ export class MemoryService {
       const dupKey = { type, project, scope, agentId: caller.agentId, contentKey: key };
       const exact = input.allow_duplicate ? null : await this.overlap.exactDuplicate(tx, dupKey, vector, at);
       if (exact) return { created: false, entry: await this.reinforce(tx, caller, exact.row, exact.similarity, at) };
-      const near = vector ? await this.overlap.neighbourhood(tx, viewer, vector, at) : null;
+      const near = vector ? await this.overlap.neighbourhood(tx, viewpoint, vector, at) : null;
       const duplicate = input.allow_duplicate || !near ? null : await this.overlap.nearDuplicate(tx, dupKey, input.content, near, at);
       if (duplicate) return { created: false, entry: await this.reinforce(tx, caller, duplicate.row, duplicate.similarity, at) };
       const row = newMemoryRow(caller.agentId, { type, project, scope, content: input.content, confidence, parents, tags, expiresAt: input.expires_at ?? null }, at);
@@ -199,12 +199,12 @@ export class MemoryService {
     const reader = this.store.reader;
     let row: MemoryRow;
     try {
-      row = await this.resolve(reader, viewerOf(caller), ref);
+      row = await this.resolve(reader, viewpointOf(caller), ref);
     } catch (error) {
       const parsed = parseIdRef(ref);
       const merged =
-        error instanceof AppError && error.code === "NOT_FOUND" && parsed.kind === "full"
-          ? await this.store.memory.mergedInto(reader, viewerOf(caller), parsed.id)
+        error instanceof AppError && error.code === "NOT_FOUND" && "id" in parsed
+          ? await this.store.memory.mergedInto(reader, viewpointOf(caller), parsed.id)
           : null;
       if (merged === null) throw error;
       throw new AppError("NOT_FOUND", `memory entry not found: it was merged into ${merged}`, { extra: { superseded_by: merged } });
@@ -220,7 +220,7 @@ export class MemoryService {
     const order = input.order ?? "recent";
     const after = decodeCursor(input.cursor, order === "kind" ? isRankedKeyset : isKeyset);
     const reader = this.store.reader;
-    const rows = await this.store.memory.list(reader, viewerOf(caller), now(), input, after, input.limit + 1, order);
+    const rows = await this.store.memory.list(reader, viewpointOf(caller), now(), input, after, input.limit + 1, order);
     const vectors = input.includeEmbedding ? await this.store.vectors.get(reader, rows.map((row) => row.pk)) : undefined;
     const keyOf = (row: MemoryRow) => (order === "kind" ? { rank: kindRank(row.type), at: row.updated_at, pk: row.pk } : { at: row.updated_at, pk: row.pk });
     return pageOf(rows, input.limit, (row) => toEntry(row, vectors?.get(row.pk)), keyOf);
@@ -231,13 +231,13 @@ export class MemoryService {
     input: { since: string; agent?: string | undefined; project?: string | null | undefined; type?: MemoryType | undefined; cursor?: string | undefined; limit: number },
   ): Promise<Page<MemoryChange>> {
     const after = decodeCursor(input.cursor, isKeyset);
-    const rows = await this.store.memory.delta(this.store.reader, viewerOf(caller), input.since, input, after, input.limit + 1);
+    const rows = await this.store.memory.delta(this.store.reader, viewpointOf(caller), input.since, input, after, input.limit + 1);
     const at = now();
     return pageOf(rows, input.limit, (row) => toChange(row, at), (row) => ({ at: row.updated_at, pk: row.pk }));
   }
 
   async directives(caller: Caller, project: string | undefined): Promise<MemoryEntry[]> {
-    const rows = await this.store.memory.directives(this.store.reader, viewerOf(caller), now(), project, DIRECTIVE_LIMIT);
+    const rows = await this.store.memory.directives(this.store.reader, viewpointOf(caller), now(), project, DIRECTIVE_LIMIT);
     return rows.map((row) => toEntry(row));
   }
 
@@ -253,8 +253,8 @@ export class MemoryService {
 
   /** `expected`: the version the caller read (its If-Match); the change applies only to that version. */
   async update(caller: Caller, ref: string, patch: PatchInput, expected: number | undefined): Promise<MemoryEntry> {
-    const viewer = viewerOf(caller);
-    const current = await this.resolve(this.store.reader, viewer, ref);
+    const viewpoint = viewpointOf(caller);
+    const current = await this.resolve(this.store.reader, viewpoint, ref);
     this.checkMayChange(caller, current);
     if (patch.content !== undefined) this.checkContentSize(patch.content);
     if (patch.type !== undefined && (patch.type === "directive") !== (current.type === "directive")) {
@@ -268,7 +268,7 @@ export class MemoryService {
 
     return this.store.transaction(async (tx) => {
       // Re-read inside the transaction: the entry may have changed while the content was embedded.
-      const row = await this.resolve(tx, viewer, current.id);
+      const row = await this.resolve(tx, viewpoint, current.id);
       if (expected !== undefined && expected !== row.version) {
         throw new AppError("PRECONDITION_FAILED", "version does not match if-match", { extra: { current_version: row.version } });
       }
@@ -326,19 +326,19 @@ export class MemoryService {
 
   async remove(caller: Caller, ref: string): Promise<void> {
     await this.store.transaction(async (tx) => {
-      const row = await this.resolve(tx, viewerOf(caller), ref);
+      const row = await this.resolve(tx, viewpointOf(caller), ref);
       this.checkMayChange(caller, row);
       await this.softDelete(tx, caller, row, "deleted");
     });
   }
 
   async removeMany(caller: Caller, refs: string[]): Promise<BulkDeleteResult> {
-    const viewer = viewerOf(caller);
+    const viewpoint = viewpointOf(caller);
     return this.store.transaction(async (tx) => {
       const result: BulkDeleteResult = { deleted: [], skipped: [] };
       for (const ref of new Set(refs)) {
         try {
-          const row = await this.resolve(tx, viewer, ref);
+          const row = await this.resolve(tx, viewpoint, ref);
           this.checkMayChange(caller, row);
           await this.softDelete(tx, caller, row, "deleted");
           result.deleted.push(row.id);
@@ -355,7 +355,7 @@ export class MemoryService {
   /** Archivist only (checked by the operation); leaves `version` and `updated_at` alone. */
   async setHeadline(caller: Caller, ref: string, headline: string | null): Promise<MemoryEntry> {
     return this.store.transaction(async (tx) => {
-      const row = await this.resolve(tx, viewerOf(caller), ref);
+      const row = await this.resolve(tx, viewpointOf(caller), ref);
       if (row.type === "directive") throw forbidden("directives are never modified by the archivist");
       if (row.headline === headline) return toEntry(row);
       await this.store.memory.patch(tx, row.pk, { headline });

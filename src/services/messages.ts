@@ -42,7 +42,7 @@ export class MessageService {
   /** A message the caller sent or received, by full id or prefix; anything else is 404. */
   private async resolve(r: Reader, caller: Caller, ref: string): Promise<MessageRow> {
     const parsed = parseIdRef(ref);
-    const rows = await this.store.messages.findReadable(r, caller.agentId, parsed.kind === "full" ? { id: parsed.id } : { prefix: parsed.prefix });
+    const rows = await this.store.messages.findReadable(r, caller.agentId, parsed);
     if (rows.length > 1) throw ambiguousIdPrefix();
     const row = rows[0];
     if (!row) throw notFound("message");

@@ -1,7 +1,7 @@
 import type { Store } from "../store/store.js";
 import type { OutcomeRow } from "../store/tasks.js";
 import type { AgentPerformance, TagPerformance } from "../wire/agents.js";
-import { viewerOf, type Caller } from "./caller.js";
+import { viewpointOf, type Caller } from "./caller.js";
 
 /** The outcome counts an agent's record and each of its tags share. */
 type OutcomeStats = Omit<TagPerformance, "tag">;
@@ -28,7 +28,7 @@ function stats(rows: OutcomeRow[]): OutcomeStats {
 /** Per agent and per tag: outcomes of the tasks the caller can see (`tag` narrows to one tag). */
 export async function agentPerformance(store: Store, caller: Caller, tag?: string): Promise<AgentPerformance[]> {
   const byAgent = new Map<string, OutcomeRow[]>();
-  for (const row of await store.tasks.outcomes(store.reader, viewerOf(caller), tag)) {
+  for (const row of await store.tasks.outcomes(store.reader, viewpointOf(caller), tag)) {
     const list = byAgent.get(row.agent_id) ?? [];
     list.push(row);
     byAgent.set(row.agent_id, list);

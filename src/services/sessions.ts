@@ -4,7 +4,7 @@ import { now } from "../core/time.js";
 import type { HandoffRow } from "../store/handoffs.js";
 import type { MemoryRow } from "../store/memory.js";
 import type { Store } from "../store/store.js";
-import type { Viewer } from "../store/visibility.js";
+import type { Viewpoint } from "../store/visibility.js";
 import type { EventBus } from "../events/bus.js";
 import { seesAllProjects, type Caller } from "./caller.js";
 import type { ContextPack, Handoff } from "../wire/sessions.js";
@@ -85,12 +85,12 @@ export class SessionService {
     const target = await this.store.agents.get(r, agentId);
     if (!target || target.deleted_at !== null) throw notFound("agent");
     // The target's view, narrowed for an owner: nobody but its author sees a private entry.
-    const viewer: Viewer = { agentId, allProjects: seesAllProjects(target.role) };
+    const viewpoint: Viewpoint = { agentId, allProjects: seesAllProjects(target.role) };
     const privateOk = (author: string, scope: string): boolean => scope !== "agent" || author === caller.agentId;
 
     const since = await this.store.agents.memorySeenAt(r, agentId);
     const at = now();
-    const page = await this.deltaPage(viewer, since);
+    const page = await this.deltaPage(viewpoint, since);
     const delta = page.rows
       .filter((row) => own || privateOk(row.agent_id, row.scope))
       .map((row) => toChange(row, at));
@@ -100,7 +100,7 @@ export class SessionService {
       .map(toMessage);
     const lastHandoff = await this.store.handoffs.last(r, agentId);
     const claimed = await this.store.tasks.claimedBy(r, agentId, CLAIMED_LIMIT);
-    const directives = await this.store.memory.directives(r, viewer, at, undefined, DIRECTIVE_LIMIT);
+    const directives = await this.store.memory.directives(r, viewpoint, at, undefined, DIRECTIVE_LIMIT);
     const pack: ContextPack = {
       last_handoff: lastHandoff ? toHandoff(lastHandoff) : null,
       memory_delta_since_last_seen: delta,
@@ -131,13 +131,13 @@ export class SessionService {
    * millisecond: the cursor is a timestamp, so rows sharing the last one are all in this page or
    * all in the next. Nothing is skipped; a truncated delta continues on the next call.
    */
-  private async deltaPage(viewer: Viewer, since: string | null): Promise<{ rows: MemoryRow[]; truncated: boolean }> {
-    const rows = await this.store.memory.changesSince(this.store.reader, viewer, since, DELTA_LIMIT + 1);
+  private async deltaPage(viewpoint: Viewpoint, since: string | null): Promise<{ rows: MemoryRow[]; truncated: boolean }> {
+    const rows = await this.store.memory.changesSince(this.store.reader, viewpoint, since, DELTA_LIMIT + 1);
     if (rows.length <= DELTA_LIMIT) return { rows, truncated: false };
     const overflow = rows.pop() as MemoryRow;
     const boundary = overflow.updated_at;
     const whole = rows.filter((row) => row.updated_at !== boundary);
     if (whole.length > 0) return { rows: whole, truncated: true };
-    return { rows: await this.store.memory.changesAt(this.store.reader, viewer, boundary, SAME_INSTANT_LIMIT), truncated: true };
+    return { rows: await this.store.memory.changesAt(this.store.reader, viewpoint, boundary, SAME_INSTANT_LIMIT), truncated: true };
   }
 }

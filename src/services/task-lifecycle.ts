@@ -1,40 +1,9 @@
 import { conflict } from "../core/errors.js";
+import { allowedFrom, TASK_TRANSITIONS, type TaskAction } from "../wire/task-lifecycle.js";
 import type { TaskStatus } from "../wire/tasks.js";
 
-/** What an action asks of a task's status, and the status it leaves the task in. */
-interface Transition {
-  /** The statuses the action is legal from. */
-  readonly from: readonly TaskStatus[];
-  /** The status the action leads to; null: the status stays as it is. */
-  readonly to: TaskStatus | null;
-  /** The 409's text for any other status; null: the action is never refused for the task's status. */
-  readonly refusal: string | null;
-}
-
-const EVERY_STATUS = ["open", "claimed", "completed", "failed"] as const satisfies readonly TaskStatus[];
-
-/**
- * The task lifecycle. A task is created open; claim takes it, unclaim (or a lapsed lease, which is
- * an unclaim by the lease sweep) gives it back, complete and fail close it, reopen opens it again.
- * TaskService checks a task's status against this table and nowhere else.
- */
-export const TASK_TRANSITIONS = {
-  claim: { from: ["open"], to: "claimed", refusal: "task not open" },
-  unclaim: { from: ["claimed"], to: "open", refusal: "task not claimed" },
-  complete: { from: ["claimed"], to: "completed", refusal: "task not claimed" },
-  fail: { from: ["claimed"], to: "failed", refusal: "task not claimed" },
-  reopen: { from: ["completed", "failed"], to: "open", refusal: "task not closed" },
-  update: { from: ["open", "claimed"], to: null, refusal: "task is closed" },
-  heartbeat: { from: ["claimed"], to: null, refusal: "task not claimed" },
-  comment: { from: EVERY_STATUS, to: null, refusal: null },
-  addDependency: { from: EVERY_STATUS, to: null, refusal: null },
-  removeDependency: { from: EVERY_STATUS, to: null, refusal: null },
-} as const satisfies Record<string, Transition>;
-
-export type TaskAction = keyof typeof TASK_TRANSITIONS;
-
-/** 409 with the action's refusal unless the action is legal from `status`. */
+/** 409 with the action's refusal unless the action is legal from `status` (the table is src/wire/tasks.ts). */
 export function checkTransition(action: TaskAction, status: TaskStatus): void {
-  const transition: Transition = TASK_TRANSITIONS[action];
-  if (transition.refusal !== null && !transition.from.includes(status)) throw conflict(transition.refusal);
+  const { refusal } = TASK_TRANSITIONS[action];
+  if (refusal !== null && !allowedFrom(action, status)) throw conflict(refusal);
 }

@@ -7,10 +7,11 @@ import type { Reader, Store, Tx } from "../store/store.js";
 import type { TaskFilters, TaskPatch, TaskRow } from "../store/tasks.js";
 import type { EventBus } from "../events/bus.js";
 import { checkProjectWrite } from "./access.js";
-import { viewerOf, type Caller } from "./caller.js";
+import { viewpointOf, type Caller } from "./caller.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "./paging.js";
-import { checkTransition, TASK_TRANSITIONS } from "./task-lifecycle.js";
+import { checkTransition } from "./task-lifecycle.js";
 import { taskEventFields, toTask, type TaskEvent } from "./task-records.js";
+import { TASK_TRANSITIONS } from "../wire/task-lifecycle.js";
 import type { CommentKind, Priority, RecommendedTask, Task, TaskComment, TaskCounts } from "../wire/tasks.js";
 
 export interface CreateTaskInput {
@@ -56,7 +57,7 @@ export class TaskService {
   /** A task the caller can see, by full id or unique prefix; anything else is 404. */
   private async resolve(r: Reader, caller: Caller, ref: string, what = "task"): Promise<TaskRow> {
     const parsed = parseIdRef(ref);
-    const rows = await this.store.tasks.findVisible(r, viewerOf(caller), parsed.kind === "full" ? { id: parsed.id } : { prefix: parsed.prefix });
+    const rows = await this.store.tasks.findVisible(r, viewpointOf(caller), parsed);
     if (rows.length > 1) throw ambiguousIdPrefix();
     const row = rows[0];
     if (!row) throw notFound(what);
@@ -137,16 +138,16 @@ export class TaskService {
 
   async list(caller: Caller, filters: TaskFilters & { cursor?: string | undefined; limit: number }): Promise<Page<Task>> {
     const after = decodeCursor(filters.cursor, isKeyset);
-    const rows = await this.store.tasks.list(this.store.reader, viewerOf(caller), filters, after, filters.limit + 1);
+    const rows = await this.store.tasks.list(this.store.reader, viewpointOf(caller), filters, after, filters.limit + 1);
     return pageOf(rows, filters.limit, toTask, (row) => ({ at: row.created_at, pk: row.pk }));
   }
 
   counts(caller: Caller, filters: Omit<TaskFilters, "status" | "unblocked">): Promise<TaskCounts> {
-    return this.store.tasks.count(this.store.reader, viewerOf(caller), filters);
+    return this.store.tasks.count(this.store.reader, viewpointOf(caller), filters);
   }
 
   async recommended(caller: Caller, project: string | null | undefined, limit: number): Promise<RecommendedTask[]> {
-    const rows = await this.store.tasks.recommended(this.store.reader, viewerOf(caller), project, limit);
+    const rows = await this.store.tasks.recommended(this.store.reader, viewpointOf(caller), project, limit);
     return rows.map((row) => ({ ...toTask(row), affinity: row.affinity }));
   }
 

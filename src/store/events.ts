@@ -1,5 +1,5 @@
 import type { Reader, Tx } from "./store.js";
-import type { Viewer } from "./visibility.js";
+import type { Viewpoint } from "./visibility.js";
 
 export interface EventRow {
   seq: number;
@@ -31,7 +31,7 @@ export interface EventStore {
    */
   list(
     r: Reader,
-    viewer: Viewer,
+    viewpoint: Viewpoint,
     start: { afterSeq: number } | { since: string },
     filters: EventFilters,
     limit: number,

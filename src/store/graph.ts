@@ -1,6 +1,6 @@
 import type { EdgeRel } from "../wire/graph.js";
 import type { Reader, Tx } from "./store.js";
-import type { Viewer } from "./visibility.js";
+import type { Viewpoint } from "./visibility.js";
 
 /** An edge with the ids of its ends (the table holds their row keys). */
 export interface EdgeRow {
@@ -39,7 +39,7 @@ export interface GraphStore {
   upsert(tx: Tx, edge: NewEdge): Promise<{ pk: number; created: boolean }>;
   byPk(r: Reader, pk: number): Promise<EdgeRow | undefined>;
   /** Newest first; `beforePk` continues a previous page. */
-  list(r: Reader, viewer: Viewer, nowIso: string, filters: EdgeFilters, beforePk: number | null, limit: number): Promise<EdgeRow[]>;
+  list(r: Reader, viewpoint: Viewpoint, nowIso: string, filters: EdgeFilters, beforePk: number | null, limit: number): Promise<EdgeRow[]>;
   /** The visible edges leaving (`out`) or reaching (`in`) one entry, newest first. */
-  edgesOf(r: Reader, viewer: Viewer, nowIso: string, memoryPk: number, direction: "out" | "in", limit: number): Promise<EdgeRow[]>;
+  edgesOf(r: Reader, viewpoint: Viewpoint, nowIso: string, memoryPk: number, direction: "out" | "in", limit: number): Promise<EdgeRow[]>;
 }

@@ -1,6 +1,6 @@
 import type { Reader, Tx } from "./store.js";
 
-export interface StoredResponse {
+export interface IdempotencyRow {
   request_hash: string;
   status: number;
   body: string | null;
@@ -8,8 +8,8 @@ export interface StoredResponse {
 }
 
 export interface IdempotencyStore {
-  find(r: Reader, agentId: string, key: string): Promise<StoredResponse | undefined>;
+  find(r: Reader, agentId: string, key: string): Promise<IdempotencyRow | undefined>;
   /** Keeps the first response stored under the key; a later one is ignored. */
-  save(tx: Tx, agentId: string, key: string, response: StoredResponse, at: string): Promise<void>;
+  save(tx: Tx, agentId: string, key: string, response: IdempotencyRow, at: string): Promise<void>;
   prune(tx: Tx, before: string): Promise<number>;
 }

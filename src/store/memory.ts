@@ -1,6 +1,7 @@
 import type { MemoryType, Scope } from "../wire/memory.js";
-import type { IdMatch, Reader, Tx } from "./store.js";
-import type { Viewer } from "./visibility.js";
+import type { IdRef } from "../core/ids.js";
+import type { Reader, Tx } from "./store.js";
+import type { Viewpoint } from "./visibility.js";
 
 export interface MemoryRow {
   pk: number;
@@ -100,13 +101,13 @@ export interface MemoryStore {
   replaceTags(tx: Tx, pk: number, tags: string[]): Promise<void>;
   byPk(r: Reader, pk: number): Promise<MemoryRow | undefined>;
   byPks(r: Reader, pks: number[]): Promise<Map<number, MemoryRow>>;
-  /** Live entries visible to `viewer` by full id or prefix (at most 2 returned). */
-  findLive(r: Reader, viewer: Viewer, nowIso: string, match: IdMatch): Promise<MemoryRow[]>;
+  /** Live entries visible to `viewpoint` by full id or prefix (at most 2 returned). */
+  findLive(r: Reader, viewpoint: Viewpoint, nowIso: string, match: IdRef): Promise<MemoryRow[]>;
   /** The entry a visible, merged-away entry was merged into (null when it was not merged, or is not visible). */
-  mergedInto(r: Reader, viewer: Viewer, id: string): Promise<string | null>;
+  mergedInto(r: Reader, viewpoint: Viewpoint, id: string): Promise<string | null>;
   list(
     r: Reader,
-    viewer: Viewer,
+    viewpoint: Viewpoint,
     nowIso: string,
     filters: MemoryFilters,
     after: (Keyset & { rank?: number | undefined }) | null,
@@ -116,14 +117,14 @@ export interface MemoryStore {
   /** Entries changed after `since`, oldest first, deleted ones included (the caller makes tombstones). */
   delta(
     r: Reader,
-    viewer: Viewer,
+    viewpoint: Viewpoint,
     since: string,
     filters: Pick<MemoryFilters, "agent" | "project" | "type">,
     after: Keyset | null,
     limit: number,
   ): Promise<MemoryRow[]>;
   /** Visible live directives: global, then project-scoped (by project), then the caller's private ones. */
-  directives(r: Reader, viewer: Viewer, nowIso: string, project: string | undefined, limit: number): Promise<MemoryRow[]>;
+  directives(r: Reader, viewpoint: Viewpoint, nowIso: string, project: string | undefined, limit: number): Promise<MemoryRow[]>;
   /** A live entry with the same normalised content, type, project and scope (same author if private). */
   exactDuplicate(r: Reader, key: DuplicateKey, nowIso: string): Promise<MemoryRow | undefined>;
   patch(tx: Tx, pk: number, patch: MemoryPatch): Promise<void>;
@@ -136,14 +137,14 @@ export interface MemoryStore {
   unembeddedCount(r: Reader): Promise<number>;
   /** Entries not deleted after row key `afterPk`, in row order. */
   notDeletedAfter(r: Reader, afterPk: number, limit: number): Promise<MemoryRow[]>;
-  /** Which of `ids` name entries (live or deleted) that `viewer` may see. */
-  visibleIds(r: Reader, viewer: Viewer, ids: string[]): Promise<Set<string>>;
+  /** Which of `ids` name entries (live or deleted) that `viewpoint` may see. */
+  visibleIds(r: Reader, viewpoint: Viewpoint, ids: string[]): Promise<Set<string>>;
   /** A project's shared entries not deleted (private entries stay their authors'). */
   projectShared(r: Reader, project: string): Promise<MemoryRow[]>;
   /** Visible entries changed after `since` (null: ever), oldest change first. */
-  changesSince(r: Reader, viewer: Viewer, since: string | null, limit: number): Promise<MemoryRow[]>;
+  changesSince(r: Reader, viewpoint: Viewpoint, since: string | null, limit: number): Promise<MemoryRow[]>;
   /** Visible entries whose last change has exactly the timestamp `at`. */
-  changesAt(r: Reader, viewer: Viewer, at: string, limit: number): Promise<MemoryRow[]>;
+  changesAt(r: Reader, viewpoint: Viewpoint, at: string, limit: number): Promise<MemoryRow[]>;
 }
 
 /** The keyword index over content and tags, kept in step with the entries by the store itself. */
@@ -153,5 +154,5 @@ export interface KeywordIndex {
    * visibility and filters applied inside the query. `words` are plain words, already stripped of
    * syntax; any one of them may match.
    */
-  search(r: Reader, viewer: Viewer, nowIso: string, words: string[], filters: MemoryFilters, limit: number): Promise<{ pk: number; rank: number }[]>;
+  search(r: Reader, viewpoint: Viewpoint, nowIso: string, words: string[], filters: MemoryFilters, limit: number): Promise<{ pk: number; rank: number }[]>;
 }

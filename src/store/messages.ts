@@ -1,4 +1,5 @@
-import type { IdMatch, Reader, Tx } from "./store.js";
+import type { IdRef } from "../core/ids.js";
+import type { Reader, Tx } from "./store.js";
 
 export interface MessageRow {
   pk: number;
@@ -28,7 +29,7 @@ export interface MessageFilters {
 export interface MessageStore {
   insert(tx: Tx, row: NewMessageRow, recipients: string[]): Promise<number>;
   /** A message the reader sent or received, by full id or prefix (at most 2 returned). */
-  findReadable(r: Reader, reader: string, match: IdMatch): Promise<MessageRow[]>;
+  findReadable(r: Reader, reader: string, match: IdRef): Promise<MessageRow[]>;
   byPk(r: Reader, reader: string, pk: number): Promise<MessageRow | undefined>;
   /** The reader's unread messages, oldest first, after `afterPk`. */
   unread(r: Reader, reader: string, afterPk: number, limit: number): Promise<MessageRow[]>;

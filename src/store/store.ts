@@ -83,5 +83,3 @@ export interface Store {
   readonly vectors: VectorIndex;
 }
 
-/** A row found by its full id, or every row whose id starts with a prefix. */
-export type IdMatch = { id: string } | { prefix: string };

@@ -1,6 +1,7 @@
 import type { CommentKind, Priority, TaskStatus } from "../wire/tasks.js";
-import type { IdMatch, Reader, Tx } from "./store.js";
-import type { Viewer } from "./visibility.js";
+import type { IdRef } from "../core/ids.js";
+import type { Reader, Tx } from "./store.js";
+import type { Viewpoint } from "./visibility.js";
 
 export interface TaskRow {
   pk: number;
@@ -101,19 +102,19 @@ export interface TaskStore {
   insert(tx: Tx, row: NewTaskRow, tags: string[], dependsOnPks: number[]): Promise<number>;
   replaceTags(tx: Tx, pk: number, tags: string[]): Promise<void>;
   byPk(r: Reader, pk: number): Promise<TaskRow | undefined>;
-  /** Tasks visible to `viewer` by full id or prefix (at most 2). */
-  findVisible(r: Reader, viewer: Viewer, match: IdMatch): Promise<TaskRow[]>;
+  /** Tasks visible to `viewpoint` by full id or prefix (at most 2). */
+  findVisible(r: Reader, viewpoint: Viewpoint, match: IdRef): Promise<TaskRow[]>;
   /** Applies `patch` when the task is still in `expectedStatus` (if given); false when it was not. */
   patch(tx: Tx, pk: number, patch: TaskPatch, expectedStatus?: TaskStatus): Promise<boolean>;
   /** How many visible tasks are in each status (blocked: open with an unfinished dependency). */
-  count(r: Reader, viewer: Viewer, filters: Omit<TaskFilters, "status" | "unblocked">): Promise<TaskCountsRow>;
+  count(r: Reader, viewpoint: Viewpoint, filters: Omit<TaskFilters, "status" | "unblocked">): Promise<TaskCountsRow>;
   /** Newest first; `after` continues a previous page. */
-  list(r: Reader, viewer: Viewer, filters: TaskFilters, after: { at: string; pk: number } | null, limit: number): Promise<TaskRow[]>;
+  list(r: Reader, viewpoint: Viewpoint, filters: TaskFilters, after: { at: string; pk: number } | null, limit: number): Promise<TaskRow[]>;
   /**
    * Open, unblocked tasks the agent may claim, by its earned affinity for their tags (completions
    * count +1 and failures −1 per tag), then priority, then age.
    */
-  recommended(r: Reader, viewer: Viewer, project: string | null | undefined, limit: number): Promise<RecommendedRow[]>;
+  recommended(r: Reader, viewpoint: Viewpoint, project: string | null | undefined, limit: number): Promise<RecommendedRow[]>;
   /** Open tasks that depend on `pk` and have no unfinished dependency left. */
   unblockedDependents(r: Reader, pk: number): Promise<TaskRow[]>;
   addDependency(tx: Tx, taskPk: number, dependsOnPk: number): Promise<boolean>;
@@ -124,14 +125,14 @@ export interface TaskStore {
   /** The comment log in order; `afterPk` continues a previous page. */
   comments(r: Reader, taskPk: number, afterPk: number, limit: number): Promise<(CommentRow & { pk: number })[]>;
   insertOutcome(tx: Tx, row: NewOutcomeRow): Promise<void>;
-  /** Recorded outcomes of tasks `viewer` can see, with claim-to-outcome seconds; optionally only those tagged `tag`. */
-  outcomes(r: Reader, viewer: Viewer, tag?: string): Promise<OutcomeRow[]>;
+  /** Recorded outcomes of tasks `viewpoint` can see, with claim-to-outcome seconds; optionally only those tagged `tag`. */
+  outcomes(r: Reader, viewpoint: Viewpoint, tag?: string): Promise<OutcomeRow[]>;
   /** Claims whose lease ran out before `nowIso`. */
   lapsedClaims(r: Reader, nowIso: string, limit: number): Promise<TaskRow[]>;
   /** Pushes out the lease of every task the agent holds (its activity proves it is alive). */
   extendLeases(tx: Tx, agentId: string, until: string): Promise<number>;
-  /** Ids of the tasks the agent holds a claim on, those `viewer` can see. */
-  claimedIds(r: Reader, agentId: string, viewer: Viewer): Promise<string[]>;
+  /** Ids of the tasks the agent holds a claim on, those `viewpoint` can see. */
+  claimedIds(r: Reader, agentId: string, viewpoint: Viewpoint): Promise<string[]>;
   claimedBy(r: Reader, agentId: string, limit: number): Promise<TaskRow[]>;
   /** Deletes a project's tasks (with their comments, dependencies and outcomes); returns how many. */
   deleteProject(tx: Tx, project: string): Promise<number>;

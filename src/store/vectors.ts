@@ -1,5 +1,5 @@
 import type { Reader, Tx } from "./store.js";
-import type { Viewer } from "./visibility.js";
+import type { Viewpoint } from "./visibility.js";
 
 /** Far beyond any real expiry: the `expiresMs` of an entry that never expires. */
 export const NO_EXPIRY = 8_640_000_000_000_000;
@@ -20,8 +20,8 @@ export interface VectorMeta {
 }
 
 export interface VectorFilter {
-  /** The rows a viewer may see, or only those of one visibility key (a duplicate's scope). */
-  within: { viewer: Viewer } | { visKey: string };
+  /** The rows a viewpoint may see, or only those of one visibility key (a duplicate's scope). */
+  within: { viewpoint: Viewpoint } | { visKey: string };
   projectKey?: string;
   /** Allowed types. */
   types?: string[];
@@ -62,7 +62,7 @@ export interface VectorIndex {
   delete(tx: Tx, pk: number): Promise<void>;
   get(r: Reader, pks: number[]): Promise<Map<number, Float32Array>>;
   /**
-   * The `k` nearest rows the filter's viewer may see, by cosine distance, with every filter applied
+   * The `k` nearest rows the filter's viewpoint may see, by cosine distance, with every filter applied
    * before `k` counts.
    */
   nearest(r: Reader, vector: Float32Array, k: number, filter: VectorFilter): Promise<Neighbour[]>;

@@ -1,6 +1,6 @@
 import type { EventFilters, EventRow, EventStore, NewEventRow } from "../events.js";
 import type { Reader, Tx } from "../store.js";
-import type { Viewer } from "../visibility.js";
+import type { Viewpoint } from "../visibility.js";
 import { connectionOf } from "./transactions.js";
 import { visibleEvent } from "./visibility.js";
 
@@ -27,14 +27,14 @@ export class SqliteEvents implements EventStore {
 
   async list(
     r: Reader,
-    viewer: Viewer,
+    viewpoint: Viewpoint,
     start: { afterSeq: number } | { since: string },
     filters: EventFilters,
     limit: number,
     beforeSeq?: number,
   ): Promise<EventRow[]> {
     const db = connectionOf(r);
-    const visible = visibleEvent("e", viewer);
+    const visible = visibleEvent("e", viewpoint);
     const where = [visible.sql];
     const params: unknown[] = [...visible.params];
     if ("afterSeq" in start) {

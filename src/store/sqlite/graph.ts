@@ -1,16 +1,16 @@
 import type { EdgeFilters, EdgeRow, GraphStore, NewEdge } from "../graph.js";
 import type { Reader, Tx } from "../store.js";
-import type { Viewer } from "../visibility.js";
+import type { Viewpoint } from "../visibility.js";
 import { connectionOf } from "./transactions.js";
 import { visibleMemory } from "./visibility.js";
 
 const SELECT_EDGE = `SELECT e.pk, e.id, s.id AS src, d.id AS dst, e.rel, e.note, e.project, e.agent_id, e.created_at, e.updated_at
   FROM graph_edges e JOIN memory s ON s.pk = e.src_pk JOIN memory d ON d.pk = e.dst_pk`;
 
-/** Both ends visible to `viewer` and live: the only edges anyone is ever shown. */
-function bothEndsVisible(viewer: Viewer, nowIso: string): { sql: string; params: unknown[] } {
-  const src = visibleMemory("s", viewer);
-  const dst = visibleMemory("d", viewer);
+/** Both ends visible to `viewpoint` and live: the only edges anyone is ever shown. */
+function bothEndsVisible(viewpoint: Viewpoint, nowIso: string): { sql: string; params: unknown[] } {
+  const src = visibleMemory("s", viewpoint);
+  const dst = visibleMemory("d", viewpoint);
   return {
     sql: `${src.sql} AND ${dst.sql} AND s.deleted_at IS NULL AND d.deleted_at IS NULL
       AND (s.expires_at IS NULL OR s.expires_at > ?) AND (d.expires_at IS NULL OR d.expires_at > ?)`,
@@ -52,9 +52,9 @@ export class SqliteGraph implements GraphStore {
     return db.get<EdgeRow>(`${SELECT_EDGE} WHERE e.pk = ?`, pk);
   }
 
-  async list(r: Reader, viewer: Viewer, nowIso: string, filters: EdgeFilters, beforePk: number | null, limit: number): Promise<EdgeRow[]> {
+  async list(r: Reader, viewpoint: Viewpoint, nowIso: string, filters: EdgeFilters, beforePk: number | null, limit: number): Promise<EdgeRow[]> {
     const db = connectionOf(r);
-    const visible = bothEndsVisible(viewer, nowIso);
+    const visible = bothEndsVisible(viewpoint, nowIso);
     const sql = [visible.sql];
     const params = [...visible.params];
     if (filters.project === null) sql.push("e.project IS NULL");
@@ -73,9 +73,9 @@ export class SqliteGraph implements GraphStore {
     return db.all<EdgeRow>(`${SELECT_EDGE} WHERE ${sql.join(" AND ")} ORDER BY e.pk DESC LIMIT ?`, ...params, limit);
   }
 
-  async edgesOf(r: Reader, viewer: Viewer, nowIso: string, memoryPk: number, direction: "out" | "in", limit: number): Promise<EdgeRow[]> {
+  async edgesOf(r: Reader, viewpoint: Viewpoint, nowIso: string, memoryPk: number, direction: "out" | "in", limit: number): Promise<EdgeRow[]> {
     const db = connectionOf(r);
-    const visible = bothEndsVisible(viewer, nowIso);
+    const visible = bothEndsVisible(viewpoint, nowIso);
     const column = direction === "out" ? "e.src_pk" : "e.dst_pk";
     return db.all<EdgeRow>(
       `${SELECT_EDGE} WHERE ${column} = ? AND ${visible.sql} ORDER BY e.pk DESC LIMIT ?`,

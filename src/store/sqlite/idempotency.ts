@@ -1,14 +1,14 @@
-import type { IdempotencyStore, StoredResponse } from "../idempotency.js";
+import type { IdempotencyStore, IdempotencyRow } from "../idempotency.js";
 import type { Reader, Tx } from "../store.js";
 import { connectionOf } from "./transactions.js";
 
 export class SqliteIdempotency implements IdempotencyStore {
-  async find(r: Reader, agentId: string, key: string): Promise<StoredResponse | undefined> {
+  async find(r: Reader, agentId: string, key: string): Promise<IdempotencyRow | undefined> {
     const db = connectionOf(r);
-    return db.get<StoredResponse>("SELECT request_hash, status, body, headers FROM idempotency WHERE agent_id = ? AND key = ?", agentId, key);
+    return db.get<IdempotencyRow>("SELECT request_hash, status, body, headers FROM idempotency WHERE agent_id = ? AND key = ?", agentId, key);
   }
 
-  async save(tx: Tx, agentId: string, key: string, response: StoredResponse, at: string): Promise<void> {
+  async save(tx: Tx, agentId: string, key: string, response: IdempotencyRow, at: string): Promise<void> {
     const db = connectionOf(tx);
     db.run(
       `INSERT INTO idempotency (agent_id, key, request_hash, status, body, headers, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)

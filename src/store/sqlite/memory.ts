@@ -11,8 +11,9 @@ import {
   type NewMemoryRow,
   type ReadRecord,
 } from "../memory.js";
-import type { IdMatch, Reader, Tx } from "../store.js";
-import type { Viewer } from "../visibility.js";
+import type { IdRef } from "../../core/ids.js";
+import type { Reader, Tx } from "../store.js";
+import type { Viewpoint } from "../visibility.js";
 import type { Db } from "./connection.js";
 import { connectionOf } from "./transactions.js";
 import { idMatch, visibleMemory } from "./visibility.js";
@@ -41,8 +42,8 @@ function filterClause(filters: MemoryFilters, clause: Clause): void {
 }
 
 /** Visible, live (not deleted, not expired) entries. */
-function liveClause(viewer: Viewer, nowIso: string): Clause {
-  const visible = visibleMemory("m", viewer);
+function liveClause(viewpoint: Viewpoint, nowIso: string): Clause {
+  const visible = visibleMemory("m", viewpoint);
   return {
     sql: [visible.sql, "m.deleted_at IS NULL", "(m.expires_at IS NULL OR m.expires_at > ?)"],
     params: [...visible.params, nowIso],
@@ -102,16 +103,16 @@ export class SqliteMemory implements MemoryStore {
     return new Map(rows.map((row) => [row.pk, row]));
   }
 
-  async findLive(r: Reader, viewer: Viewer, nowIso: string, match: IdMatch): Promise<MemoryRow[]> {
+  async findLive(r: Reader, viewpoint: Viewpoint, nowIso: string, match: IdRef): Promise<MemoryRow[]> {
     const db = connectionOf(r);
-    const live = liveClause(viewer, nowIso);
+    const live = liveClause(viewpoint, nowIso);
     const id = idMatch("m.id", match);
     return db.all<MemoryRow>(`SELECT m.* FROM memory m WHERE ${id.sql} AND ${live.sql.join(" AND ")} LIMIT 2`, ...id.params, ...live.params);
   }
 
-  async mergedInto(r: Reader, viewer: Viewer, id: string): Promise<string | null> {
+  async mergedInto(r: Reader, viewpoint: Viewpoint, id: string): Promise<string | null> {
     const db = connectionOf(r);
-    const visible = visibleMemory("m", viewer);
+    const visible = visibleMemory("m", viewpoint);
     return (
       db.get<{ superseded_by: string }>(
         `SELECT m.superseded_by FROM memory m WHERE m.id = ? AND m.deleted_at IS NOT NULL AND m.superseded_by IS NOT NULL AND ${visible.sql}`,
@@ -123,7 +124,7 @@ export class SqliteMemory implements MemoryStore {
 
   async list(
     r: Reader,
-    viewer: Viewer,
+    viewpoint: Viewpoint,
     nowIso: string,
     filters: MemoryFilters,
     after: (Keyset & { rank?: number | undefined }) | null,
@@ -131,7 +132,7 @@ export class SqliteMemory implements MemoryStore {
     order: MemoryOrder = "recent",
   ): Promise<MemoryRow[]> {
     const db = connectionOf(r);
-    const clause = liveClause(viewer, nowIso);
+    const clause = liveClause(viewpoint, nowIso);
     filterClause(filters, clause);
     const byKind = order === "kind";
     if (after && byKind) {
@@ -150,14 +151,14 @@ export class SqliteMemory implements MemoryStore {
 
   async delta(
     r: Reader,
-    viewer: Viewer,
+    viewpoint: Viewpoint,
     since: string,
     filters: Pick<MemoryFilters, "agent" | "project" | "type">,
     after: Keyset | null,
     limit: number,
   ): Promise<MemoryRow[]> {
     const db = connectionOf(r);
-    const visible = visibleMemory("m", viewer);
+    const visible = visibleMemory("m", viewpoint);
     const clause: Clause = { sql: [visible.sql, "m.updated_at > ?"], params: [...visible.params, since] };
     filterClause(filters, clause);
     if (after) {
@@ -171,9 +172,9 @@ export class SqliteMemory implements MemoryStore {
     );
   }
 
-  async directives(r: Reader, viewer: Viewer, nowIso: string, project: string | undefined, limit: number): Promise<MemoryRow[]> {
+  async directives(r: Reader, viewpoint: Viewpoint, nowIso: string, project: string | undefined, limit: number): Promise<MemoryRow[]> {
     const db = connectionOf(r);
-    const clause = liveClause(viewer, nowIso);
+    const clause = liveClause(viewpoint, nowIso);
     clause.sql.push("m.type = 'directive'");
     if (project !== undefined) {
       clause.sql.push("(m.project IS NULL OR m.project = ?)");
@@ -271,9 +272,9 @@ export class SqliteMemory implements MemoryStore {
     return db.all<MemoryRow>("SELECT * FROM memory WHERE deleted_at IS NULL AND pk > ? ORDER BY pk LIMIT ?", afterPk, limit);
   }
 
-  async visibleIds(r: Reader, viewer: Viewer, ids: string[]): Promise<Set<string>> {
+  async visibleIds(r: Reader, viewpoint: Viewpoint, ids: string[]): Promise<Set<string>> {
     const db = connectionOf(r);
-    const visible = visibleMemory("m", viewer);
+    const visible = visibleMemory("m", viewpoint);
     const rows = db.all<{ id: string }>(
       `SELECT m.id FROM memory m WHERE m.id IN (SELECT value FROM json_each(?)) AND ${visible.sql}`,
       JSON.stringify(ids),
@@ -287,9 +288,9 @@ export class SqliteMemory implements MemoryStore {
     return db.all<MemoryRow>("SELECT * FROM memory WHERE project = ? AND scope = 'project' AND deleted_at IS NULL ORDER BY pk", project);
   }
 
-  async changesSince(r: Reader, viewer: Viewer, since: string | null, limit: number): Promise<MemoryRow[]> {
+  async changesSince(r: Reader, viewpoint: Viewpoint, since: string | null, limit: number): Promise<MemoryRow[]> {
     const db = connectionOf(r);
-    const visible = visibleMemory("m", viewer);
+    const visible = visibleMemory("m", viewpoint);
     return db.all<MemoryRow>(
       `SELECT m.* FROM memory m WHERE ${visible.sql} AND m.updated_at > ? ORDER BY m.updated_at, m.pk LIMIT ?`,
       ...visible.params,
@@ -298,9 +299,9 @@ export class SqliteMemory implements MemoryStore {
     );
   }
 
-  async changesAt(r: Reader, viewer: Viewer, at: string, limit: number): Promise<MemoryRow[]> {
+  async changesAt(r: Reader, viewpoint: Viewpoint, at: string, limit: number): Promise<MemoryRow[]> {
     const db = connectionOf(r);
-    const visible = visibleMemory("m", viewer);
+    const visible = visibleMemory("m", viewpoint);
     return db.all<MemoryRow>(`SELECT m.* FROM memory m WHERE ${visible.sql} AND m.updated_at = ? ORDER BY m.pk LIMIT ?`, ...visible.params, at, limit);
   }
 }
@@ -311,10 +312,10 @@ export const fts5Query = (words: string[]): string => words.map((word) => `"${wo
 
 /** FTS5 BM25 over content and tags. */
 export class SqliteKeywordIndex implements KeywordIndex {
-  async search(r: Reader, viewer: Viewer, nowIso: string, words: string[], filters: MemoryFilters, limit: number): Promise<{ pk: number; rank: number }[]> {
+  async search(r: Reader, viewpoint: Viewpoint, nowIso: string, words: string[], filters: MemoryFilters, limit: number): Promise<{ pk: number; rank: number }[]> {
     if (words.length === 0) return [];
     const db = connectionOf(r);
-    const clause = liveClause(viewer, nowIso);
+    const clause = liveClause(viewpoint, nowIso);
     filterClause(filters, clause);
     return db.all<{ pk: number; rank: number }>(
       `SELECT m.pk AS pk, f.rank AS rank FROM memory_fts f JOIN memory m ON m.pk = f.rowid

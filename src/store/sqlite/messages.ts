@@ -1,5 +1,6 @@
 import type { MessageFilters, MessageRow, MessageStore, NewMessageRow } from "../messages.js";
-import type { IdMatch, Reader, Tx } from "../store.js";
+import type { IdRef } from "../../core/ids.js";
+import type { Reader, Tx } from "../store.js";
 import { connectionOf } from "./transactions.js";
 import { idMatch } from "./visibility.js";
 
@@ -28,7 +29,7 @@ export class SqliteMessages implements MessageStore {
     return pk;
   }
 
-  async findReadable(r: Reader, reader: string, match: IdMatch): Promise<MessageRow[]> {
+  async findReadable(r: Reader, reader: string, match: IdRef): Promise<MessageRow[]> {
     const db = connectionOf(r);
     const id = idMatch("m.id", match);
     return db.all<MessageRow>(`SELECT ${columnsFor} FROM messages m ${readerJoin} WHERE ${id.sql} AND ${readable} LIMIT 2`, reader, ...id.params, reader);

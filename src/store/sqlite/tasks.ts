@@ -1,4 +1,5 @@
-import type { IdMatch, Reader, Tx } from "../store.js";
+import type { IdRef } from "../../core/ids.js";
+import type { Reader, Tx } from "../store.js";
 import {
   TASK_PATCHABLE_COLUMNS,
   type CommentRow,
@@ -13,7 +14,7 @@ import {
   type TaskStore,
 } from "../tasks.js";
 import type { TaskStatus } from "../../wire/tasks.js";
-import type { Viewer } from "../visibility.js";
+import type { Viewpoint } from "../visibility.js";
 import type { Db } from "./connection.js";
 import { connectionOf } from "./transactions.js";
 import { idMatch, visibleInProject } from "./visibility.js";
@@ -29,8 +30,8 @@ const UNBLOCKED = `t.status = 'open' AND NOT EXISTS (SELECT 1 FROM task_dependen
   WHERE d.task_pk = t.pk AND dt.status != 'completed')`;
 
 /** The WHERE clause of a task listing or count: visibility, then each filter given. */
-function taskWhere(viewer: Viewer, filters: TaskFilters): { where: string[]; params: unknown[] } {
-  const visible = visibleInProject("t", viewer);
+function taskWhere(viewpoint: Viewpoint, filters: TaskFilters): { where: string[]; params: unknown[] } {
+  const visible = visibleInProject("t", viewpoint);
   const where = [visible.sql];
   const params: unknown[] = [...visible.params];
   const add = (sql: string, ...values: unknown[]): void => {
@@ -96,9 +97,9 @@ export class SqliteTasks implements TaskStore {
     return db.get<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.pk = ?`, pk);
   }
 
-  async findVisible(r: Reader, viewer: Viewer, match: IdMatch): Promise<TaskRow[]> {
+  async findVisible(r: Reader, viewpoint: Viewpoint, match: IdRef): Promise<TaskRow[]> {
     const db = connectionOf(r);
-    const visible = visibleInProject("t", viewer);
+    const visible = visibleInProject("t", viewpoint);
     const id = idMatch("t.id", match);
     return db.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${id.sql} AND ${visible.sql} LIMIT 2`, ...id.params, ...visible.params);
   }
@@ -118,9 +119,9 @@ export class SqliteTasks implements TaskStore {
   }
 
   /** Counts every status in one scan. */
-  async count(r: Reader, viewer: Viewer, filters: Omit<TaskFilters, "status" | "unblocked">): Promise<TaskCountsRow> {
+  async count(r: Reader, viewpoint: Viewpoint, filters: Omit<TaskFilters, "status" | "unblocked">): Promise<TaskCountsRow> {
     const db = connectionOf(r);
-    const { where, params } = taskWhere(viewer, filters);
+    const { where, params } = taskWhere(viewpoint, filters);
     const row = db.get<TaskCountsRow>(
       `SELECT
        count(*) FILTER (WHERE t.status = 'open') AS open,
@@ -134,9 +135,9 @@ export class SqliteTasks implements TaskStore {
     return row ?? { open: 0, blocked: 0, claimed: 0, completed: 0, failed: 0 };
   }
 
-  async list(r: Reader, viewer: Viewer, filters: TaskFilters, after: { at: string; pk: number } | null, limit: number): Promise<TaskRow[]> {
+  async list(r: Reader, viewpoint: Viewpoint, filters: TaskFilters, after: { at: string; pk: number } | null, limit: number): Promise<TaskRow[]> {
     const db = connectionOf(r);
-    const { where, params } = taskWhere(viewer, filters);
+    const { where, params } = taskWhere(viewpoint, filters);
     if (after) {
       where.push("(t.created_at < ? OR (t.created_at = ? AND t.pk < ?))");
       params.push(after.at, after.at, after.pk);
@@ -148,11 +149,11 @@ export class SqliteTasks implements TaskStore {
     );
   }
 
-  async recommended(r: Reader, viewer: Viewer, project: string | null | undefined, limit: number): Promise<RecommendedRow[]> {
+  async recommended(r: Reader, viewpoint: Viewpoint, project: string | null | undefined, limit: number): Promise<RecommendedRow[]> {
     const db = connectionOf(r);
-    const visible = visibleInProject("t", viewer);
+    const visible = visibleInProject("t", viewpoint);
     const where = [visible.sql, UNBLOCKED, "(t.assigned_to IS NULL OR t.assigned_to = ?)"];
-    const params: unknown[] = [...visible.params, viewer.agentId];
+    const params: unknown[] = [...visible.params, viewpoint.agentId];
     if (project === null) where.push("t.project IS NULL");
     else if (project !== undefined) {
       where.push("t.project = ?");
@@ -167,7 +168,7 @@ export class SqliteTasks implements TaskStore {
      FROM tasks t WHERE ${where.join(" AND ")}
      ORDER BY affinity DESC, CASE t.priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END, t.created_at, t.pk
      LIMIT ?`,
-      viewer.agentId,
+      viewpoint.agentId,
       ...params,
       limit,
     );
@@ -240,9 +241,9 @@ export class SqliteTasks implements TaskStore {
     );
   }
 
-  async outcomes(r: Reader, viewer: Viewer, tag?: string): Promise<OutcomeRow[]> {
+  async outcomes(r: Reader, viewpoint: Viewpoint, tag?: string): Promise<OutcomeRow[]> {
     const db = connectionOf(r);
-    const visible = visibleInProject("t", viewer);
+    const visible = visibleInProject("t", viewpoint);
     const byTag = tag === undefined ? "" : "AND EXISTS (SELECT 1 FROM json_each(o.tags) WHERE value = ?)";
     return db.all<OutcomeRow>(
       `SELECT o.agent_id, o.outcome, o.tags, (julianday(o.finished_at) - julianday(o.claimed_at)) * 86400.0 AS seconds
@@ -268,9 +269,9 @@ export class SqliteTasks implements TaskStore {
       .changes;
   }
 
-  async claimedIds(r: Reader, agentId: string, viewer: Viewer): Promise<string[]> {
+  async claimedIds(r: Reader, agentId: string, viewpoint: Viewpoint): Promise<string[]> {
     const db = connectionOf(r);
-    const visible = visibleInProject("t", viewer);
+    const visible = visibleInProject("t", viewpoint);
     return db
       .all<{ id: string }>(`SELECT t.id FROM tasks t WHERE t.assigned_to = ? AND t.status = 'claimed' AND ${visible.sql} ORDER BY t.claimed_at, t.pk`, agentId, ...visible.params)
       .map((row) => row.id);

@@ -1,7 +1,7 @@
 import { InternalError } from "../../core/errors.js";
 import type { Reader, Tx } from "../store.js";
 import type { IndexModel, Neighbour, VectorFilter, VectorIndex, VectorMeta } from "../vectors.js";
-import type { Viewer } from "../visibility.js";
+import type { Viewpoint } from "../visibility.js";
 import type { Db } from "./connection.js";
 import { connectionOf } from "./transactions.js";
 
@@ -90,10 +90,10 @@ function updateVectorMeta(db: Db, pk: number, meta: VectorMeta): void {
  * The visibility rule in the index's terms: agents by the `vis_key`s they may see, roles that see
  * every project by `owner_key` (shared rows, plus their own private ones).
  */
-function keysOf(db: Db, viewer: Viewer): { column: "vis_key" | "owner_key"; keys: string[] } {
-  if (viewer.allProjects) return { column: "owner_key", keys: ["", viewer.agentId] };
-  const projects = db.all<{ project_id: string }>("SELECT project_id FROM project_members WHERE agent_id = ?", viewer.agentId).map((row) => row.project_id);
-  return { column: "vis_key", keys: ["g", `a:${viewer.agentId}`, ...projects.map((id) => `p:${id}`)] };
+function keysOf(db: Db, viewpoint: Viewpoint): { column: "vis_key" | "owner_key"; keys: string[] } {
+  if (viewpoint.allProjects) return { column: "owner_key", keys: ["", viewpoint.agentId] };
+  const projects = db.all<{ project_id: string }>("SELECT project_id FROM project_members WHERE agent_id = ?", viewpoint.agentId).map((row) => row.project_id);
+  return { column: "vis_key", keys: ["g", `a:${viewpoint.agentId}`, ...projects.map((id) => `p:${id}`)] };
 }
 
 // Candidates taken from the bit scan per result wanted, and bounds on their number: vec0's cost
@@ -207,7 +207,7 @@ export class SqliteVectorIndex implements VectorIndex {
     const candidates = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, wanted * CANDIDATES_PER_RESULT));
     const where: string[] = ["bits MATCH vec_quantize_binary(?)", "k = ?"];
     const params: unknown[] = [vector, candidates];
-    const { column, keys } = "viewer" in filter.within ? keysOf(db, filter.within.viewer) : { column: "vis_key", keys: [filter.within.visKey] };
+    const { column, keys } = "viewpoint" in filter.within ? keysOf(db, filter.within.viewpoint) : { column: "vis_key", keys: [filter.within.visKey] };
     where.push(`${column} IN (${keys.map(() => "?").join(", ")})`);
     params.push(...keys);
     where.push("expires_ms > ?");

@@ -1,7 +1,7 @@
-import type { Viewer } from "../visibility.js";
+import type { Viewpoint } from "../visibility.js";
 
 // The visibility rule in SQL: every read of shared content applies it inside its query, so `limit`
-// counts only rows the viewer may see. The vector index applies the same rule through its keys
+// counts only rows the viewpoint may see. The vector index applies the same rule through its keys
 // (sqlite/vectors.ts) and live event delivery in memory (src/events/subscription.ts).
 
 export interface SqlFragment {
@@ -10,19 +10,19 @@ export interface SqlFragment {
 }
 
 /** Rows of no project are everyone's; a project's rows are its members' (and the all-seeing roles'). */
-export function visibleInProject(alias: string, viewer: Viewer): SqlFragment {
+export function visibleInProject(alias: string, viewpoint: Viewpoint): SqlFragment {
   return {
     sql: `(${alias}.project IS NULL OR ? = 1 OR ${alias}.project IN (SELECT project_id FROM project_members WHERE agent_id = ?))`,
-    params: [viewer.allProjects ? 1 : 0, viewer.agentId],
+    params: [viewpoint.allProjects ? 1 : 0, viewpoint.agentId],
   };
 }
 
 /** An agent sees global rows, rows of its projects, and its own private (`scope=agent`) entries. */
-export function visibleMemory(alias: string, viewer: Viewer): SqlFragment {
-  const project = visibleInProject(alias, viewer);
+export function visibleMemory(alias: string, viewpoint: Viewpoint): SqlFragment {
+  const project = visibleInProject(alias, viewpoint);
   return {
     sql: `((${alias}.scope = 'project' AND ${project.sql}) OR (${alias}.scope = 'agent' AND ${alias}.agent_id = ?))`,
-    params: [...project.params, viewer.agentId],
+    params: [...project.params, viewpoint.agentId],
   };
 }
 
@@ -30,12 +30,12 @@ export function visibleMemory(alias: string, viewer: Viewer): SqlFragment {
  * The same rule for events: project events to members, private events to their one agent, and
  * events with an audience (messages) to exactly that audience.
  */
-export function visibleEvent(alias: string, viewer: Viewer): SqlFragment {
-  const project = visibleInProject(alias, viewer);
+export function visibleEvent(alias: string, viewpoint: Viewpoint): SqlFragment {
+  const project = visibleInProject(alias, viewpoint);
   return {
     sql: `((${alias}.private_to IS NULL OR ${alias}.private_to = ?) AND ${project.sql}
           AND (${alias}.restricted = 0 OR EXISTS (SELECT 1 FROM event_audience ea WHERE ea.event_seq = ${alias}.seq AND ea.agent_id = ?)))`,
-    params: [viewer.agentId, ...project.params, viewer.agentId],
+    params: [viewpoint.agentId, ...project.params, viewpoint.agentId],
   };
 }
 

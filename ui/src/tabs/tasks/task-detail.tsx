@@ -13,6 +13,7 @@ import { Time } from "../../components/time.js";
 import { useApp } from "../../context.js";
 import { shortId } from "../../format.js";
 import { useLiveRefresh, useLoad, usePaged } from "../../hooks.js";
+import { allowedFrom } from "../../../../src/wire/task-lifecycle.js";
 import type { Task, TaskComment } from "../../../../src/wire/tasks.js";
 
 interface DetailProps {
@@ -215,9 +216,9 @@ function TaskActions({ task, onChanged }: { task: Task; onChanged: () => void })
   if (task.status === "open" && task.blocked) explanation = "It cannot be claimed until every task it depends on is completed.";
   else if (reservedElsewhere) explanation = `It is reserved for ${task.assigned_to ?? ""}: only that agent may claim it.`;
   else if (task.status === "claimed" && !mine) explanation = `${task.assigned_to ?? "Another agent"} holds it: only the assignee can release, complete or fail it.`;
-  const canClaim = task.status === "open" && !task.blocked && !reservedElsewhere;
-  const canFinish = task.status === "claimed" && mine;
-  const canReopen = task.status === "completed" || task.status === "failed";
+  const canClaim = allowedFrom("claim", task.status) && !task.blocked && !reservedElsewhere;
+  const canFinish = allowedFrom("complete", task.status) && mine;
+  const canReopen = allowedFrom("reopen", task.status);
   const anyAction = canClaim || canFinish || canReopen;
 
   return (
