@@ -3,6 +3,7 @@ import type { Config } from "../src/core/config.js";
 import { AppError, forbidden, internalError, invalidCredentials } from "../src/core/errors.js";
 import type { Logger } from "../src/core/log.js";
 import type { AgentService } from "../src/services/agents.js";
+import type { BootstrapIdentities } from "../src/services/bootstrap.js";
 import type { Caller } from "../src/services/caller.js";
 import { requestHash } from "../src/services/idempotency.js";
 import type { ServiceOptions, Services } from "../src/services/index.js";
@@ -25,7 +26,7 @@ export interface MaintenancePort {
   /** A new key for an agent (`cairn agent rotate-key`): the old one stops working at once. */
   issueKey(agentId: string): Promise<string>;
   /** The key `cairn serve` starts the archivist with, from AGENT_KEYS or the credentials file. */
-  bootstrapKey: AgentService["bootstrapKey"];
+  bootstrapKey: BootstrapIdentities["keyFor"];
   /** A one-time web UI sign-in link (`cairn ui-link`). */
   issueLoginLink: UiSessionService["issueLoginLink"];
   /** A consistent copy of the database (`cairn backup`); returns its size in pages. */
@@ -114,7 +115,7 @@ export class OperationGateway {
     this.maintenance = {
       createAgent: (agentId, displayName, role) => services.agents.create(agentId, displayName, role),
       issueKey: (agentId) => services.agents.issueKey(agentId, agentId),
-      bootstrapKey: (agentId) => services.agents.bootstrapKey(agentId),
+      bootstrapKey: (agentId) => services.bootstrap.keyFor(agentId),
       issueLoginLink: () => services.uiSessions.issueLoginLink(),
       backup: (file) => services.store.maintenance.backupTo(file),
       modelSettled: (ms) => services.embeddingQueue.settled(ms),
@@ -148,10 +149,10 @@ export class OperationGateway {
   authenticate(credentials: Credentials): Promise<Caller> {
     if (credentials.agentId || credentials.apiKey) {
       if (!credentials.agentId || !credentials.apiKey) return Promise.reject(invalidCredentials());
-      return this.services.agents.authenticate(credentials.agentId, credentials.apiKey, credentials.address);
+      return this.services.auth.authenticateKey(credentials.agentId, credentials.apiKey, credentials.address);
     }
     const bearer = /^Bearer\s+(\S+)$/i.exec(credentials.authorization ?? "")?.[1];
-    if (bearer !== undefined) return this.services.agents.authenticateToken(bearer);
+    if (bearer !== undefined) return this.services.auth.authenticateToken(bearer);
     if (credentials.uiSession) return this.services.uiSessions.authenticate(credentials.uiSession);
     return Promise.reject(invalidCredentials());
   }

@@ -5,15 +5,18 @@ import type { MemoryRow } from "../store/memory.js";
 import type { Reader, Store, Tx } from "../store/store.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
-import { round6, toEntry, vectorMetaOf } from "./memory-records.js";
-import type { MemoryService } from "./memory.js";
-import { newMemoryRow } from "./memory-records.js";
+import { newMemoryRow, round6, toEntry, vectorMetaOf } from "./memory-records.js";
+import type { MemoryWrites } from "./memory-writes.js";
 import type { MessageService } from "./messages.js";
 import type { ConfidenceUpdate, MergeResult } from "../wire/archivist.js";
 import type { MemoryType } from "../wire/memory.js";
 
 /** The types the archivist may merge, decay and promote (the seed's lifecycle table: memory and doc). */
 export const CURATED_TYPES: readonly MemoryType[] = ["memory", "doc"];
+
+// The sources' tags together may outnumber what one write may carry (the 32 of `tags` in
+// tools/schemas.ts); the merged entry keeps the first that many, as a write would have to.
+const MAX_TAGS = 32;
 
 export interface MergeSource {
   id: string;
@@ -37,7 +40,7 @@ export interface MergeInput {
 export class CurationService {
   constructor(
     private readonly store: Store,
-    private readonly memory: MemoryService,
+    private readonly writes: MemoryWrites,
     private readonly messages: MessageService,
     private readonly embeddings: MemoryEmbeddings,
     private readonly maxContentBytes: number,
@@ -60,7 +63,7 @@ export class CurationService {
         await this.store.memory.patch(tx, row.pk, { confidence });
         const changed = { ...row, confidence };
         if (row.embedding_model !== null) await this.store.vectors.updateMeta(tx, row.pk, vectorMetaOf(changed));
-        await this.memory.emitChange(tx, "memory.updated", caller.agentId, changed, { reason: "decay", confidence });
+        await this.writes.emitChange(tx, "memory.updated", caller.agentId, changed, { reason: "decay", confidence });
         updated++;
       }
       return { updated };
@@ -98,7 +101,7 @@ export class CurationService {
       // Checked again inside the transaction: a source may have changed while the content was embedded.
       const rows = await this.checkSources(tx, caller, input.sources);
       const first = rows[0] as MemoryRow;
-      const tags = [...new Set(input.tags ?? rows.flatMap((row) => JSON.parse(row.tags) as string[]))].slice(0, 32);
+      const tags = [...new Set(input.tags ?? rows.flatMap((row) => JSON.parse(row.tags) as string[]))].slice(0, MAX_TAGS);
       const fields = {
         type: rows.some((row) => row.type === "doc") ? ("doc" as const) : ("memory" as const),
         project: first.project,
@@ -111,11 +114,10 @@ export class CurationService {
         // The merge is the next version of what its sources said.
         version: Math.max(...rows.map((row) => row.version)) + 1,
       };
-      const row = newMemoryRow(caller.agentId, fields, now());
-      const pk = await this.memory.insert(tx, caller, row, tags, vector);
-      for (const source of rows) await this.memory.softDelete(tx, caller, source, "merged", row.id);
-      if (input.notify) await this.tellAuthors(tx, caller, rows, row.id, input.notify);
-      return { entry: toEntry({ ...row, pk }), superseded: ids };
+      const merged = await this.writes.create(tx, caller.agentId, newMemoryRow(caller.agentId, fields, now()), tags, vector);
+      for (const source of rows) await this.writes.softDelete(tx, caller.agentId, source, "merged", merged.id);
+      if (input.notify) await this.tellAuthors(tx, caller, rows, merged.id, input.notify);
+      return { entry: toEntry(merged), superseded: ids };
     });
   }
 

@@ -5,9 +5,9 @@ import { toEventRecord, type EventBus } from "../events/bus.js";
 import { EventSubscription, matchesType } from "../events/subscription.js";
 import { SERVER_EVENT_TYPES, type EventRecord } from "../wire/events.js";
 import { checkProjectWrite } from "./access.js";
-import type { AgentService } from "./agents.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
+import type { Presence } from "./presence.js";
 
 /** Where a listing starts: right after event `seq`, or after the time `at` (normalised RFC 3339). */
 export type EventPoint = { seq: number } | { at: string };
@@ -57,7 +57,7 @@ export class EventService {
   constructor(
     private readonly store: Store,
     private readonly bus: EventBus,
-    private readonly agents: AgentService,
+    private readonly presence: Presence,
     /** Live events a stream may fall behind by before it is cut off. */
     private readonly streamQueueLimit: number,
   ) {}
@@ -75,11 +75,11 @@ export class EventService {
 
   /** A live subscription; the caller counts as online until it ends. */
   async subscribe(caller: Caller, request: StreamRequest): Promise<EventSubscription> {
-    if ((this.agents.connected.get(caller.agentId) ?? 0) >= MAX_STREAMS_PER_AGENT) {
+    if (this.presence.connections(caller.agentId) >= MAX_STREAMS_PER_AGENT) {
       throw new AppError("RATE_LIMITED", `at most ${MAX_STREAMS_PER_AGENT} open event streams per agent`, { retryAfter: 5 });
     }
     // Counted before the subscription is opened, so streams opening at the same time cannot all pass the check.
-    const disconnect = this.agents.connect(caller.agentId);
+    const disconnect = this.presence.connect(caller.agentId);
     let subscription: EventSubscription;
     try {
       subscription = await EventSubscription.open(this.store, this.bus, {

@@ -7,7 +7,7 @@ import type { Store } from "../store/store.js";
 import { checkProjectWrite } from "./access.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import { toEntry } from "./memory-records.js";
-import type { MemoryService } from "./memory.js";
+import type { MemoryWrites } from "./memory-writes.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
 import type { EdgeRel, GraphEdge, GraphNode } from "../wire/graph.js";
 
@@ -34,15 +34,15 @@ export class GraphService {
   constructor(
     private readonly store: Store,
     private readonly bus: EventBus,
-    private readonly memory: MemoryService,
+    private readonly writes: MemoryWrites,
   ) {}
 
   /** Adds an edge, or updates the note of the same one; 201 either way with the edge. */
   async link(caller: Caller, input: { src: string; dst: string; rel: EdgeRel; note?: string | null | undefined }): Promise<GraphEdge> {
     return this.store.transaction(async (tx) => {
       const viewpoint = viewpointOf(caller);
-      const src = await this.memory.resolve(tx, viewpoint, input.src);
-      const dst = await this.memory.resolve(tx, viewpoint, input.dst);
+      const src = await this.writes.resolve(tx, viewpoint, input.src);
+      const dst = await this.writes.resolve(tx, viewpoint, input.dst);
       if (src.pk === dst.pk) throw invalid("dst", "an entry cannot be linked to itself");
       if (src.project !== null && dst.project !== null && src.project !== dst.project) {
         throw invalid("dst", "entries of different projects cannot be linked");
@@ -85,7 +85,7 @@ export class GraphService {
   async node(caller: Caller, ref: string): Promise<GraphNode> {
     const viewpoint = viewpointOf(caller);
     const reader = this.store.reader;
-    const row = await this.memory.resolve(reader, viewpoint, ref);
+    const row = await this.writes.resolve(reader, viewpoint, ref);
     const at = now();
     const out = await this.store.graph.edgesOf(reader, viewpoint, at, row.pk, "out", NODE_EDGE_LIMIT);
     const into = await this.store.graph.edgesOf(reader, viewpoint, at, row.pk, "in", NODE_EDGE_LIMIT);

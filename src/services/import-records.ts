@@ -6,10 +6,8 @@ import type { MemoryRow } from "../store/memory.js";
 import type { Store, Tx } from "../store/store.js";
 import type { Caller } from "./caller.js";
 import { entityContent, entityEntryId, entityTags, NOTE_SEPARATOR } from "./import-memory-json.js";
-import type { MemoryEmbeddings } from "./memory-embeddings.js";
-import { contentKey } from "./memory-records.js";
-import type { MemoryService } from "./memory.js";
-import { newMemoryRow } from "./memory-records.js";
+import { contentKey, newMemoryRow } from "./memory-records.js";
+import type { MemoryWrites } from "./memory-writes.js";
 import {
   EXPORT_FORMAT,
   LineRefusal,
@@ -44,8 +42,7 @@ export class ImportedRecords {
     private readonly store: Store,
     private readonly bus: EventBus,
     private readonly config: Config,
-    private readonly embeddings: MemoryEmbeddings,
-    private readonly memory: MemoryService,
+    private readonly writes: MemoryWrites,
   ) {}
 
   /** In the caller's transaction: one line's records and events, or a LineRefusal. */
@@ -91,31 +88,16 @@ export class ImportedRecords {
     return "projects";
   }
 
-  /** Stores a new entry with its vector and announces it; the row keeps the id and times it was given. */
-  private async storeEntry(tx: Tx, context: ImportContext, row: Omit<MemoryRow, "pk">, tags: string[], vector: Float32Array | null): Promise<number> {
-    const pk = await this.store.memory.insert(tx, row, tags);
-    await this.store.memory.patch(tx, pk, {
-      headline: row.headline,
-      last_reinforced_at: row.last_reinforced_at,
-      reinforcement_count: row.reinforcement_count,
-      superseded_by: row.superseded_by,
-    });
-    if (row.read_count > 0 || row.distinct_readers > 0) await this.store.transfer.restoreReadCounts(tx, pk, row.read_count, row.distinct_readers);
-    // Without a vector (no model yet) the entry is keyword-indexed now and embedded by the backfill.
-    if (vector) row.embedding_model = await this.embeddings.store(tx, pk, vector, row);
-    await this.memory.emitChange(tx, "memory.written", context.caller.agentId, row, { reason: "imported" });
-    return pk;
-  }
-
   private async entry(tx: Tx, context: ImportContext, line: EntryLine, vector: Float32Array | null): Promise<Applied> {
     if (line.scope === "agent") throw new LineRefusal("private entries are not imported: only their author may write them");
     if (await this.store.transfer.memoryIdTaken(tx, line.id)) return "skipped";
     await this.requireProject(tx, line.project);
     this.requireSize("content", line.content);
     const tags = [...new Set(line.tags)];
-    await this.storeEntry(
+    // The entry keeps the id, author, times and history the line gives; the event is the importer's.
+    await this.writes.create(
       tx,
-      context,
+      context.caller.agentId,
       {
         id: line.id,
         type: line.type,
@@ -142,6 +124,7 @@ export class ImportedRecords {
       },
       tags,
       vector,
+      "imported",
     );
     return "entries";
   }
@@ -243,9 +226,9 @@ export class ImportedRecords {
     this.requireSize("content", content);
     const tags = entityTags(line);
     const at = now();
-    await this.storeEntry(
+    await this.writes.create(
       tx,
-      context,
+      context.caller.agentId,
       {
         ...newMemoryRow(
           context.caller.agentId,
@@ -257,6 +240,7 @@ export class ImportedRecords {
       },
       tags,
       vector,
+      "imported",
     );
     return "entries";
   }

@@ -6,7 +6,7 @@ import type { Caller } from "./caller.js";
 import { entityContent, entityEntryId } from "./import-memory-json.js";
 import { ImportedRecords, type Applied, type ImportContext } from "./import-records.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
-import type { MemoryService } from "./memory.js";
+import type { MemoryWrites } from "./memory-writes.js";
 import { LineRefusal, parseLine, type ParsedLine } from "./transfer-lines.js";
 import type { ImportResult } from "../wire/transfer.js";
 
@@ -52,9 +52,9 @@ export class ImportService {
     bus: EventBus,
     config: Config,
     private readonly embeddings: MemoryEmbeddings,
-    memory: MemoryService,
+    writes: MemoryWrites,
   ) {
-    this.records = new ImportedRecords(store, bus, config, embeddings, memory);
+    this.records = new ImportedRecords(store, bus, config, writes);
   }
 
   async import(caller: Caller, text: string, options: ImportOptions): Promise<ImportResult> {

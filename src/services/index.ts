@@ -15,6 +15,8 @@ import { openStore } from "../store/open.js";
 import type { Store } from "../store/store.js";
 import { AgentService } from "./agents.js";
 import { ArchivistService } from "./archivist.js";
+import { AuthService } from "./auth.js";
+import { BootstrapIdentities } from "./bootstrap.js";
 import { CurationService } from "./curation.js";
 import { GraphService } from "./graph.js";
 import { LogService } from "./logs.js";
@@ -25,11 +27,13 @@ import { IdempotencyService } from "./idempotency.js";
 import { Jobs } from "./jobs.js";
 import { MemoryService } from "./memory.js";
 import { MemoryEmbeddings } from "./memory-embeddings.js";
+import { MemoryWrites } from "./memory-writes.js";
 import { MemorySearch } from "./memory-search.js";
 import type { Caller } from "./caller.js";
 import { MessageService } from "./messages.js";
 import { MetricsService } from "./metrics.js";
 import { agentPerformance } from "./performance.js";
+import { Presence } from "./presence.js";
 import { ProjectService } from "./projects.js";
 import { SessionService } from "./sessions.js";
 import { TaskService } from "./tasks.js";
@@ -71,7 +75,11 @@ export interface Services {
   bus: EventBus;
   embeddingQueue: EmbeddingQueue;
   embeddings: MemoryEmbeddings;
+  /** Who a request's agent key or bearer token says it is. */
+  auth: AuthService;
   agents: AgentService;
+  /** AGENT_KEYS, the UI and archivist identities, and their keys in credentials.json. */
+  bootstrap: BootstrapIdentities;
   memory: MemoryService;
   search: MemorySearch;
   projects: ProjectService;
@@ -139,25 +147,30 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const reads = new ReadRecorder(store);
   const throttle = new FailureThrottle(options.throttleCapacity);
   const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_MINUTE, options.throttleCapacity);
-  const agents = new AgentService(store, bus, config, log, throttle);
-  const memory = new MemoryService(store, bus, config, embeddings, reads);
+  const auth = new AuthService(store, config, throttle);
+  const presence = new Presence();
+  const bootstrap = new BootstrapIdentities(store, config, log);
+  const agents = new AgentService(store, bus, config, throttle, presence, bootstrap);
+  // Every creation and deletion of an entry, whoever does it, goes through this one (DESIGN §4a).
+  const writes = new MemoryWrites(store, bus, embeddings);
+  const memory = new MemoryService(store, writes, config, embeddings, reads);
   const search = new MemorySearch(store, embeddings, reads, config);
-  const projects = new ProjectService(store, bus, memory);
+  const projects = new ProjectService(store, bus, writes);
   const tasks = new TaskService(store, bus, config);
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
-  const events = new EventService(store, bus, agents, options.streamQueueLimit ?? 1000);
+  const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
   const idempotency = new IdempotencyService(store);
-  const oauth = new OAuthService(store, agents, rateLimiter);
+  const oauth = new OAuthService(store, auth, rateLimiter);
   const archivist = new ArchivistService(store, bus);
-  const curation = new CurationService(store, memory, messages, embeddings, config.MAX_CONTENT_BYTES);
-  const graph = new GraphService(store, bus, memory);
+  const curation = new CurationService(store, writes, messages, embeddings, config.MAX_CONTENT_BYTES);
+  const graph = new GraphService(store, bus, writes);
   const logs = new LogService(store);
   const exporter = new ExportService(store, config);
-  const importer = new ImportService(store, bus, config, embeddings, memory);
+  const importer = new ImportService(store, bus, config, embeddings, writes);
   const uiSessions = new UiSessionService(store, config, throttle);
   const metrics = new MetricsService(store, bus, embeddingQueue, archivist, databasePath(config.DATA_DIR), config.EMBEDDING_MODEL);
-  const credentialsWritten = (options.bootstrap ?? true) ? await agents.bootstrap() : null;
+  const credentialsWritten = (options.bootstrap ?? true) ? await bootstrap.apply() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
 
   const jobs = new Jobs(log.child({ component: "jobs" }));
@@ -191,7 +204,9 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     bus,
     embeddingQueue,
     embeddings,
+    auth,
     agents,
+    bootstrap,
     memory,
     search,
     projects,

@@ -1,22 +1,19 @@
 import type { Config } from "../core/config.js";
 import { checkByteSize } from "../core/byte-size.js";
-import { ambiguousIdPrefix, AppError, forbidden, invalid, notFound } from "../core/errors.js";
+import { AppError, forbidden, invalid, notFound } from "../core/errors.js";
 import { parseIdRef } from "../core/ids.js";
 import { now } from "../core/time.js";
 import { kindRank, type MemoryFilters, type MemoryOrder, type MemoryPatch, type MemoryRow } from "../store/memory.js";
-import type { Reader, Store, Tx } from "../store/store.js";
-import type { Viewpoint } from "../store/visibility.js";
-import type { EventBus } from "../events/bus.js";
+import type { Store, Tx } from "../store/store.js";
 import { checkProjectWrite } from "./access.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { OverlapFinder } from "./memory-overlap.js";
 import { contentKey, newMemoryRow, toChange, toEntry, vectorMetaOf, round6 } from "./memory-records.js";
+import type { MemoryWrites } from "./memory-writes.js";
 import { decodeCursor, isKeyset, isRankedKeyset, pageOf, type Page } from "./paging.js";
 import type { ReadRecorder } from "./reads.js";
-import type { ServerEventPayloads } from "../wire/events.js";
 import type { BulkDeleteResult, MemoryChange, MemoryEntry, MemoryType, Scope, SimilarEntry } from "../wire/memory.js";
-
 
 export interface WriteInput {
   content: string;
@@ -29,7 +26,6 @@ export interface WriteInput {
   expires_at?: string | null | undefined;
   allow_duplicate?: boolean | undefined;
 }
-
 
 export type WriteResult =
   | { created: true; entry: MemoryEntry & { similar: SimilarEntry[] } }
@@ -52,27 +48,42 @@ export interface ListInput extends MemoryFilters {
   includeEmbedding?: boolean | undefined;
 }
 
-type MemoryEventType = "memory.written" | "memory.updated" | "memory.deleted";
-
-/** What a memory event's payload says beyond the entry's own fields, by event type. */
-type MemoryEventExtra<T extends MemoryEventType> = Omit<ServerEventPayloads[T], "memory_id" | "type" | "project" | "scope" | "version">;
-
-/** `emitChange`'s arguments after `tx`: each event type with its own payload fields, so the compiler checks them. */
-type MemoryEventArgs = {
-  [T in MemoryEventType]: [type: T, actor: string, row: Pick<MemoryRow, "id" | "type" | "project" | "scope" | "version" | "agent_id">, extra: MemoryEventExtra<T>];
-}[MemoryEventType];
-
-export type DeleteReason = ServerEventPayloads["memory.deleted"]["reason"];
-
 const DIRECTIVE_DENIED = "directive writes require elevated permission";
 const DIRECTIVE_LIMIT = 1000;
 
+/**
+ * The share of the gap to full confidence that a duplicate write closes (CONTRACT §3:
+ * `confidence += 0.2·(1−confidence)`). Each agreeing write counts, but for less the surer the
+ * entry already is: confidence climbs towards 1 ever more slowly, so a few repeats do not make an
+ * ordinary entry as certain as a directive (whose confidence is fixed at 1).
+ */
+const REINFORCEMENT_SHARE = 0.2;
+
+/** Why `removeMany` skipped an id, in the words of its result. */
+function skipReason(error: AppError): string {
+  switch (error.code) {
+    case "NOT_FOUND":
+      return "not found";
+    case "FORBIDDEN":
+      return "forbidden";
+    case "VALIDATION_FAILED":
+      return "invalid id";
+    default:
+      return error.detail;
+  }
+}
+
+/**
+ * The memory use cases: who may write, read, change and delete which entries, and the rules of
+ * each (duplicates reinforce, versions guard changes). Entries are created and deleted through
+ * MemoryWrites, which every writer shares.
+ */
 export class MemoryService {
   private readonly overlap: OverlapFinder;
 
   constructor(
     private readonly store: Store,
-    private readonly bus: EventBus,
+    private readonly writes: MemoryWrites,
     private readonly config: Config,
     private readonly embeddings: MemoryEmbeddings,
     private readonly reads: ReadRecorder,
@@ -86,16 +97,6 @@ export class MemoryService {
 
   private checkFutureExpiry(expiresAt: string | null | undefined): void {
     if (expiresAt && expiresAt <= now()) throw invalid("expires_at", "must be in the future");
-  }
-
-  /** A live entry the caller can see, by full id or unique prefix; anything else is 404. */
-  async resolve(r: Reader, viewpoint: Viewpoint, ref: string): Promise<MemoryRow> {
-    const parsed = parseIdRef(ref);
-    const rows = await this.store.memory.findLive(r, viewpoint, now(), parsed);
-    if (rows.length > 1) throw ambiguousIdPrefix();
-    const row = rows[0];
-    if (!row) throw notFound("memory entry");
-    return row;
   }
 
   async write(caller: Caller, input: WriteInput): Promise<WriteResult> {
@@ -135,9 +136,9 @@ export class MemoryService {
       const duplicate = input.allow_duplicate || !near ? null : await this.overlap.nearDuplicate(tx, dupKey, input.content, near, at);
       if (duplicate) return { created: false, entry: await this.reinforce(tx, caller, duplicate.row, duplicate.similarity, at) };
       const row = newMemoryRow(caller.agentId, { type, project, scope, content: input.content, confidence, parents, tags, expiresAt: input.expires_at ?? null }, at);
-      const pk = await this.insert(tx, caller, row, tags, vector);
+      const created = await this.writes.create(tx, caller.agentId, row, tags, vector);
       const similar = near ? this.overlap.similarAmong(near) : [];
-      return { created: true, entry: { ...toEntry({ ...row, pk }), similar } };
+      return { created: true, entry: { ...toEntry(created), similar } };
     });
   }
 
@@ -148,42 +149,13 @@ export class MemoryService {
     similarity: number,
     at: string,
   ): Promise<MemoryEntry & { duplicate_of: string; similarity: number }> {
-    const confidence = row.type === "directive" ? row.confidence : round6(row.confidence + 0.2 * (1 - row.confidence));
+    const confidence = row.type === "directive" ? row.confidence : round6(row.confidence + REINFORCEMENT_SHARE * (1 - row.confidence));
     const patch = { confidence, last_reinforced_at: at, reinforcement_count: row.reinforcement_count + 1 };
     await this.store.memory.patch(tx, row.pk, patch);
     const updated = { ...row, ...patch };
     if (row.embedding_model !== null) await this.store.vectors.updateMeta(tx, row.pk, vectorMetaOf(updated));
-    await this.emitChange(tx, "memory.updated", caller.agentId, updated, { reason: "reinforced" });
+    await this.writes.emitChange(tx, "memory.updated", caller.agentId, updated, { reason: "reinforced" });
     return { ...toEntry(updated), duplicate_of: row.id, similarity };
-  }
-
-  /**
-   * Inside the caller's transaction: stores a new entry with its vector (when there is one) and
-   * announces it. Returns its row key.
-   */
-  async insert(tx: Tx, caller: Caller, row: Omit<MemoryRow, "pk">, tags: string[], vector: Float32Array | null): Promise<number> {
-    const pk = await this.store.memory.insert(tx, row, tags);
-    if (vector) row.embedding_model = await this.embeddings.store(tx, pk, vector, row);
-    await this.emitChange(tx, "memory.written", caller.agentId, row, {});
-    return pk;
-  }
-
-  /** Announces a change to an entry; an event about a private entry is its author's alone. */
-  async emitChange(tx: Tx, ...[type, actor, row, extra]: MemoryEventArgs): Promise<void> {
-    const addressing = { agentId: actor, project: row.project, privateTo: row.scope === "agent" ? row.agent_id : null };
-    const entry = { memory_id: row.id, type: row.type, project: row.project, scope: row.scope, version: row.version };
-    // One case per type: each payload is checked against its own event type.
-    switch (type) {
-      case "memory.written":
-        await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
-        return;
-      case "memory.updated":
-        await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
-        return;
-      case "memory.deleted":
-        await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
-        return;
-    }
   }
 
   /**
@@ -197,17 +169,13 @@ export class MemoryService {
     options: { includeEmbedding?: boolean | undefined; context?: string | undefined } = {},
   ): Promise<MemoryEntry> {
     const reader = this.store.reader;
-    let row: MemoryRow;
-    try {
-      row = await this.resolve(reader, viewpointOf(caller), ref);
-    } catch (error) {
-      const parsed = parseIdRef(ref);
-      const merged =
-        error instanceof AppError && error.code === "NOT_FOUND" && "id" in parsed
-          ? await this.store.memory.mergedInto(reader, viewpointOf(caller), parsed.id)
-          : null;
-      if (merged === null) throw error;
-      throw new AppError("NOT_FOUND", `memory entry not found: it was merged into ${merged}`, { extra: { superseded_by: merged } });
+    const viewpoint = viewpointOf(caller);
+    const parsed = parseIdRef(ref);
+    let row = await this.writes.find(reader, viewpoint, parsed);
+    if (!row) {
+      const merged = "id" in parsed ? await this.store.memory.mergedInto(reader, viewpoint, parsed.id) : null;
+      if (merged !== null) throw new AppError("NOT_FOUND", `memory entry not found: it was merged into ${merged}`, { extra: { superseded_by: merged } });
+      throw notFound("memory entry");
     }
     if (caller.agentId !== row.agent_id && caller.role !== "archivist") {
       await this.reads.recordNow([{ pk: row.pk, agentId: caller.agentId, at: now(), context: options.context ?? null }]);
@@ -254,7 +222,7 @@ export class MemoryService {
   /** `expected`: the version the caller read (its If-Match); the change applies only to that version. */
   async update(caller: Caller, ref: string, patch: PatchInput, expected: number | undefined): Promise<MemoryEntry> {
     const viewpoint = viewpointOf(caller);
-    const current = await this.resolve(this.store.reader, viewpoint, ref);
+    const current = await this.writes.resolve(this.store.reader, viewpoint, ref);
     this.checkMayChange(caller, current);
     if (patch.content !== undefined) this.checkContentSize(patch.content);
     if (patch.type !== undefined && (patch.type === "directive") !== (current.type === "directive")) {
@@ -268,7 +236,7 @@ export class MemoryService {
 
     return this.store.transaction(async (tx) => {
       // Re-read inside the transaction: the entry may have changed while the content was embedded.
-      const row = await this.resolve(tx, viewpoint, current.id);
+      const row = await this.writes.resolve(tx, viewpoint, current.id);
       if (expected !== undefined && expected !== row.version) {
         throw new AppError("PRECONDITION_FAILED", "version does not match if-match", { extra: { current_version: row.version } });
       }
@@ -308,27 +276,16 @@ export class MemoryService {
       } else if (row.embedding_model !== null) {
         await this.store.vectors.updateMeta(tx, row.pk, vectorMetaOf(updated));
       }
-      await this.emitChange(tx, "memory.updated", caller.agentId, updated, { changed });
+      await this.writes.emitChange(tx, "memory.updated", caller.agentId, updated, { changed });
       return toEntry(updated);
     });
   }
 
-  /**
-   * Inside the caller's transaction: marks the entry deleted (replaced by `supersededBy`, when a
-   * merge replaced it), drops its vectors, emits the event.
-   */
-  async softDelete(tx: Tx, caller: Caller, row: MemoryRow, reason: DeleteReason, supersededBy: string | null = null): Promise<void> {
-    const at = now();
-    await this.store.memory.patch(tx, row.pk, { deleted_at: at, updated_at: at, superseded_by: supersededBy ?? undefined });
-    await this.store.vectors.delete(tx, row.pk);
-    await this.emitChange(tx, "memory.deleted", caller.agentId, row, supersededBy === null ? { reason } : { reason, superseded_by: supersededBy });
-  }
-
   async remove(caller: Caller, ref: string): Promise<void> {
     await this.store.transaction(async (tx) => {
-      const row = await this.resolve(tx, viewpointOf(caller), ref);
+      const row = await this.writes.resolve(tx, viewpointOf(caller), ref);
       this.checkMayChange(caller, row);
-      await this.softDelete(tx, caller, row, "deleted");
+      await this.writes.softDelete(tx, caller.agentId, row, "deleted");
     });
   }
 
@@ -338,14 +295,13 @@ export class MemoryService {
       const result: BulkDeleteResult = { deleted: [], skipped: [] };
       for (const ref of new Set(refs)) {
         try {
-          const row = await this.resolve(tx, viewpoint, ref);
+          const row = await this.writes.resolve(tx, viewpoint, ref);
           this.checkMayChange(caller, row);
-          await this.softDelete(tx, caller, row, "deleted");
+          await this.writes.softDelete(tx, caller.agentId, row, "deleted");
           result.deleted.push(row.id);
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
-          const reason = error.code === "NOT_FOUND" ? "not found" : error.code === "FORBIDDEN" ? "forbidden" : error.detail;
-          result.skipped.push({ id: ref, reason: error.code === "VALIDATION_FAILED" ? "invalid id" : reason });
+          result.skipped.push({ id: ref, reason: skipReason(error) });
         }
       }
       return result;
@@ -355,21 +311,25 @@ export class MemoryService {
   /** Archivist only (checked by the operation); leaves `version` and `updated_at` alone. */
   async setHeadline(caller: Caller, ref: string, headline: string | null): Promise<MemoryEntry> {
     return this.store.transaction(async (tx) => {
-      const row = await this.resolve(tx, viewpointOf(caller), ref);
+      const row = await this.writes.resolve(tx, viewpointOf(caller), ref);
       if (row.type === "directive") throw forbidden("directives are never modified by the archivist");
       if (row.headline === headline) return toEntry(row);
       await this.store.memory.patch(tx, row.pk, { headline });
       const updated = { ...row, headline };
-      await this.emitChange(tx, "memory.updated", caller.agentId, updated, { reason: "headline", changed: ["headline"] });
+      await this.writes.emitChange(tx, "memory.updated", caller.agentId, updated, { reason: "headline", changed: ["headline"] });
       return toEntry(updated);
     });
   }
 
-  /** Soft-deletes entries whose `expires_at` has passed; returns how many. */
+  /**
+   * Soft-deletes entries whose `expires_at` has passed; returns how many. Nobody acts here, so each
+   * `memory.deleted` is attributed to the entry's author (docs/decisions.md), said by passing the
+   * author as the actor.
+   */
   async sweepExpired(batch = 500): Promise<number> {
     return this.store.transaction(async (tx) => {
       const rows = await this.store.memory.expired(tx, now(), batch);
-      for (const row of rows) await this.softDelete(tx, { agentId: row.agent_id, role: "agent" }, row, "expired");
+      for (const row of rows) await this.writes.softDelete(tx, row.agent_id, row, "expired");
       return rows.length;
     });
   }

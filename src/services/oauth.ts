@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { now } from "../core/time.js";
 import type { Store } from "../store/store.js";
-import type { AgentService } from "./agents.js";
+import type { AuthService } from "./auth.js";
 import { hashKey } from "./credentials.js";
 import type { RateLimiter } from "./rate-limit.js";
 
@@ -20,7 +20,7 @@ export interface IssuedToken {
 export class OAuthService {
   constructor(
     private readonly store: Store,
-    private readonly agents: AgentService,
+    private readonly auth: AuthService,
     private readonly rateLimiter: RateLimiter,
   ) {}
 
@@ -29,7 +29,7 @@ export class OAuthService {
    * count against the address and client id like a wrong API key, since the secret is the key.
    */
   async issue(clientId: string, clientSecret: string, address: string | undefined): Promise<IssuedToken> {
-    const agent = await this.agents.verifiedRow(clientId, clientSecret, address);
+    const agent = await this.auth.verifyKey(clientId, clientSecret, address);
     // A token costs a write: issuing counts against the agent's rate limit like any request.
     this.rateLimiter.take(agent.agent_id);
     const token = `cairn_at_${randomBytes(32).toString("base64url")}`;

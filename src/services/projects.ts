@@ -4,7 +4,7 @@ import type { ProjectRow } from "../store/projects.js";
 import type { Reader, Store, Tx } from "../store/store.js";
 import type { EventBus } from "../events/bus.js";
 import { seesAllProjects, type Caller } from "./caller.js";
-import type { MemoryService } from "./memory.js";
+import type { MemoryWrites } from "./memory-writes.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
 import type { Project, ProjectClearCounts, ProjectMember } from "../wire/projects.js";
 
@@ -33,7 +33,7 @@ export class ProjectService {
   constructor(
     private readonly store: Store,
     private readonly bus: EventBus,
-    private readonly memory: MemoryService,
+    private readonly writes: MemoryWrites,
   ) {}
 
   private async requireProject(r: Reader, id: string): Promise<ProjectRow> {
@@ -110,7 +110,7 @@ export class ProjectService {
       const counts = { memory: 0, tasks: 0, messages: 0 };
       if (what.memory) {
         const rows = await this.store.memory.projectShared(tx, id);
-        for (const row of rows) await this.memory.softDelete(tx, caller, row, "cleared");
+        for (const row of rows) await this.writes.softDelete(tx, caller.agentId, row, "cleared");
         counts.memory = rows.length;
       }
       if (what.tasks) counts.tasks = await this.store.tasks.deleteProject(tx, id);

@@ -131,8 +131,11 @@ export interface TaskStore {
   lapsedClaims(r: Reader, nowIso: string, limit: number): Promise<TaskRow[]>;
   /** Pushes out the lease of every task the agent holds (its activity proves it is alive). */
   extendLeases(tx: Tx, agentId: string, until: string): Promise<number>;
-  /** Ids of the tasks the agent holds a claim on, those `viewpoint` can see. */
-  claimedIds(r: Reader, agentId: string, viewpoint: Viewpoint): Promise<string[]>;
+  /**
+   * For each of `agentIds`, the ids of the tasks it holds a claim on that `viewpoint` can see, in
+   * the order they were claimed (an agent with none is absent). One query for a page of agents.
+   */
+  claimedIdsByAgent(r: Reader, agentIds: string[], viewpoint: Viewpoint): Promise<Map<string, string[]>>;
   claimedBy(r: Reader, agentId: string, limit: number): Promise<TaskRow[]>;
   /** Deletes a project's tasks (with their comments, dependencies and outcomes); returns how many. */
   deleteProject(tx: Tx, project: string): Promise<number>;

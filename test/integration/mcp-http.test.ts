@@ -2,6 +2,7 @@ import http from "node:http";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { describe, expect } from "vitest";
 import { textBodyOf } from "../../src/http/text-body.js";
+import { MAX_SESSIONS_PER_AGENT } from "../../src/mcp/http.js";
 import { catalogue } from "../../tools/catalogue.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { it, test } from "../helpers/fixtures.js";
@@ -280,6 +281,36 @@ describe("/mcp over Streamable HTTP", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
     });
     expect(hijack.status).toBe(404);
+  });
+});
+
+describe("an agent's MCP sessions", () => {
+  it("never lock the agent out: past the limit, opening one closes the least recently used", async ({ server }) => {
+    const agent = await server.agent("many-hosts");
+    const open = async (): Promise<string> => {
+      const response = await fetch(new URL("/mcp", server.url), {
+        method: "POST",
+        headers: { ...MCP_HEADERS, "X-Agent-ID": agent.agentId, "X-API-Key": agent.apiKey },
+        body: JSON.stringify(INITIALIZE),
+      });
+      expect(response.status).toBe(200);
+      return response.headers.get("mcp-session-id") as string;
+    };
+    const use = (sessionId: string) =>
+      fetch(new URL("/mcp", server.url), {
+        method: "POST",
+        headers: { ...MCP_HEADERS, "X-Agent-ID": agent.agentId, "X-API-Key": agent.apiKey, "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+      });
+    // Hosts that were killed: sessions opened and never ended, as many as the limit allows.
+    const abandoned: string[] = [];
+    for (let index = 0; index < MAX_SESSIONS_PER_AGENT; index++) abandoned.push(await open());
+    // The newest of them is still in use, so it is not the one that makes way.
+    expect((await use(abandoned.at(-1) as string)).status).toBe(200);
+    const next = await open();
+    expect((await use(next)).status).toBe(200);
+    expect((await use(abandoned[0] as string)).status).toBe(404);
+    expect((await use(abandoned.at(-1) as string)).status).toBe(200);
   });
 });
 

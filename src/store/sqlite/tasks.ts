@@ -269,12 +269,22 @@ export class SqliteTasks implements TaskStore {
       .changes;
   }
 
-  async claimedIds(r: Reader, agentId: string, viewpoint: Viewpoint): Promise<string[]> {
+  async claimedIdsByAgent(r: Reader, agentIds: string[], viewpoint: Viewpoint): Promise<Map<string, string[]>> {
     const db = connectionOf(r);
     const visible = visibleInProject("t", viewpoint);
-    return db
-      .all<{ id: string }>(`SELECT t.id FROM tasks t WHERE t.assigned_to = ? AND t.status = 'claimed' AND ${visible.sql} ORDER BY t.claimed_at, t.pk`, agentId, ...visible.params)
-      .map((row) => row.id);
+    const rows = db.all<{ assigned_to: string; id: string }>(
+      `SELECT t.assigned_to, t.id FROM tasks t
+       WHERE t.assigned_to IN (SELECT value FROM json_each(?)) AND t.status = 'claimed' AND ${visible.sql} ORDER BY t.claimed_at, t.pk`,
+      JSON.stringify(agentIds),
+      ...visible.params,
+    );
+    const claimed = new Map<string, string[]>();
+    for (const row of rows) {
+      const ids = claimed.get(row.assigned_to);
+      if (ids) ids.push(row.id);
+      else claimed.set(row.assigned_to, [row.id]);
+    }
+    return claimed;
   }
 
   async claimedBy(r: Reader, agentId: string, limit: number): Promise<TaskRow[]> {

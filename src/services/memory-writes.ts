@@ -1,0 +1,120 @@
+import { ambiguousIdPrefix, notFound } from "../core/errors.js";
+import { parseIdRef, type IdRef } from "../core/ids.js";
+import { now } from "../core/time.js";
+import type { EventBus } from "../events/bus.js";
+import type { MemoryRow } from "../store/memory.js";
+import type { Reader, Store, Tx } from "../store/store.js";
+import type { Viewpoint } from "../store/visibility.js";
+import type { ServerEventPayloads } from "../wire/events.js";
+import type { MemoryEmbeddings } from "./memory-embeddings.js";
+
+type MemoryEventType = "memory.written" | "memory.updated" | "memory.deleted";
+
+/** What a memory event's payload says beyond the entry's own fields, by event type. */
+type MemoryEventExtra<T extends MemoryEventType> = Omit<ServerEventPayloads[T], "memory_id" | "type" | "project" | "scope" | "version">;
+
+/** `emitChange`'s arguments after `tx`: each event type with its own payload fields, so the compiler checks them. */
+type MemoryEventArgs = {
+  [T in MemoryEventType]: [type: T, actor: string, row: Pick<MemoryRow, "id" | "type" | "project" | "scope" | "version" | "agent_id">, extra: MemoryEventExtra<T>];
+}[MemoryEventType];
+
+export type DeleteReason = ServerEventPayloads["memory.deleted"]["reason"];
+
+/**
+ * Where a new entry came from when it was not written here, as its `memory.written` event says
+ * (`reason`); an entry written here has none. Feeds and mesh replication add theirs.
+ */
+export type Provenance = NonNullable<ServerEventPayloads["memory.written"]["reason"]>;
+
+/** Whether a row brings a past (an imported or replicated entry's) that the insert leaves at a new entry's defaults. */
+const hasHistory = (row: Omit<MemoryRow, "pk">): boolean =>
+  row.headline !== null || row.last_reinforced_at !== null || row.reinforcement_count > 0 || row.superseded_by !== null;
+
+/**
+ * The one way entries are created and deleted, inside the caller's transaction, with their vectors
+ * and their events: the write use case, curation's merges, project clears and imports all go
+ * through it (DESIGN §4a), so an entry never exists without its `memory.written` or goes without
+ * its `memory.deleted`, and every `memory.*` event is emitted here. What differs between those
+ * writers (the duplicate check, who may write what, the provenance) is theirs to decide before
+ * they call it.
+ */
+export class MemoryWrites {
+  constructor(
+    private readonly store: Store,
+    private readonly bus: EventBus,
+    private readonly embeddings: MemoryEmbeddings,
+  ) {}
+
+  /** A live entry `viewpoint` can see, by full id or unique prefix; undefined when there is none (400 when the prefix is ambiguous). */
+  async find(r: Reader, viewpoint: Viewpoint, ref: IdRef): Promise<MemoryRow | undefined> {
+    const rows = await this.store.memory.findLive(r, viewpoint, now(), ref);
+    if (rows.length > 1) throw ambiguousIdPrefix();
+    return rows[0];
+  }
+
+  /** A live entry `viewpoint` can see, by full id or unique prefix; anything else is 404. */
+  async resolve(r: Reader, viewpoint: Viewpoint, ref: string): Promise<MemoryRow> {
+    const row = await this.find(r, viewpoint, parseIdRef(ref));
+    if (!row) throw notFound("memory entry");
+    return row;
+  }
+
+  /**
+   * Stores a new entry whole, with its tags and its vector (when there is one; otherwise the
+   * backfill embeds it later), and announces it as `actor`'s. An entry that arrives with a past (an
+   * import keeps its headline, reinforcements, reads and `superseded_by`) keeps it. Returns the
+   * stored row; `row` itself is left as it was.
+   */
+  async create(
+    tx: Tx,
+    actor: string,
+    row: Omit<MemoryRow, "pk">,
+    tags: string[],
+    vector: Float32Array | null,
+    provenance?: Provenance,
+  ): Promise<MemoryRow> {
+    const pk = await this.store.memory.insert(tx, row, tags);
+    if (hasHistory(row)) {
+      await this.store.memory.patch(tx, pk, {
+        headline: row.headline,
+        last_reinforced_at: row.last_reinforced_at,
+        reinforcement_count: row.reinforcement_count,
+        superseded_by: row.superseded_by,
+      });
+    }
+    if (row.read_count > 0 || row.distinct_readers > 0) await this.store.transfer.restoreReadCounts(tx, pk, row.read_count, row.distinct_readers);
+    const stored: MemoryRow = { ...row, pk };
+    if (vector) stored.embedding_model = await this.embeddings.store(tx, pk, vector, stored);
+    await this.emitChange(tx, "memory.written", actor, stored, provenance === undefined ? {} : { reason: provenance });
+    return stored;
+  }
+
+  /** Announces a change to an entry as `actor`'s; an event about a private entry is its author's alone. */
+  async emitChange(tx: Tx, ...[type, actor, row, extra]: MemoryEventArgs): Promise<void> {
+    const addressing = { agentId: actor, project: row.project, privateTo: row.scope === "agent" ? row.agent_id : null };
+    const entry = { memory_id: row.id, type: row.type, project: row.project, scope: row.scope, version: row.version };
+    // One case per type: each payload is checked against its own event type.
+    switch (type) {
+      case "memory.written":
+        await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
+        return;
+      case "memory.updated":
+        await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
+        return;
+      case "memory.deleted":
+        await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
+        return;
+    }
+  }
+
+  /**
+   * Marks the entry deleted (replaced by `supersededBy`, when a merge replaced it), drops its
+   * vector, and announces it as `actor`'s.
+   */
+  async softDelete(tx: Tx, actor: string, row: MemoryRow, reason: DeleteReason, supersededBy: string | null = null): Promise<void> {
+    const at = now();
+    await this.store.memory.patch(tx, row.pk, { deleted_at: at, updated_at: at, superseded_by: supersededBy ?? undefined });
+    await this.store.vectors.delete(tx, row.pk);
+    await this.emitChange(tx, "memory.deleted", actor, row, supersededBy === null ? { reason } : { reason, superseded_by: supersededBy });
+  }
+}
