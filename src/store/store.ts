@@ -52,7 +52,8 @@ export interface Store {
   readonly reader: Reader;
   /**
    * Runs `work` as one transaction: all of its writes commit together, or none do (it throws).
-   * Transactions never nest: inside one, pass its `Tx` on (or use `tx.savepoint`).
+   * Transactions never nest: inside one, pass its `Tx` on (or use `tx.savepoint`); a nested call
+   * waits for the transaction it is inside, for ever.
    */
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   addGuard(guard: TransactionGuard): void;

@@ -62,7 +62,7 @@ export class SqliteStore implements Store {
     private readonly readerDb: Db,
     options: SqliteStoreOptions,
   ) {
-    this.reader = asReader(new SqliteReader(readerDb));
+    this.reader = asReader(new SqliteReader(writer, readerDb));
     this.queue = new TransactionQueue(writer, options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })));
     this.vectors = new SqliteVectorIndex((work) => this.transaction(work));
     this.agents = new SqliteAgents(this.vectors);
