@@ -1,5 +1,7 @@
 import type { EdgeFilters, EdgeRow, GraphStore, NewEdge } from "../graph.js";
 import type { Reader, Tx } from "../store.js";
+import type { ImportedEdge } from "../transfer.js";
+import type { Db } from "./connection.js";
 import type { Viewpoint } from "../visibility.js";
 import { connectionOf } from "./transactions.js";
 import { visibleMemory } from "./visibility.js";
@@ -18,6 +20,24 @@ function bothEndsVisible(viewpoint: Viewpoint, nowIso: string): { sql: string; p
   };
 }
 
+/** Inserts an edge with its own id and times (an import keeps another instance's); returns its row key. */
+export function insertEdge(db: Db, edge: ImportedEdge): number {
+  const result = db.run(
+    `INSERT INTO graph_edges (id, src_pk, dst_pk, rel, note, project, agent_id, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    edge.id,
+    edge.srcPk,
+    edge.dstPk,
+    edge.rel,
+    edge.note,
+    edge.project,
+    edge.agentId,
+    edge.createdAt,
+    edge.updatedAt,
+  );
+  return Number(result.lastInsertRowid);
+}
+
 export class SqliteGraph implements GraphStore {
   async upsert(tx: Tx, edge: NewEdge): Promise<{ pk: number; created: boolean }> {
     const db = connectionOf(tx);
@@ -31,20 +51,7 @@ export class SqliteGraph implements GraphStore {
       db.run("UPDATE graph_edges SET note = ?, updated_at = ? WHERE pk = ?", edge.note, edge.at, existing.pk);
       return { pk: existing.pk, created: false };
     }
-    const result = db.run(
-      `INSERT INTO graph_edges (id, src_pk, dst_pk, rel, note, project, agent_id, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      edge.id,
-      edge.srcPk,
-      edge.dstPk,
-      edge.rel,
-      edge.note,
-      edge.project,
-      edge.agentId,
-      edge.at,
-      edge.at,
-    );
-    return { pk: Number(result.lastInsertRowid), created: true };
+    return { pk: insertEdge(db, { ...edge, createdAt: edge.at, updatedAt: edge.at }), created: true };
   }
 
   async byPk(r: Reader, pk: number): Promise<EdgeRow | undefined> {

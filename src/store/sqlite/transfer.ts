@@ -4,6 +4,7 @@ import type { MemoryRow } from "../memory.js";
 import type { ProjectRow } from "../projects.js";
 import type { Reader, Tx } from "../store.js";
 import type { ImportedEdge, TaskCommentRow, TaskOutcomeRow, TransferSelection, TransferStore } from "../transfer.js";
+import { insertEdge } from "./graph.js";
 import { connectionOf } from "./transactions.js";
 
 interface Clause {
@@ -111,21 +112,7 @@ export class SqliteTransfer implements TransferStore {
   }
 
   async insertEdge(tx: Tx, edge: ImportedEdge): Promise<number> {
-    const db = connectionOf(tx);
-    const result = db.run(
-      `INSERT INTO graph_edges (id, src_pk, dst_pk, rel, note, project, agent_id, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      edge.id,
-      edge.srcPk,
-      edge.dstPk,
-      edge.rel,
-      edge.note,
-      edge.project,
-      edge.agentId,
-      edge.createdAt,
-      edge.updatedAt,
-    );
-    return Number(result.lastInsertRowid);
+    return insertEdge(connectionOf(tx), edge);
   }
 
   async setEdgeNote(tx: Tx, pk: number, note: string, at: string): Promise<void> {
