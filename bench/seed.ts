@@ -38,8 +38,8 @@ export interface SeededStore {
  */
 function schemaFingerprint(): string {
   const hash = createHash("sha256").update(VECTOR_LAYOUT);
-  const base = readdirSync(migrationsDir).sort()[0];
-  if (base !== undefined) hash.update(base).update(readFileSync(join(migrationsDir, base)));
+  const base = readdirSync(join(migrationsDir, "sqlite")).sort()[0];
+  if (base !== undefined) hash.update(base).update(readFileSync(join(migrationsDir, "sqlite", base)));
   return hash.digest("hex").slice(0, 10);
 }
 

@@ -2,6 +2,7 @@ import type { Config } from "./core/config.js";
 import { createLogger, type Logger } from "./core/log.js";
 import { runChecks, type Check, type CheckOptions } from "./services/admin.js";
 import { openServices, type ServiceOptions } from "./services/index.js";
+import { copySqliteToPostgres, type CopyReport } from "./store/copy.js";
 import { startServer, type RunningServer, type ServerOptions } from "./http/server.js";
 import { OperationGateway } from "../tools/gateway.js";
 
@@ -28,6 +29,10 @@ export async function startApp(config: Config, options: StartOptions = {}): Prom
     throw error;
   }
 }
+
+/** `cairn migrate-store`: a SQLite store copied whole into an empty PostgreSQL database. */
+export const migrateStore = (file: string, url: string, onProgress: (table: string, rows: number) => void): Promise<CopyReport> =>
+  copySqliteToPostgres(file, url, onProgress);
 
 /** `cairn doctor`'s checks of a data directory; they open no services and create nothing. */
 export const checkInstallation = (config: Config, options: CheckOptions): Promise<Check[]> => runChecks(config, options);

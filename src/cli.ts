@@ -1,4 +1,4 @@
-import { agentHelp, archivistHelp, backupHelp, doctorHelp, exportHelp, importHelp, mcpHelp, reindexHelp, searchHelp, serveHelp, statusHelp, stopHelp, uiLinkHelp } from "./cli/help.js";
+import { agentHelp, archivistHelp, backupHelp, doctorHelp, exportHelp, importHelp, mcpHelp, migrateStoreHelp, reindexHelp, searchHelp, serveHelp, statusHelp, stopHelp, uiLinkHelp } from "./cli/help.js";
 import { print, printError, UsageError } from "./cli/output.js";
 import { packageVersion } from "./core/paths.js";
 
@@ -17,7 +17,8 @@ commands:
   export              JSON Lines of everything shared, to standard output
   import FILE         import an export or a memory.json
   ui-link             print a one-time sign-in link for the web UI
-  backup FILE         consistent online copy of the database
+  backup FILE         consistent online copy of the database (SQLite)
+  migrate-store       copy a SQLite store into an empty PostgreSQL one
   reindex             re-embed every entry with the configured model
   doctor              check configuration, permissions, database and model
 
@@ -97,6 +98,13 @@ const commands: Record<string, Command> = {
     help: backupHelp,
     run: async (args) => {
       await (await import("./cli/maintenance.js")).backup(args);
+      return 0;
+    },
+  },
+  "migrate-store": {
+    help: migrateStoreHelp,
+    run: async (args) => {
+      await (await import("./cli/migrate-store.js")).migrateStore(args);
       return 0;
     },
   },

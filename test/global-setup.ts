@@ -2,7 +2,32 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import pg from "pg";
+import { PgStore } from "../src/store/postgres/store.js";
 import { CHROMIUM, HAS_CHROMIUM, INSTALL_CHROMIUM } from "./helpers/browser.js";
+import { adminSql, databaseUrl, onPostgres, POSTGRES_URL, templateDatabase } from "./helpers/database.js";
+
+/**
+ * On PostgreSQL: a migrated template that every test server's database is cloned from (a clone is
+ * far quicker than migrating), under a prefix of this run's own; returns what drops them all.
+ */
+async function preparePostgres(): Promise<() => Promise<void>> {
+  process.env.CAIRN_TEST_DATABASE_PREFIX = `cairn_test_${process.pid}_`;
+  adminSql(`CREATE DATABASE "${templateDatabase()}"`);
+  const store = await PgStore.open(databaseUrl(POSTGRES_URL as string, templateDatabase()));
+  await store.close();
+  process.stderr.write(`\nnote: the suite runs on PostgreSQL (${new URL(POSTGRES_URL as string).host}), a database per test server\n\n`);
+  return async () => {
+    const admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE starts_with(datname, $1)", [process.env.CAIRN_TEST_DATABASE_PREFIX]);
+      for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    } finally {
+      await admin.end();
+    }
+  };
+}
 
 /**
  * Before anything runs: every temporary file of this run (data directories, homes, the children's
@@ -11,9 +36,10 @@ import { CHROMIUM, HAS_CHROMIUM, INSTALL_CHROMIUM } from "./helpers/browser.js";
  * to run them. At the end, says again which order the run took (the shuffle's seed), where a
  * failure's reader looks first.
  */
-export default function setup(project: TestProject): () => void {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const runDir = mkdtempSync(join(tmpdir(), "cairn-test-run-"));
   process.env.TMPDIR = runDir;
+  const dropDatabases = onPostgres ? await preparePostgres() : null;
   if (!HAS_CHROMIUM && !process.env.CI) {
     process.stderr.write(
       `\nnote: the web UI's browser tests (test/ui) are skipped: ${CHROMIUM} was not found.\n` +
@@ -21,8 +47,9 @@ export default function setup(project: TestProject): () => void {
     );
   }
   const { seed, shuffle } = project.config.sequence;
-  return () => {
+  return async () => {
     rmSync(runDir, { recursive: true, force: true });
+    await dropDatabases?.();
     if (shuffle) process.stderr.write(`\nshuffled with seed ${seed}: \`npx vitest run --sequence.seed=${seed}\` runs the same order\n`);
   };
 }

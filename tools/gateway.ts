@@ -136,8 +136,8 @@ export class OperationGateway {
   }
 
   /** Counts a request against the agent's rate limit, for routes outside the catalogue (/metrics). */
-  takeRequest(agentId: string): void {
-    this.services.rateLimiter.take(agentId);
+  takeRequest(agentId: string): Promise<void> {
+    return this.services.rateLimiter.take(agentId);
   }
 
   /** Entries held by the in-memory tables that unauthenticated traffic reaches (CONTRACT §2.2a). */
@@ -165,7 +165,7 @@ export class OperationGateway {
       if (operation.roles && !operation.roles.includes(caller.role)) {
         throw forbidden(`this operation requires the ${operation.roles.join(" or ")} role`);
       }
-      this.services.rateLimiter.take(caller.agentId);
+      await this.services.rateLimiter.take(caller.agentId);
     }
     const fencingToken = caller?.role === "archivist" && !READ_KINDS.has(operation.kind) ? invocation.leaseToken : undefined;
     const execute =

@@ -93,6 +93,14 @@ export const backupHelp = `usage: cairn backup FILE [--force]
 Writes a consistent copy of the database to FILE using SQLite's online backup API; safe while
 the server runs. Refuses to overwrite FILE unless --force is given.`;
 
+export const migrateStoreHelp = `usage: cairn migrate-store --from SQLITE_FILE --to DATABASE_URL
+
+Copies a SQLite store (DATA_DIR/cairn.db) into an empty PostgreSQL database: agents with their key
+hashes, projects, memory with its vectors, tasks, messages, events, handoffs, the graph and the
+archivist's state, keys and times unchanged. Counts every table on both sides; a difference, or a
+target that already holds data, copies nothing. Stop the server first: the file must not change
+while it is read.`;
+
 export const reindexHelp = `usage: cairn reindex
 
 Re-embeds every memory entry with the configured EMBEDDING_MODEL (for example after changing it).

@@ -81,6 +81,10 @@ const settingsSchema = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),
   PORT: int(0, 65535).default(8470),
   DATA_DIR: z.string().min(1).optional(),
+  /** Unset: SQLite in DATA_DIR. `postgres://…`: PostgreSQL (with pgvector), which several servers may share. */
+  DATABASE_URL: z
+    .url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// or postgresql:// URL" })
+    .optional(),
   PUBLIC_URL: url.optional(),
   AGENT_KEYS: agentKeys.default([]),
   REGISTRATION_KEY: z.string().default(""),

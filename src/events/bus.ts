@@ -1,7 +1,7 @@
 import { newId } from "../core/ids.js";
 import { now } from "../core/time.js";
-import type { EventRow, EventStore } from "../store/events.js";
-import type { Tx } from "../store/store.js";
+import type { EventRow } from "../store/events.js";
+import type { Store, Tx } from "../store/store.js";
 import type { CustomEvent, EventRecord, ServerEvent } from "../wire/events.js";
 
 /** An event as stored, with the audience fields live subscribers filter on. */
@@ -21,14 +21,38 @@ export const toEventRecord = (row: EventRow): EventRecord => ({
   created_at: row.created_at,
 });
 
+const FOLLOW_PAGE = 500;
+
 /**
  * Persists each event in the transaction of the change it describes, and hands it to live
- * subscribers only after that transaction commits.
+ * subscribers only after that transaction commits, in seq order.
+ *
+ * Where this process is the only writer, a commit's events are handed on as they were made. Where
+ * several processes share the store, every process follows the log instead: a wake-up (its own
+ * commit, or the store's notice of anyone's) makes it read the events after the last it handed on,
+ * so subscribers here see the other servers' events too, each once and in order.
  */
 export class EventBus {
   private readonly listeners = new Set<(event: BusEvent) => void>();
+  private delivered = 0;
+  private following: Promise<void> | null = null;
+  private again = false;
+  private stopFollowing: (() => void) | null = null;
 
-  constructor(private readonly events: EventStore) {}
+  constructor(private readonly store: Store) {}
+
+  /** Starts following the shared log, where there is one; resolves once listening. */
+  async start(): Promise<void> {
+    const wakeups = this.store.eventWakeups;
+    if (!wakeups) return;
+    this.delivered = await this.store.events.maxSeq(this.store.reader);
+    this.stopFollowing = await wakeups.subscribe(() => this.wake());
+  }
+
+  stop(): void {
+    this.stopFollowing?.();
+    this.stopFollowing = null;
+  }
 
   emit(tx: Tx, event: ServerEvent): Promise<BusEvent> {
     return this.persist(tx, event);
@@ -49,16 +73,47 @@ export class EventBus {
       payload: JSON.stringify(input.payload),
       created_at: now(),
     };
-    const seq = await this.events.insert(tx, row, input.audience);
+    const seq = await this.store.events.insert(tx, row, input.audience);
     const event: BusEvent = { ...row, seq, payload: input.payload as Record<string, unknown>, audience: input.audience ?? null };
-    tx.afterCommit(() => {
-      for (const listener of this.listeners) listener(event);
-    });
+    tx.afterCommit(() => (this.store.eventWakeups ? this.wake() : this.deliver(event)));
     return event;
   }
 
   subscribe(listener: (event: BusEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  private deliver(event: BusEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  /** Reads and hands on what the log has after the last delivered event; one reader at a time. */
+  private wake(): void {
+    if (this.following) {
+      this.again = true;
+      return;
+    }
+    this.following = (async () => {
+      do {
+        this.again = false;
+        for (;;) {
+          if (!this.store.open) return;
+          const rows = await this.store.events.since(this.store.reader, this.delivered, FOLLOW_PAGE);
+          for (const row of rows) {
+            this.delivered = row.seq;
+            const { restricted: _restricted, audience, ...stored } = row;
+            this.deliver({ ...stored, payload: JSON.parse(row.payload) as Record<string, unknown>, audience });
+          }
+          if (rows.length < FOLLOW_PAGE) break;
+        }
+      } while (this.again);
+    })()
+      .catch(() => {
+        // The store is closing, or unreachable for a moment: the next wake-up reads from the same point.
+      })
+      .finally(() => {
+        this.following = null;
+      });
   }
 }

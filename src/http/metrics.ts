@@ -158,7 +158,7 @@ export class ServerMetrics {
       const caller = await this.gateway.authenticate(credentialsOf(request, this.hosts));
       response.locals.caller = caller;
       if (caller.role !== "owner") throw forbidden("metrics require the owner role or the metrics token");
-      this.gateway.takeRequest(caller.agentId);
+      await this.gateway.takeRequest(caller.agentId);
     }
     response.type(this.registry.contentType).send(await this.scrape());
   };

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { invalid } from "../core/errors.js";
+import { setTimeout as sleep } from "node:timers/promises";
 import { now } from "../core/time.js";
 import type { Store } from "../store/store.js";
 
@@ -23,9 +24,16 @@ function canonical(value: unknown): string {
 export const requestHash = (operation: string, input: unknown): string =>
   createHash("sha256").update(operation).update("\0").update(canonical(input)).digest("hex");
 
+/** How long a request with a key may run before another may take the key over (its server stopped). */
+const RESERVATION_STALE_MS = 120_000;
+/** How often a repeat polls for the answer of the first request when that one runs elsewhere. */
+const POLL_MS = 50;
+
 /**
  * `Idempotency-Key`: the first response per (agent, key) is kept for 24 h and replayed for a
- * repeat of the same request; a concurrent repeat waits for the first to finish.
+ * repeat of the same request; a concurrent repeat waits for the first to finish. The key is
+ * reserved in the store before the request runs, so this holds across server processes too: a
+ * repeat that reaches another server waits for the answer there.
  */
 export class IdempotencyService {
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -42,47 +50,60 @@ export class IdempotencyService {
     for (let running = this.inFlight.get(slot); running; running = this.inFlight.get(slot)) {
       await running;
     }
-    // Taken before the stored response is looked up (that waits on the store), so a concurrent
-    // repeat waits for this run, its stored response included, instead of running too.
+    // Taken before the store is asked (that waits), so a concurrent repeat on this server waits
+    // for this run, its stored answer included, instead of polling the store.
     let release = (): void => undefined;
     this.inFlight.set(slot, new Promise<void>((resolve) => (release = resolve)));
     try {
-      const stored = await this.store.idempotency.find(this.store.reader, agentId, key);
-      if (stored) {
-        if (stored.request_hash !== hash) {
-          throw invalid("Idempotency-Key", "already used with a different request", "idempotency key reused with a different request");
-        }
-        return {
-          reply: {
-            status: stored.status,
-            body: stored.body === null ? undefined : (JSON.parse(stored.body) as unknown),
-            headers: JSON.parse(stored.headers) as Record<string, string>,
-          },
-          replayed: true,
-        };
+      const answered = await this.claim(agentId, key, hash);
+      if (answered) return { reply: answered, replayed: true };
+      let reply: StoredReply;
+      try {
+        reply = await execute();
+      } catch (error) {
+        await this.store.transaction((tx) => this.store.idempotency.release(tx, agentId, key));
+        throw error;
       }
-      const reply = await execute();
-      // Transient failures are not the request's answer; a retry should run it again.
-      if (reply.status < 500 && reply.status !== 429) {
-        await this.store.transaction((tx) =>
-          this.store.idempotency.save(
-            tx,
-            agentId,
-            key,
-            {
-              request_hash: hash,
+      await this.store.transaction((tx) =>
+        // Transient failures are not the request's answer; a retry should run it again.
+        reply.status < 500 && reply.status !== 429
+          ? this.store.idempotency.complete(tx, agentId, key, {
               status: reply.status,
               body: reply.body === undefined ? null : JSON.stringify(reply.body),
               headers: JSON.stringify(reply.headers),
-            },
-            now(),
-          ),
-        );
-      }
+            })
+          : this.store.idempotency.release(tx, agentId, key),
+      );
       return { reply, replayed: false };
     } finally {
       this.inFlight.delete(slot);
       release();
+    }
+  }
+
+  /**
+   * Reserves the key for this request (null: go ahead and run it), or returns the answer stored
+   * under it, waiting while a request with the key runs on another server.
+   */
+  private async claim(agentId: string, key: string, hash: string): Promise<StoredReply | null> {
+    for (;;) {
+      const at = now();
+      if (await this.store.transaction((tx) => this.store.idempotency.reserve(tx, agentId, key, hash, at))) return null;
+      const stored = await this.store.idempotency.find(this.store.reader, agentId, key);
+      if (!stored) continue;
+      if (stored.request_hash !== hash) {
+        throw invalid("Idempotency-Key", "already used with a different request", "idempotency key reused with a different request");
+      }
+      if (stored.status !== 0) {
+        return {
+          status: stored.status,
+          body: stored.body === null ? undefined : (JSON.parse(stored.body) as unknown),
+          headers: JSON.parse(stored.headers) as Record<string, string>,
+        };
+      }
+      const staleBefore = new Date(Date.now() - RESERVATION_STALE_MS).toISOString();
+      if (await this.store.transaction((tx) => this.store.idempotency.takeOver(tx, agentId, key, staleBefore, now()))) return null;
+      await sleep(POLL_MS);
     }
   }
 

@@ -1,7 +1,7 @@
 import type { Config } from "../core/config.js";
 import { AppError, forbidden, notFound } from "../core/errors.js";
 import type { EventBus } from "../events/bus.js";
-import type { Store } from "../store/store.js";
+import { ConstraintViolation, type Store } from "../store/store.js";
 import type { Caller } from "./caller.js";
 import { entityContent, entityEntryId } from "./import-memory-json.js";
 import { ImportedRecords, type Applied, type ImportContext } from "./import-records.js";
@@ -27,14 +27,11 @@ const BATCH = 250;
 /** Thrown to roll a dry run's transaction back once every line has been tried. */
 class DryRunRollback extends Error {}
 
-const isConstraintError = (error: unknown): boolean =>
-  typeof (error as { code?: unknown } | null)?.code === "string" && (error as { code: string }).code.startsWith("SQLITE_CONSTRAINT");
-
 /** Why a line failed, or null for a failure that is not the line's fault. */
 function refusalOf(error: unknown): string | null {
   if (error instanceof LineRefusal) return error.detail;
   if (error instanceof AppError && error.status < 500) return error.detail;
-  if (isConstraintError(error)) return "conflicts with a record stored here";
+  if (error instanceof ConstraintViolation) return "conflicts with a record stored here";
   return null;
 }
 

@@ -140,13 +140,18 @@ export function ensureDataDir(config: Config, log: Logger): void {
 export async function openServices(options: ServiceOptions): Promise<Services> {
   const { config, log } = options;
   ensureDataDir(config, log);
-  const store = openStore(databasePath(config.DATA_DIR), { onHookError: (error) => log.error("after-commit hook failed", { error }) });
-  const bus = new EventBus(store.events);
+  const store = await openStore({
+    databaseUrl: config.DATABASE_URL,
+    file: databasePath(config.DATA_DIR),
+    onHookError: (error) => log.error("after-commit hook failed", { error }),
+  });
+  const bus = new EventBus(store);
+  await bus.start();
   const embeddingQueue = new EmbeddingQueue(options.embedderLoader ?? embedderLoaderFor(config), log.child({ component: "embeddings" }));
   const embeddings = new MemoryEmbeddings(store, embeddingQueue, log.child({ component: "embeddings" }));
   const reads = new ReadRecorder(store);
   const throttle = new FailureThrottle(options.throttleCapacity);
-  const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_MINUTE, options.throttleCapacity);
+  const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_MINUTE, options.throttleCapacity, store.rateLimits);
   const auth = new AuthService(store, config, throttle);
   const presence = new Presence();
   const bootstrap = new BootstrapIdentities(store, config, log);
@@ -173,16 +178,16 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const credentialsWritten = (options.bootstrap ?? true) ? await bootstrap.apply() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
 
-  const jobs = new Jobs(log.child({ component: "jobs" }));
+  const jobs = new Jobs(log.child({ component: "jobs" }), store);
   if (options.jobs ?? true) {
-    jobs.every("sweep-expired", options.sweepIntervalMs ?? 15_000, () => memory.sweepExpired());
-    jobs.every("embed-backfill", 60_000, () => embeddings.backfill());
-    if (config.TASK_LEASE_SECONDS > 0) jobs.every("release-lapsed-claims", options.leaseSweepIntervalMs ?? 5_000, () => tasks.releaseLapsed());
+    jobs.once("sweep-expired", options.sweepIntervalMs ?? 15_000, () => memory.sweepExpired());
+    jobs.once("embed-backfill", 60_000, () => embeddings.backfill());
+    if (config.TASK_LEASE_SECONDS > 0) jobs.once("release-lapsed-claims", options.leaseSweepIntervalMs ?? 5_000, () => tasks.releaseLapsed());
     jobs.every("sweep-limiters", 60_000, () => {
       rateLimiter.sweep();
       throttle.sweep();
     });
-    jobs.every("prune", 3600_000, async () => {
+    jobs.once("prune", 3600_000, async () => {
       await idempotency.prune();
       await oauth.pruneExpired();
       await uiSessions.pruneIdle();
@@ -243,6 +248,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
       if (closed) return;
       closed = true;
       jobs.stop();
+      bus.stop();
       metrics.close();
       await reads.flush();
       await auditStarted;

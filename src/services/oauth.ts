@@ -31,7 +31,7 @@ export class OAuthService {
   async issue(clientId: string, clientSecret: string, address: string | undefined): Promise<IssuedToken> {
     const agent = await this.auth.verifyKey(clientId, clientSecret, address);
     // A token costs a write: issuing counts against the agent's rate limit like any request.
-    this.rateLimiter.take(agent.agent_id);
+    await this.rateLimiter.take(agent.agent_id);
     const token = `cairn_at_${randomBytes(32).toString("base64url")}`;
     const issuedAt = now();
     await this.store.transaction((tx) =>

@@ -37,6 +37,11 @@ export interface EventStore {
     limit: number,
     beforeSeq?: number,
   ): Promise<EventRow[]>;
+  /**
+   * Every event after `afterSeq` in seq order, whoever may see it, with its audience (null when
+   * it has none): what a server hands its live subscribers.
+   */
+  since(r: Reader, afterSeq: number, limit: number): Promise<(EventRow & { audience: string[] | null })[]>;
   /** The highest seq a reader may pass: every event up to it is committed. */
   maxSeq(r: Reader): Promise<number>;
   /** The highest seq retention has removed: a reader asking to resume before it has missed events. */

@@ -5,6 +5,7 @@ import type { EventStore } from "./events.js";
 import type { GraphStore } from "./graph.js";
 import type { HandoffStore } from "./handoffs.js";
 import type { IdempotencyStore } from "./idempotency.js";
+import type { JobStore } from "./jobs.js";
 import type { LogStore } from "./logs.js";
 import type { Maintenance } from "./maintenance.js";
 import type { KeywordIndex, MemoryStore } from "./memory.js";
@@ -38,6 +39,12 @@ export interface Tx extends Reader {
   afterCommit(hook: () => void): void;
   /** Runs `work` in a savepoint of this transaction: when it throws, its writes (and hooks) alone roll back. */
   savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Until this transaction ends, holds the lock of `name`: another transaction that locks the same
+   * name waits here for it. For a rule that spans rows no key constraint covers (no two entries
+   * alike in one scope). Where transactions never overlap (SQLite) it costs nothing.
+   */
+  lock(name: string): Promise<void>;
 }
 
 /**
@@ -53,7 +60,9 @@ export interface Store {
   /**
    * Runs `work` as one transaction: all of its writes commit together, or none do (it throws).
    * Transactions never nest: inside one, pass its `Tx` on (or use `tx.savepoint`); a nested call
-   * waits for the transaction it is inside, for ever.
+   * waits for the transaction it is inside, for ever. Where transactions overlap (PostgreSQL), one
+   * that collides with another (both inserting the same key, a deadlock) is rolled back and run
+   * again, so `work` must do nothing but store work and register hooks: it may run more than once.
    */
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   addGuard(guard: TransactionGuard): void;
@@ -64,6 +73,15 @@ export interface Store {
   /** Waits for queued transactions, then releases the database. */
   close(): Promise<void>;
 
+  /**
+   * Present where several server processes may share the database: `subscribe` wakes the listener
+   * whenever any process has committed events (the listener then reads the log by seq). Absent
+   * where this process is the only writer, whose commits are all the events there are.
+   */
+  readonly eventWakeups?: EventWakeups;
+  /** Present where several processes share the database: the per-agent rate limit they all count against. */
+  readonly rateLimits?: SharedRateLimits;
+
   readonly agents: AgentStore;
   readonly archivist: ArchivistStore;
   readonly audit: AuditReads;
@@ -71,6 +89,7 @@ export interface Store {
   readonly graph: GraphStore;
   readonly handoffs: HandoffStore;
   readonly idempotency: IdempotencyStore;
+  readonly jobs: JobStore;
   readonly keywords: KeywordIndex;
   readonly logs: LogStore;
   readonly maintenance: Maintenance;
@@ -84,3 +103,28 @@ export interface Store {
   readonly vectors: VectorIndex;
 }
 
+
+export interface EventWakeups {
+  /** Resolves once listening; the function it gives stops. */
+  subscribe(listener: () => void): Promise<() => void>;
+}
+
+export interface SharedRateLimits {
+  /**
+   * Takes one request from the agent's bucket (`capacity` requests, refilled evenly over a
+   * minute); says whether there was one, and if not, in how many seconds there will be.
+   */
+  take(agentId: string, capacity: number, nowMs: number): Promise<{ allowed: true } | { allowed: false; retryAfterSeconds: number }>;
+}
+
+/**
+ * A write broke one of the database's constraints (a key already taken, a reference to nothing, a
+ * value out of range): the data written was at fault, not the server. Every implementation throws
+ * this rather than its driver's error.
+ */
+export class ConstraintViolation extends Error {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ConstraintViolation";
+  }
+}

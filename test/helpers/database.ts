@@ -1,16 +1,89 @@
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { connect, type Db } from "../../src/store/sqlite/connection.js";
+import pg from "pg";
+import { PgDb } from "../../src/store/postgres/connection.js";
+import { connect } from "../../src/store/sqlite/connection.js";
 
 /**
- * Runs `work` on a connection of its own to the database of the server in `dataDir`, closed after.
- * The server runs WAL: this connection reads what the server has committed, and the server's next
- * read sees what it writes.
+ * The suite runs on SQLite unless CAIRN_TEST_DATABASE_URL names a PostgreSQL server (`npm run
+ * test:postgres`): then every test server gets a database of its own, cloned from a migrated
+ * template that test/global-setup.ts makes (and drops, with every clone, at the end).
  */
-export function withDatabase<T>(dataDir: string, work: (db: Db) => T): T {
-  const db = connect(join(dataDir, "cairn.db"));
+export const POSTGRES_URL = process.env.CAIRN_TEST_DATABASE_URL;
+export const onPostgres = POSTGRES_URL !== undefined && POSTGRES_URL !== "";
+
+const prefix = (): string => process.env.CAIRN_TEST_DATABASE_PREFIX ?? "cairn_test_";
+export const templateDatabase = (): string => `${prefix()}template`;
+
+export function databaseUrl(base: string, database: string): string {
+  const url = new URL(base);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** Runs one statement as the server's administrator, synchronously (psql): tests set up in sync code. */
+export function adminSql(sql: string): void {
+  const result = spawnSync("psql", [POSTGRES_URL as string, "-qAtX", "-v", "ON_ERROR_STOP=1", "-c", sql], { encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`psql failed: ${result.stderr}`);
+}
+
+const created = new Set<string>();
+
+/**
+ * The DATABASE_URL of the server whose data directory is `dataDir` (the same database for a
+ * restart on the same directory); undefined on SQLite.
+ */
+export function databaseUrlFor(dataDir: string): string | undefined {
+  if (!onPostgres) return undefined;
+  const name = `${prefix()}${createHash("sha1").update(dataDir).digest("hex").slice(0, 20)}`;
+  if (!created.has(name)) {
+    const exists = spawnSync("psql", [POSTGRES_URL as string, "-qAtX", "-c", `SELECT 1 FROM pg_database WHERE datname = '${name}'`], { encoding: "utf8" });
+    if (exists.stdout.trim() !== "1") adminSql(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabase()}"`);
+    created.add(name);
+  }
+  return databaseUrl(POSTGRES_URL as string, name);
+}
+
+export interface DatabaseHandle {
+  all<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
+  get<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T | undefined>;
+  run(sql: string, ...params: unknown[]): Promise<void>;
+}
+
+/**
+ * Runs `work` on a connection of its own to the database of the server in `dataDir` (`?`
+ * parameters on either backend), closed after. What it writes the server's next read sees.
+ */
+export async function withDatabase<T>(dataDir: string, work: (db: DatabaseHandle) => Promise<T>): Promise<T> {
+  const url = databaseUrlFor(dataDir);
+  if (url === undefined) {
+    const db = connect(join(dataDir, "cairn.db"));
+    try {
+      return await work({
+        all: (sql, ...params) => Promise.resolve(db.all(sql, ...params)),
+        get: (sql, ...params) => Promise.resolve(db.get(sql, ...params)),
+        run: (sql, ...params) => {
+          db.run(sql, ...params);
+          return Promise.resolve();
+        },
+      });
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
   try {
-    return work(db);
+    const db = new PgDb(client);
+    return await work({
+      all: (sql, ...params) => db.all(sql, ...params),
+      get: (sql, ...params) => db.get(sql, ...params),
+      run: async (sql, ...params) => {
+        await db.run(sql, ...params);
+      },
+    });
   } finally {
-    db.close();
+    await client.end();
   }
 }

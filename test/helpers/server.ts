@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/core/config.js";
 import { silentLogger } from "../../src/core/log.js";
 import { startApp, type StartOptions } from "../../src/app.js";
+import { databaseUrlFor } from "./database.js";
 import type { RunningServer } from "../../src/http/server.js";
 
 export interface Credentials {
@@ -42,8 +43,10 @@ export interface TestServer {
 export const tempDir = (prefix = "cairn-test-"): string => mkdtempSync(join(tmpdir(), prefix));
 
 export function testEnv(dataDir: string, env: Record<string, string> = {}): Record<string, string> {
+  const databaseUrl = databaseUrlFor(dataDir);
   return {
     DATA_DIR: dataDir,
+    ...(databaseUrl === undefined ? {} : { DATABASE_URL: databaseUrl }),
     PORT: "0",
     HOST: "127.0.0.1",
     EMBEDDING_MODEL: "hash",

@@ -51,8 +51,8 @@ function auditLines(audit: string): AuditLine[] {
     .map((line) => JSON.parse(line) as AuditLine);
 }
 
-const allSeqs = (server: TestServer): number[] =>
-  withDatabase(server.dataDir, (db) => db.all<{ seq: number }>("SELECT seq FROM events ORDER BY seq")).map((row) => row.seq);
+const allSeqs = async (server: TestServer): Promise<number[]> =>
+  (await withDatabase(server.dataDir, (db) => db.all<{ seq: number }>("SELECT seq FROM events ORDER BY seq"))).map((row) => row.seq);
 
 async function someChanges(server: TestServer, as: Credentials, tag: string): Promise<{ privateId: string; messageBody: string }> {
   await server.request("/memory", { as, body: { content: `audited note ${tag}: the cache is warmed at boot` } });
@@ -70,14 +70,14 @@ describe("the git audit log", () => {
     const audit = join(server.dataDir, "audit");
     const agent = await server.agent("audited");
     const first = await someChanges(server, agent, "one");
-    expect(await eventually(() => commitList(audit).length >= 1 && auditLines(audit).length === allSeqs(server).length, 10_000)).toBe(true);
+    expect(await eventually(async () => commitList(audit).length >= 1 && auditLines(audit).length === (await allSeqs(server)).length, 10_000)).toBe(true);
     const firstCommit = commitList(audit)[0] as string;
     expect(gitIn(audit, ["log", "-1", "--format=%B"])).toMatch(/^Last-Seq: \d+$/m);
 
     const second = await someChanges(server, agent, "two");
-    expect(await eventually(() => commitList(audit).length >= 2 && auditLines(audit).length === allSeqs(server).length, 10_000)).toBe(true);
+    expect(await eventually(async () => commitList(audit).length >= 2 && auditLines(audit).length === (await allSeqs(server)).length, 10_000)).toBe(true);
     const lines = auditLines(audit);
-    expect(lines.map((line) => line.seq)).toEqual(allSeqs(server));
+    expect(lines.map((line) => line.seq)).toEqual(await allSeqs(server));
     // Later commits only add: no line of the first commit changed or went away.
     const numstat = gitIn(audit, ["diff", "--numstat", firstCommit, "HEAD"]).trim().split("\n").filter(Boolean);
     expect(numstat.length).toBeGreaterThan(0);
@@ -111,7 +111,7 @@ describe("the git audit log", () => {
     rmSync(audit, { recursive: true, force: true });
     await someChanges(server, agent, "while gone");
     expect((await server.request("/memory?limit=5", { as: agent })).status).toBe(200);
-    expect(await eventually(() => existsSync(join(audit, "events")) && commitList(audit).length >= 1 && auditLines(audit).length === allSeqs(server).length, 10_000)).toBe(true);
+    expect(await eventually(async () => existsSync(join(audit, "events")) && commitList(audit).length >= 1 && auditLines(audit).length === (await allSeqs(server)).length, 10_000)).toBe(true);
     servers.splice(servers.indexOf(server), 1);
     await server.close();
 
@@ -120,8 +120,8 @@ describe("the git audit log", () => {
     const restarted = await auditedServer(dataDir);
     expect((await restarted.request("/health")).status).toBe(200);
     expect((await restarted.request("/memory?limit=5", { as: agent })).status).toBe(200);
-    expect(await eventually(() => commitList(audit).length >= 1 && auditLines(audit).length === allSeqs(restarted).length, 10_000)).toBe(true);
-    expect(auditLines(audit).map((line) => line.seq)).toEqual(allSeqs(restarted));
+    expect(await eventually(async () => commitList(audit).length >= 1 && auditLines(audit).length === (await allSeqs(restarted)).length, 10_000)).toBe(true);
+    expect(auditLines(audit).map((line) => line.seq)).toEqual(await allSeqs(restarted));
   });
 
   it("commits what is left at shutdown", async () => {
@@ -129,7 +129,7 @@ describe("the git audit log", () => {
     const server = await startTestServer({ DATA_DIR: dataDir, AUDIT_LOG: "on", AUDIT_COMMIT_SECONDS: "3600" });
     const agent = await server.agent("closing");
     await someChanges(server, agent, "last");
-    const seqs = allSeqs(server);
+    const seqs = await allSeqs(server);
     await server.close();
     const audit = join(dataDir, "audit");
     expect(commitList(audit)).toHaveLength(1);

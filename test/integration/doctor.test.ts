@@ -130,7 +130,7 @@ describe("a restored backup and the audit log", () => {
   const write = async (server: TestServer, as: Credentials, content: string): Promise<void> => {
     expect((await server.request("/memory", { as, body: { content, project: null } })).status).toBe(201);
   };
-  const eventsOf = (server: TestServer): { seq: number; id: string }[] =>
+  const eventsOf = (server: TestServer): Promise<{ seq: number; id: string }[]> =>
     withDatabase(server.dataDir, (db) => db.all<{ seq: number; id: string }>("SELECT seq, id FROM events ORDER BY seq"));
   const auditText = (dir: string): string =>
     readdirSync(join(dir, "audit", "events"))
@@ -147,7 +147,7 @@ describe("a restored backup and the audit log", () => {
     const backedUp = await runCli(["backup", backup], cliEnv(dir, env));
     expect(backedUp.code, backedUp.stderr).toBe(0);
     for (const index of [1, 2, 3]) await write(first, ann, `after the backup ${index}, lost by the restore`);
-    const beforeRestore = eventsOf(first);
+    const beforeRestore = await eventsOf(first);
     await closeServer(first);
 
     // The documented restore: the server stopped, the copy put in place of the database.
@@ -168,7 +168,7 @@ describe("a restored backup and the audit log", () => {
     const restoredLast = Number(ahead?.[2]);
     for (const index of [1, 2]) await write(second, ann, `after the restore ${index}`);
     // These reuse seqs the lost events had: each is appended all the same, and the lost ones stay.
-    const fresh = eventsOf(second).filter((event) => event.seq > restoredLast);
+    const fresh = (await eventsOf(second)).filter((event) => event.seq > restoredLast);
     expect(fresh.length).toBeGreaterThanOrEqual(2);
     expect(fresh.some((event) => beforeRestore.some((old) => old.seq === event.seq))).toBe(true);
     expect(await eventually(() => fresh.every((event) => auditText(dir).includes(event.id)))).toBe(true);
@@ -178,7 +178,7 @@ describe("a restored backup and the audit log", () => {
     // Once continued, a restart resumes where the continued log ends, and doctor is content.
     const third = await serverOn(dir, env);
     await write(third, ann, "after a restart");
-    const latest = eventsOf(third).at(-1);
+    const latest = (await eventsOf(third)).at(-1);
     expect(await eventually(() => auditText(dir).includes(latest?.id ?? "none"))).toBe(true);
     await closeServer(third);
     expect(readFileSync(join(dir, "audit", "restores.jsonl"), "utf8").trim().split("\n")).toHaveLength(1);

@@ -138,18 +138,18 @@ describe("the live event stream", () => {
   it("counts an agent with an open stream as online", async ({ server }) => {
     const quiet = await server.agent("stream-quiet");
     // Last seen long ago (opening the stream counts as being seen, so this is set again after it).
-    const longAgo = (): void => {
-      withDatabase(server.dataDir, (db) => db.run("UPDATE agents SET last_seen_at = '2000-01-01T00:00:00.000Z' WHERE agent_id = ?", quiet.agentId));
+    const longAgo = async (): Promise<void> => {
+      await withDatabase(server.dataDir, (db) => db.run("UPDATE agents SET last_seen_at = '2000-01-01T00:00:00.000Z' WHERE agent_id = ?", quiet.agentId));
     };
     const online = async (): Promise<boolean | undefined> =>
       (await server.request<{ agent_id: string; online: boolean }[]>("/agents?limit=500", { as: server.owner })).body.find(
         (agent) => agent.agent_id === quiet.agentId,
       )?.online;
-    longAgo();
+    await longAgo();
     expect(await online()).toBe(false);
     const stream = openStream(server, quiet);
     await stream.opened;
-    longAgo();
+    await longAgo();
     expect(await online()).toBe(true);
     stream.close();
     expect(await eventually(async () => (await online()) === false, 5000)).toBe(true);

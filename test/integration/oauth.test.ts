@@ -40,9 +40,9 @@ describe("OAuth client credentials", () => {
       expect(((await me.json()) as { agent_id: string }).agent_id).toBe("oauth-form");
       // The database holds the token's SHA-256, never the token.
       const hash = createHash("sha256").update(issued.body.access_token).digest();
-      withDatabase(server.dataDir, (db) => {
-        expect(db.get<{ n: number }>("SELECT count(*) AS n FROM oauth_tokens WHERE token_hash = ?", hash)?.n).toBe(1);
-        expect(db.get<{ n: number }>("SELECT count(*) AS n FROM oauth_tokens WHERE CAST(token_hash AS TEXT) LIKE '%cairn_at_%'")?.n).toBe(0);
+      await withDatabase(server.dataDir, async (db) => {
+        expect((await db.get<{ n: number }>("SELECT count(*) AS n FROM oauth_tokens WHERE token_hash = ?", hash))?.n).toBe(1);
+        expect((await db.get<{ n: number }>("SELECT count(*) AS n FROM oauth_tokens WHERE CAST(token_hash AS TEXT) LIKE '%cairn_at_%'"))?.n).toBe(0);
       });
     }
     const basic = await fetch(new URL("/oauth/token", server.url), {

@@ -115,10 +115,10 @@ describe("UI login with the one-time link", () => {
     expect((await login(server, { token })).status).toBe(401);
 
     const stale = (await server.server.gateway.maintenance.issueLoginLink()).token;
-    withDatabase(server.dataDir, (db) => db.run("UPDATE ui_login_links SET expires_at = '2000-01-01T00:00:00.000Z'"));
+    await withDatabase(server.dataDir, (db) => db.run("UPDATE ui_login_links SET expires_at = '2000-01-01T00:00:00.000Z'"));
     expect((await login(server, { token: stale })).status).toBe(401);
     expect(await server.server.gateway.maintenance.pruneUiSessions()).toBeGreaterThanOrEqual(1);
-    expect(withDatabase(server.dataDir, (db) => db.get<{ n: number }>("SELECT count(*) AS n FROM ui_login_links"))?.n).toBe(0);
+    expect((await withDatabase(server.dataDir, (db) => db.get<{ n: number }>("SELECT count(*) AS n FROM ui_login_links")))?.n).toBe(0);
   });
 
   it("sends / and /ui to the UI, and serves its files with a strict policy", async ({ server }) => {

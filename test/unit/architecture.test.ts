@@ -53,7 +53,7 @@ const allowed: Record<Layer, Layer[]> = {
   cli: ["app", "tools", "core", "wire", "archivist", ...ADAPTERS],
   mcp: ["tools", "core", "wire", ...ADAPTERS],
   // The composition root builds the services and hands the transports their gateway.
-  app: ["services", "tools", "core", "http"],
+  app: ["services", "store", "tools", "core", "http"],
   archivist: ["core", "wire"],
   plugin: ["core", "wire"],
 };
@@ -65,7 +65,7 @@ const allowed: Record<Layer, Layer[]> = {
 const packages: Record<Layer, string[]> = {
   wire: ["zod"],
   core: ["zod"],
-  store: ["better-sqlite3", "sqlite-vec"],
+  store: ["better-sqlite3", "sqlite-vec", "pg"],
   embed: ["onnxruntime-node", "onnxruntime-common", "@anush008/tokenizers", "tar"],
   events: [],
   services: ["zod", "ipaddr.js"],
@@ -154,7 +154,10 @@ describe("the layering rule (DESIGN §1)", () => {
   });
 
   it("keeps the store's implementations behind src/store: only src/store chooses one", () => {
-    const offending = ownFiles.filter((file) => layerOf(file) !== "store" && importsOf(file).some((specifier) => resolveImport(file, specifier).startsWith(join("src", "store", "sqlite"))));
+    const implementations = [join("src", "store", "sqlite"), join("src", "store", "postgres")];
+    const offending = ownFiles.filter(
+      (file) => layerOf(file) !== "store" && importsOf(file).some((specifier) => implementations.some((folder) => resolveImport(file, specifier).startsWith(folder))),
+    );
     expect(offending).toEqual([]);
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { checkByteSize } from "../../src/core/byte-size.js";
 import { AppError, InternalError, invalid } from "../../src/core/errors.js";
-import { SchemaTooNewError } from "../../src/store/sqlite/migrate.js";
+import { SchemaTooNewError } from "../../src/store/migrations.js";
 import { eventList, eventPoint } from "../../tools/events.js";
 import { memoryUpdate } from "../../tools/memory.js";
 import { parseInput } from "../../tools/operation.js";

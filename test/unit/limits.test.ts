@@ -97,19 +97,19 @@ describe("FailureThrottle", () => {
 });
 
 describe("RateLimiter", () => {
-  it("forgets a bucket once it has refilled", () => {
+  it("forgets a bucket once it has refilled", async () => {
     const limiter = new RateLimiter(60);
-    limiter.take("alice", 0);
-    limiter.take("bob", 0);
+    await limiter.take("alice", 0);
+    await limiter.take("bob", 0);
     expect(limiter.size).toBe(2);
     expect(limiter.sweep(500)).toBe(0);
     expect(limiter.sweep(1000)).toBe(2);
     expect(limiter.size).toBe(0);
   });
 
-  it("stays within its capacity", () => {
+  it("stays within its capacity", async () => {
     const limiter = new RateLimiter(600, 20);
-    for (let index = 0; index < 1000; index++) limiter.take(`agent-${index}`, index);
+    for (let index = 0; index < 1000; index++) await limiter.take(`agent-${index}`, index);
     expect(limiter.size).toBe(20);
   });
 });

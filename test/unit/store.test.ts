@@ -2,7 +2,8 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { connect } from "../../src/store/sqlite/connection.js";
-import { loadMigrations, runMigrations, SchemaTooNewError } from "../../src/store/sqlite/migrate.js";
+import { loadMigrations, SchemaTooNewError } from "../../src/store/migrations.js";
+import { runMigrations } from "../../src/store/sqlite/migrate.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { connectionOf } from "../../src/store/sqlite/transactions.js";
 import { tempDir } from "../helpers/server.js";
@@ -38,7 +39,7 @@ describe("the SQLite store", () => {
     migrated(file).close();
     const db = migrated(file);
     const applied = db.all<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version");
-    expect(applied.map((row) => row.version)).toEqual(loadMigrations().map((migration) => migration.version));
+    expect(applied.map((row) => row.version)).toEqual(loadMigrations("sqlite").map((migration) => migration.version));
     db.close();
   });
 

@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { chmodSync, existsSync } from "node:fs";
+import { ConstraintViolation } from "../store.js";
 
 export type Row = Record<string, unknown>;
 export type Statement = Database.Statement<unknown[], Row>;
@@ -32,7 +33,14 @@ export class Db {
   }
 
   run(sql: string, ...params: unknown[]): Database.RunResult {
-    return this.prepare(sql).run(...params);
+    try {
+      return this.prepare(sql).run(...params);
+    } catch (error) {
+      if (error instanceof Database.SqliteError && error.code.startsWith("SQLITE_CONSTRAINT")) {
+        throw new ConstraintViolation(error.message, { cause: error });
+      }
+      throw error;
+    }
   }
 
   exec(sql: string): void {

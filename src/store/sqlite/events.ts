@@ -2,7 +2,7 @@ import type { EventFilters, EventRow, EventStore, NewEventRow } from "../events.
 import type { Reader, Tx } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
 import { connectionOf } from "./transactions.js";
-import { visibleEvent } from "./visibility.js";
+import { visibleEvent } from "../sql/visibility.js";
 
 const PRUNED_THROUGH = "events_pruned_through";
 
@@ -62,6 +62,17 @@ export class SqliteEvents implements EventStore {
     }
     const order = beforeSeq === undefined ? "e.seq" : "e.seq DESC";
     return db.all<EventRow>(`SELECT e.* FROM events e WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ?`, ...params, limit);
+  }
+
+  async since(r: Reader, afterSeq: number, limit: number): Promise<(EventRow & { audience: string[] | null })[]> {
+    const rows = connectionOf(r).all<EventRow & { audience: string | null }>(
+      `SELECT e.*, CASE WHEN e.restricted = 1
+         THEN (SELECT json_group_array(agent_id) FROM event_audience WHERE event_seq = e.seq) END AS audience
+       FROM events e WHERE e.seq > ? ORDER BY e.seq LIMIT ?`,
+      afterSeq,
+      limit,
+    );
+    return rows.map((row) => ({ ...row, audience: row.audience === null ? null : (JSON.parse(row.audience) as string[]) }));
   }
 
   async maxSeq(r: Reader): Promise<number> {

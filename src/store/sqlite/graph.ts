@@ -4,7 +4,7 @@ import type { ImportedEdge } from "../transfer.js";
 import type { Db } from "./connection.js";
 import type { Viewpoint } from "../visibility.js";
 import { connectionOf } from "./transactions.js";
-import { visibleMemory } from "./visibility.js";
+import { visibleMemory } from "../sql/visibility.js";
 
 const SELECT_EDGE = `SELECT e.pk, e.id, s.id AS src, d.id AS dst, e.rel, e.note, e.project, e.agent_id, e.created_at, e.updated_at
   FROM graph_edges e JOIN memory s ON s.pk = e.src_pk JOIN memory d ON d.pk = e.dst_pk`;

@@ -1,30 +1,57 @@
-import type { IdempotencyStore, IdempotencyRow } from "../idempotency.js";
+import type { IdempotencyRow, IdempotencyStore } from "../idempotency.js";
 import type { Reader, Tx } from "../store.js";
 import { connectionOf } from "./transactions.js";
 
 export class SqliteIdempotency implements IdempotencyStore {
   async find(r: Reader, agentId: string, key: string): Promise<IdempotencyRow | undefined> {
-    const db = connectionOf(r);
-    return db.get<IdempotencyRow>("SELECT request_hash, status, body, headers FROM idempotency WHERE agent_id = ? AND key = ?", agentId, key);
-  }
-
-  async save(tx: Tx, agentId: string, key: string, response: IdempotencyRow, at: string): Promise<void> {
-    const db = connectionOf(tx);
-    db.run(
-      `INSERT INTO idempotency (agent_id, key, request_hash, status, body, headers, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (agent_id, key) DO NOTHING`,
+    return connectionOf(r).get<IdempotencyRow>(
+      "SELECT request_hash, status, body, headers, created_at FROM idempotency WHERE agent_id = ? AND key = ?",
       agentId,
       key,
-      response.request_hash,
-      response.status,
-      response.body,
-      response.headers,
-      at,
     );
   }
 
+  async reserve(tx: Tx, agentId: string, key: string, requestHash: string, at: string): Promise<boolean> {
+    return (
+      connectionOf(tx).run(
+        `INSERT INTO idempotency (agent_id, key, request_hash, status, body, headers, created_at) VALUES (?, ?, ?, 0, NULL, '{}', ?)
+         ON CONFLICT (agent_id, key) DO NOTHING`,
+        agentId,
+        key,
+        requestHash,
+        at,
+      ).changes === 1
+    );
+  }
+
+  async takeOver(tx: Tx, agentId: string, key: string, staleBefore: string, at: string): Promise<boolean> {
+    return (
+      connectionOf(tx).run(
+        "UPDATE idempotency SET created_at = ? WHERE agent_id = ? AND key = ? AND status = 0 AND created_at < ?",
+        at,
+        agentId,
+        key,
+        staleBefore,
+      ).changes === 1
+    );
+  }
+
+  async complete(tx: Tx, agentId: string, key: string, response: Omit<IdempotencyRow, "request_hash" | "created_at">): Promise<void> {
+    connectionOf(tx).run(
+      "UPDATE idempotency SET status = ?, body = ?, headers = ? WHERE agent_id = ? AND key = ?",
+      response.status,
+      response.body,
+      response.headers,
+      agentId,
+      key,
+    );
+  }
+
+  async release(tx: Tx, agentId: string, key: string): Promise<void> {
+    connectionOf(tx).run("DELETE FROM idempotency WHERE agent_id = ? AND key = ? AND status = 0", agentId, key);
+  }
+
   async prune(tx: Tx, before: string): Promise<number> {
-    const db = connectionOf(tx);
-    return db.run("DELETE FROM idempotency WHERE created_at < ?", before).changes;
+    return connectionOf(tx).run("DELETE FROM idempotency WHERE created_at < ?", before).changes;
   }
 }

@@ -2,7 +2,8 @@ import { chmodSync, writeFileSync } from "node:fs";
 import type { Maintenance } from "../maintenance.js";
 import type { Tx } from "../store.js";
 import type { Db } from "./connection.js";
-import { loadMigrations, schemaVersion } from "./migrate.js";
+import { loadMigrations } from "../migrations.js";
+import { schemaVersion } from "./migrate.js";
 import { connectionOf } from "./transactions.js";
 
 /**
@@ -35,7 +36,7 @@ export class SqliteMaintenance implements Maintenance {
   }
 
   async schema(): Promise<{ version: number; latest: number }> {
-    return { version: schemaVersion(this.reader), latest: loadMigrations().at(-1)?.version ?? 0 };
+    return { version: schemaVersion(this.reader), latest: loadMigrations("sqlite").at(-1)?.version ?? 0 };
   }
 
   // SQLite's backup API: a consistent copy while the server writes. The copy holds what the

@@ -16,7 +16,7 @@ import type { Reader, Tx } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
 import type { Db } from "./connection.js";
 import { connectionOf } from "./transactions.js";
-import { idMatch, visibleMemory } from "./visibility.js";
+import { idMatch, visibleMemory } from "../sql/visibility.js";
 
 interface Clause {
   sql: string[];

@@ -2,7 +2,7 @@ import type { MessageFilters, MessageRow, MessageStore, NewMessageRow } from "..
 import type { IdRef } from "../../core/ids.js";
 import type { Reader, Tx } from "../store.js";
 import { connectionOf } from "./transactions.js";
-import { idMatch } from "./visibility.js";
+import { idMatch } from "../sql/visibility.js";
 
 // Read state is per recipient: every read joins the reader's own row.
 const columnsFor = `m.*, r.read_at AS read_at, (r.agent_id IS NOT NULL) AS is_recipient`;

@@ -7,6 +7,7 @@ import { SqliteEvents } from "./events.js";
 import { SqliteGraph } from "./graph.js";
 import { SqliteHandoffs } from "./handoffs.js";
 import { SqliteIdempotency } from "./idempotency.js";
+import { SqliteJobs } from "./jobs.js";
 import { SqliteLogs } from "./logs.js";
 import { SqliteMaintenance } from "./maintenance.js";
 import { SqliteKeywordIndex, SqliteMemory } from "./memory.js";
@@ -45,6 +46,7 @@ export class SqliteStore implements Store {
   readonly graph = new SqliteGraph();
   readonly handoffs = new SqliteHandoffs();
   readonly idempotency = new SqliteIdempotency();
+  readonly jobs = new SqliteJobs();
   readonly keywords = new SqliteKeywordIndex();
   readonly logs = new SqliteLogs();
   readonly maintenance: SqliteMaintenance;

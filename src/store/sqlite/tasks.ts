@@ -17,7 +17,7 @@ import type { TaskStatus } from "../../wire/tasks.js";
 import type { Viewpoint } from "../visibility.js";
 import type { Db } from "./connection.js";
 import { connectionOf } from "./transactions.js";
-import { idMatch, visibleInProject } from "./visibility.js";
+import { idMatch, visibleInProject } from "../sql/visibility.js";
 
 // Every read of a task computes its dependencies and whether one of them is still unfinished.
 const TASK_COLUMNS = `t.*,

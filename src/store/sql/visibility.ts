@@ -1,6 +1,7 @@
 import type { Viewpoint } from "../visibility.js";
 
-// The visibility rule in SQL: every read of shared content applies it inside its query, so `limit`
+// The visibility rule in SQL that SQLite and PostgreSQL both run (`?` parameters; each store binds
+// them its way): every read of shared content applies it inside its query, so `limit`
 // counts only rows the viewpoint may see. The vector index applies the same rule through its keys
 // (sqlite/vectors.ts) and live event delivery in memory (src/events/subscription.ts).
 

@@ -1,0 +1,307 @@
+import type { IdRef } from "../../core/ids.js";
+import type { Reader, Tx } from "../store.js";
+import {
+  TASK_PATCHABLE_COLUMNS,
+  type CommentRow,
+  type NewOutcomeRow,
+  type NewTaskRow,
+  type OutcomeRow,
+  type RecommendedRow,
+  type TaskCountsRow,
+  type TaskFilters,
+  type TaskPatch,
+  type TaskRow,
+  type TaskStore,
+} from "../tasks.js";
+import type { TaskStatus } from "../../wire/tasks.js";
+import type { Viewpoint } from "../visibility.js";
+import type { PgDb } from "./connection.js";
+import { connectionOf } from "./transactions.js";
+import { idMatch, visibleInProject } from "../sql/visibility.js";
+
+// Every read of a task computes its dependencies and whether one of them is still unfinished.
+// The dependency ids come in depends_on_pk order, as SQLite's walk of its (task_pk, depends_on_pk) key gives them.
+const TASK_COLUMNS = `t.*,
+  COALESCE((SELECT json_agg(dt.id ORDER BY d.depends_on_pk) FROM task_dependencies d JOIN tasks dt ON dt.pk = d.depends_on_pk WHERE d.task_pk = t.pk)::text, '[]') AS depends_on,
+  (EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks dt ON dt.pk = d.depends_on_pk WHERE d.task_pk = t.pk AND dt.status != 'completed'))::int AS blocked`;
+
+const TASK_PATCHABLE = new Set<string>(TASK_PATCHABLE_COLUMNS);
+
+const UNBLOCKED = `t.status = 'open' AND NOT EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks dt ON dt.pk = d.depends_on_pk
+  WHERE d.task_pk = t.pk AND dt.status != 'completed')`;
+
+/** The WHERE clause of a task listing or count: visibility, then each filter given. */
+function taskWhere(viewpoint: Viewpoint, filters: TaskFilters): { where: string[]; params: unknown[] } {
+  const visible = visibleInProject("t", viewpoint);
+  const where = [visible.sql];
+  const params: unknown[] = [...visible.params];
+  const add = (sql: string, ...values: unknown[]): void => {
+    where.push(sql);
+    params.push(...values);
+  };
+  if (filters.status !== undefined) add("t.status = ?", filters.status);
+  if (filters.agent !== undefined) add("(t.created_by = ? OR t.assigned_to = ?)", filters.agent, filters.agent);
+  if (filters.project === null) add("t.project IS NULL");
+  else if (filters.project !== undefined) add("t.project = ?", filters.project);
+  if (filters.tag !== undefined) add("t.pk IN (SELECT task_pk FROM task_tags WHERE tag = ?)", filters.tag);
+  if (filters.priority !== undefined) add("t.priority = ?", filters.priority);
+  if (filters.unblocked) add(UNBLOCKED);
+  return { where, params };
+}
+
+async function replaceTags(db: PgDb, pk: number, tags: string[]): Promise<void> {
+  await db.run("DELETE FROM task_tags WHERE task_pk = ?", pk);
+  for (const tag of tags) await db.run("INSERT INTO task_tags (tag, task_pk) VALUES (?, ?)", tag, pk);
+}
+
+const addDependency = async (db: PgDb, taskPk: number, dependsOnPk: number): Promise<boolean> =>
+  (await db.run("INSERT INTO task_dependencies (task_pk, depends_on_pk) VALUES (?, ?) ON CONFLICT DO NOTHING", taskPk, dependsOnPk)).changes > 0;
+
+export class PgTasks implements TaskStore {
+  async insert(tx: Tx, row: NewTaskRow, tags: string[], dependsOnPks: number[]): Promise<number> {
+    const db = connectionOf(tx);
+    const result = await db.run(
+      `INSERT INTO tasks (id, title, description, status, created_by, assigned_to, reserved, project, priority, tags, due_at,
+       expected_outcome, result, created_at, updated_at, claimed_at, completed_at, lease_expires_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
+      row.id,
+      row.title,
+      row.description,
+      row.status,
+      row.created_by,
+      row.assigned_to,
+      row.reserved,
+      row.project,
+      row.priority,
+      row.tags,
+      row.due_at,
+      row.expected_outcome,
+      row.result,
+      row.created_at,
+      row.updated_at,
+      row.claimed_at,
+      row.completed_at,
+      row.lease_expires_at,
+    );
+    const pk = Number(result.rows[0]?.pk);
+    await replaceTags(db, pk, tags);
+    for (const dependency of dependsOnPks) await addDependency(db, pk, dependency);
+    return pk;
+  }
+
+  async replaceTags(tx: Tx, pk: number, tags: string[]): Promise<void> {
+    await replaceTags(connectionOf(tx), pk, tags);
+  }
+
+  async byPk(r: Reader, pk: number): Promise<TaskRow | undefined> {
+    const db = connectionOf(r);
+    return db.get<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.pk = ?`, pk);
+  }
+
+  async findVisible(r: Reader, viewpoint: Viewpoint, match: IdRef): Promise<TaskRow[]> {
+    const db = connectionOf(r);
+    const visible = visibleInProject("t", viewpoint);
+    const id = idMatch("t.id", match);
+    return db.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${id.sql} AND ${visible.sql} LIMIT 2`, ...id.params, ...visible.params);
+  }
+
+  /**
+   * With `expectedStatus`, a conditional UPDATE: of servers racing to move the same task out of
+   * that status, the row lock lets one through and the others re-check the status after it
+   * commits, find it changed and touch nothing.
+   */
+  async patch(tx: Tx, pk: number, patch: TaskPatch, expectedStatus?: TaskStatus): Promise<boolean> {
+    const db = connectionOf(tx);
+    const entries = Object.entries(patch).filter(([column, value]) => TASK_PATCHABLE.has(column) && value !== undefined);
+    if (entries.length === 0) return true;
+    const guard = expectedStatus === undefined ? "" : " AND status = ?";
+    const result = await db.run(
+      `UPDATE tasks SET ${entries.map(([column]) => `${column} = ?`).join(", ")} WHERE pk = ?${guard}`,
+      ...entries.map(([, value]) => value),
+      pk,
+      ...(expectedStatus === undefined ? [] : [expectedStatus]),
+    );
+    return result.changes > 0;
+  }
+
+  /** Counts every status in one scan. */
+  async count(r: Reader, viewpoint: Viewpoint, filters: Omit<TaskFilters, "status" | "unblocked">): Promise<TaskCountsRow> {
+    const db = connectionOf(r);
+    const { where, params } = taskWhere(viewpoint, filters);
+    const row = await db.get<TaskCountsRow>(
+      `SELECT
+       count(*) FILTER (WHERE t.status = 'open') AS open,
+       count(*) FILTER (WHERE t.status = 'open' AND NOT (${UNBLOCKED})) AS blocked,
+       count(*) FILTER (WHERE t.status = 'claimed') AS claimed,
+       count(*) FILTER (WHERE t.status = 'completed') AS completed,
+       count(*) FILTER (WHERE t.status = 'failed') AS failed
+     FROM tasks t WHERE ${where.join(" AND ")}`,
+      ...params,
+    );
+    return row ?? { open: 0, blocked: 0, claimed: 0, completed: 0, failed: 0 };
+  }
+
+  async list(r: Reader, viewpoint: Viewpoint, filters: TaskFilters, after: { at: string; pk: number } | null, limit: number): Promise<TaskRow[]> {
+    const db = connectionOf(r);
+    const { where, params } = taskWhere(viewpoint, filters);
+    if (after) {
+      where.push("(t.created_at < ? OR (t.created_at = ? AND t.pk < ?))");
+      params.push(after.at, after.at, after.pk);
+    }
+    return db.all<TaskRow>(
+      `SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${where.join(" AND ")} ORDER BY t.created_at DESC, t.pk DESC LIMIT ?`,
+      ...params,
+      limit,
+    );
+  }
+
+  async recommended(r: Reader, viewpoint: Viewpoint, project: string | null | undefined, limit: number): Promise<RecommendedRow[]> {
+    const db = connectionOf(r);
+    const visible = visibleInProject("t", viewpoint);
+    const where = [visible.sql, UNBLOCKED, "(t.assigned_to IS NULL OR t.assigned_to = ?)"];
+    const params: unknown[] = [...visible.params, viewpoint.agentId];
+    if (project === null) where.push("t.project IS NULL");
+    else if (project !== undefined) {
+      where.push("t.project = ?");
+      params.push(project);
+    }
+    // sum() of a bigint is numeric, which pg hands over as a string: affinity is cast back to bigint.
+    return db.all<RecommendedRow>(
+      `WITH earned AS (
+       SELECT tag.value AS tag, sum(CASE o.outcome WHEN 'completed' THEN 1 ELSE -1 END) AS score
+       FROM task_outcomes o, json_array_elements_text(o.tags::json) AS tag(value) WHERE o.agent_id = ? GROUP BY tag.value)
+     SELECT ${TASK_COLUMNS},
+       coalesce((SELECT sum(e.score) FROM task_tags tt JOIN earned e ON e.tag = tt.tag WHERE tt.task_pk = t.pk), 0)::bigint AS affinity
+     FROM tasks t WHERE ${where.join(" AND ")}
+     ORDER BY affinity DESC, CASE t.priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END, t.created_at, t.pk
+     LIMIT ?`,
+      viewpoint.agentId,
+      ...params,
+      limit,
+    );
+  }
+
+  async unblockedDependents(r: Reader, pk: number): Promise<TaskRow[]> {
+    const db = connectionOf(r);
+    return db.all<TaskRow>(
+      `SELECT ${TASK_COLUMNS} FROM task_dependencies dep JOIN tasks t ON t.pk = dep.task_pk WHERE dep.depends_on_pk = ? AND ${UNBLOCKED}`,
+      pk,
+    );
+  }
+
+  async addDependency(tx: Tx, taskPk: number, dependsOnPk: number): Promise<boolean> {
+    return addDependency(connectionOf(tx), taskPk, dependsOnPk);
+  }
+
+  async removeDependency(tx: Tx, taskPk: number, dependsOnPk: number): Promise<boolean> {
+    const db = connectionOf(tx);
+    return (await db.run("DELETE FROM task_dependencies WHERE task_pk = ? AND depends_on_pk = ?", taskPk, dependsOnPk)).changes > 0;
+  }
+
+  async dependsTransitively(r: Reader, fromPk: number, toPk: number): Promise<boolean> {
+    const db = connectionOf(r);
+    return (
+      (await db.get(
+        `WITH RECURSIVE reach(pk) AS (SELECT ?::bigint UNION SELECT d.depends_on_pk FROM task_dependencies d JOIN reach r ON d.task_pk = r.pk)
+       SELECT 1 FROM reach WHERE pk = ?`,
+        fromPk,
+        toPk,
+      )) !== undefined
+    );
+  }
+
+  async insertComment(tx: Tx, taskPk: number, row: Omit<CommentRow, "task_id">): Promise<void> {
+    const db = connectionOf(tx);
+    await db.run(
+      "INSERT INTO task_comments (id, task_pk, agent_id, kind, comment, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      row.id,
+      taskPk,
+      row.agent_id,
+      row.kind,
+      row.comment,
+      row.created_at,
+    );
+  }
+
+  async comments(r: Reader, taskPk: number, afterPk: number, limit: number): Promise<(CommentRow & { pk: number })[]> {
+    const db = connectionOf(r);
+    return db.all<CommentRow & { pk: number }>(
+      `SELECT c.pk, c.id, t.id AS task_id, c.agent_id, c.kind, c.comment, c.created_at
+     FROM task_comments c JOIN tasks t ON t.pk = c.task_pk WHERE c.task_pk = ? AND c.pk > ? ORDER BY c.pk LIMIT ?`,
+      taskPk,
+      afterPk,
+      limit,
+    );
+  }
+
+  async insertOutcome(tx: Tx, row: NewOutcomeRow): Promise<void> {
+    const db = connectionOf(tx);
+    await db.run(
+      "INSERT INTO task_outcomes (task_pk, agent_id, outcome, tags, claimed_at, finished_at) VALUES (?, ?, ?, ?, ?, ?)",
+      row.task_pk,
+      row.agent_id,
+      row.outcome,
+      row.tags,
+      row.claimed_at,
+      row.finished_at,
+    );
+  }
+
+  // EXTRACT gives numeric, which pg hands over as a string: seconds are cast to float8, a number as SQLite's REAL.
+  async outcomes(r: Reader, viewpoint: Viewpoint, tag?: string): Promise<OutcomeRow[]> {
+    const db = connectionOf(r);
+    const visible = visibleInProject("t", viewpoint);
+    const byTag = tag === undefined ? "" : "AND EXISTS (SELECT 1 FROM json_array_elements_text(o.tags::json) AS tag(value) WHERE tag.value = ?)";
+    return db.all<OutcomeRow>(
+      `SELECT o.agent_id, o.outcome, o.tags, EXTRACT(EPOCH FROM (o.finished_at::timestamptz - o.claimed_at::timestamptz))::float8 AS seconds
+     FROM task_outcomes o JOIN tasks t ON t.pk = o.task_pk WHERE ${visible.sql} ${byTag} ORDER BY o.agent_id, o.pk`,
+      ...visible.params,
+      ...(tag === undefined ? [] : [tag]),
+    );
+  }
+
+  async lapsedClaims(r: Reader, nowIso: string, limit: number): Promise<TaskRow[]> {
+    const db = connectionOf(r);
+    return db.all<TaskRow>(
+      `SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.status = 'claimed' AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at <= ?
+     ORDER BY t.lease_expires_at LIMIT ?`,
+      nowIso,
+      limit,
+    );
+  }
+
+  async extendLeases(tx: Tx, agentId: string, until: string): Promise<number> {
+    const db = connectionOf(tx);
+    return (
+      await db.run("UPDATE tasks SET lease_expires_at = ? WHERE assigned_to = ? AND status = 'claimed' AND lease_expires_at IS NOT NULL", until, agentId)
+    ).changes;
+  }
+
+  async claimedIdsByAgent(r: Reader, agentIds: string[], viewpoint: Viewpoint): Promise<Map<string, string[]>> {
+    const db = connectionOf(r);
+    const visible = visibleInProject("t", viewpoint);
+    const rows = await db.all<{ assigned_to: string; id: string }>(
+      `SELECT t.assigned_to, t.id FROM tasks t
+       WHERE t.assigned_to = ANY(?::text[]) AND t.status = 'claimed' AND ${visible.sql} ORDER BY t.claimed_at, t.pk`,
+      agentIds,
+      ...visible.params,
+    );
+    const claimed = new Map<string, string[]>();
+    for (const row of rows) {
+      const ids = claimed.get(row.assigned_to);
+      if (ids) ids.push(row.id);
+      else claimed.set(row.assigned_to, [row.id]);
+    }
+    return claimed;
+  }
+
+  async claimedBy(r: Reader, agentId: string, limit: number): Promise<TaskRow[]> {
+    const db = connectionOf(r);
+    return db.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.assigned_to = ? AND t.status = 'claimed' ORDER BY t.claimed_at, t.pk LIMIT ?`, agentId, limit);
+  }
+
+  async deleteProject(tx: Tx, project: string): Promise<number> {
+    const db = connectionOf(tx);
+    return (await db.run("DELETE FROM tasks WHERE project = ?", project)).changes;
+  }
+}

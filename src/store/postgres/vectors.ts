@@ -1,0 +1,244 @@
+import { InternalError } from "../../core/errors.js";
+import type { Reader, Tx } from "../store.js";
+import type { IndexModel, Neighbour, VectorFilter, VectorIndex, VectorMeta } from "../vectors.js";
+import type { PgDb } from "./connection.js";
+import { connectionOf, withSettings } from "./transactions.js";
+
+/**
+ * The vector index: one table, `memory_embeddings`, keyed by `memory.pk`, holding each embedding as
+ * a pgvector `vector(<dims>)` under an HNSW index (cosine), beside the metadata every filter of a
+ * query uses (as SQLite's vec0 table keeps it): `vis_key` (`g` global, `p:<project>`, or
+ * `a:<author>` for private entries), `owner_key` (the author of a private entry, '' otherwise: for
+ * roles that see every project), `project_key` ('' for global), `type`, `agent_id`, `confidence`,
+ * and `expires_ms` (epoch ms, NO_EXPIRY when none) so expired rows drop out at once.
+ * A query applies every filter in the WHERE of the index scan, so `k` counts only rows the caller
+ * may see; pgvector's iterative scan (≥ 0.8) keeps the scan going past filtered-out rows.
+ * Soft-deleted entries have no row; a hard-deleted entry's row goes with it (foreign key).
+ * The table is made by `ensure`, not by a migration: its dimension is the model's.
+ */
+const TABLE = "memory_embeddings";
+// Bump when the table's shape changes: a stored index of another layout is rebuilt (re-embedded).
+export const VECTOR_LAYOUT = "pgvector-v1";
+// pgvector's HNSW indexes `vector` columns of at most 2000 dimensions.
+const MAX_DIMENSIONS = 2000;
+// Candidates HNSW gathers before the first row is returned (pgvector's default is 40; at most 1000).
+const MIN_EF_SEARCH = 40;
+const MAX_EF_SEARCH = 1000;
+
+type EnsureOutcome = "unchanged" | "created" | "reset";
+
+const setMeta = async (db: PgDb, key: string, value: string): Promise<void> => {
+  await db.run("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", key, value);
+};
+
+/** The model of the stored index; null when there is none, or it has another layout. */
+async function storedModel(db: PgDb): Promise<IndexModel | null> {
+  const row = await db.get<{ model: string | null; dimensions: string | null; layout: string | null; present: boolean }>(
+    `SELECT (SELECT value FROM meta WHERE key = 'vector_model') AS model,
+            (SELECT value FROM meta WHERE key = 'vector_dimensions') AS dimensions,
+            (SELECT value FROM meta WHERE key = 'vector_layout') AS layout,
+            to_regclass('${TABLE}') IS NOT NULL AS present`,
+  );
+  const dimensions = Number(row?.dimensions);
+  return row?.model && row.present && row.layout === VECTOR_LAYOUT && dimensions > 0 ? { model: row.model, dimensions } : null;
+}
+
+/**
+ * (Re)creates the empty index table for `dimensions` and records model, dimensions and layout in
+ * `meta`, inside the caller's transaction. Leaves `memory.embedding_model` alone: `ensure` clears
+ * it, a copy from SQLite keeps it with the vectors it copies.
+ */
+export async function createVectorTable(db: PgDb, model: string, dimensions: number): Promise<void> {
+  if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > MAX_DIMENSIONS) {
+    throw new InternalError("setup", `unsupported embedding dimensions ${dimensions}`);
+  }
+  await db.exec(`DROP TABLE IF EXISTS ${TABLE}`);
+  // `dimensions` is a checked integer: DDL takes no parameters.
+  await db.exec(
+    `CREATE TABLE ${TABLE} (
+      pk          BIGINT PRIMARY KEY REFERENCES memory (pk) ON DELETE CASCADE,
+      embedding   vector(${dimensions}) NOT NULL,
+      vis_key     TEXT COLLATE "C" NOT NULL,
+      owner_key   TEXT COLLATE "C" NOT NULL,
+      project_key TEXT COLLATE "C" NOT NULL,
+      type        TEXT COLLATE "C" NOT NULL,
+      agent_id    TEXT COLLATE "C" NOT NULL,
+      confidence  DOUBLE PRECISION NOT NULL,
+      expires_ms  BIGINT NOT NULL
+    );
+    CREATE INDEX ${TABLE}_hnsw ON ${TABLE} USING hnsw (embedding vector_cosine_ops);
+    CREATE INDEX ${TABLE}_vis ON ${TABLE} (vis_key);
+    CREATE INDEX ${TABLE}_owner ON ${TABLE} (owner_key);`,
+  );
+  await setMeta(db, "vector_model", model);
+  await setMeta(db, "vector_dimensions", String(dimensions));
+  await setMeta(db, "vector_layout", VECTOR_LAYOUT);
+}
+
+/** pgvector's text form, `[x,y,…]`: each float32 printed exactly (shortest round-trip form), cast `::vector`. */
+const asVector = (vector: Float32Array): string => `[${Array.from(vector).join(",")}]`;
+
+export class PgVectorIndex implements VectorIndex {
+  // Read on every query, changed only by `ensure`. Only a model found is kept: where several servers
+  // share the database, one may create the index after another has looked and found none.
+  private cachedModel: IndexModel | undefined;
+
+  constructor(private readonly transact: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>) {}
+
+  private async modelOf(db: PgDb): Promise<IndexModel | null> {
+    if (this.cachedModel === undefined) {
+      const stored = await storedModel(db);
+      if (stored) this.cachedModel = stored;
+      return stored;
+    }
+    return this.cachedModel;
+  }
+
+  async model(r: Reader): Promise<IndexModel | null> {
+    return this.modelOf(connectionOf(r));
+  }
+
+  async ensure(model: string, dimensions: number): Promise<EnsureOutcome> {
+    this.cachedModel = undefined;
+    const outcome = await this.transact(async (tx): Promise<EnsureOutcome> => {
+      // Servers starting together: the first sets the index up, the others then find it so.
+      await tx.lock("vector-index");
+      const db = connectionOf(tx);
+      const current = await storedModel(db);
+      if (current && current.model === model && current.dimensions === dimensions) return "unchanged";
+      const existed = (await db.get("SELECT 1 FROM meta WHERE key = 'vector_model'")) !== undefined;
+      await createVectorTable(db, model, dimensions);
+      await db.run("UPDATE memory SET embedding_model = NULL WHERE embedding_model IS NOT NULL");
+      return existed ? "reset" : "created";
+    });
+    this.cachedModel = { model, dimensions };
+    return outcome;
+  }
+
+  async put(tx: Tx, pk: number, vector: Float32Array, meta: VectorMeta): Promise<void> {
+    const db = connectionOf(tx);
+    await db.run(
+      `INSERT INTO ${TABLE} (pk, embedding, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms)
+     VALUES (?, ?::vector, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (pk) DO UPDATE SET embedding = excluded.embedding, vis_key = excluded.vis_key, owner_key = excluded.owner_key,
+       project_key = excluded.project_key, type = excluded.type, agent_id = excluded.agent_id,
+       confidence = excluded.confidence, expires_ms = excluded.expires_ms`,
+      pk,
+      asVector(vector),
+      meta.visKey,
+      meta.ownerKey,
+      meta.projectKey,
+      meta.type,
+      meta.agentId,
+      meta.confidence,
+      meta.expiresMs,
+    );
+  }
+
+  // Without an index there is nothing to change (and no table to name).
+  async updateMeta(tx: Tx, pk: number, meta: VectorMeta): Promise<void> {
+    const db = connectionOf(tx);
+    if (!(await this.modelOf(db))) return;
+    await db.run(
+      `UPDATE ${TABLE} SET vis_key = ?, owner_key = ?, project_key = ?, type = ?, agent_id = ?, confidence = ?, expires_ms = ? WHERE pk = ?`,
+      meta.visKey,
+      meta.ownerKey,
+      meta.projectKey,
+      meta.type,
+      meta.agentId,
+      meta.confidence,
+      meta.expiresMs,
+      pk,
+    );
+  }
+
+  async delete(tx: Tx, pk: number): Promise<void> {
+    const db = connectionOf(tx);
+    if (!(await this.modelOf(db))) return;
+    await db.run(`DELETE FROM ${TABLE} WHERE pk = ?`, pk);
+  }
+
+  async get(r: Reader, pks: number[]): Promise<Map<number, Float32Array>> {
+    const db = connectionOf(r);
+    const vectors = new Map<number, Float32Array>();
+    if (pks.length === 0) return vectors;
+    if (!(await this.modelOf(db))) return vectors;
+    const rows = await db.all<{ pk: number; embedding: number[] }>(`SELECT pk, embedding::real[] AS embedding FROM ${TABLE} WHERE pk = ANY(?::bigint[])`, pks);
+    for (const row of rows) vectors.set(row.pk, Float32Array.from(row.embedding));
+    return vectors;
+  }
+
+  /**
+   * Every filter is in the WHERE of one HNSW scan ordered by cosine distance, so `k` counts only
+   * matching rows. HNSW gathers `hnsw.ef_search` candidates and filters them afterwards, which
+   * alone would cut a filtered result short; `hnsw.iterative_scan = relaxed_order` (pgvector ≥ 0.8)
+   * has it scan on until `k` rows pass (or `hnsw.max_scan_tuples` were visited). Relaxed order may
+   * hand rows back slightly out of order, so the `k` found are sorted again by exact distance in a
+   * materialized CTE, and `maxDistance` is applied there too, outside the scan (as pgvector's
+   * documentation advises: inside, a distance bound makes the scan visit every far row). Taking
+   * the `k` nearest matches and then dropping the far ones is what SQLite's index does.
+   * The visibility keys are SQLite's `keysOf`: roles that see every project by `owner_key` ('' or
+   * their own id), agents by `vis_key` (global, their private rows, and their projects', the
+   * memberships read in the same statement).
+   */
+  async nearest(r: Reader, vector: Float32Array, k: number, filter: VectorFilter): Promise<Neighbour[]> {
+    if (k <= 0) return [];
+    if (!(await this.modelOf(connectionOf(r)))) return [];
+    const query = asVector(vector);
+    const where: string[] = [];
+    const params: unknown[] = [query];
+    if ("viewpoint" in filter.within) {
+      const { viewpoint } = filter.within;
+      if (viewpoint.allProjects) {
+        where.push("e.owner_key = ANY(?::text[])");
+        params.push(["", viewpoint.agentId]);
+      } else {
+        where.push("e.vis_key = ANY(?::text[] || ARRAY(SELECT 'p:' || pm.project_id FROM project_members pm WHERE pm.agent_id = ?))");
+        params.push(["g", `a:${viewpoint.agentId}`], viewpoint.agentId);
+      }
+    } else {
+      where.push("e.vis_key = ?");
+      params.push(filter.within.visKey);
+    }
+    where.push("e.expires_ms > ?::bigint");
+    params.push(Math.floor(filter.nowMs));
+    if (filter.projectKey !== undefined) {
+      where.push("e.project_key = ?");
+      params.push(filter.projectKey);
+    }
+    if (filter.types !== undefined) {
+      where.push("e.type = ANY(?::text[])");
+      params.push(filter.types);
+    }
+    if (filter.agentId !== undefined) {
+      where.push("e.agent_id = ?");
+      params.push(filter.agentId);
+    }
+    if (filter.confidenceMin !== undefined) {
+      where.push("e.confidence >= ?::float8");
+      params.push(filter.confidenceMin);
+    }
+    if (filter.tag !== undefined) {
+      where.push("e.pk IN (SELECT memory_pk FROM memory_tags WHERE tag = ?)");
+      params.push(filter.tag);
+    }
+    if (filter.excludePk !== undefined) {
+      where.push("e.pk <> ?::bigint");
+      params.push(filter.excludePk);
+    }
+    params.push(k);
+    let outer = "";
+    if (filter.maxDistance !== undefined) {
+      outer = "WHERE distance <= ?::float8";
+      params.push(filter.maxDistance);
+    }
+    const sql = `WITH found AS MATERIALIZED (
+       SELECT e.pk, e.embedding <=> ?::vector AS distance FROM ${TABLE} e
+       WHERE ${where.join(" AND ")}
+       ORDER BY distance LIMIT ?
+     )
+     SELECT pk, distance FROM found ${outer} ORDER BY distance, pk`;
+    const efSearch = Math.min(MAX_EF_SEARCH, Math.max(MIN_EF_SEARCH, 2 * k));
+    return withSettings(r, { "hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": String(efSearch) }, (db) => db.all<Neighbour>(sql, ...params));
+  }
+}
