@@ -82,7 +82,7 @@ async function databaseChecks(config: Config): Promise<Check[]> {
     const violations = await store.maintenance.foreignKeyViolations();
     checks.push({ name: "foreign keys", status: verdict(violations === 0), detail: `${violations} violations` });
     const keywordProblem = await store.maintenance.keywordIndexProblem();
-    checks.push({ name: "keyword index", status: verdict(keywordProblem === null), detail: keywordProblem ?? "fts5 integrity ok" });
+    checks.push({ name: "keyword index", status: verdict(keywordProblem === null), detail: keywordProblem ?? "matches the content" });
     const { version, latest } = await store.maintenance.schema();
     checks.push({
       name: "schema",

@@ -1,7 +1,7 @@
 import type { Config } from "../core/config.js";
 import { AppError, forbidden, notFound } from "../core/errors.js";
 import type { EventBus } from "../events/bus.js";
-import { ConstraintViolation, type Store } from "../store/store.js";
+import { ConstraintViolation, type Store, type Tx } from "../store/store.js";
 import type { Caller } from "./caller.js";
 import { entityContent, entityEntryId } from "./import-memory-json.js";
 import { ImportedRecords, type Applied, type ImportContext } from "./import-records.js";
@@ -92,16 +92,10 @@ export class ImportService {
 
   /** The dry run: every line in one transaction, each in its own savepoint, all rolled back at the end. */
   private async tryAll(context: ImportContext, lines: Numbered[]): Promise<PromiseSettledResult<Applied>[]> {
-    const outcomes: PromiseSettledResult<Applied>[] = [];
+    let outcomes: PromiseSettledResult<Applied>[] = [];
     try {
       await this.store.transaction(async (tx) => {
-        for (const line of lines) {
-          try {
-            outcomes.push({ status: "fulfilled", value: await tx.savepoint((sp) => this.records.apply(sp, context, line.parsed, null)) });
-          } catch (error) {
-            outcomes.push({ status: "rejected", reason: error });
-          }
-        }
+        outcomes = await this.applyInOrder(tx, context, lines, new Map());
         throw new DryRunRollback("dry run");
       });
     } catch (error) {
@@ -110,17 +104,29 @@ export class ImportService {
     return outcomes;
   }
 
+  /**
+   * A transaction per batch, each line in a savepoint of its own, in the order of the file: a line
+   * may name what an earlier one created (its project, an entry, a dependency), and on a backend
+   * whose transactions overlap, lines in transactions of their own would race each other.
+   */
   private async writeAll(context: ImportContext, lines: Numbered[]): Promise<PromiseSettledResult<Applied>[]> {
     const outcomes: PromiseSettledResult<Applied>[] = [];
     for (let start = 0; start < lines.length; start += BATCH) {
       const batch = lines.slice(start, start + BATCH);
       const vectors = await this.embedNew(context, batch);
-      // Queued in one turn, the batch shares one commit; each line has its own savepoint and events.
-      outcomes.push(
-        ...(await Promise.allSettled(
-          batch.map((line) => this.store.transaction((tx) => this.records.apply(tx, context, line.parsed, vectors.get(line) ?? null))),
-        )),
-      );
+      outcomes.push(...(await this.store.transaction((tx) => this.applyInOrder(tx, context, batch, vectors))));
+    }
+    return outcomes;
+  }
+
+  private async applyInOrder(tx: Tx, context: ImportContext, lines: Numbered[], vectors: Map<Numbered, Float32Array>): Promise<PromiseSettledResult<Applied>[]> {
+    const outcomes: PromiseSettledResult<Applied>[] = [];
+    for (const line of lines) {
+      try {
+        outcomes.push({ status: "fulfilled", value: await tx.savepoint((sp) => this.records.apply(sp, context, line.parsed, vectors.get(line) ?? null)) });
+      } catch (error) {
+        outcomes.push({ status: "rejected", reason: error });
+      }
     }
     return outcomes;
   }

@@ -174,7 +174,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const exporter = new ExportService(store, config);
   const importer = new ImportService(store, bus, config, embeddings, writes);
   const uiSessions = new UiSessionService(store, config, throttle);
-  const metrics = new MetricsService(store, bus, embeddingQueue, archivist, databasePath(config.DATA_DIR), config.EMBEDDING_MODEL);
+  const metrics = new MetricsService(store, bus, embeddingQueue, archivist, config.EMBEDDING_MODEL);
   const credentialsWritten = (options.bootstrap ?? true) ? await bootstrap.apply() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
 

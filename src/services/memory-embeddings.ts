@@ -121,6 +121,8 @@ export class MemoryEmbeddings {
 
   /** Re-embeds every live entry with the current model (`cairn reindex`). */
   async reindexAll(onProgress: (done: number) => void = () => undefined): Promise<number> {
+    // The index is put on the model just loaded first; until then every vector would be refused.
+    await this.indexSetup;
     let afterPk = 0;
     let total = 0;
     for (;;) {

@@ -123,11 +123,12 @@ export class MemoryService {
     const key = contentKey(input.content);
     const vector = await this.embeddings.embedForWrite(input.content);
 
-    // Everything from the duplicate check to the insert is one transaction, and the store runs
-    // transactions one at a time on its writer (SQLite: one writer connection, one transaction after
-    // another even within a group commit), so the second of two identical writes racing each other
-    // sees the first's insert: they cannot both be inserted.
+    // Everything from the duplicate check to the insert is one transaction, and two writes to one
+    // project never overlap in it: on SQLite transactions run one after another anyway, on
+    // PostgreSQL the project's lock makes the second of two identical writes racing each other
+    // wait, then see the first's insert. They cannot both be inserted.
     return this.store.transaction(async (tx): Promise<WriteResult> => {
+      await tx.lock(`memory-write:${project ?? ""}`);
       const at = now();
       const dupKey = { type, project, scope, agentId: caller.agentId, contentKey: key };
       const exact = input.allow_duplicate ? null : await this.overlap.exactDuplicate(tx, dupKey, vector, at);

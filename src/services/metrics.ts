@@ -1,5 +1,3 @@
-import { statSync } from "node:fs";
-import { basename } from "node:path";
 import type { EmbeddingQueue } from "../embed/queue.js";
 import type { EventBus } from "../events/bus.js";
 import type { Store } from "../store/store.js";
@@ -13,7 +11,7 @@ export const MAX_EVENT_TYPES = 200;
 export const OTHER_EVENT_TYPES = "other";
 
 export interface MetricsSnapshot {
-  /** Bytes on disk per database file (the WAL too, when there is one). */
+  /** Bytes on disk per database file (SQLite's WAL too, when there is one; PostgreSQL's database by name). */
   databaseFiles: { file: string; bytes: number }[];
   embedding: { model: string; status: "loading" | "ready" | "unavailable"; waiting: number };
   archivist: { holder: string | null; lastPassAt: string | null };
@@ -33,7 +31,6 @@ export class MetricsService {
     bus: EventBus,
     private readonly embeddingQueue: EmbeddingQueue,
     private readonly archivist: ArchivistService,
-    private readonly databaseFile: string,
     private readonly configuredModel: string,
   ) {
     this.unsubscribe = bus.subscribe((event) => {
@@ -50,10 +47,7 @@ export class MetricsService {
     const status = await this.archivist.status(true);
     const at = status.last_pass?.at;
     return {
-      databaseFiles: [this.databaseFile, `${this.databaseFile}-wal`].flatMap((file) => {
-        const stat = statSync(file, { throwIfNoEntry: false });
-        return stat ? [{ file: basename(file), bytes: stat.size }] : [];
-      }),
+      databaseFiles: (await this.store.maintenance.storageSizes()).map(({ name, bytes }) => ({ file: name, bytes })),
       embedding: {
         model: this.configuredModel,
         status: this.embeddingQueue.status,

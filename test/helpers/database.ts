@@ -87,3 +87,22 @@ export async function withDatabase<T>(dataDir: string, work: (db: DatabaseHandle
     await client.end();
   }
 }
+
+function run(command: string, args: string[]): void {
+  const result = spawnSync(command, args, { encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr}`);
+}
+
+/** PostgreSQL's backup as docs/operations.md gives it: `pg_dump` in its custom format. */
+export function dumpDatabase(dataDir: string, file: string): void {
+  run("pg_dump", ["--format=custom", `--file=${file}`, databaseUrlFor(dataDir) as string]);
+}
+
+/** And its restore, with the server stopped: the database made afresh, then `pg_restore` into it. */
+export function restoreDatabase(dataDir: string, file: string): void {
+  const url = databaseUrlFor(dataDir) as string;
+  const name = new URL(url).pathname.slice(1);
+  adminSql(`DROP DATABASE "${name}" WITH (FORCE)`);
+  adminSql(`CREATE DATABASE "${name}"`);
+  run("pg_restore", ["--exit-on-error", `--dbname=${url}`, file]);
+}

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/core/config.js";
 import { createLogger } from "../../src/core/log.js";
 import { startApp } from "../../src/app.js";
+import { withDatabase } from "../helpers/database.js";
 import { request, tempDir, testEnv, type Credentials, type RequestOptions } from "../helpers/server.js";
 
 interface CredentialsFile {
@@ -166,13 +166,7 @@ describe("keys at rest", () => {
       expect((await server.request("/agents/me", { as: { agentId, apiKey } })).status).toBe(200);
     }
 
-    const db = new Database(join(dataDir, "cairn.db"), { readonly: true, fileMustExist: true });
-    let rows: Record<string, unknown>[];
-    try {
-      rows = db.prepare("SELECT * FROM agents").all() as Record<string, unknown>[];
-    } finally {
-      db.close();
-    }
+    const rows = await withDatabase(dataDir, (db) => db.all("SELECT * FROM agents"));
     expect(rows.length).toBeGreaterThanOrEqual(4);
     const stored = rows.flatMap((row) =>
       Object.values(row).map((value) => (Buffer.isBuffer(value) ? value.toString("latin1") + value.toString("hex") : String(value))),

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { request, startTestServer, tempDir, testEnv, type Credentials, type TestServer } from "../helpers/server.js";
+import { onPostgres, withDatabase } from "../helpers/database.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const CLI = join(ROOT, "dist/src/cli.js");
@@ -332,7 +333,9 @@ describe("one-shot commands and the server's identities", () => {
     await server.agent("rotated");
     expect((await server.request("/agents/me", { as: ci })).status).toBe(200);
 
-    const commands = [["agent", "add", "helper"], ["agent", "rotate-key", "rotated"], ["backup", join(dir, "copy.db")], ["doctor"], ["reindex"]];
+    // On PostgreSQL `cairn backup` is pg_dump's job (below).
+    const backup = onPostgres ? [] : [["backup", join(dir, "copy.db")]];
+    const commands = [["agent", "add", "helper"], ["agent", "rotate-key", "rotated"], ...backup, ["doctor"], ["reindex"]];
     for (const args of commands) {
       const run = await cairn(args, cliEnv(dir));
       expect(run.code, `${args.join(" ")}: ${run.stdout}${run.stderr}`).toBe(0);
@@ -394,7 +397,16 @@ describe("cairn agent rotate-key", () => {
 });
 
 describe("cairn backup", () => {
-  it("copies a running server's database consistently, and refuses to overwrite without --force", async () => {
+  it.runIf(onPostgres)("on PostgreSQL copies nothing, exits 1 and names pg_dump", async () => {
+    const dir = dataDir();
+    const target = join(dir, "backup.db");
+    const run = await cairn(["backup", target], cliEnv(dir));
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/pg_dump/);
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it.skipIf(onPostgres)("copies a running server's database consistently, and refuses to overwrite without --force", async () => {
     const dir = dataDir();
     const server = await serverOn(dir);
     const agent = await server.agent("backed-up");
@@ -508,7 +520,17 @@ describe("cairn doctor", () => {
     expect(run.stderr).toContain("EMBEDDING_MODEL_DIR");
   });
 
-  it("exits 1 when the database file is corrupt", async () => {
+  it.runIf(onPostgres)("exits 1 when the keyword index is missing, and names how to rebuild it", async () => {
+    const dir = dataDir();
+    await closeServer(await serverOn(dir));
+    await withDatabase(dir, (db) => db.run("DROP INDEX memory_search"));
+    const run = await cairn(["doctor"], cliEnv(dir));
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^FAIL\b.*keyword index memory_search is missing/m);
+  });
+
+  // A database file is SQLite's; PostgreSQL checksums its own pages.
+  it.skipIf(onPostgres)("exits 1 when the database file is corrupt", async () => {
     const dir = dataDir();
     await closeServer(await serverOn(dir));
     const file = join(dir, "cairn.db");

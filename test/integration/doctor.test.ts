@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/core/log.js";
 import { packageVersion } from "../../src/core/paths.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
-import { withDatabase } from "../helpers/database.js";
+import { databaseUrl, dumpDatabase, onPostgres, POSTGRES_URL, restoreDatabase, withDatabase } from "../helpers/database.js";
 import { startTestServer, tempDir, type Credentials, type TestServer } from "../helpers/server.js";
 import { eventually } from "../helpers/wait.js";
 
@@ -78,9 +78,12 @@ describe("cairn doctor and missing files", () => {
 
   it("on a data directory without a database creates none and exits 1", async () => {
     const dir = scratch();
-    const run = await runCli(["doctor"], cliEnv(dir, { AUDIT_LOG: "on", CAIRN_URL: await closedUrl() }));
+    // On PostgreSQL: a DATABASE_URL naming a database the server does not have.
+    const missing = onPostgres ? { DATABASE_URL: databaseUrl(POSTGRES_URL as string, "cairn_test_no_such_database") } : {};
+    const run = await runCli(["doctor"], cliEnv(dir, { AUDIT_LOG: "on", CAIRN_URL: await closedUrl(), ...missing }));
     expect(run.code, run.stdout).toBe(1);
-    expect(run.stdout).toMatch(new RegExp(`^FAIL\\s+database: no database at ${join(dir, "cairn.db")}; nothing was created`, "m"));
+    const said = onPostgres ? `database "cairn_test_no_such_database" does not exist` : `no database at ${join(dir, "cairn.db")}; nothing was created`;
+    expect(run.stdout).toMatch(new RegExp(`^FAIL\\s+database: .*${said}`, "m"));
     expect(readdirSync(dir)).toEqual([]);
   });
 });
@@ -144,15 +147,21 @@ describe("a restored backup and the audit log", () => {
     for (const index of [1, 2, 3]) await write(first, ann, `before the backup ${index}`);
     const backupDir = scratch();
     const backup = join(backupDir, "cairn-backup.db");
-    const backedUp = await runCli(["backup", backup], cliEnv(dir, env));
-    expect(backedUp.code, backedUp.stderr).toBe(0);
+    if (onPostgres) dumpDatabase(dir, backup);
+    else {
+      const backedUp = await runCli(["backup", backup], cliEnv(dir, env));
+      expect(backedUp.code, backedUp.stderr).toBe(0);
+    }
     for (const index of [1, 2, 3]) await write(first, ann, `after the backup ${index}, lost by the restore`);
     const beforeRestore = await eventsOf(first);
     await closeServer(first);
 
     // The documented restore: the server stopped, the copy put in place of the database.
-    copyFileSync(backup, join(dir, "cairn.db"));
-    for (const suffix of ["-wal", "-shm"]) rmSync(join(dir, `cairn.db${suffix}`), { force: true });
+    if (onPostgres) restoreDatabase(dir, backup);
+    else {
+      copyFileSync(backup, join(dir, "cairn.db"));
+      for (const suffix of ["-wal", "-shm"]) rmSync(join(dir, `cairn.db${suffix}`), { force: true });
+    }
     const doctorEnv = cliEnv(dir, { ...env, CAIRN_URL: await closedUrl() });
     const noticed = await runCli(["doctor"], doctorEnv);
     expect(noticed.code, noticed.stdout).toBe(0);

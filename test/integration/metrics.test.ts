@@ -1,6 +1,7 @@
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect } from "vitest";
 import { it, test } from "../helpers/fixtures.js";
+import { onPostgres } from "../helpers/database.js";
 import { mcpClient } from "../helpers/mcp.js";
 import { openStream } from "../helpers/stream.js";
 import { type Credentials, type TestServer } from "../helpers/server.js";
@@ -141,7 +142,8 @@ describe("GET /metrics", () => {
     expect(value(exposition, "cairn_embedding_model_state", { model: "hash", state: "ready" })).toBe(1);
     expect(value(exposition, "cairn_embedding_model_state", { model: "hash", state: "loading" })).toBe(0);
     expect(value(exposition, "cairn_embedding_queue_entries")).toBe(0);
-    expect(value(exposition, "cairn_database_size_bytes", { file: "cairn.db" })).toBeGreaterThan(0);
+    const database = onPostgres ? new URL(server.config.DATABASE_URL ?? "").pathname.slice(1) : "cairn.db";
+    expect(value(exposition, "cairn_database_size_bytes", { file: database })).toBeGreaterThan(0);
   });
 
   it("reports the archivist's lease holder and when its last pass ran", async ({ server }) => {

@@ -22,6 +22,11 @@ export class PgMaintenance implements Maintenance {
     return "ok";
   }
 
+  async storageSizes(): Promise<{ name: string; bytes: number }[]> {
+    const row = await this.db.get<{ name: string; bytes: number }>("SELECT current_database() AS name, pg_database_size(current_database()) AS bytes");
+    return row ? [{ name: row.name, bytes: Number(row.bytes) }] : [];
+  }
+
   // Foreign keys are always enforced here (SQLite enforces them only where a connection asks):
   // no row can break one.
   async foreignKeyViolations(): Promise<number> {

@@ -1,4 +1,5 @@
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, statSync, writeFileSync } from "node:fs";
+import { basename } from "node:path";
 import type { Maintenance } from "../maintenance.js";
 import type { Tx } from "../store.js";
 import type { Db } from "./connection.js";
@@ -18,6 +19,14 @@ export class SqliteMaintenance implements Maintenance {
 
   async integrityCheck(): Promise<string> {
     return String(this.reader.sqlite.pragma("integrity_check", { simple: true }));
+  }
+
+  async storageSizes(): Promise<{ name: string; bytes: number }[]> {
+    const file = this.reader.sqlite.name;
+    return [file, `${file}-wal`].flatMap((path) => {
+      const stat = statSync(path, { throwIfNoEntry: false });
+      return stat ? [{ name: basename(path), bytes: stat.size }] : [];
+    });
   }
 
   async foreignKeyViolations(): Promise<number> {
