@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { migrateStore as copyStore } from "../app.js";
@@ -10,6 +10,7 @@ export async function migrateStore(args: string[]): Promise<void> {
   if (!values.from || !values.to || positionals.length > 0) throw new UsageError(migrateStoreHelp);
   const file = resolve(values.from);
   if (!existsSync(file)) throw new UsageError(`no SQLite file at ${file}`);
+  if (statSync(file).isDirectory()) throw new UsageError(`${file} is a directory: --from takes the SQLite file, DATA_DIR/cairn.db`);
   if (!/^postgres(ql)?:\/\//.test(values.to)) throw new UsageError("--to must be a postgres:// or postgresql:// URL");
   const report = await copyStore(file, values.to, (table, rows) => printError(`copied ${table}: ${rows}`));
   const rows = report.tables.reduce((sum, table) => sum + table.rows, 0);

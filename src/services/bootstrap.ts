@@ -36,9 +36,12 @@ export class BootstrapIdentities {
     const at = now();
     const staticIds = new Set(this.config.AGENT_KEYS.map((agent) => agent.agentId));
     const stored = readCredentials(this.config.DATA_DIR)?.agents ?? {};
-    const generated: Record<string, BootstrapCredential> = {};
+    let generated: Record<string, BootstrapCredential> = {};
 
     await this.store.transaction(async (tx) => {
+      // Run again after a collision (another server bootstrapping the same database), this attempt
+      // decides afresh what it generates: a key the other server's row superseded is never written.
+      generated = {};
       const agents = this.store.agents;
       for (const agent of this.config.AGENT_KEYS) {
         const role = bootstrapRole(this.config, agent.agentId) ?? agent.role;

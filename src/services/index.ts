@@ -150,7 +150,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const embeddingQueue = new EmbeddingQueue(options.embedderLoader ?? embedderLoaderFor(config), log.child({ component: "embeddings" }));
   const embeddings = new MemoryEmbeddings(store, embeddingQueue, log.child({ component: "embeddings" }));
   const reads = new ReadRecorder(store);
-  const throttle = new FailureThrottle(options.throttleCapacity);
+  const throttle = new FailureThrottle(options.throttleCapacity, store.authFailures);
   const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_MINUTE, options.throttleCapacity, store.rateLimits);
   const auth = new AuthService(store, config, throttle);
   const presence = new Presence();
@@ -187,6 +187,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
       rateLimiter.sweep();
       throttle.sweep();
     });
+    if (store.authFailures) jobs.once("forget-auth-failures", 60_000, () => throttle.forgetShared());
     jobs.once("prune", 3600_000, async () => {
       await idempotency.prune();
       await oauth.pruneExpired();

@@ -1,6 +1,7 @@
 import ipaddr from "ipaddr.js";
 import { AppError } from "../core/errors.js";
 import { IdleTable } from "../core/idle-table.js";
+import type { SharedFailureLog } from "../store/store.js";
 
 /** Failed authentications one address may make for one identity in a minute (CONTRACT §2.2a). */
 export const FAILURES_PER_MINUTE = 20;
@@ -28,52 +29,67 @@ export function clientKey(address: string | undefined): string {
  * Credential guessing: after FAILURES_PER_MINUTE failures for one identity from one address, further
  * attempts for it from there are refused with 429 before the credential is looked at, until the
  * oldest failure is a minute old. Other addresses, and other identities, are unaffected, so a
- * guesser elsewhere cannot lock the owner of a credential out.
+ * guesser elsewhere cannot lock the owner of a credential out. Failures are counted in memory
+ * where this process is the only server, in the store where several share it (else each server
+ * would allow its own twenty).
  */
 export class FailureThrottle {
   private readonly failures: IdleTable<number[]>;
 
-  constructor(capacity = THROTTLE_CAPACITY) {
+  constructor(
+    capacity = THROTTLE_CAPACITY,
+    private readonly shared?: SharedFailureLog,
+  ) {
     this.failures = new IdleTable(capacity, (times, nowMs) => nowMs - (times[times.length - 1] ?? 0) >= WINDOW_MS);
   }
 
-  /** (address, identity) pairs currently remembered. */
+  /** (address, identity) pairs currently remembered in memory. */
   get size(): number {
     return this.failures.size;
   }
 
-  private recent(key: string, nowMs: number): number[] {
+  private async recent(key: string, nowMs: number): Promise<number[]> {
+    if (this.shared) return this.shared.recent(key, nowMs - WINDOW_MS, FAILURES_PER_MINUTE);
     return (this.failures.get(key) ?? []).filter((at) => nowMs - at < WINDOW_MS);
   }
 
   /** 429 with Retry-After when the pair has used up its failures. */
-  check(address: string | undefined, identity: string, nowMs = Date.now()): void {
-    const times = this.recent(`${clientKey(address)} ${identity}`, nowMs);
+  async check(address: string | undefined, identity: string, nowMs = Date.now()): Promise<void> {
+    const times = await this.recent(`${clientKey(address)} ${identity}`, nowMs);
     if (times.length < FAILURES_PER_MINUTE) return;
     const retryAfter = Math.max(1, Math.ceil((WINDOW_MS - (nowMs - (times[0] as number))) / 1000));
     throw new AppError("RATE_LIMITED", "too many failed attempts; try again later", { retryAfter });
   }
 
-  fail(address: string | undefined, identity: string, nowMs = Date.now()): void {
+  async fail(address: string | undefined, identity: string, nowMs = Date.now()): Promise<void> {
     const key = `${clientKey(address)} ${identity}`;
-    const times = this.recent(key, nowMs);
+    if (this.shared) {
+      await this.shared.record(key, nowMs);
+      return;
+    }
+    const times = await this.recent(key, nowMs);
     times.push(nowMs);
     this.failures.set(key, times.slice(-FAILURES_PER_MINUTE), nowMs);
   }
 
   /** Runs `attempt` unless the pair is throttled, counting an UNAUTHENTICATED failure against it. */
   async guard<T>(address: string | undefined, identity: string, attempt: () => T | Promise<T>): Promise<T> {
-    this.check(address, identity);
+    await this.check(address, identity);
     try {
       return await attempt();
     } catch (error) {
-      if (error instanceof AppError && error.code === "UNAUTHENTICATED") this.fail(address, identity);
+      if (error instanceof AppError && error.code === "UNAUTHENTICATED") await this.fail(address, identity);
       throw error;
     }
   }
 
-  /** Forgets pairs with no failure in the last minute (a job calls it every minute). */
+  /** Forgets pairs with no failure in the last minute, in memory (a job calls it every minute in every process). */
   sweep(nowMs = Date.now()): number {
     return this.failures.sweep(nowMs);
+  }
+
+  /** Forgets failures older than the minute from the store (a job calls it once a minute, in one process). */
+  async forgetShared(nowMs = Date.now()): Promise<number> {
+    return this.shared ? this.shared.forget(nowMs - WINDOW_MS) : 0;
   }
 }

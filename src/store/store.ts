@@ -81,6 +81,8 @@ export interface Store {
   readonly eventWakeups?: EventWakeups;
   /** Present where several processes share the database: the per-agent rate limit they all count against. */
   readonly rateLimits?: SharedRateLimits;
+  /** Failed authentications, where several processes share the database (one process keeps them in memory). */
+  readonly authFailures?: SharedFailureLog;
 
   readonly agents: AgentStore;
   readonly archivist: ArchivistStore;
@@ -127,4 +129,13 @@ export class ConstraintViolation extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ConstraintViolation";
   }
+}
+
+/** Failed authentications by key (address and claimed identity), for the guessing throttle. */
+export interface SharedFailureLog {
+  /** The times (epoch ms) of the key's failures after `sinceMs`, the latest `limit` of them, oldest first. */
+  recent(key: string, sinceMs: number, limit: number): Promise<number[]>;
+  record(key: string, atMs: number): Promise<void>;
+  /** Forgets failures at or before `throughMs`; returns how many. */
+  forget(throughMs: number): Promise<number>;
 }

@@ -39,9 +39,12 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> 
 export interface ServeProcess {
   /** The URL on serve's first line, `cairn http://…`. */
   url: string;
+  pid: number;
   output: { stdout: string; stderr: string };
   /** SIGTERM, then the finished run. */
   stop(): Promise<CliRun>;
+  /** SIGKILL: the process ends at once, whatever it was doing. */
+  kill(): Promise<CliRun>;
 }
 
 async function answering(url: string): Promise<void> {
@@ -78,9 +81,14 @@ export async function startServe(env: NodeJS.ProcessEnv): Promise<ServeProcess> 
     await answering(url);
     return {
       url,
+      pid: child.pid as number,
       output,
       stop: () => {
         if (child.exitCode === null) child.kill("SIGTERM");
+        return exit;
+      },
+      kill: () => {
+        if (child.exitCode === null) child.kill("SIGKILL");
         return exit;
       },
     };

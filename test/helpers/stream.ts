@@ -29,7 +29,7 @@ export interface OpenStream {
 }
 
 /** A stream read with the `eventsource` client, authenticated by header, optionally resuming after `lastEventId`. */
-export function openStream(server: TestServer, as: Credentials, options: { query?: string; lastEventId?: number } = {}): OpenStream {
+export function openStream(server: Pick<TestServer, "url">, as: Credentials, options: { query?: string; lastEventId?: number } = {}): OpenStream {
   const source = new EventSource(`${server.url}/events/stream${options.query ?? ""}`, {
     fetch: (input, init) => {
       const headers = new Headers(init?.headers);

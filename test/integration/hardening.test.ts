@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect } from "vitest";
 import { it, test } from "../helpers/fixtures.js";
 import { createLogger } from "../../src/core/log.js";
 import { catalogue } from "../../tools/catalogue.js";
+import { onPostgres, withDatabase } from "../helpers/database.js";
 import { rawRequest, type RawOptions, type RawResponse } from "../helpers/raw.js";
 import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
 
@@ -268,6 +269,8 @@ describe("bounded state for unauthenticated callers", () => {
   const CAPACITY = 300;
   it.override("serverEnv", { RATE_LIMIT_PER_MINUTE: "600" });
   it.override("serverOptions", { throttleCapacity: CAPACITY });
+  const storedFailures = async (server: TestServer): Promise<number> =>
+    (await withDatabase(server.dataDir, (db) => db.get<{ n: number }>("SELECT count(*) AS n FROM auth_failures")))?.n ?? -1;
   const tables = (server: TestServer) => ({ throttle: server.server.gateway.tableSizes().throttle, limiter: server.server.gateway.tableSizes().rateLimiter });
 
   it("never remembers a client id that no agent can have", async ({ server }) => {
@@ -284,9 +287,11 @@ describe("bounded state for unauthenticated callers", () => {
       expect(header.status).toBe(401);
     }
     expect(tables(server)).toEqual(before);
+    if (onPostgres) expect(await storedFailures(server)).toBe(0);
   });
 
-  it("keeps the throttle table at its capacity however many junk ids arrive, and never a rate bucket for them", async ({ server }) => {
+  // Where several servers share PostgreSQL the failures are counted in the store (below), for a minute.
+  it.skipIf(onPostgres)("keeps the throttle table at its capacity however many junk ids arrive, and never a rate bucket for them", async ({ server }) => {
     const before = tables(server);
     for (let batch = 0; batch < 10; batch++) {
       await Promise.all(
@@ -302,6 +307,23 @@ describe("bounded state for unauthenticated callers", () => {
     }
     expect(tables(server).throttle).toBe(CAPACITY);
     expect(tables(server).limiter).toBe(before.limiter);
+  });
+
+  it.runIf(onPostgres)("on PostgreSQL counts junk ids' failures in the store, once each, and never a rate bucket for them", async ({ server }) => {
+    const before = tables(server);
+    await Promise.all(
+      Array.from({ length: 200 }, (_, index) =>
+        send(server, "/oauth/token", {
+          method: "POST",
+          body: `grant_type=client_credentials&client_id=junk-${index}&client_secret=nope`,
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+        }).then((response) => expect(response.status).toBe(401)),
+      ),
+    );
+    expect(await storedFailures(server)).toBe(200);
+    expect(tables(server)).toEqual(before);
+    const buckets = await withDatabase(server.dataDir, (db) => db.get<{ n: number }>("SELECT count(*) AS n FROM rate_buckets WHERE starts_with(agent_id, 'junk-')"));
+    expect(buckets?.n).toBe(0);
   });
 });
 

@@ -4,10 +4,10 @@ import { IdleTable } from "../../src/core/idle-table.js";
 import { RateLimiter } from "../../src/services/rate-limit.js";
 import { clientKey, FailureThrottle, FAILURES_PER_MINUTE } from "../../src/services/throttle.js";
 
-/** The error a call throws, or undefined. */
-function thrown(run: () => void): AppError | undefined {
+/** The error a call rejects with, or undefined. */
+async function thrown(run: () => Promise<void>): Promise<AppError | undefined> {
   try {
-    run();
+    await run();
     return undefined;
   } catch (error) {
     if (error instanceof AppError) return error;
@@ -47,20 +47,20 @@ describe("IdleTable", () => {
 });
 
 describe("FailureThrottle", () => {
-  it("refuses an identity from an address after twenty failures in a minute, until the oldest is a minute old", () => {
+  it("refuses an identity from an address after twenty failures in a minute, until the oldest is a minute old", async () => {
     const throttle = new FailureThrottle();
     for (let index = 0; index < FAILURES_PER_MINUTE; index++) {
-      expect(thrown(() => throttle.check("10.0.0.1", "alice", 1000 + index))).toBeUndefined();
-      throttle.fail("10.0.0.1", "alice", 1000 + index);
+      expect(await thrown(() => throttle.check("10.0.0.1", "alice", 1000 + index))).toBeUndefined();
+      await throttle.fail("10.0.0.1", "alice", 1000 + index);
     }
-    const refused = thrown(() => throttle.check("10.0.0.1", "alice", 2000));
+    const refused = await thrown(() => throttle.check("10.0.0.1", "alice", 2000));
     expect(refused?.code).toBe("RATE_LIMITED");
     expect(refused?.retryAfter).toBe(59);
     // Another identity, another address: unaffected.
-    expect(thrown(() => throttle.check("10.0.0.1", "bob", 2000))).toBeUndefined();
-    expect(thrown(() => throttle.check("10.0.0.2", "alice", 2000))).toBeUndefined();
+    expect(await thrown(() => throttle.check("10.0.0.1", "bob", 2000))).toBeUndefined();
+    expect(await thrown(() => throttle.check("10.0.0.2", "alice", 2000))).toBeUndefined();
     // A minute after the first failure, one more attempt is allowed.
-    expect(thrown(() => throttle.check("10.0.0.1", "alice", 61_000))).toBeUndefined();
+    expect(await thrown(() => throttle.check("10.0.0.1", "alice", 61_000))).toBeUndefined();
   });
 
   it("counts only UNAUTHENTICATED failures of a guarded attempt", async () => {
@@ -79,9 +79,9 @@ describe("FailureThrottle", () => {
     expect(throttle.size).toBe(1);
   });
 
-  it("forgets a pair a minute after its last failure, and stays within its capacity", () => {
+  it("forgets a pair a minute after its last failure, and stays within its capacity", async () => {
     const throttle = new FailureThrottle(50);
-    for (let index = 0; index < 500; index++) throttle.fail("10.0.0.1", `id-${index}`, index);
+    for (let index = 0; index < 500; index++) await throttle.fail("10.0.0.1", `id-${index}`, index);
     expect(throttle.size).toBe(50);
     expect(throttle.sweep(449 + 59_999)).toBe(0);
     expect(throttle.sweep(499 + 60_000)).toBe(50);

@@ -1,3 +1,4 @@
+import { PgAuthFailures } from "./auth-failures.js";
 import pg from "pg";
 import type { Reader, Store, TransactionGuard, Tx } from "../store.js";
 import { PgAgents } from "./agents.js";
@@ -41,6 +42,7 @@ export class PgStore implements Store {
   readonly reader: Reader;
   readonly eventWakeups: PgEventWakeups;
   readonly rateLimits: PgRateLimits;
+  readonly authFailures: PgAuthFailures;
   private readonly guards: TransactionGuard[] = [];
   private closed = false;
 
@@ -72,6 +74,7 @@ export class PgStore implements Store {
     this.reader = readerOf(pool);
     this.eventWakeups = new PgEventWakeups({ connectionString: url });
     this.rateLimits = new PgRateLimits(new PgDb(pool));
+    this.authFailures = new PgAuthFailures(new PgDb(pool));
     this.vectors = new PgVectorIndex((work) => this.transaction(work));
     this.maintenance = new PgMaintenance(pool, url);
   }

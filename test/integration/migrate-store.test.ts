@@ -1,0 +1,405 @@
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { TABLES as COPIED_TABLES } from "../../src/store/copy.js";
+import { PgDb } from "../../src/store/postgres/connection.js";
+import { connect } from "../../src/store/sqlite/connection.js";
+import { runCli, cliEnv } from "../helpers/cli.js";
+import { adminSql, databaseUrl, onPostgres, POSTGRES_URL } from "../helpers/database.js";
+import { startTestServer, tempDir, type Credentials, type ErrorBody, type TestServer } from "../helpers/server.js";
+
+// `cairn migrate-store` copies a SQLite store into PostgreSQL: it needs a PostgreSQL server, so it
+// runs only when the suite does (`npm run test:postgres`).
+
+const PASSWORD = "correct horse battery staple";
+// Agents with keys from configuration: one agent, and a second owner beside the bootstrapped human.
+const AGENT_KEYS = "static-bot:static-bot-key-0123456789:agent,boss:boss-key-0123456789abcdef:owner";
+const staticBot: Credentials = { agentId: "static-bot", apiKey: "static-bot-key-0123456789" };
+const boss: Credentials = { agentId: "boss", apiKey: "boss-key-0123456789abcdef" };
+
+const servers: TestServer[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function scratch(): string {
+  const dir = tempDir("cairn-migrate-store-");
+  dirs.push(dir);
+  return dir;
+}
+
+/** A server on DATA_DIR=dir: on SQLite (DATABASE_URL empty means unset), or on the database `url`. */
+async function server(dir: string, url = ""): Promise<TestServer> {
+  const started = await startTestServer({ DATA_DIR: dir, DATABASE_URL: url, AGENT_KEYS, UI_PASSWORD: PASSWORD });
+  servers.push(started);
+  return started;
+}
+
+async function stop(target: TestServer): Promise<void> {
+  servers.splice(servers.indexOf(target), 1);
+  await target.close();
+}
+
+let targets = 0;
+/** A new, empty database under this run's prefix, so the global teardown drops it. */
+function emptyDatabase(): string {
+  const name = `${process.env.CAIRN_TEST_DATABASE_PREFIX ?? "cairn_test_"}migrate_${process.pid}_${++targets}`;
+  adminSql(`CREATE DATABASE "${name}"`);
+  return databaseUrl(POSTGRES_URL as string, name);
+}
+
+async function onTarget<T>(url: string, work: (db: PgDb) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(new PgDb(client));
+  } finally {
+    await client.end();
+  }
+}
+
+function onSource<T>(file: string, work: (db: ReturnType<typeof connect>) => T): T {
+  const db = connect(file, { readonly: true });
+  try {
+    return work(db);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * The tables of the SQLite schema that hold a store's data: all but `schema_migrations`,
+ * SQLite's own (`sqlite_sequence`, `sqlite_stat*`), and the keyword index and the vector index's
+ * virtual tables with their shadow tables (PostgreSQL derives the one; the other's vectors are
+ * `memory_embeddings`, copied with their filters).
+ */
+function dataTables(file: string): string[] {
+  return onSource(file, (db) => {
+    const tables = db.all<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name");
+    const virtual = tables.filter((table) => /^CREATE VIRTUAL TABLE/i.test(table.sql)).map((table) => table.name);
+    return tables
+      .map((table) => table.name)
+      .filter((name) => name !== "schema_migrations" && !name.startsWith("sqlite_"))
+      .filter((name) => !virtual.some((index) => name === index || name.startsWith(`${index}_`)));
+  });
+}
+
+async function targetCounts(url: string, tables: string[]): Promise<Record<string, number>> {
+  return onTarget(url, async (db) => {
+    const counts: Record<string, number> = {};
+    for (const table of tables) counts[table] = (await db.get<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))?.n ?? -1;
+    return counts;
+  });
+}
+
+const sourceCounts = (file: string, tables: string[]): Record<string, number> =>
+  onSource(file, (db) => Object.fromEntries(tables.map((table) => [table, db.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)?.n ?? -1])));
+
+const byText = (a: Record<string, unknown>, b: Record<string, unknown>): number => {
+  const [x, y] = [JSON.stringify(a), JSON.stringify(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+async function created<T = { id: string }>(target: TestServer, path: string, as: Credentials, body: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const response = await target.request<T>(path, { as, body, headers });
+  expect(response.status, `${path}: ${response.text}`).toBe(201);
+  return response.body;
+}
+
+async function ok<T = unknown>(target: TestServer, path: string, as: Credentials | null, options: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<T> {
+  const response = await target.request<T>(path, { ...options, as });
+  expect(response.status, `${options.method ?? "GET"} ${path}: ${response.text}`).toBe(200);
+  return response.body;
+}
+
+/** What each agent reads through the API that reading does not change. */
+async function snapshot(target: TestServer, agents: Credentials[]): Promise<Record<string, unknown>> {
+  const withoutLease = (tasks: Record<string, unknown>[]) => tasks.map(({ lease_expires_at: _lease, ...task }) => task);
+  const views: Record<string, unknown> = {};
+  for (const agent of agents) {
+    views[agent.agentId] = {
+      memory: await ok(target, "/memory?limit=500", agent),
+      // Every authenticated request may renew the caller's claims: the lease is checked apart.
+      tasks: withoutLease(await ok(target, "/tasks?limit=500", agent)),
+      messages: await ok(target, "/messages?limit=500", agent),
+      unread: await ok(target, "/messages/inbox/count", agent),
+      events: await ok(target, "/events?since=seq:0&limit=500", agent),
+      projects: await ok(target, "/projects/mine", agent),
+    };
+  }
+  views.shared = {
+    graph: await ok(target, "/graph?limit=500", target.owner),
+    handoffs: await ok(target, "/sessions/handoffs", target.owner),
+    counts: await ok(target, "/tasks/counts", target.owner),
+    projects: await ok(target, "/projects", target.owner),
+    members: await ok(target, "/projects/web/members", target.owner),
+    state: await ok(target, "/archivist/state/cursor", target.archivist),
+    logs: await ok(target, "/logs?limit=500", target.owner),
+    lease: await ok(target, "/archivist/status", target.owner),
+  };
+  return views;
+}
+
+interface Built {
+  alice: Credentials;
+  bob: Credentials;
+  carol: Credentials;
+  gone: Credentials;
+  ids: Record<string, string>;
+  bearer: string;
+  uiSession: string;
+  loginToken: string;
+  leaseToken: number;
+  snapshot: Record<string, unknown>;
+}
+
+/** A store with a row in every table, made through the API of a server on SQLite. */
+async function buildSqliteStore(dir: string): Promise<Built> {
+  const source = await server(dir);
+  const [alice, bob, carol, gone] = [await source.agent("alice"), await source.agent("bob"), await source.agent("carol"), await source.agent("gone")];
+  await created(source, "/projects", alice, { name: "web", description: "the web frontend" });
+  await ok(source, "/projects/web/join", bob, { method: "POST" });
+  expect((await source.request(`/agents/${gone.agentId}`, { as: source.owner, method: "DELETE" })).status).toBe(204);
+
+  const ids: Record<string, string> = {};
+  ids.global = (await created(source, "/memory", alice, { content: "Deploys go out on Tuesdays after the code freeze", project: null, tags: ["deploy", "schedule"], confidence: 0.8 })).id;
+  ids.project = (await created(source, "/memory", alice, { content: "The web frontend builds with vite and is served by nginx", project: "web", tags: ["build"] })).id;
+  ids.private = (await created(source, "/memory", alice, { content: "Alice keeps a private note about zebras in the zoo", scope: "agent", project: null, tags: ["zoo"] })).id;
+  ids.directive = (await created(source, "/memory", source.owner, { content: "Never force-push to the main branch", type: "directive", project: null })).id;
+  ids.edited = (await created(source, "/memory", bob, { content: "The staging database lives on host db-staging-1", project: null })).id;
+  await ok(source, `/memory/${ids.edited}`, bob, { method: "PATCH", body: { content: "The staging database moved to host db-staging-2", tags: ["staging"] } });
+  ids.deleted = (await created(source, "/memory", carol, { content: "A note carol takes back at once", project: null })).id;
+  expect((await source.request(`/memory/${ids.deleted}`, { as: carol, method: "DELETE" })).status).toBe(204);
+  await ok(source, `/memory/${ids.global}`, bob); // a read: memory_readers
+  await created(source, "/graph/edge", alice, { src: ids.project, dst: ids.global, rel: "supports", note: "the build waits for the freeze" });
+
+  const task = (body: Record<string, unknown>, headers: Record<string, string> = {}) => created<{ id: string }>(source, "/tasks", alice, body, headers);
+  ids.done = (await task({ title: "Set up the build", project: "web", tags: ["build"], priority: "high" })).id;
+  ids.after = (await task({ title: "Ship the first release", project: "web", depends_on: [ids.done] })).id;
+  ids.claimed = (await task({ title: "Write the deploy script", project: "web" })).id;
+  ids.blocked = (await task({ title: "Announce the release", project: "web", depends_on: [ids.claimed] })).id;
+  ids.reserved = (await task({ title: "Review the docs", project: null, assigned_to: carol.agentId, due_at: "2030-01-01T00:00:00.000Z" })).id;
+  ids.idempotent = (await task({ title: "Created once however often it is retried", project: null }, { "idempotency-key": "migrate-1" })).id;
+  await ok(source, `/tasks/${ids.done}/claim`, bob, { method: "POST", body: {} });
+  await ok(source, `/tasks/${ids.done}/complete`, bob, { method: "POST", body: { output: { url: "https://ci.example/1" }, comment: "green" } });
+  await ok(source, `/tasks/${ids.claimed}/claim`, bob, { method: "POST", body: { comment: "on it" } });
+  await created(source, `/tasks/${ids.blocked}/comments`, alice, { comment: "waiting for the script" });
+
+  ids.direct = (await created(source, "/messages", alice, { to: bob.agentId, subject: "hello", body: "the build is green" })).id;
+  ids.toProject = (await created(source, "/messages", alice, { to: "project:web", body: "release on Tuesday" })).id;
+  ids.broadcast = (await created(source, "/messages", bob, { to: "broadcast", body: "lunch at noon" })).id;
+  await ok(source, `/messages/${ids.direct}/read`, bob, { method: "POST" });
+  await ok(source, "/messages/inbox/read-all", alice, { method: "POST" });
+
+  await created(source, "/sessions/handoff", alice, { summary: "set up the project", next_steps: ["ship it"], memory_refs: [ids.project] });
+  await created(source, "/events", alice, { type: "deploy.finished", payload: { build: 7 }, project: "web" });
+
+  const lease = await ok<{ token: number }>(source, "/archivist/lease", source.archivist, { method: "POST", body: { holder: "migration-test", ttl_seconds: 3600 } });
+  const leaseHeader = { "x-archivist-lease": String(lease.token) };
+  await ok(source, "/archivist/state/cursor", source.archivist, { method: "PUT", body: { value: { seq: 41, nested: [1, 2] } }, headers: leaseHeader });
+  await created(source, "/logs", source.archivist, { source: "archivist", action: "pass", message: "a pass before the move", details: { merged: 0 } }, leaseHeader);
+
+  const token = await fetch(new URL("/oauth/token", source.url), {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "client_credentials", client_id: bob.agentId, client_secret: bob.apiKey }).toString(),
+  });
+  expect(token.status).toBe(200);
+  const bearer = ((await token.json()) as { access_token: string }).access_token;
+  const uiSession = (await ok<{ session: string }>(source, "/ui/login", null, { method: "POST", body: { password: PASSWORD } })).session;
+  const loginToken = (await source.server.gateway.maintenance.issueLoginLink()).token;
+  // The static agents authenticate before the move too.
+  await ok(source, "/agents/me", staticBot);
+  await ok(source, "/agents/me", boss);
+
+  const views = await snapshot(source, [source.owner, alice, bob, carol]);
+  await stop(source);
+  // A background job's claim: the jobs' intervals are far longer than a test, so it is written here.
+  const db = connect(join(dir, "cairn.db"));
+  db.run("INSERT INTO jobs (name, next_run_at) VALUES ('event-retention', '2030-01-01T00:00:00.000Z')");
+  db.close();
+  return { alice, bob, carol, gone, ids, bearer, uiSession, loginToken, leaseToken: lease.token, snapshot: views };
+}
+
+describe.runIf(onPostgres)("cairn migrate-store", () => {
+  it("copies every row of every table of a SQLite store, and a server on PostgreSQL carries on where the SQLite one stopped", { timeout: 180_000 }, async () => {
+    const dir = scratch();
+    const built = await buildSqliteStore(dir);
+    const { alice, bob, carol, ids } = built;
+    const file = join(dir, "cairn.db");
+    const target = emptyDatabase();
+
+    // The copy's list is the schema's data tables; the lease and the vectors are copied on their own.
+    const tables = dataTables(file);
+    expect([...tables].sort()).toEqual([...COPIED_TABLES, "archivist_lease", "memory_embeddings"].sort());
+    const before = sourceCounts(file, tables);
+    for (const [table, rows] of Object.entries(before)) expect(rows, `${table} has rows to copy`).toBeGreaterThan(0);
+
+    const run = await runCli(["migrate-store", "--from", file, "--to", target], cliEnv(dir, { DATABASE_URL: "" }));
+    expect(run.code, run.stderr).toBe(0);
+    // The index's own rows (the vectors, their model in `meta`) are made apart from the rows counted.
+    const indexMeta = onSource(file, (db) => db.get<{ n: number }>("SELECT count(*) AS n FROM meta WHERE key LIKE 'vector\\_%' ESCAPE '\\'")?.n ?? 0);
+    const rows = COPIED_TABLES.reduce((sum, table) => sum + (before[table] ?? 0), 0) - indexMeta;
+    expect(run.stdout).toBe(`copied ${rows} rows in ${COPIED_TABLES.length} tables and ${before.memory_embeddings} vectors; every count matches\n`);
+    expect(run.stderr).toContain(`copied memory: ${before.memory}`);
+    expect(await targetCounts(target, tables)).toEqual(before);
+
+    // Row for row, column for column: keys, times, 0/1 flags, key hashes (BLOB → BYTEA), JSON text, reals.
+    await onTarget(target, async (db) => {
+      for (const table of tables.filter((name) => name !== "memory_embeddings")) {
+        const columns = onSource(file, (source) => source.all<{ name: string }>(`PRAGMA table_info(${table})`).map((column) => column.name));
+        const where = table === "meta" ? " WHERE key <> 'vector_layout'" : "";
+        const select = `SELECT ${columns.join(", ")} FROM ${table}${where}`;
+        const copied = (await db.all(select)).sort(byText);
+        const original = onSource(file, (source) => source.all(select)).sort(byText);
+        expect(copied, table).toEqual(original);
+      }
+      // Each vector exactly (float32 for float32), with the filters its index applies.
+      const vectors = await db.all<{ pk: number; embedding: number[]; vis_key: string; owner_key: string; project_key: string; type: string; agent_id: string; confidence: number; expires_ms: number }>(
+        "SELECT pk, embedding::real[] AS embedding, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms FROM memory_embeddings ORDER BY pk",
+      );
+      const originals = onSource(file, (source) =>
+        source.all<{ pk: number; embedding: Buffer; vis_key: string; owner_key: string; project_key: string; type: string; agent_id: string; confidence: number; expires_ms: number }>(
+          "SELECT e.pk, e.embedding, v.vis_key, v.owner_key, v.project_key, v.type, v.agent_id, v.confidence, v.expires_ms FROM memory_embeddings e JOIN memory_vectors v ON v.pk = e.pk ORDER BY e.pk",
+        ),
+      );
+      expect(vectors.map(({ embedding, ...rest }) => ({ ...rest, embedding: embedding.map((x) => Math.fround(x)) }))).toEqual(
+        originals.map(({ embedding, ...rest }) => ({
+          ...rest,
+          expires_ms: Number(rest.expires_ms),
+          embedding: Array.from(new Float32Array(embedding.buffer.slice(embedding.byteOffset, embedding.byteOffset + embedding.byteLength))),
+        })),
+      );
+    });
+    const model = onSource(file, (db) => db.all<{ key: string; value: string }>("SELECT key, value FROM meta WHERE key IN ('vector_model', 'vector_dimensions') ORDER BY key"));
+    const index = await onTarget(target, (db) => db.get<{ oid: number }>("SELECT 'memory_embeddings'::regclass::oid::int AS oid"));
+
+    // A server on the copy: same data directory (credentials.json), DATABASE_URL the target.
+    const moved = await server(dir, target);
+    await onTarget(target, async (db) => {
+      // The index was taken as it is: not rebuilt, nothing waiting to be embedded again.
+      expect(await db.all("SELECT key, value FROM meta WHERE key IN ('vector_model', 'vector_dimensions') ORDER BY key")).toEqual(model);
+      expect(await db.get("SELECT 'memory_embeddings'::regclass::oid::int AS oid")).toEqual(index);
+      expect(await db.get("SELECT count(*)::int AS n FROM memory_embeddings")).toEqual(await db.get("SELECT count(*)::int AS n FROM memory WHERE deleted_at IS NULL"));
+      expect(await db.get("SELECT count(*)::int AS n FROM memory WHERE deleted_at IS NULL AND embedding_model IS NULL")).toEqual({ n: 0 });
+    });
+    expect(await snapshot(moved, [moved.owner, alice, bob, carol])).toEqual(built.snapshot);
+
+    // Every key still authenticates (generated, static, bootstrapped), and so do the hashed tokens.
+    for (const agent of [moved.owner, moved.archivist, boss, staticBot, alice, bob, carol]) {
+      expect((await ok<{ agent_id: string }>(moved, "/agents/me", agent)).agent_id).toBe(agent.agentId);
+    }
+    expect((await moved.request("/agents/me", { as: built.gone })).status).toBe(401);
+    expect((await moved.request("/agents/self-register", { as: null, body: { agent_id: built.gone.agentId } })).status).not.toBe(201);
+    expect((await ok<{ agent_id: string }>(moved, "/agents/me", null, { headers: { authorization: `Bearer ${built.bearer}` } })).agent_id).toBe(bob.agentId);
+    expect((await ok<{ agent_id: string }>(moved, "/agents/me", null, { headers: { "x-ui-session": built.uiSession } })).agent_id).toBe("human");
+    expect((await ok<{ agent_id: string }>(moved, "/ui/login", null, { method: "POST", body: { token: built.loginToken } })).agent_id).toBe("human");
+
+    // Search by meaning, from the copied vectors.
+    const hits = await ok<{ id: string; similarity: number | null }[]>(moved, `/memory/search?q=${encodeURIComponent("when do deploys go out")}`, alice);
+    expect(hits[0]?.id).toBe(ids.global);
+    expect(hits[0]?.similarity).toEqual(expect.any(Number));
+    expect(hits[0]?.similarity).toBeGreaterThan(0);
+    // Visibility: the private entry for its author only, the project's for its members only.
+    expect((await moved.request(`/memory/${ids.private}`, { as: alice })).status).toBe(200);
+    for (const other of [bob, carol, moved.owner]) expect((await moved.request(`/memory/${ids.private}`, { as: other })).status).toBe(404);
+    expect((await ok<{ id: string }[]>(moved, "/memory/search?q=zebras%20in%20the%20zoo", carol)).map((hit) => hit.id)).not.toContain(ids.private);
+    expect((await moved.request(`/memory/${ids.project}`, { as: bob })).status).toBe(200);
+    expect((await moved.request(`/memory/${ids.project}`, { as: carol })).status).toBe(404);
+    expect((await moved.request(`/memory/${ids.deleted}`, { as: carol })).status).toBe(404);
+    const edited = await ok<{ version: number; content: string }>(moved, `/memory/${ids.edited}`, bob);
+    expect(edited).toMatchObject({ version: 2, content: "The staging database moved to host db-staging-2" });
+
+    // Tasks: dependencies, the claim with its lease, the reservation, the idempotent create.
+    expect(await ok(moved, `/tasks/${ids.blocked}`, alice)).toMatchObject({ status: "open", blocked: true, depends_on: [ids.claimed] });
+    expect(await ok(moved, `/tasks/${ids.after}`, alice)).toMatchObject({ status: "open", blocked: false, depends_on: [ids.done] });
+    expect(await ok(moved, `/tasks/${ids.claimed}`, bob)).toMatchObject({ status: "claimed", assigned_to: bob.agentId, lease_expires_at: expect.any(String) });
+    expect((await moved.request<ErrorBody>(`/tasks/${ids.claimed}/claim`, { as: alice, body: {} })).status).toBe(409);
+    expect(await ok(moved, `/tasks/${ids.reserved}`, carol)).toMatchObject({ status: "open", assigned_to: carol.agentId });
+    const replay = await moved.request<{ id: string }>("/tasks", { as: alice, body: { title: "Created once however often it is retried", project: null }, headers: { "idempotency-key": "migrate-1" } });
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(replay.body.id).toBe(ids.idempotent);
+    expect(await ok(moved, "/messages/inbox/count", bob)).toEqual({ unread: 1 });
+    expect(await ok(moved, "/messages/inbox/count", carol)).toEqual({ unread: 1 });
+    expect(await ok(moved, "/messages/inbox/count", alice)).toEqual({ unread: 0 });
+
+    // The lease held before the move is held after it, with its fencing token.
+    const lease = (holder: string) => ok(moved, "/archivist/lease", moved.archivist, { method: "POST", body: { holder, ttl_seconds: 3600 } });
+    expect(await lease("someone-else")).toMatchObject({ granted: false, holder: "migration-test", token: built.leaseToken });
+    expect(await lease("migration-test")).toMatchObject({ granted: true, holder: "migration-test", token: built.leaseToken });
+
+    // New rows take new keys (every identity moved past the copied ones), and new events come after the old.
+    const events = await ok<{ seq: number }[]>(moved, "/events?since=seq:0&limit=500", moved.owner);
+    expect(events.map((event) => event.seq)).toEqual([...events.map((event) => event.seq)].sort((a, b) => a - b));
+    const lastSeq = await onTarget(target, async (db) => (await db.get<{ seq: number }>("SELECT max(seq) AS seq FROM events"))?.seq ?? 0);
+    const fresh = await created<{ id: string }>(moved, "/memory", alice, { content: "Written after the move to PostgreSQL", project: "web" });
+    const next = await ok<{ seq: number; type: string; payload: { memory_id?: string } }[]>(moved, `/events?since=seq:${lastSeq}`, alice);
+    expect(next[0]).toMatchObject({ type: "memory.written", payload: { memory_id: fresh.id } });
+    expect(next[0]?.seq).toBeGreaterThan(lastSeq);
+    await ok(moved, `/tasks/${ids.claimed}/complete`, bob, { method: "POST", body: {} }); // task_outcomes, task_comments
+    expect(await ok(moved, `/tasks/${ids.blocked}`, alice)).toMatchObject({ blocked: false });
+    const newTask = await created<{ id: string }>(moved, "/tasks", alice, { title: "A task after the move", project: "web", depends_on: [ids.blocked] });
+    await created(moved, `/tasks/${newTask.id}/comments`, bob, { comment: "seen" });
+    await created(moved, "/messages", bob, { to: alice.agentId, body: "welcome to PostgreSQL" });
+    expect(await ok(moved, "/messages/inbox/count", alice)).toEqual({ unread: 1 });
+    await created(moved, "/sessions/handoff", bob, { summary: "moved the store" });
+    await created(moved, "/graph/edge", alice, { src: fresh.id, dst: ids.project, rel: "relates_to" });
+    await created(moved, "/logs", moved.archivist, { source: "archivist", action: "pass", message: "a pass after the move" }, { "x-archivist-lease": String(built.leaseToken) });
+    await stop(moved);
+
+    // A second run into the now non-empty database refuses, and changes nothing.
+    const filled = await targetCounts(target, tables);
+    const again = await runCli(["migrate-store", "--from", file, "--to", target], cliEnv(dir, { DATABASE_URL: "" }));
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/the target database is not empty/);
+    expect(again.stdout).toBe("");
+    expect(await targetCounts(target, tables)).toEqual(filled);
+  });
+
+  it("refuses a --from that is not a cairn database, and leaves both sides as they were", async () => {
+    const dir = scratch();
+    const target = emptyDatabase();
+    const empty = join(dir, "empty.db");
+    writeFileSync(empty, "");
+    const other = join(dir, "other.db");
+    const sqlite = new Database(other);
+    sqlite.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('hello')");
+    sqlite.close();
+    const otherBytes = readFileSync(other);
+    const garbage = join(dir, "garbage.db");
+    writeFileSync(garbage, "this is not a database at all, only some text ".repeat(100));
+
+    for (const file of [empty, other, garbage]) {
+      const run = await runCli(["migrate-store", "--from", file, "--to", target], cliEnv(dir, { DATABASE_URL: "" }));
+      expect(run.code, file).toBe(1);
+      expect(run.stderr).toContain(`${file} is not a cairn database`);
+      expect(run.stdout).toBe("");
+    }
+    expect(readFileSync(other)).toEqual(otherBytes);
+    expect(readFileSync(empty).length).toBe(0);
+    expect(await onTarget(target, (db) => db.all("SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))).toEqual([]);
+  });
+
+  it("answers a usage error, exit 2, for missing arguments or a --to that is not a PostgreSQL URL", async () => {
+    const dir = scratch();
+    const file = join(dir, "cairn.db");
+    writeFileSync(file, "");
+    const env = cliEnv(dir, { DATABASE_URL: "" });
+    for (const args of [[], ["--from", file], ["--to", "postgres://127.0.0.1/x"], ["--from", file, "--to", "postgres://127.0.0.1/x", "extra"]]) {
+      const run = await runCli(["migrate-store", ...args], env);
+      expect(run.code, args.join(" ")).toBe(2);
+      expect(run.stderr).toContain("usage: cairn migrate-store --from SQLITE_FILE --to DATABASE_URL");
+    }
+    const mysql = await runCli(["migrate-store", "--from", file, "--to", "mysql://127.0.0.1/x"], env);
+    expect(mysql.code).toBe(2);
+    expect(mysql.stderr).toContain("--to must be a postgres:// or postgresql:// URL");
+    const missing = await runCli(["migrate-store", "--from", join(dir, "nothing.db"), "--to", "postgres://127.0.0.1/x"], env);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`no SQLite file at ${join(dir, "nothing.db")}`);
+  });
+});
