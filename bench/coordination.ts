@@ -1,7 +1,7 @@
 // Coordination primitives under load: claiming tasks, sending and reading messages, and starting
 // a session with a large memory delta. Each benchmark gets a fresh server and data directory.
 import { noteStream, seededRandom } from "./corpus.js";
-import { judge, newDataDir, progress, rowOf, runClients, withServer, type Credentials, type Reply, type Section, type ServerProcess } from "./lib.js";
+import { expectStatus, judge, newDataDir, progress, registerMany, rowOf, runClients, withServer, type Credentials, type Section, type ServerProcess } from "./lib.js";
 
 export interface ClaimOptions {
   agents: number;
@@ -20,19 +20,8 @@ export interface HandoffOptions {
   loads: number;
 }
 
-const expectStatus = (what: string, reply: Reply, status: number): Reply => {
-  if (reply.status !== status) throw new Error(`${what}: ${reply.status} ${reply.body}`);
-  return reply;
-};
-
-async function registerMany(server: ServerProcess, prefix: string, count: number): Promise<Credentials[]> {
-  const agents: Credentials[] = [];
-  for (let index = 1; index <= count; index++) agents.push(await server.client.registerAgent(`${prefix}-${index}`));
-  return agents;
-}
-
 /** Creates `count` tasks with `clients` concurrent requests; returns their ids in creation order. */
-async function createTasks(server: ServerProcess, creator: Credentials, count: number, clients: number): Promise<string[]> {
+export async function createTasks(server: ServerProcess, creator: Credentials, count: number, clients: number): Promise<string[]> {
   const ids: string[] = new Array<string>(count);
   await runClients(server, clients, count, async (index) => {
     const reply = await server.client.post("/tasks", { title: `bench task ${index}`, priority: ["low", "normal", "high"][index % 3] }, creator);

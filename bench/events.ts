@@ -5,8 +5,9 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createParser } from "eventsource-parser";
 import { newId } from "../src/core/ids.js";
-import { SqliteStore } from "../src/store/sqlite/store.js";
+import { openStore } from "../src/store/open.js";
 import { judge, latencyStats, newDataDir, progress, round, withServer, type Credentials, type Row, type Section, type ServerProcess } from "./lib.js";
+import { benchDatabaseUrl, ensureDatabase } from "./postgres.js";
 
 export interface FanoutOptions {
   subscribers: number;
@@ -178,7 +179,8 @@ export async function runFanoutBench(options: FanoutOptions): Promise<Section> {
 
 /** Seeds `count` global custom events straight into a fresh database, as a long-running server would have them. */
 async function seedEvents(dataDir: string, count: number): Promise<void> {
-  const store = SqliteStore.open(join(dataDir, "cairn.db"));
+  const databaseUrl = benchDatabaseUrl() ? await ensureDatabase(dataDir) : undefined;
+  const store = await openStore({ databaseUrl, file: join(dataDir, "cairn.db") });
   try {
     const createdAt = new Date().toISOString();
     await store.transaction(async (tx) => {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { packageRoot } from "../src/core/paths.js";
+import { benchDatabaseUrl, databaseEnv, ensureDatabase, releaseDatabase } from "./postgres.js";
 
 // ---- numbers ----
 
@@ -114,6 +115,18 @@ export class HttpClient {
   }
 }
 
+export const expectStatus = (what: string, reply: Reply, status: number): Reply => {
+  if (reply.status !== status) throw new Error(`${what}: ${reply.status} ${reply.body}`);
+  return reply;
+};
+
+/** Registers `prefix`-1 … `prefix`-`count` through `server`. */
+export async function registerMany(server: Pick<ServerProcess, "client">, prefix: string, count: number): Promise<Credentials[]> {
+  const agents: Credentials[] = [];
+  for (let index = 1; index <= count; index++) agents.push(await server.client.registerAgent(`${prefix}-${index}`));
+  return agents;
+}
+
 // ---- load generation ----
 
 /**
@@ -178,12 +191,16 @@ export function processCpuMs(pid: number): number {
 // USER_HZ is 100 on every Linux architecture Node runs on.
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** The settings every benchmark server runs with; nothing else leaks in from the caller's environment. */
+/**
+ * The settings every benchmark server runs with; nothing else leaks in from the caller's environment.
+ * On PostgreSQL, DATABASE_URL is the data directory's database once it has one (see startServerProcess).
+ */
 export function serverEnv(dataDir: string): Record<string, string> {
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: process.env.HOME ?? tmpdir(),
     DATA_DIR: dataDir,
+    ...databaseEnv(dataDir),
     HOST: "127.0.0.1",
     PORT: "0",
     EMBEDDING_MODEL: "use-lite",
@@ -214,8 +231,19 @@ export interface ServerProcess {
 
 export const newDataDir = (): string => mkdtempSync(join(tmpdir(), "cairn-bench-"));
 
-/** Spawns `node dist/src/cli.js serve` and resolves once it has printed its URL. */
-export function startServerProcess(dataDir: string, sockets = 16, env: Record<string, string> = {}): Promise<ServerProcess> {
+/** Removes a data directory and, on PostgreSQL, drops its database. */
+export async function removeDataDir(dataDir: string): Promise<void> {
+  rmSync(dataDir, { recursive: true, force: true });
+  await releaseDatabase(dataDir);
+}
+
+/**
+ * Spawns `node dist/src/cli.js serve` and resolves once it has printed its URL. With
+ * BENCH_DATABASE_URL set and no DATABASE_URL in `env`, the data directory gets a fresh database
+ * (unless it has one: a seeded copy, or an earlier server's), created before the spawn is timed.
+ */
+export async function startServerProcess(dataDir: string, sockets = 16, env: Record<string, string> = {}): Promise<ServerProcess> {
+  if (benchDatabaseUrl() && env.DATABASE_URL === undefined) await ensureDatabase(dataDir);
   const spawnedAt = performance.now();
   // BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the server under load.
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
@@ -289,7 +317,7 @@ export function startServerProcess(dataDir: string, sockets = 16, env: Record<st
   });
 }
 
-/** Runs `body` against a fresh server on `dataDir`, then stops it and removes the directory. */
+/** Runs `body` against a fresh server on `dataDir`, then stops it and removes the directory (and its database). */
 export async function withServer<T>(
   dataDir: string,
   sockets: number,
@@ -305,7 +333,7 @@ export async function withServer<T>(
     throw new Error(`${message}\n(server ${state}; its stderr:)\n${server.stderrTail() || "(empty)"}`, { cause: error });
   } finally {
     await server.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await removeDataDir(dataDir);
   }
 }
 

@@ -3,7 +3,6 @@
 // what a search returns per SEARCH_MIN_SIMILARITY, and what a write lists as `similar` among
 // thousands of same-domain notes rather than beside one partner.
 import { spawn } from "node:child_process";
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../src/core/config.js";
 import { packageRoot } from "../src/core/paths.js";
@@ -11,7 +10,7 @@ import { SEARCH_FLOORS } from "../src/embed/models.js";
 import { offTopicQueries, paraphrases } from "../test/fixtures/paraphrases.js";
 import { corpus, queries as fixtureQueries } from "../test/fixtures/search-corpus.js";
 import { labelledQueryStream, type LabelledQuery } from "./corpus.js";
-import { newDataDir, progress, serverEnv, startServerProcess, type Credentials, type Row, type ServerProcess, type Target } from "./lib.js";
+import { newDataDir, progress, removeDataDir, serverEnv, startServerProcess, type Credentials, type Row, type ServerProcess, type Target } from "./lib.js";
 import { GROUPS, SAME_FACT, SAME_SUBJECT, THRESHOLDS, ratio, verdict, type EmbeddingModel, type Group } from "./paraphrase-pairs.js";
 import type { ParaphraseOptions } from "./paraphrase.js";
 import { installStore, seededStore } from "./seed.js";
@@ -231,7 +230,7 @@ export async function storeBench(model: EmbeddingModel, options: ParaphraseOptio
   const store = await seededStore(options.storeEntries, progress);
   const dataDir = newDataDir();
   try {
-    installStore(store, dataDir);
+    await installStore(store, dataDir, progress);
     if (model !== "use-lite") {
       progress(`paraphrase: re-embedding the ${options.storeEntries.toLocaleString("en")}-entry store with ${model}`);
       await reindex(dataDir, model);
@@ -279,7 +278,7 @@ export async function storeBench(model: EmbeddingModel, options: ParaphraseOptio
       },
     };
   } finally {
-    rmSync(dataDir, { recursive: true, force: true });
+    await removeDataDir(dataDir);
   }
 }
 

@@ -4,6 +4,7 @@ import { cpus, loadavg, totalmem } from "node:os";
 import { dirname } from "node:path";
 import { packageRoot } from "../src/core/paths.js";
 import { round, type Row, type Section } from "./lib.js";
+import { backend } from "./postgres.js";
 
 const dash = "–";
 const cell = (value: number | null | undefined, digits = 1): string =>
@@ -54,6 +55,8 @@ function gitCommit(): string | null {
 }
 
 export interface Environment {
+  /** Where every server's store lives: SQLite in its data directory, or PostgreSQL (BENCH_DATABASE_URL). */
+  backend: "sqlite" | "postgres";
   node: string;
   cpus: number;
   cpu_model: string;
@@ -65,6 +68,7 @@ export interface Environment {
 
 export function environment(): Environment {
   return {
+    backend: backend(),
     node: process.version,
     cpus: cpus().length,
     cpu_model: cpus()[0]?.model ?? "unknown",

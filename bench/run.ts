@@ -1,5 +1,6 @@
 // `npm run bench [-- write|search|startup|merge|pass ...] [--quick]`: runs the benchmarks against a real
-// server process on loopback, prints one table per benchmark and writes bench/results/latest.json.
+// server process on loopback, prints one table per benchmark and writes bench/results/latest.json
+// (latest-postgres.json when BENCH_DATABASE_URL puts the servers on PostgreSQL).
 // Benchmarks measure and report; they never assert.
 import { existsSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -11,17 +12,27 @@ import { runClaimBench, runHandoffBench, runMessageBench } from "./coordination.
 import { runFanoutBench, runReplayBench } from "./events.js";
 import { runMcpBench } from "./mcp.js";
 import { runParaphraseBench } from "./paraphrase.js";
-import { round, type Section } from "./lib.js";
+import { runRankingBench } from "./ranking.js";
+import { progress, round, type Section } from "./lib.js";
+import { benchDatabaseUrl, closeAdmin, dropStaleDatabases, serverVersion } from "./postgres.js";
 import { environment, formatSection, writeJson } from "./report.js";
+import { runScaleBench } from "./scale.js";
 import { runSearchBench } from "./search.js";
+import { runSeqlockBench } from "./seqlock.js";
 import { runStartupBench } from "./startup.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "ui", "auth", "paraphrase"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "ui", "auth", "paraphrase", "ranking", "scale", "seqlock"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [ui] [auth] [paraphrase] [--quick]]
+/** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
+const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
+  scale: "several servers share one store only on PostgreSQL",
+  seqlock: "the events' advisory lock exists only on PostgreSQL",
+};
+
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [ui] [auth] [paraphrase] [ranking] [scale] [seqlock] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -37,11 +48,20 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   ui        web UI time to interactive (Overview, Memory) with 10,000 entries and 2,000 tasks; asset sizes
   auth      wrong key vs unknown agent timing gap, guesses checked per id and address, RSS under junk client ids
   paraphrase  duplicate and similar thresholds on paraphrase pairs; search floor: off-topic results and recall@10 per SEARCH_MIN_SIMILARITY
+  ranking   the search-quality test's corpus: top-1, MRR and recall@10, hybrid and keyword-only (BM25 on SQLite, ts_rank_cd on PostgreSQL)
+  scale     1, 2 and 3 servers on one PostgreSQL database: 20 agents claiming 2,000 tasks, and 3,000 writes by 16 clients (PostgreSQL only)
+  seqlock   the events' advisory lock: event-writing transactions at concurrency 1, 4, 16 and 64, with and without it (PostgreSQL only)
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
 where each benchmark run replaces its own section and keeps the others.
-BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" passes node flags to every server it starts.`;
+BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" passes node flags to every server it starts.
+
+BENCH_DATABASE_URL=postgres://USER@HOST:PORT/DB (a superuser, or a role that may create databases)
+runs every server on PostgreSQL: each gets a database of its own, cairn_bench_<pid>_<n>_<random>,
+dropped when its run ends (and, if a run died, at the start of the next one). Seeded stores are
+copied once from the cached SQLite file into a template database, cairn_seed_<cache key>, kept
+across runs, and cloned per run. Results then go to bench/results/latest-postgres.json.`;
 
 /** Full and quick sizes. Quick keeps every code path but finishes in a minute or two. */
 function plan(quick: boolean) {
@@ -60,6 +80,10 @@ function plan(quick: boolean) {
     ui: { entries: quick ? 2000 : 10_000, tasks: quick ? 400 : 2000, runs: quick ? 3 : 7, seedClients: 16 },
     auth: { agents: quick ? 200 : 1000, pairs: quick ? 2000 : 10_000, junkIds: quick ? 5000 : 50_000, hugeIds: quick ? 200 : 2000 },
     paraphrase: { models: ["use-lite", "hash"] as const, storeEntries: quick ? 2000 : 10_000, queries: quick ? 40 : 150, floors: [0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6] },
+    // The corpus is the test's, small and fixed: the same either way.
+    ranking: {},
+    scale: { serverCounts: [1, 2, 3], agents: 20, tasks: quick ? 200 : 2000, writeClients: 16, writes: quick ? 300 : 3000, writers: 4, warmup: quick ? 16 : 48 },
+    seqlock: { concurrency: [1, 4, 16, 64], transactions: quick ? 500 : 5000, warmup: quick ? 50 : 200 },
   };
 }
 
@@ -106,6 +130,12 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runAuthBench(sizes.auth);
     case "paraphrase":
       return runParaphraseBench(sizes.paraphrase);
+    case "ranking":
+      return runRankingBench();
+    case "scale":
+      return runScaleBench(sizes.scale);
+    case "seqlock":
+      return runSeqlockBench(sizes.seqlock);
   }
 }
 
@@ -131,12 +161,22 @@ async function main(): Promise<number> {
     return 1;
   }
   const sizes = plan(parsed.quick);
-  const env = environment();
-  console.log(`# Cairn benchmarks${parsed.quick ? " (quick)" : ""} — node ${env.node}, ${env.cpus} × ${env.cpu_model}, commit ${env.commit ?? "?"}`);
+  const onPostgres = benchDatabaseUrl() !== undefined;
+  const env = { ...environment(), ...(onPostgres ? { postgres: await serverVersion() } : {}) };
+  if (onPostgres) await dropStaleDatabases(progress);
+  const backendNote = onPostgres ? `PostgreSQL ${env.postgres}` : "SQLite";
+  console.log(`# Cairn benchmarks${parsed.quick ? " (quick)" : ""} — backend ${env.backend} (${backendNote}), node ${env.node}, ${env.cpus} × ${env.cpu_model}, commit ${env.commit ?? "?"}`);
   console.log(`load average at start: ${env.load_average_at_start.join(" ")} (other work on the machine skews these numbers)\n`);
   const started = performance.now();
   const sections: Section[] = [];
+  const ran: Benchmark[] = [];
   for (const name of parsed.selected) {
+    const postgresOnly = POSTGRES_ONLY[name];
+    if (!onPostgres && postgresOnly !== undefined) {
+      console.log(`## ${name} — skipped: needs BENCH_DATABASE_URL (${postgresOnly})\n`);
+      continue;
+    }
+    ran.push(name);
     const section = await run(name, sizes);
     section.details.measured_at = new Date().toISOString();
     section.details.commit = env.commit;
@@ -146,16 +186,18 @@ async function main(): Promise<number> {
     console.log(`${formatSection(section)}\nload average after: ${loadavg().map((value) => value.toFixed(2)).join(" ")}\n`);
   }
   const minutes = round((performance.now() - started) / 60_000);
-  const file = join(packageRoot, "bench", "results", "latest.json");
+  await closeAdmin();
+  const file = join(packageRoot, "bench", "results", onPostgres ? "latest-postgres.json" : "latest.json");
   const earlier = previousResults(file);
-  const kept = earlier.sections.filter((section) => !parsed.selected.includes(section.name as Benchmark));
+  const kept = earlier.sections.filter((section) => !ran.includes(section.name as Benchmark));
   writeJson(file, {
     generated_at: new Date().toISOString(),
     environment: { ...env, load_average_at_end: loadavg().map((value) => round(value, 2)) },
     server:
       "node dist/src/cli.js serve; EMBEDDING_MODEL=use-lite RATE_LIMIT_PER_MINUTE=0 LOG_LEVEL=warn ARCHIVIST=off, loopback; " +
-      "merge and pass: EMBEDDING_MODEL=hash, with an in-process archivist and a fake LLM on loopback",
-    plan: { ...earlier.plan, ...Object.fromEntries(parsed.selected.map((name) => [name, sizes[name]])) },
+      "merge and pass: EMBEDDING_MODEL=hash, with an in-process archivist and a fake LLM on loopback" +
+      (onPostgres ? "; DATABASE_URL: a fresh database per server run on the BENCH_DATABASE_URL server (seeded ones cloned from a template)" : ""),
+    plan: { ...earlier.plan, ...Object.fromEntries(ran.map((name) => [name, sizes[name]])) },
     sections: [...kept, ...sections].sort((a, b) => BENCHMARKS.indexOf(a.name as Benchmark) - BENCHMARKS.indexOf(b.name as Benchmark)),
   });
   console.log(`done in ${minutes} min; results in ${file}`);

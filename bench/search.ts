@@ -51,7 +51,7 @@ async function checkSemanticHits(server: ServerProcess, reader: Credentials): Pr
 async function searchStore(options: SearchOptions, entries: number, stream: number): Promise<StoreResult> {
   const store = await seededStore(entries, progress);
   const dataDir = newDataDir();
-  installStore(store, dataDir);
+  await installStore(store, dataDir, progress);
   const size = entries.toLocaleString("en");
   progress(`search: ${size} entries`);
   return withServer(dataDir, options.concurrentClients, async (server) => {

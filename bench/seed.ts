@@ -15,6 +15,7 @@ import { VECTOR_LAYOUT } from "../src/store/sqlite/vectors.js";
 import { contentKey, vectorMetaOf } from "../src/services/memory-records.js";
 import { CORPUS_VERSION, noteStream, type Note } from "./corpus.js";
 import { round, type Progress } from "./lib.js";
+import { benchDatabaseUrl, cloneInto, seedTemplate } from "./postgres.js";
 
 export const CACHE_DIR = "/tmp/cairn-bench-cache";
 /** The seeded entries' stream; the timed writes use other seeds. */
@@ -154,8 +155,15 @@ function insertBatch(store: SqliteStore, notes: Note[], vectors: Float32Array[],
   });
 }
 
-/** Copies a cached store into a fresh data directory as its database. */
-export function installStore(store: SeededStore, dataDir: string): void {
+/**
+ * Copies a cached store into a fresh data directory as its database; on PostgreSQL, gives the
+ * directory a database cloned from the store's template (built from the SQLite file once).
+ */
+export async function installStore(store: SeededStore, dataDir: string, progress: Progress): Promise<void> {
+  if (benchDatabaseUrl()) {
+    await cloneInto(await seedTemplate(store.file, store.entries, progress), dataDir);
+    return;
+  }
   const target = join(dataDir, "cairn.db");
   copyFileSync(store.file, target);
   chmodSync(target, 0o600);

@@ -33,7 +33,7 @@ interface StartSample {
 async function startOnce(entries: number, options: StartupOptions, searches: number): Promise<StartSample> {
   const store = entries > 0 ? await seededStore(entries, progress) : null;
   const dataDir = newDataDir();
-  if (store) installStore(store, dataDir);
+  if (store) await installStore(store, dataDir, progress);
   return withServer(dataDir, 1, async (server) => {
     const healthMs = await server.waitForHealth();
     const readyMs = await server.waitForHealth((health) => health.embeddings === "ready");

@@ -1,8 +1,8 @@
 // POST /memory: latency and throughput at 1 and 16 clients, on an empty store and on a seeded one.
 // Each scenario gets a fresh server and data directory, so one scenario's writes never inflate
 // the next one's store.
-import { noteStream } from "./corpus.js";
-import { judge, newDataDir, progress, rowOf, runClients, withServer, type Credentials, type Row, type Section, type ServerProcess } from "./lib.js";
+import { noteStream, type Note } from "./corpus.js";
+import { judge, newDataDir, progress, registerMany, rowOf, runClients, withServer, type Credentials, type HttpClient, type Row, type Section, type ServerProcess } from "./lib.js";
 import { installStore, seededStore } from "./seed.js";
 
 export interface WriteOptions {
@@ -23,16 +23,19 @@ interface WriteScenario {
 
 const WRITE_STREAM = 2001;
 
-async function registerWriters(server: ServerProcess, count: number): Promise<Credentials[]> {
-  const writers: Credentials[] = [];
-  for (let index = 1; index <= count; index++) writers.push(await server.client.registerAgent(`bench-writer-${index}`));
-  return writers;
+export const registerWriters = (server: Pick<ServerProcess, "client">, count: number): Promise<Credentials[]> => registerMany(server, "bench-writer", count);
+
+/** One POST /memory of `note` as the write benchmark sends it, its status counted in `statuses`. */
+export async function writeNote(client: HttpClient, writer: Credentials, note: Note, statuses: Record<string, number>): Promise<void> {
+  const reply = await client.post("/memory", note.tags.length > 0 ? note : { content: note.content }, writer);
+  statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
+  if (reply.status >= 300) throw new Error(`POST /memory: ${reply.status} ${reply.body}`);
 }
 
 async function writeScenario(options: WriteOptions, entries: number, clients: number, stream: number): Promise<WriteScenario> {
   const store = entries > 0 ? await seededStore(entries, progress) : null;
   const dataDir = newDataDir();
-  if (store) installStore(store, dataDir);
+  if (store) await installStore(store, dataDir, progress);
   const label = `${entries.toLocaleString("en")} entries, ${clients} client${clients === 1 ? "" : "s"}`;
   progress(`write: ${label}`);
   return withServer(dataDir, clients, async (server) => {
@@ -42,11 +45,8 @@ async function writeScenario(options: WriteOptions, entries: number, clients: nu
     const statuses: Record<string, number> = {};
     const write = async (index: number, client: number): Promise<void> => {
       // With several clients each sticks to one agent; a lone client takes turns as each of them.
-      const writer = writers[(clients === 1 ? index : client) % writers.length];
-      const note = next();
-      const reply = await server.client.post("/memory", note.tags.length > 0 ? note : { content: note.content }, writer);
-      statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
-      if (reply.status >= 300) throw new Error(`POST /memory: ${reply.status} ${reply.body}`);
+      const writer = writers[(clients === 1 ? index : client) % writers.length] as Credentials;
+      await writeNote(server.client, writer, next(), statuses);
     };
     await runClients(server, clients, options.warmup, write);
     for (const key of Object.keys(statuses)) delete statuses[key];

@@ -12,6 +12,7 @@ import { adminSql, databaseUrl, onPostgres, POSTGRES_URL, templateDatabase } fro
  * far quicker than migrating), under a prefix of this run's own; returns what drops them all.
  */
 async function preparePostgres(): Promise<() => Promise<void>> {
+  await dropAbandoned();
   process.env.CAIRN_TEST_DATABASE_PREFIX = `cairn_test_${process.pid}_`;
   adminSql(`CREATE DATABASE "${templateDatabase()}"`);
   const store = await PgStore.open(databaseUrl(POSTGRES_URL as string, templateDatabase()));
@@ -27,6 +28,31 @@ async function preparePostgres(): Promise<() => Promise<void>> {
       await admin.end();
     }
   };
+}
+
+/** Whether a process with this pid runs on this machine. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The databases of earlier runs that were killed before they could drop their own. */
+async function dropAbandoned(): Promise<void> {
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname ~ '^cairn_test_[0-9]+_'");
+    for (const { datname } of rows) {
+      const pid = Number(/^cairn_test_(\d+)_/.exec(datname)?.[1]);
+      if (!alive(pid)) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    }
+  } finally {
+    await admin.end();
+  }
 }
 
 /**

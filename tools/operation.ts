@@ -4,6 +4,7 @@ import type { ErrorCode } from "../src/core/errors.js";
 import type { Caller } from "../src/services/caller.js";
 import type { Services } from "../src/services/index.js";
 import type { Page } from "../src/services/paging.js";
+import { invalidFields } from "../src/core/errors.js";
 import { validationError } from "./validation.js";
 
 /**
@@ -171,7 +172,41 @@ export function defineOperation<I extends z.ZodObject, O extends z.ZodType | und
 
 /** Validates raw input once, at the edge; failures become 422 with a path per problem, or a value's own refusal. */
 export function parseInput(operation: Operation, raw: unknown): unknown {
+  refuseNul(raw);
   const parsed = operation.input.safeParse(raw);
   if (parsed.success) return parsed.data;
   throw validationError(parsed.error.issues);
+}
+
+/**
+ * U+0000 is refused in every string of every input, keys included: PostgreSQL cannot store it in
+ * text, and a store that takes it on SQLite could never move to PostgreSQL. Refused the same on
+ * both, so an agent learns it at its first write.
+ */
+interface Visit {
+  value: unknown;
+  key: string | null;
+  parent: Visit | null;
+}
+
+function refuseNul(input: unknown): void {
+  // A loop, not recursion, each path built only when it is reported: the walk costs one visit per
+  // value however the input nests.
+  const pending: Visit[] = [{ value: input, key: null, parent: null }];
+  for (let visit = pending.pop(); visit !== undefined; visit = pending.pop()) {
+    const { value } = visit;
+    if (typeof value === "string") {
+      if (value.includes("\u0000")) throw invalidFields([{ path: pathOf(visit), message: "contains a NUL character (U+0000)" }]);
+    } else if (Array.isArray(value)) {
+      value.forEach((item, index) => pending.push({ value: item, key: String(index), parent: visit }));
+    } else if (typeof value === "object" && value !== null) {
+      for (const [key, item] of Object.entries(value)) pending.push({ value: key, key: null, parent: visit }, { value: item, key, parent: visit });
+    }
+  }
+}
+
+function pathOf(visit: Visit): string {
+  const keys: string[] = [];
+  for (let at: Visit | null = visit; at !== null; at = at.parent) if (at.key !== null) keys.push(at.key);
+  return keys.reverse().join(".");
 }

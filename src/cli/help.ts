@@ -97,9 +97,13 @@ export const migrateStoreHelp = `usage: cairn migrate-store --from SQLITE_FILE -
 
 Copies a SQLite store (DATA_DIR/cairn.db) into an empty PostgreSQL database: agents with their key
 hashes, projects, memory with its vectors, tasks, messages, events, handoffs, the graph and the
-archivist's state, keys and times unchanged. Counts every table on both sides; a difference, or a
-target that already holds data, copies nothing. Stop the server first: the file must not change
-while it is read.`;
+archivist's state, keys and times unchanged. Counts every table on both sides; a difference, a
+target that already holds data, or a row PostgreSQL cannot hold (text with a NUL character; the
+message names it) copies nothing. A store of an older cairn is brought up to date in place first;
+a current one is only read. Stop the server first: the copy reads the file as it was when it
+began, and what is written after is not copied. Then start the server with DATABASE_URL set, the
+same DATA_DIR (its credentials.json) and the same EMBEDDING_MODEL (another one embeds every entry
+again).`;
 
 export const reindexHelp = `usage: cairn reindex
 

@@ -181,7 +181,7 @@ async function copyAll(source: Db, target: PgDb, onProgress: (table: string, row
 /** A row in words, for a message: its id or key if it has one. */
 const rowName = (row: Record<string, unknown>): string => {
   const key = row.id ?? row.pk ?? row.key ?? row.name ?? row.agent_id;
-  return key === undefined ? JSON.stringify(row).slice(0, 200) : String(key);
+  return typeof key === "string" || typeof key === "number" ? String(key) : JSON.stringify(row).slice(0, 200);
 };
 
 /**

@@ -5,7 +5,9 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { TABLES as COPIED_TABLES } from "../../src/store/copy.js";
 import { PgDb } from "../../src/store/postgres/connection.js";
+import { loadMigrations } from "../../src/store/migrations.js";
 import { connect } from "../../src/store/sqlite/connection.js";
+import { runMigrations as runSqliteMigrations, schemaVersion } from "../../src/store/sqlite/migrate.js";
 import { runCli, cliEnv } from "../helpers/cli.js";
 import { adminSql, databaseUrl, onPostgres, POSTGRES_URL } from "../helpers/database.js";
 import { startTestServer, tempDir, type Credentials, type ErrorBody, type TestServer } from "../helpers/server.js";
@@ -218,9 +220,11 @@ async function buildSqliteStore(dir: string): Promise<Built> {
 
   const views = await snapshot(source, [source.owner, alice, bob, carol]);
   await stop(source);
-  // A background job's claim: the jobs' intervals are far longer than a test, so it is written here.
   const db = connect(join(dir, "cairn.db"));
+  // A background job's claim: the jobs' intervals are far longer than a test, so it is written here.
   db.run("INSERT INTO jobs (name, next_run_at) VALUES ('event-retention', '2030-01-01T00:00:00.000Z')");
+  // Seqs handed out to events that retention has since pruned: SQLite's AUTOINCREMENT remembers them.
+  db.run("UPDATE sqlite_sequence SET seq = seq + 1000 WHERE name = 'events'");
   db.close();
   return { alice, bob, carol, gone, ids, bearer, uiSession, loginToken, leaseToken: lease.token, snapshot: views };
 }
@@ -275,6 +279,20 @@ describe.runIf(onPostgres)("cairn migrate-store", () => {
         })),
       );
     });
+    // Every identity (PostgreSQL's catalogue says which) hands out keys above the copied ones; events'
+    // above every seq SQLite ever handed out. (A conflict alone would not show it: a transaction that
+    // meets one is retried, and the retry takes the next key.)
+    const usedSeq = onSource(file, (db) => db.get<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'")?.seq ?? 0);
+    await onTarget(target, async (db) => {
+      const identities = await db.all<{ table_name: string; column_name: string }>("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' AND is_identity = 'YES'");
+      expect(identities.length).toBeGreaterThan(0);
+      for (const { table_name: table, column_name: column } of identities) {
+        const sequence = (await db.get<{ name: string }>("SELECT pg_get_serial_sequence(?, ?) AS name", table, column))?.name as string;
+        const state = await db.get<{ next: number }>(`SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS next FROM ${sequence}`);
+        const max = (await db.get<{ max: number }>(`SELECT COALESCE(max(${column}), 0) AS max FROM ${table}`))?.max ?? 0;
+        expect(state?.next, `${table}.${column}`).toBeGreaterThan(table === "events" ? Math.max(max, usedSeq) : max);
+      }
+    });
     const model = onSource(file, (db) => db.all<{ key: string; value: string }>("SELECT key, value FROM meta WHERE key IN ('vector_model', 'vector_dimensions') ORDER BY key"));
     const index = await onTarget(target, (db) => db.get<{ oid: number }>("SELECT 'memory_embeddings'::regclass::oid::int AS oid"));
 
@@ -317,7 +335,9 @@ describe.runIf(onPostgres)("cairn migrate-store", () => {
     // Tasks: dependencies, the claim with its lease, the reservation, the idempotent create.
     expect(await ok(moved, `/tasks/${ids.blocked}`, alice)).toMatchObject({ status: "open", blocked: true, depends_on: [ids.claimed] });
     expect(await ok(moved, `/tasks/${ids.after}`, alice)).toMatchObject({ status: "open", blocked: false, depends_on: [ids.done] });
-    expect(await ok(moved, `/tasks/${ids.claimed}`, bob)).toMatchObject({ status: "claimed", assigned_to: bob.agentId, lease_expires_at: expect.any(String) });
+    const claimed = await ok<{ lease_expires_at: string | null }>(moved, `/tasks/${ids.claimed}`, bob);
+    expect(claimed).toMatchObject({ status: "claimed", assigned_to: bob.agentId });
+    expect(claimed.lease_expires_at! > new Date().toISOString()).toBe(true);
     expect((await moved.request<ErrorBody>(`/tasks/${ids.claimed}/claim`, { as: alice, body: {} })).status).toBe(409);
     expect(await ok(moved, `/tasks/${ids.reserved}`, carol)).toMatchObject({ status: "open", assigned_to: carol.agentId });
     const replay = await moved.request<{ id: string }>("/tasks", { as: alice, body: { title: "Created once however often it is retried", project: null }, headers: { "idempotency-key": "migrate-1" } });
@@ -336,7 +356,8 @@ describe.runIf(onPostgres)("cairn migrate-store", () => {
     // New rows take new keys (every identity moved past the copied ones), and new events come after the old.
     const events = await ok<{ seq: number }[]>(moved, "/events?since=seq:0&limit=500", moved.owner);
     expect(events.map((event) => event.seq)).toEqual([...events.map((event) => event.seq)].sort((a, b) => a - b));
-    const lastSeq = await onTarget(target, async (db) => (await db.get<{ seq: number }>("SELECT max(seq) AS seq FROM events"))?.seq ?? 0);
+    const lastSeq = usedSeq;
+    expect(lastSeq).toBeGreaterThan(1000);
     const fresh = await created<{ id: string }>(moved, "/memory", alice, { content: "Written after the move to PostgreSQL", project: "web" });
     const next = await ok<{ seq: number; type: string; payload: { memory_id?: string } }[]>(moved, `/events?since=seq:${lastSeq}`, alice);
     expect(next[0]).toMatchObject({ type: "memory.written", payload: { memory_id: fresh.id } });
@@ -373,16 +394,62 @@ describe.runIf(onPostgres)("cairn migrate-store", () => {
     const otherBytes = readFileSync(other);
     const garbage = join(dir, "garbage.db");
     writeFileSync(garbage, "this is not a database at all, only some text ".repeat(100));
+    // Another program's migrations table (Rails names its own so) does not make a file a cairn store.
+    const foreign = join(dir, "foreign.db");
+    const rails = new Database(foreign);
+    rails.exec("CREATE TABLE schema_migrations (version TEXT PRIMARY KEY); INSERT INTO schema_migrations VALUES ('20240101000000')");
+    rails.close();
+    const foreignBytes = readFileSync(foreign);
 
-    for (const file of [empty, other, garbage]) {
+    for (const file of [empty, other, garbage, foreign]) {
       const run = await runCli(["migrate-store", "--from", file, "--to", target], cliEnv(dir, { DATABASE_URL: "" }));
       expect(run.code, file).toBe(1);
       expect(run.stderr).toContain(`${file} is not a cairn database`);
       expect(run.stdout).toBe("");
     }
     expect(readFileSync(other)).toEqual(otherBytes);
+    expect(readFileSync(foreign)).toEqual(foreignBytes);
     expect(readFileSync(empty).length).toBe(0);
     expect(await onTarget(target, (db) => db.all("SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))).toEqual([]);
+  });
+
+  it("names a row PostgreSQL cannot hold (a NUL character in text), and copies nothing", async () => {
+    const dir = scratch();
+    const source = await server(dir);
+    const alice = await source.agent("alice");
+    await created(source, "/memory", alice, { content: "a fine entry", project: null });
+    const bad = await created(source, "/memory", alice, { content: "an entry with a \u0000 in it", project: null });
+    await stop(source);
+    const target = emptyDatabase();
+
+    const run = await runCli(["migrate-store", "--from", join(dir, "cairn.db"), "--to", target], cliEnv(dir, { DATABASE_URL: "" }));
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`memory ${bad.id}: content holds a NUL character (U+0000), which PostgreSQL cannot store`);
+    expect(run.stdout).toBe("");
+    // The transaction was rolled back: the database is as empty as before, so a later copy may go into it.
+    expect(await targetCounts(target, ["agents", "memory", "events"])).toEqual({ agents: 0, memory: 0, events: 0 });
+  });
+
+  it("migrates an older store in place before copying it, and copies a table of several batches whole", async () => {
+    const dir = scratch();
+    const file = join(dir, "cairn.db");
+    const migrations = loadMigrations("sqlite");
+    const old = connect(file);
+    runSqliteMigrations(old, migrations.slice(0, -1));
+    // More agents than one INSERT takes (200), and not a multiple of it.
+    for (let n = 0; n < 450; n++) {
+      old.run("INSERT INTO agents (agent_id, role, key_hash, key_source, created_at) VALUES (?, 'agent', ?, 'generated', '2024-01-01T00:00:00.000Z')", `old-timer-${n}`, Buffer.alloc(32, n % 256));
+    }
+    old.close();
+    const target = emptyDatabase();
+
+    const run = await runCli(["migrate-store", "--from", file, "--to", target], cliEnv(dir, { DATABASE_URL: "" }));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(`copied 450 rows in ${COPIED_TABLES.length} tables and 0 vectors; every count matches\n`);
+    expect(onSource(file, (db) => schemaVersion(db))).toBe(migrations.at(-1)?.version);
+    const agents = await onTarget(target, (db) => db.all<{ agent_id: string; key_hash: Buffer }>("SELECT agent_id, key_hash FROM agents ORDER BY agent_id"));
+    expect(agents).toHaveLength(450);
+    expect(agents.find((agent) => agent.agent_id === "old-timer-449")?.key_hash).toEqual(Buffer.alloc(32, 449 % 256));
   });
 
   it("answers a usage error, exit 2, for missing arguments or a --to that is not a PostgreSQL URL", async () => {
@@ -401,5 +468,8 @@ describe.runIf(onPostgres)("cairn migrate-store", () => {
     const missing = await runCli(["migrate-store", "--from", join(dir, "nothing.db"), "--to", "postgres://127.0.0.1/x"], env);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`no SQLite file at ${join(dir, "nothing.db")}`);
+    const directory = await runCli(["migrate-store", "--from", dir, "--to", "postgres://127.0.0.1/x"], env);
+    expect(directory.code).toBe(2);
+    expect(directory.stderr).toContain(`${dir} is a directory: --from takes the SQLite file, DATA_DIR/cairn.db`);
   });
 });

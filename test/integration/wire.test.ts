@@ -59,6 +59,23 @@ describe("wire conventions", () => {
       expect(pathsOf(body)).toEqual(expect.arrayContaining(["tags.0", "confidence"]));
     });
 
+    it("rejects a NUL character anywhere in the input with 422 at its path, and stores nothing", async ({ server, agent }) => {
+      const content = await server.request("/memory", { as: agent, body: { content: "before\u0000after" } });
+      expect(expectError(content, 422, "VALIDATION_FAILED").errors).toEqual([{ path: "content", message: "contains a NUL character (U+0000)" }]);
+      const tag = await server.request("/memory", { as: agent, body: { content: "a clean note with a dirty tag", tags: ["ok", "b\u0000d"] } });
+      expect(pathsOf(expectError(tag, 422, "VALIDATION_FAILED"))).toEqual(["tags.1"]);
+      const nested = await server.request("/events", { as: agent, body: { type: "test.marker", payload: { deep: [{ ["k\u0000"]: 1 }] } } });
+      expect(pathsOf(expectError(nested, 422, "VALIDATION_FAILED"))).toEqual(["payload.deep.0"]);
+      const task = await server.request("/tasks", { as: agent, body: { title: "\u0000" } });
+      expect(pathsOf(expectError(task, 422, "VALIDATION_FAILED"))).toEqual(["title"]);
+      const stored = await server.request<Entry[]>("/memory?limit=500", { as: agent });
+      expect(stored.body.filter((entry) => entry.content.includes("after") || entry.content.includes("dirty tag"))).toEqual([]);
+      // As deep as a body may nest (64 levels), the NUL is found and named.
+      const deep = `${"[".repeat(60)}"\\u0000"${"]".repeat(60)}`;
+      const deeper = await server.request("/events", { as: agent, body: `{"type":"test.marker","payload":{"x":${deep}}}` });
+      expect(expectError(deeper, 422, "VALIDATION_FAILED").errors?.[0]?.path).toBe(`payload.x${".0".repeat(60)}`);
+    });
+
     it("rejects out-of-range numbers and unknown enum values with 422", async ({ server, agent }) => {
       const response = await server.request("/memory", { as: agent, body: { content: "x", confidence: 1.5, type: "rumour" } });
       const body = expectError(response, 422, "VALIDATION_FAILED");

@@ -15,13 +15,18 @@ export class PgEvents implements EventStore {
   // a transaction writes takes the events' lock, held until that transaction ends: seqs are drawn,
   // and become visible, in commit order. That transaction also notifies the other servers' listeners
   // (PostgreSQL delivers it at commit, once per transaction and payload; never after a rollback).
+  //
+  // The first event takes the lock, notifies and inserts in one statement (one round trip while
+  // the lock is held, not three): the row comes from a subquery that takes the lock first, so its
+  // seq is drawn under it.
   async insert(tx: Tx, row: NewEventRow, audience?: string[]): Promise<number> {
     const db = connectionOf(tx);
     const state = pgTxOf(tx);
     const first = !state.eventsLocked;
-    if (first) await tx.lock(EVENTS_LOCK);
+    const source = first ? "FROM (SELECT pg_advisory_xact_lock(hashtextextended(?, 0)), pg_notify(?, '')) AS locked" : "";
     const inserted = await db.get<{ seq: number }>(
-      "INSERT INTO events (id, type, agent_id, project, private_to, payload, created_at, restricted) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+      `INSERT INTO events (id, type, agent_id, project, private_to, payload, created_at, restricted)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?::integer ${source} RETURNING seq`,
       row.id,
       row.type,
       row.agent_id,
@@ -30,14 +35,13 @@ export class PgEvents implements EventStore {
       row.payload,
       row.created_at,
       audience ? 1 : 0,
+      ...(first ? [EVENTS_LOCK, EVENTS_CHANNEL] : []),
     );
+    if (first) state.holdLock(EVENTS_LOCK);
     const seq = Number(inserted?.seq);
     const agents = [...new Set(audience ?? [])];
     if (agents.length > 0) await db.run("INSERT INTO event_audience (event_seq, agent_id) SELECT ?::bigint, unnest(?::text[])", seq, agents);
-    if (first) {
-      await db.run("SELECT pg_notify(?, '')", EVENTS_CHANNEL);
-      state.eventsLocked = true;
-    }
+    if (first) state.eventsLocked = true;
     return seq;
   }
 

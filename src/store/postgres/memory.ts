@@ -15,7 +15,7 @@ import type { IdRef } from "../../core/ids.js";
 import type { Reader, Tx } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
 import type { PgDb } from "./connection.js";
-import { connectionOf } from "./transactions.js";
+import { connectionOf, rowLock } from "./transactions.js";
 import { idMatch, visibleMemory } from "../sql/visibility.js";
 
 interface Clause {
@@ -96,7 +96,7 @@ export class PgMemory implements MemoryStore {
 
   async byPk(r: Reader, pk: number): Promise<MemoryRow | undefined> {
     const db = connectionOf(r);
-    return db.get<MemoryRow>("SELECT * FROM memory WHERE pk = ?", pk);
+    return db.get<MemoryRow>(`SELECT * FROM memory m WHERE m.pk = ?${rowLock(r, "m")}`, pk);
   }
 
   async byPks(r: Reader, pks: number[]): Promise<Map<number, MemoryRow>> {
@@ -109,7 +109,7 @@ export class PgMemory implements MemoryStore {
     const db = connectionOf(r);
     const live = liveClause(viewpoint, nowIso);
     const id = idMatch("m.id", match);
-    return db.all<MemoryRow>(`SELECT m.* FROM memory m WHERE ${id.sql} AND ${live.sql.join(" AND ")} LIMIT 2`, ...id.params, ...live.params);
+    return db.all<MemoryRow>(`SELECT m.* FROM memory m WHERE ${id.sql} AND ${live.sql.join(" AND ")} LIMIT 2${rowLock(r, "m")}`, ...id.params, ...live.params);
   }
 
   async mergedInto(r: Reader, viewpoint: Viewpoint, id: string): Promise<string | null> {

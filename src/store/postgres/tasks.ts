@@ -16,7 +16,7 @@ import {
 import type { TaskStatus } from "../../wire/tasks.js";
 import type { Viewpoint } from "../visibility.js";
 import type { PgDb } from "./connection.js";
-import { connectionOf } from "./transactions.js";
+import { connectionOf, isTx, rowLock } from "./transactions.js";
 import { idMatch, visibleInProject } from "../sql/visibility.js";
 
 // Every read of a task computes its dependencies and whether one of them is still unfinished.
@@ -95,14 +95,14 @@ export class PgTasks implements TaskStore {
 
   async byPk(r: Reader, pk: number): Promise<TaskRow | undefined> {
     const db = connectionOf(r);
-    return db.get<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.pk = ?`, pk);
+    return db.get<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.pk = ?${rowLock(r)}`, pk);
   }
 
   async findVisible(r: Reader, viewpoint: Viewpoint, match: IdRef): Promise<TaskRow[]> {
     const db = connectionOf(r);
     const visible = visibleInProject("t", viewpoint);
     const id = idMatch("t.id", match);
-    return db.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${id.sql} AND ${visible.sql} LIMIT 2`, ...id.params, ...visible.params);
+    return db.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${id.sql} AND ${visible.sql} LIMIT 2${rowLock(r)}`, ...id.params, ...visible.params);
   }
 
   /**
@@ -264,7 +264,7 @@ export class PgTasks implements TaskStore {
     const db = connectionOf(r);
     return db.all<TaskRow>(
       `SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.status = 'claimed' AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at <= ?
-     ORDER BY t.lease_expires_at LIMIT ?`,
+     ORDER BY t.lease_expires_at LIMIT ?${isTx(r) ? " FOR UPDATE OF t SKIP LOCKED" : ""}`,
       nowIso,
       limit,
     );

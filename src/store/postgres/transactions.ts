@@ -50,6 +50,11 @@ class PgTx extends Handle {
     this.held.add(name);
   }
 
+  /** Records a lock taken by a statement of a repository's own (as `lock` takes it), so `lock` knows it is held. */
+  holdLock(name: string): void {
+    this.held.add(name);
+  }
+
   async savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     const name = `nested_${++this.savepoints}`;
     const outer = this.hooks;
@@ -87,6 +92,14 @@ export const pgTxOf = (tx: Tx): PgTx => tx as unknown as PgTx;
 
 /** Whether a handle is a transaction (and may lock what it reads) rather than `Store.reader`. */
 export const isTx = (handle: Reader): boolean => handle instanceof PgTx;
+
+/**
+ * ` FOR UPDATE OF <alias>` for a row read inside a transaction, to be changed by it: a second
+ * transaction reading the same row waits until the first commits, then reads the row as it left
+ * it (the task it would complete is completed already, the version it would check has moved on).
+ * SQLite's one writer gives the same without asking. Nothing for reads outside transactions.
+ */
+export const rowLock = (r: Reader, alias = "t"): string => (isTx(r) ? ` FOR UPDATE OF ${alias}` : "");
 
 /**
  * Runs `work` with run-time settings (`SET LOCAL`, e.g. a query planner's or an index's knobs) in

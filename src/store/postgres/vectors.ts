@@ -75,6 +75,17 @@ export async function createVectorTable(db: PgDb, model: string, dimensions: num
   await setMeta(db, "vector_layout", VECTOR_LAYOUT);
 }
 
+/**
+ * The index scan's settings for `k` results on pgvector `version`. From 0.8 the scan goes on past
+ * filtered-out rows until `k` pass; before, only a wide first gathering (`ef_search` at its
+ * maximum) keeps a filtered result from coming up short.
+ */
+export function searchSettings(version: string, k: number): Record<string, string> {
+  const [major = 0, minor = 0] = version.split(".").map(Number);
+  if (major === 0 && minor < 8) return { "hnsw.ef_search": String(MAX_EF_SEARCH) };
+  return { "hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": String(Math.min(MAX_EF_SEARCH, Math.max(MIN_EF_SEARCH, 2 * k))) };
+}
+
 /** pgvector's text form, `[x,y,…]`: each float32 printed exactly (shortest round-trip form), cast `::vector`. */
 const asVector = (vector: Float32Array): string => `[${Array.from(vector).join(",")}]`;
 
@@ -82,6 +93,7 @@ export class PgVectorIndex implements VectorIndex {
   // Read on every query, changed only by `ensure`. Only a model found is kept: where several servers
   // share the database, one may create the index after another has looked and found none.
   private cachedModel: IndexModel | undefined;
+  private version: string | undefined;
 
   constructor(private readonly transact: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>) {}
 
@@ -238,7 +250,12 @@ export class PgVectorIndex implements VectorIndex {
        ORDER BY distance LIMIT ?
      )
      SELECT pk, distance FROM found ${outer} ORDER BY distance, pk`;
-    const efSearch = Math.min(MAX_EF_SEARCH, Math.max(MIN_EF_SEARCH, 2 * k));
-    return withSettings(r, { "hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": String(efSearch) }, (db) => db.all<Neighbour>(sql, ...params));
+    return withSettings(r, searchSettings(await this.extensionVersion(connectionOf(r)), k), (db) => db.all<Neighbour>(sql, ...params));
+  }
+
+  /** The installed pgvector's version, read once. */
+  private async extensionVersion(db: PgDb): Promise<string> {
+    this.version ??= (await db.get<{ version: string }>("SELECT extversion AS version FROM pg_extension WHERE extname = 'vector'"))?.version ?? "0.0.0";
+    return this.version;
   }
 }
