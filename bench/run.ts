@@ -13,6 +13,7 @@ import { runFanoutBench, runReplayBench } from "./events.js";
 import { runMcpBench } from "./mcp.js";
 import { runParaphraseBench } from "./paraphrase.js";
 import { runRankingBench } from "./ranking.js";
+import { runRecallBench } from "./recall.js";
 import { progress, round, type Section } from "./lib.js";
 import { benchDatabaseUrl, closeAdmin, dropStaleDatabases, serverVersion } from "./postgres.js";
 import { environment, formatSection, writeJson } from "./report.js";
@@ -23,7 +24,7 @@ import { runStartupBench } from "./startup.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "ui", "auth", "paraphrase", "ranking", "scale", "seqlock"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "ui", "auth", "paraphrase", "ranking", "recall", "scale", "seqlock"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -32,7 +33,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [ui] [auth] [paraphrase] [ranking] [scale] [seqlock] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [ui] [auth] [paraphrase] [ranking] [recall] [scale] [seqlock] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -48,6 +49,7 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   ui        web UI time to interactive (Overview, Memory) with 10,000 entries and 2,000 tasks; asset sizes
   auth      wrong key vs unknown agent timing gap, guesses checked per id and address, RSS under junk client ids
   paraphrase  duplicate and similar thresholds on paraphrase pairs; search floor: off-topic results and recall@10 per SEARCH_MIN_SIMILARITY
+  recall    the vector index's recall@10 against exact (brute-force) search at 10,000 and 100,000 entries
   ranking   the search-quality test's corpus: top-1, MRR and recall@10, hybrid and keyword-only (BM25 on SQLite, ts_rank_cd on PostgreSQL)
   scale     1, 2 and 3 servers on one PostgreSQL database: 20 agents claiming 2,000 tasks, and 3,000 writes by 16 clients (PostgreSQL only)
   seqlock   the events' advisory lock: event-writing transactions at concurrency 1, 4, 16 and 64, with and without it (PostgreSQL only)
@@ -82,6 +84,7 @@ function plan(quick: boolean) {
     paraphrase: { models: ["use-lite", "hash"] as const, storeEntries: quick ? 2000 : 10_000, queries: quick ? 40 : 150, floors: [0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6] },
     // The corpus is the test's, small and fixed: the same either way.
     ranking: {},
+    recall: { stores: quick ? [2000, 5000] : [10_000, 100_000], queries: quick ? 50 : 200 },
     scale: { serverCounts: [1, 2, 3], agents: 20, tasks: quick ? 200 : 2000, writeClients: 16, writes: quick ? 300 : 3000, writers: 4, warmup: quick ? 16 : 48 },
     seqlock: { concurrency: [1, 4, 16, 64], transactions: quick ? 500 : 5000, warmup: quick ? 50 : 200 },
   };
@@ -132,6 +135,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runParaphraseBench(sizes.paraphrase);
     case "ranking":
       return runRankingBench();
+    case "recall":
+      return runRecallBench(sizes.recall);
     case "scale":
       return runScaleBench(sizes.scale);
     case "seqlock":

@@ -22,7 +22,9 @@ export const VECTOR_LAYOUT = "pgvector-v1";
 // pgvector's HNSW indexes `vector` columns of at most 2000 dimensions.
 const MAX_DIMENSIONS = 2000;
 // Candidates HNSW gathers before the first row is returned (pgvector's default is 40; at most 1000).
-const MIN_EF_SEARCH = 40;
+// On 100,000 entries of the benchmark's notes, k = 10: 40 found 72.5 % of the exact top 10, 100
+// found 83.7 %, 200 found 92.3 % at 7.9 ms p50 (`npm run bench -- recall`).
+const MIN_EF_SEARCH = 200;
 const MAX_EF_SEARCH = 1000;
 
 type EnsureOutcome = "unchanged" | "created" | "reset";
