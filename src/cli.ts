@@ -140,12 +140,18 @@ async function main(argv: string[]): Promise<number> {
   return command.run(args);
 }
 
+/** node:util parseArgs's refusals (an unknown option, a missing value): a usage error like ours. */
+function isArgumentError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("ERR_PARSE_ARGS_");
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
     printError(`cairn: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(error instanceof UsageError ? 2 : 1);
+    process.exit(error instanceof UsageError || isArgumentError(error) ? 2 : 1);
   },
 );

@@ -158,6 +158,15 @@ describe("cairn help and usage", () => {
     expect((await cairn(["frobnicate", "--help"], env())).code).toBe(2);
   });
 
+  it("an unknown option, or an option without its value, exits 2 naming it", async () => {
+    const unknown = await cairn(["backup", "--frce", "x.db"], env());
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("--frce");
+    const valueless = await cairn(["migrate-store", "--from"], env());
+    expect(valueless.code).toBe(2);
+    expect(valueless.stderr).toContain("--from");
+  });
+
   it("no command prints usage and exits 2", async () => {
     const run = await cairn([], env());
     expect(run.code).toBe(2);
