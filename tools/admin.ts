@@ -10,9 +10,9 @@ const LINE_KINDS =
   "Lines, each one JSON object with a `kind`: a `header` (format, instance, url, server_version, exported_at, " +
   "project, since), then a `project` line per project (id, name, description, owner, created_at), an `entry` line " +
   "per shared memory entry (every field of the entry, no embedding, plus `source` {kind: \"cairn\", instance, url}), " +
-  "an `edge` line per graph edge, and a `task` line per task (every field except `blocked`, plus `reserved`, its " +
-  "`comments` and its recorded `outcomes`), dependencies before the tasks that need them. `decision` lines are " +
-  "reserved for decisions.";
+  "an `edge` line per graph edge, a `decision` line per decision (every field, a superseded decision before the one " +
+  "that superseded it), and a `task` line per task (every field except `blocked`, plus `reserved`, its " +
+  "`comments` and its recorded `outcomes`), dependencies before the tasks that need them.";
 
 /** A body that is a stream of text: what the export hands its transport instead of JSON. */
 const lineStream = z
@@ -24,7 +24,7 @@ export const adminExport = defineOperation({
   title: "Export as JSON Lines",
   description:
     "Owner only: everything shared, as JSON Lines, for a backup you can read or a move to another server: " +
-    "projects, memory entries, graph edges and tasks, oldest first. Private entries are never exported, nor " +
+    "projects, memory entries, graph edges, decisions and tasks, oldest first. Private entries are never exported, nor " +
     "edges touching one. `project` keeps one project's records (empty: only global ones); `since` keeps records " +
     "changed after that time. The answer is streamed as it is read, so it may be of any size.",
   kind: "read",

@@ -1,6 +1,7 @@
 import { adminOperations } from "./admin.js";
 import { agentOperations } from "./agents.js";
 import { archivistOperations } from "./archivist.js";
+import { decisionOperations } from "./decisions.js";
 import { graphOperations } from "./graph.js";
 import { logOperations } from "./logs.js";
 import { eventOperations } from "./events.js";
@@ -19,6 +20,7 @@ export const catalogue: readonly Operation[] = [
   ...memoryOperations,
   ...projectOperations,
   ...taskOperations,
+  ...decisionOperations,
   ...messageOperations,
   ...sessionOperations,
   ...agentOperations,

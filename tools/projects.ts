@@ -104,11 +104,17 @@ export const projectClear = defineOperation({
   title: "Clear a project",
   description:
     "Project owner only: soft-delete the project's shared memory (each with a memory.deleted event), and delete " +
-    "its tasks and messages, as chosen. Returns how many of each.",
+    "its tasks, messages and decisions, as chosen. Returns how many of each.",
   kind: "delete",
   access: "agent",
   http: { method: "POST", path: "/projects/:id/clear", status: 200 },
-  input: z.strictObject({ ...projectParam, memory: z.boolean().optional(), tasks: z.boolean().optional(), messages: z.boolean().optional() }),
+  input: z.strictObject({
+    ...projectParam,
+    memory: z.boolean().optional(),
+    tasks: z.boolean().optional(),
+    messages: z.boolean().optional(),
+    decisions: z.boolean().optional().describe("decisions are append-only: only a clear that asks removes them"),
+  }),
   output: projectClearCounts,
   errors: ["NOT_FOUND", "FORBIDDEN"],
   handle({ services, caller }, { id, ...what }) {

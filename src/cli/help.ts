@@ -54,7 +54,7 @@ with CAIRN_API_KEY when both are set. Run it with the server's settings.`;
 export const exportHelp = `usage: cairn export [--project P] [--since TIME] [--output FILE]
 
 Writes the server's export to standard output (or to FILE, created private): JSON Lines of every
-project, shared memory entry (never a private one), graph edge and task, with their ids, authors,
+project, shared memory entry (never a private one), graph edge, decision and task, with their ids, authors,
 versions and times. --project keeps one project's records (--project "" only global ones);
 --since keeps records changed after TIME (RFC 3339). \`cairn import\` reads it back.
 

@@ -12,12 +12,13 @@ const PREFIX = /^[0-9a-f][0-9a-f-]{5,35}$/;
  */
 export type IdRef = { id: string } | { prefix: string };
 
-export function parseIdRef(raw: string): IdRef {
+/** `path`: where a refusal points, when the id is not the request's `id`. */
+export function parseIdRef(raw: string, path = "id"): IdRef {
   const value = raw.trim().toLowerCase();
   if (UUID.test(value)) return { id: value };
   if (PREFIX.test(value) && value.replace(/-/g, "").length >= 6) return { prefix: value };
   throw new AppError("VALIDATION_FAILED", "request validation failed", {
-    errors: [{ path: "id", message: "expected a uuid or a unique prefix of at least 6 hex characters" }],
+    errors: [{ path, message: "expected a uuid or a unique prefix of at least 6 hex characters" }],
   });
 }
 

@@ -67,6 +67,12 @@ export async function resourceSnapshot(store: Store, event: EventRow, payload: R
       body_sha256: sha256(row.body),
     };
   }
+  if (family === "decision" && isId(payload.decision_id)) {
+    const row = await store.decisions.byId(reader, payload.decision_id);
+    if (!row) return null;
+    const { pk: _pk, ...rest } = row;
+    return rest;
+  }
   if (family === "project" && isId(payload.project)) return (await audit.projectById(reader, payload.project)) ?? null;
   if (family === "agent") {
     const agentId = isId(payload.to) ? payload.to : payload.agent_id;

@@ -53,7 +53,7 @@ Then search memory (memory_search) before starting on anything new.`,
   end_session: {
     description: "End a work session: record what you learned and hand off.",
     text: `Before you stop:
-1. memory_write anything you learned that a teammate would need (facts, fixes, decisions) and has not been written yet.
+1. memory_write anything you learned that a teammate would need (facts, fixes) and has not been written yet; decision_record the choices you made that others should build on.
 2. Complete, fail or release (task_unclaim) every task you hold.
 3. Call session_handoff with a summary of this session, in_progress (the task ids still open) and next_steps for whoever continues.`,
   },

@@ -52,6 +52,8 @@ const CORE = new Set([
 const STANDARD_FAMILIES = ["memory_", "task_", "message_", "project_"];
 /** Of those families, what serves a dashboard rather than an agent's session: listed only with `all`. */
 const DASHBOARD_ONLY = new Set(["task_counts", "message_unread_count"]);
+/** Tools of other families that `standard` lists too, by name (CONTRACT §11); the rest of their families wait for `all`. */
+const STANDARD_TOOLS = new Set(["decision_record", "decision_list"]);
 
 /**
  * What a model needs of a search hit to decide what to read: the rest (counts, versions, score,
@@ -70,7 +72,7 @@ const MOVES_CURSOR = new Set(["session_start", "session_load_agent"]);
 const inToolset = (name: string, toolset: Toolset): boolean =>
   toolset === "all" ||
   CORE.has(name) ||
-  (toolset === "standard" && !DASHBOARD_ONLY.has(name) && STANDARD_FAMILIES.some((family) => name.startsWith(family)));
+  (toolset === "standard" && (STANDARD_TOOLS.has(name) || (!DASHBOARD_ONLY.has(name) && STANDARD_FAMILIES.some((family) => name.startsWith(family)))));
 
 const toJson = (schema: z.ZodType): JsonSchema => {
   const json = z.toJSONSchema(schema, { io: "output", unrepresentable: "any" }) as JsonSchema;

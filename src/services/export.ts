@@ -8,7 +8,16 @@ import type { TaskRow } from "../store/tasks.js";
 import type { TaskCommentRow, TaskOutcomeRow, TransferSelection } from "../store/transfer.js";
 import type { Caller } from "./caller.js";
 import { toEntry } from "./memory-records.js";
-import { EXPORT_FORMAT, type EdgeLineOut, type EntryLineOut, type HeaderLineOut, type ProjectLineOut, type TaskLineOut } from "./transfer-lines.js";
+import { toDecision } from "./decision-records.js";
+import {
+  EXPORT_FORMAT,
+  type DecisionLineOut,
+  type EdgeLineOut,
+  type EntryLineOut,
+  type HeaderLineOut,
+  type ProjectLineOut,
+  type TaskLineOut,
+} from "./transfer-lines.js";
 import { toTask } from "./task-records.js";
 
 const PAGE = 200;
@@ -97,7 +106,7 @@ function taskLine(row: TaskRow, comments: TaskCommentRow[], outcomes: TaskOutcom
 }
 
 /**
- * The owner's export: JSON Lines of projects, shared memory entries, graph edges and tasks, read
+ * The owner's export: JSON Lines of projects, shared memory entries, graph edges, decisions and tasks, read
  * page by page as the client takes them, so a large store is never held in memory. Private
  * entries are left out, and so are edges that touch one.
  */
@@ -153,6 +162,18 @@ export class ExportService {
         .map(({ pk: _pk, ...edge }) => {
           const edgeLine: EdgeLineOut = { kind: "edge", ...edge };
           return line(edgeLine);
+        })
+        .join("");
+      afterPk = (rows.at(-1) as { pk: number }).pk;
+      await turn();
+    }
+    for (let afterPk = 0; ; ) {
+      const rows = await transfer.decisions(reader, selection, afterPk, PAGE);
+      if (rows.length === 0) break;
+      yield rows
+        .map((row) => {
+          const decisionLine: DecisionLineOut = { kind: "decision", ...toDecision(row) };
+          return line(decisionLine);
         })
         .join("");
       afterPk = (rows.at(-1) as { pk: number }).pk;

@@ -11,6 +11,7 @@ import type { MemoryWrites } from "./memory-writes.js";
 import {
   EXPORT_FORMAT,
   LineRefusal,
+  type DecisionLine,
   type EdgeLine,
   type EntityLine,
   type EntryLine,
@@ -57,6 +58,8 @@ export class ImportedRecords {
         return this.entry(tx, context, parsed.line, vector);
       case "edge":
         return this.edge(tx, context, parsed.line);
+      case "decision":
+        return this.decision(tx, context, parsed.line);
       case "task":
         return this.task(tx, context, parsed.line);
       case "entity":
@@ -168,6 +171,48 @@ export class ImportedRecords {
     });
     await this.linked(tx, context, { id: line.id, src: src.id, dst: dst.id, rel: line.rel, project });
     return "edges";
+  }
+
+  /**
+   * A decision as it was recorded: its author, time and links are kept as written, whether or not
+   * what they name is here (the task's comment about it comes with the task's line). When the
+   * decision it supersedes is here, that one is marked superseded by it, as recording it did there.
+   */
+  private async decision(tx: Tx, context: ImportContext, line: DecisionLine): Promise<Applied> {
+    if (await this.store.decisions.byId(tx, line.id)) return "skipped";
+    await this.requireProject(tx, line.project);
+    this.requireSize("rationale", line.rationale);
+    const older = line.supersedes === null ? undefined : await this.store.decisions.byId(tx, line.supersedes);
+    if (older && older.project !== line.project) throw new LineRefusal(`decision ${older.id} belongs to another project`);
+    if (older && older.superseded_by !== null && older.superseded_by !== line.id) throw new LineRefusal(`decision ${older.id} is already superseded`);
+    const tags = [...new Set(line.tags)];
+    const alternatives = line.alternatives.map((alternative) => ({ option: alternative.option, reason_rejected: alternative.reason_rejected ?? null }));
+    await this.store.decisions.insert(
+      tx,
+      {
+        id: line.id,
+        project: line.project,
+        agent_id: line.agent_id,
+        task_id: line.task_id,
+        decision: line.decision,
+        rationale: line.rationale,
+        alternatives: JSON.stringify(alternatives),
+        memory_refs: JSON.stringify([...new Set(line.memory_refs)]),
+        tags: JSON.stringify(tags),
+        supersedes: line.supersedes,
+        superseded_by: line.superseded_by,
+        created_at: line.created_at,
+      },
+      tags,
+    );
+    if (older && older.superseded_by === null) await this.store.decisions.markSuperseded(tx, older.pk, line.id);
+    await this.bus.emit(tx, {
+      type: "decision.recorded",
+      agentId: context.caller.agentId,
+      project: line.project,
+      payload: { decision_id: line.id, project: line.project, task_id: line.task_id, supersedes: line.supersedes, reason: "imported" },
+    });
+    return "decisions";
   }
 
   private async task(tx: Tx, context: ImportContext, line: TaskLine): Promise<Applied> {

@@ -18,6 +18,7 @@ import { ArchivistService } from "./archivist.js";
 import { AuthService } from "./auth.js";
 import { BootstrapIdentities } from "./bootstrap.js";
 import { CurationService } from "./curation.js";
+import { DecisionService } from "./decisions.js";
 import { GraphService } from "./graph.js";
 import { LogService } from "./logs.js";
 import { EventService } from "./events.js";
@@ -84,6 +85,7 @@ export interface Services {
   search: MemorySearch;
   projects: ProjectService;
   tasks: TaskService;
+  decisions: DecisionService;
   messages: MessageService;
   sessions: SessionService;
   events: EventService;
@@ -162,6 +164,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const search = new MemorySearch(store, embeddings, reads, config);
   const projects = new ProjectService(store, bus, writes);
   const tasks = new TaskService(store, bus, config);
+  const decisions = new DecisionService(store, bus, config, tasks, writes);
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
@@ -217,6 +220,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     search,
     projects,
     tasks,
+    decisions,
     messages,
     sessions,
     events,

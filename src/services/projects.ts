@@ -12,6 +12,7 @@ export interface ClearRequest {
   memory?: boolean | undefined;
   tasks?: boolean | undefined;
   messages?: boolean | undefined;
+  decisions?: boolean | undefined;
 }
 
 const SLUG = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -101,13 +102,13 @@ export class ProjectService {
 
   /**
    * Project owner only. Memory is soft-deleted entry by entry (each with its event, so mirrors and
-   * the archivist follow); tasks and messages are removed. Returns what it removed.
+   * the archivist follow); tasks, messages and decisions are removed. Returns what it removed.
    */
   clear(caller: Caller, id: string, what: ClearRequest): Promise<ProjectClearCounts> {
     return this.store.transaction(async (tx) => {
       const project = await this.requireProject(tx, id);
       if (project.owner !== caller.agentId) throw forbidden("only the project's owner may clear it");
-      const counts = { memory: 0, tasks: 0, messages: 0 };
+      const counts = { memory: 0, tasks: 0, messages: 0, decisions: 0 };
       if (what.memory) {
         const rows = await this.store.memory.projectShared(tx, id);
         for (const row of rows) await this.writes.softDelete(tx, caller.agentId, row, "cleared");
@@ -115,6 +116,7 @@ export class ProjectService {
       }
       if (what.tasks) counts.tasks = await this.store.tasks.deleteProject(tx, id);
       if (what.messages) counts.messages = await this.store.messages.deleteProject(tx, id);
+      if (what.decisions) counts.decisions = await this.store.decisions.deleteProject(tx, id);
       await this.bus.emit(tx, { type: "project.cleared", agentId: caller.agentId, project: id, payload: { project: id, ...counts } });
       return counts;
     });

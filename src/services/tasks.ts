@@ -54,8 +54,8 @@ export class TaskService {
     if (description !== undefined) checkByteSize(description, this.config.MAX_CONTENT_BYTES, "description exceeds");
   }
 
-  /** A task the caller can see, by full id or unique prefix; anything else is 404. */
-  private async resolve(r: Reader, caller: Caller, ref: string, what = "task"): Promise<TaskRow> {
+  /** A task the caller can see, by full id or unique prefix; anything else is 404. Read in `tx`, it is held until `tx` ends. */
+  async resolve(r: Reader, caller: Caller, ref: string, what = "task"): Promise<TaskRow> {
     const parsed = parseIdRef(ref);
     const rows = await this.store.tasks.findVisible(r, viewpointOf(caller), parsed);
     if (rows.length > 1) throw ambiguousIdPrefix();
@@ -319,14 +319,18 @@ export class TaskService {
   }
 
   addComment(caller: Caller, ref: string, comment: string): Promise<TaskComment> {
-    return this.store.transaction(async (tx) => {
-      const row = await this.resolve(tx, caller, ref);
-      checkTransition("comment", row.status);
-      const at = now();
-      const entry = await this.logComment(tx, row, caller.agentId, "comment", comment, at);
-      await this.emit(tx, caller.agentId, { type: "task.commented", payload: { ...taskEventFields(row), comment_id: entry.id, kind: "comment" } });
-      return entry;
-    });
+    return this.store.transaction(async (tx) => this.commentIn(tx, caller, await this.resolve(tx, caller, ref), comment));
+  }
+
+  /**
+   * A free comment in the task's log, with its `task.commented` event, in the caller's transaction:
+   * how an agent's comment and a decision's note on its task are both written.
+   */
+  async commentIn(tx: Tx, caller: Caller, row: TaskRow, comment: string): Promise<TaskComment> {
+    checkTransition("comment", row.status);
+    const entry = await this.logComment(tx, row, caller.agentId, "comment", comment, now());
+    await this.emit(tx, caller.agentId, { type: "task.commented", payload: { ...taskEventFields(row), comment_id: entry.id, kind: "comment" } });
+    return entry;
   }
 
   /** Blocks the task on another; the change is the task's, so it takes PATCH's permission and leaves a comment. */

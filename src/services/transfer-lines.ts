@@ -6,8 +6,9 @@ import { commentKind, priority, taskStatus } from "../wire/tasks.js";
 
 /**
  * The lines of an export file, one JSON object each, told apart by `kind`. The same schemas check
- * every line of an import. A later version adds `decision` lines; `format` in the header says
- * which version wrote the file.
+ * every line of an import. `format` in the header says which version wrote the file. Format 1
+ * reserved `decision` lines from the start, so it stays 1 now that they are written: a server
+ * without decisions refuses those lines one by one and imports the rest.
  */
 export const EXPORT_FORMAT = 1;
 
@@ -86,6 +87,28 @@ export const edgeLine = z.object({
   updated_at: timestamp,
 });
 
+// Ids a decision keeps without finding them here are checked as the API's record declares them
+// (RFC 9562), so none can be stored that reading the decision would then refuse to serve.
+const namedId = uuid.refine((value) => z.uuid().safeParse(value).success, "expected an RFC 9562 uuid");
+
+// The decision as recorded, with the ids it names kept as they are: the task, the entries and the
+// decisions at either end of a supersede may be in another file, or no longer anywhere.
+export const decisionLine = z.object({
+  kind: z.literal("decision"),
+  id: namedId,
+  project: slug.nullable(),
+  agent_id: author,
+  task_id: namedId.nullable(),
+  decision: z.string().trim().min(1).max(500),
+  rationale: z.string().refine((value) => value.trim().length > 0, "must not be empty"),
+  alternatives: z.array(z.object({ option: z.string().trim().min(1).max(500), reason_rejected: z.string().max(2000).nullish() })).max(20),
+  memory_refs: z.array(namedId).max(20),
+  tags,
+  supersedes: namedId.nullable(),
+  superseded_by: namedId.nullable(),
+  created_at: timestamp,
+});
+
 const taskComment = z.object({
   id: uuid,
   agent_id: author,
@@ -147,10 +170,12 @@ export type HeaderLineOut = z.input<typeof headerLine>;
 export type ProjectLineOut = z.input<typeof projectLine>;
 export type EntryLineOut = z.input<typeof entryLine>;
 export type EdgeLineOut = z.input<typeof edgeLine>;
+export type DecisionLineOut = z.input<typeof decisionLine>;
 export type TaskLineOut = z.input<typeof taskLine>;
 export type ProjectLine = z.output<typeof projectLine>;
 export type EntryLine = z.output<typeof entryLine>;
 export type EdgeLine = z.output<typeof edgeLine>;
+export type DecisionLine = z.output<typeof decisionLine>;
 export type TaskLine = z.output<typeof taskLine>;
 export type EntityLine = z.output<typeof entityLine>;
 export type RelationLine = z.output<typeof relationLine>;
@@ -160,6 +185,7 @@ export type ParsedLine =
   | { kind: "project"; line: ProjectLine }
   | { kind: "entry"; line: EntryLine }
   | { kind: "edge"; line: EdgeLine }
+  | { kind: "decision"; line: DecisionLine }
   | { kind: "task"; line: TaskLine }
   | { kind: "entity"; line: EntityLine }
   | { kind: "relation"; line: RelationLine };
@@ -205,7 +231,7 @@ export function parseLine(text: string): ParsedLine {
       case "task":
         return { kind: "task", line: checked(taskLine, record) };
       case "decision":
-        throw new LineRefusal("decision lines are not supported by this server yet");
+        return { kind: "decision", line: checked(decisionLine, record) };
       default:
         throw new LineRefusal(`unknown line kind ${JSON.stringify(record.kind)}`);
     }

@@ -41,6 +41,8 @@ export const TABLES = [
   "ui_sessions",
   "ui_login_links",
   "jobs",
+  "decisions",
+  "decision_tags",
 ] as const;
 
 /** Identity keys to move past the copied rows, so new rows never take a copied key. */
@@ -54,6 +56,7 @@ const IDENTITIES: Record<string, string> = {
   handoffs: "pk",
   graph_edges: "pk",
   logs: "pk",
+  decisions: "pk",
 };
 
 // Rows per INSERT: PostgreSQL takes at most 65,535 parameters in one statement. A batch also ends

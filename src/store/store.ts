@@ -1,6 +1,7 @@
 import type { AgentStore } from "./agents.js";
 import type { ArchivistStore } from "./archivist.js";
 import type { AuditReads } from "./audit.js";
+import type { DecisionStore } from "./decisions.js";
 import type { EventStore } from "./events.js";
 import type { GraphStore } from "./graph.js";
 import type { HandoffStore } from "./handoffs.js";
@@ -87,6 +88,7 @@ export interface Store {
   readonly agents: AgentStore;
   readonly archivist: ArchivistStore;
   readonly audit: AuditReads;
+  readonly decisions: DecisionStore;
   readonly events: EventStore;
   readonly graph: GraphStore;
   readonly handoffs: HandoffStore;

@@ -1,4 +1,5 @@
 import type { EdgeRel } from "../wire/graph.js";
+import type { DecisionRow } from "./decisions.js";
 import type { EdgeRow } from "./graph.js";
 import type { MemoryRow } from "./memory.js";
 import type { ProjectRow } from "./projects.js";
@@ -36,6 +37,12 @@ export interface TransferStore {
   entries(r: Reader, selection: TransferSelection, nowIso: string, afterPk: number, limit: number): Promise<MemoryRow[]>;
   /** Edges of the selection whose both ends are exportable entries, after row key `afterPk`. */
   edges(r: Reader, selection: TransferSelection, nowIso: string, afterPk: number, limit: number): Promise<EdgeRow[]>;
+  /**
+   * Decisions of the selection after row key `afterPk`, in row order (a superseded one before the
+   * one that superseded it). `since` keeps those recorded after it: a decision changes only when
+   * superseded, and the superseding one carries the link.
+   */
+  decisions(r: Reader, selection: TransferSelection, afterPk: number, limit: number): Promise<DecisionRow[]>;
   /** The selection's tasks (row keys, oldest first) with the row keys of the tasks each depends on. */
   taskGraph(r: Reader, selection: TransferSelection): Promise<{ pk: number; dependsOn: number[] }[]>;
   /** The comment logs of several tasks, each in order. */

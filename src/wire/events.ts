@@ -43,7 +43,7 @@ export interface ServerEventPayloads {
   "project.created": { project: string; owner: string } & Imported;
   "project.joined": { project: string; agent_id: string };
   "project.left": { project: string; agent_id: string };
-  "project.cleared": { project: string; memory?: number; tasks?: number; messages?: number };
+  "project.cleared": { project: string; memory?: number; tasks?: number; messages?: number; decisions?: number };
   "agent.registered": { agent_id: string; role: string };
   "agent.renamed": { from: string; to: string };
   "agent.updated": { agent_id: string; fields: string[] };
@@ -51,6 +51,7 @@ export interface ServerEventPayloads {
   "agent.key_rotated": { agent_id: string };
   "session.handoff_saved": { handoff_id: string; agent_id: string };
   "graph.linked": { edge_id: string; src: string; dst: string; rel: string; project: string | null } & Imported;
+  "decision.recorded": { decision_id: string; project: string | null; task_id: string | null; supersedes: string | null } & Imported;
   "archivist.lease": { holder: string | null; previous: string | null; token: number };
 }
 
@@ -95,7 +96,7 @@ export const SERVER_EVENT_PAYLOAD_FIELDS: Readonly<Record<ServerEventType, strin
   "project.created": "project, owner",
   "project.joined": "project, agent_id",
   "project.left": "project, agent_id",
-  "project.cleared": "project, memory, tasks, messages (counts)",
+  "project.cleared": "project, memory, tasks, messages, decisions (counts)",
   "agent.registered": "agent_id, role",
   "agent.renamed": "from, to",
   "agent.updated": "agent_id, fields",
@@ -103,6 +104,7 @@ export const SERVER_EVENT_PAYLOAD_FIELDS: Readonly<Record<ServerEventType, strin
   "agent.key_rotated": "agent_id",
   "session.handoff_saved": "handoff_id, agent_id",
   "graph.linked": "edge_id, src, dst, rel, project",
+  "decision.recorded": "decision_id, project, task_id, supersedes",
   "archivist.lease": "holder, previous, token",
 };
 

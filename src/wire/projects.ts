@@ -24,5 +24,5 @@ export const projectMember = z.object({
 });
 export type ProjectMember = z.output<typeof projectMember>;
 
-export const projectClearCounts = z.object({ memory: z.number().int(), tasks: z.number().int(), messages: z.number().int() });
+export const projectClearCounts = z.object({ memory: z.number().int(), tasks: z.number().int(), messages: z.number().int(), decisions: z.number().int() });
 export type ProjectClearCounts = z.output<typeof projectClearCounts>;

@@ -6,7 +6,7 @@ export const importCounts = z.object({
   projects: z.number().int(),
   entries: z.number().int(),
   edges: z.number().int(),
-  decisions: z.number().int().describe("always 0 until this server has decisions"),
+  decisions: z.number().int(),
   tasks: z.number().int(),
 });
 export type ImportCounts = z.output<typeof importCounts>;

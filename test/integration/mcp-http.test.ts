@@ -101,8 +101,11 @@ describe("/mcp over Streamable HTTP", () => {
     expect(byName.get("wait_for")?.inputSchema.properties?.types).toMatchObject({ anyOf: [{ type: "array" }, { type: "string" }] });
     // An agent is not offered what its role may not do.
     expect(names).not.toContain("memory_set_headline");
-    // Small enough to sit in every prompt.
-    expect(JSON.stringify({ tools }).length / 4).toBeLessThan(6000);
+    // Decisions are part of the session routine (CONTRACT §11's standard tier).
+    expect(names).toEqual(expect.arrayContaining(["decision_record", "decision_list"]));
+    expect(names).not.toContain("decision_get");
+    // Small enough to sit in every prompt: about 5,900 tokens before decisions, 6,500 with them.
+    expect(JSON.stringify({ tools }).length / 4).toBeLessThan(7000);
   });
 
   it("runs the primitives as tools with structured results, under the caller's identity", async ({ alice, bob, connect }) => {

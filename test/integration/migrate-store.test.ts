@@ -127,6 +127,7 @@ async function snapshot(target: TestServer, agents: Credentials[]): Promise<Reco
       memory: await ok(target, "/memory?limit=500", agent),
       // Every authenticated request may renew the caller's claims: the lease is checked apart.
       tasks: withoutLease(await ok(target, "/tasks?limit=500", agent)),
+      decisions: await ok(target, "/decisions?include_superseded=true&limit=500", agent),
       messages: await ok(target, "/messages?limit=500", agent),
       unread: await ok(target, "/messages/inbox/count", agent),
       events: await ok(target, "/events?since=seq:0&limit=500", agent),
@@ -190,6 +191,9 @@ async function buildSqliteStore(dir: string): Promise<Built> {
   await ok(source, `/tasks/${ids.done}/complete`, bob, { method: "POST", body: { output: { url: "https://ci.example/1" }, comment: "green" } });
   await ok(source, `/tasks/${ids.claimed}/claim`, bob, { method: "POST", body: { comment: "on it" } });
   await created(source, `/tasks/${ids.blocked}/comments`, alice, { comment: "waiting for the script" });
+  const decision = { rationale: "builds in seconds, not minutes", project: "web", memory_refs: [ids.project], tags: ["build"] };
+  ids.decided = (await created(source, "/decisions", alice, { ...decision, decision: "Build with webpack", task_id: ids.done, alternatives: ["rollup"] })).id;
+  ids.superseding = (await created(source, "/decisions", bob, { ...decision, decision: "Build with vite", supersedes: ids.decided, alternatives: [{ option: "webpack", reason_rejected: "slow" }] })).id;
 
   ids.direct = (await created(source, "/messages", alice, { to: bob.agentId, subject: "hello", body: "the build is green" })).id;
   ids.toProject = (await created(source, "/messages", alice, { to: "project:web", body: "release on Tuesday" })).id;
@@ -316,6 +320,12 @@ describe.runIf(onPostgres)("cairn migrate-store", () => {
     expect((await ok<{ agent_id: string }>(moved, "/agents/me", null, { headers: { authorization: `Bearer ${built.bearer}` } })).agent_id).toBe(bob.agentId);
     expect((await ok<{ agent_id: string }>(moved, "/agents/me", null, { headers: { "x-ui-session": built.uiSession } })).agent_id).toBe("human");
     expect((await ok<{ agent_id: string }>(moved, "/ui/login", null, { method: "POST", body: { token: built.loginToken } })).agent_id).toBe("human");
+
+    // Decisions: found by keyword from PostgreSQL's own index of the copied rows, superseded only when asked.
+    expect((await ok<{ id: string }[]>(moved, "/decisions?q=vite", alice)).map((found) => found.id)).toEqual([ids.superseding]);
+    expect((await ok<{ id: string }[]>(moved, "/decisions?q=webpack", alice)).map((found) => found.id)).toEqual([]);
+    expect((await ok<{ id: string }[]>(moved, "/decisions?q=webpack&include_superseded=true", alice)).map((found) => found.id)).toEqual([ids.decided]);
+    expect((await ok<{ id: string; superseded_by: string }>(moved, `/decisions/${ids.decided}`, bob)).superseded_by).toBe(ids.superseding);
 
     // Search by meaning, from the copied vectors.
     const hits = await ok<{ id: string; similarity: number | null }[]>(moved, `/memory/search?q=${encodeURIComponent("when do deploys go out")}`, alice);

@@ -112,6 +112,17 @@ async function someTasks(world: World): Promise<Prepared> {
   await world.rest("alice", `/tasks/${await claimed(world, "a task that failed")}/fail`, { method: "POST", body: { comment: "blocked" } });
   return {};
 }
+const newDecision = async (world: World, decision: string, extra: Record<string, unknown> = {}, as: Who = "alice"): Promise<string> =>
+  (await world.rest(as, "/decisions", { body: { decision, rationale: "it is simpler", project: null, ...extra } })).id;
+/** A decision superseded by bob's, one about a task, and one of bob's own. */
+async function someDecisions(world: World): Promise<Prepared> {
+  const first = await newDecision(world, "Deploy with rsync", { tags: ["deploy"] });
+  await newDecision(world, "Deploy with containers", { supersedes: first, alternatives: ["rsync", { option: "scp", reason_rejected: "no resume" }] }, "bob");
+  await newDecision(world, "Ship the fix first", { task_id: await newTask(world, "a task decided on") });
+  await newDecision(world, "Keep logs for a week", {}, "bob");
+  return {};
+}
+
 /** Where alice left off: a handoff, changed notes, a message from bob and a task she holds. */
 async function aliceMidSession(world: World): Promise<Prepared> {
   await world.rest("alice", "/sessions/handoff", { body: { summary: "halfway through", in_progress: [], next_steps: ["finish"], host: "parity" } });
@@ -189,6 +200,22 @@ const SCENARIOS: Record<string, Scenario> = {
       return { args: { id, dep_id: dependency } };
     },
   },
+  decision_record: {
+    setup: async (world) => ({
+      args: {
+        decision: "Parity decision: release on Tuesdays",
+        rationale: "the fewest people are away",
+        alternatives: ["Mondays", { option: "Fridays", reason_rejected: "nobody to fix a bad release" }],
+        task_id: await newTask(world, "a task the decision settles"),
+        memory_refs: [await writeNote(world, "most of the team is in on Tuesdays")],
+        supersedes: await newDecision(world, "Parity decision: release when ready"),
+        tags: ["release"],
+        project: null,
+      },
+    }),
+  },
+  decision_list: { setup: someDecisions, args: { limit: 5, include_superseded: true } },
+  decision_get: { setup: async (world) => ({ args: { id: await newDecision(world, "a decision to read back") } }) },
   message_send: { args: { to: "parity-bob", subject: "hi", body: "Parity message" } },
   message_inbox: { as: "bob", setup: async (world) => (await sentToBob(world, "first for bob"), await sentToBob(world, "second for bob"), {}) },
   message_unread_count: { as: "bob", setup: async (world) => (await sentToBob(world, "one unread"), await sentToBob(world, "two unread"), {}) },
@@ -301,6 +328,19 @@ const REFUSALS: [string, Scenario][] = [
   ["task_get", { args: { id: "0badc0de-0000-4000-8000-000000000000" }, refused: "NOT_FOUND" }],
   ["task_complete", { as: "bob", setup: async (world) => ({ args: { id: await claimed(world, "alice's, not bob's") } }), refused: "FORBIDDEN" }],
   ["memory_list", { args: { limit: 0 }, refused: "VALIDATION_FAILED" }],
+  ["decision_get", { args: { id: "0badc0de-0000-4000-8000-000000000000" }, refused: "NOT_FOUND" }],
+  [
+    "decision_record",
+    {
+      as: "bob",
+      setup: async (world) => {
+        const superseded = await newDecision(world, "Parity: tabs");
+        await newDecision(world, "Parity: spaces", { supersedes: superseded });
+        return { args: { decision: "Parity: both", rationale: "why not", supersedes: superseded, project: null } };
+      },
+      refused: "CONFLICT",
+    },
+  ],
   ["log_list", { args: {}, refused: "FORBIDDEN" }],
   [
     "archivist_set_confidence",

@@ -27,8 +27,11 @@ describe("the README's HTTP examples", () => {
       .replaceAll("localhost:8470", `127.0.0.1:${port}`);
     const { stdout } = await run("/bin/bash", ["-euo", "pipefail", "-c", script], { env: { PATH: "/usr/bin:/bin", KEY: builder.apiKey } });
     expect(stdout).not.toMatch(/"code":"[A-Z_]+"/);
-    const tasks = await server.request<{ title: string; status: string; result: unknown }[]>("/tasks?limit=500", { as: builder });
+    const tasks = await server.request<{ id: string; title: string; status: string; result: unknown }[]>("/tasks?limit=500", { as: builder });
     expect(tasks.body.find((task) => task.title === "Fix the coupon rounding")).toMatchObject({ status: "completed", result: { pr: 412 } });
+    const task = tasks.body.find((candidate) => candidate.title === "Fix the coupon rounding") as { id: string };
+    const decisions = await server.request<{ decision: string; task_id: string }[]>("/decisions?q=rounding", { as: builder });
+    expect(decisions.body).toEqual([expect.objectContaining({ decision: "Round coupons half-up", task_id: task.id })]);
     const pack = await server.request<{ last_handoff: { summary: string } }>("/sessions/handoff?peek=true", { as: builder });
     expect(pack.body.last_handoff.summary).toBe("coupons done");
   });

@@ -108,6 +108,7 @@ export class PgAgents implements AgentStore {
     await db.run("UPDATE oauth_tokens SET agent_id = ? WHERE agent_id = ?", to, from);
     await db.run("UPDATE graph_edges SET agent_id = ? WHERE agent_id = ?", to, from);
     await db.run("UPDATE logs SET agent_id = ? WHERE agent_id = ?", to, from);
+    await db.run("UPDATE decisions SET agent_id = ? WHERE agent_id = ?", to, from);
     // The shared rate limit (PostgreSQL only) follows the agent, so a rename does not refill it.
     await db.run("UPDATE rate_buckets SET agent_id = ? WHERE agent_id = ?", to, from);
     // The vector index keeps the author, and for a private entry its owner and visibility key.

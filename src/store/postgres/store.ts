@@ -5,6 +5,7 @@ import { PgAgents } from "./agents.js";
 import { PgArchivist } from "./archivist.js";
 import { PgAuditReads } from "./audit.js";
 import { PgDb } from "./connection.js";
+import { PgDecisions } from "./decisions.js";
 import { PgEvents } from "./events.js";
 import { PgGraph } from "./graph.js";
 import { PgHandoffs } from "./handoffs.js";
@@ -49,6 +50,7 @@ export class PgStore implements Store {
   readonly agents = new PgAgents();
   readonly archivist = new PgArchivist();
   readonly audit = new PgAuditReads();
+  readonly decisions = new PgDecisions();
   readonly events = new PgEvents();
   readonly graph = new PgGraph();
   readonly handoffs = new PgHandoffs();

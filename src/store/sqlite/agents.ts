@@ -111,6 +111,7 @@ export class SqliteAgents implements AgentStore {
     db.run("UPDATE oauth_tokens SET agent_id = ? WHERE agent_id = ?", to, from);
     db.run("UPDATE graph_edges SET agent_id = ? WHERE agent_id = ?", to, from);
     db.run("UPDATE logs SET agent_id = ? WHERE agent_id = ?", to, from);
+    db.run("UPDATE decisions SET agent_id = ? WHERE agent_id = ?", to, from);
     this.vectors.renameAgent(db, from, to);
   }
 

@@ -306,9 +306,9 @@ export class SqliteMemory implements MemoryStore {
   }
 }
 
-/** The FTS5 query for plain words: each quoted (no operator injection), any one may match. */
+/** The FTS5 query for plain words: each quoted (no operator injection), any one (or, with AND, every one) to match. */
 // A double quote inside a word is doubled, so no word can end its string early and become syntax.
-export const fts5Query = (words: string[]): string => words.map((word) => `"${word.replaceAll('"', '""')}"`).join(" OR ");
+export const fts5Query = (words: string[], operator: "OR" | "AND" = "OR"): string => words.map((word) => `"${word.replaceAll('"', '""')}"`).join(` ${operator} `);
 
 /** FTS5 BM25 over content and tags. */
 export class SqliteKeywordIndex implements KeywordIndex {

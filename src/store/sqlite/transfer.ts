@@ -1,4 +1,5 @@
 import type { EdgeRel } from "../../wire/graph.js";
+import type { DecisionRow } from "../decisions.js";
 import type { EdgeRow } from "../graph.js";
 import type { MemoryRow } from "../memory.js";
 import type { ProjectRow } from "../projects.js";
@@ -12,14 +13,15 @@ interface Clause {
   params: unknown[];
 }
 
-function selectionClause(alias: string, selection: TransferSelection, clause: Clause): void {
+/** `changed`: the column that says when a row last changed. */
+function selectionClause(alias: string, selection: TransferSelection, clause: Clause, changed = "updated_at"): void {
   if (selection.project === null) clause.sql.push(`${alias}.project IS NULL`);
   else if (selection.project !== undefined) {
     clause.sql.push(`${alias}.project = ?`);
     clause.params.push(selection.project);
   }
   if (selection.since !== undefined) {
-    clause.sql.push(`${alias}.updated_at > ?`);
+    clause.sql.push(`${alias}.${changed} > ?`);
     clause.params.push(selection.since);
   }
 }
@@ -54,6 +56,13 @@ export class SqliteTransfer implements TransferStore {
       ...clause.params,
       limit,
     );
+  }
+
+  async decisions(r: Reader, selection: TransferSelection, afterPk: number, limit: number): Promise<DecisionRow[]> {
+    const db = connectionOf(r);
+    const clause: Clause = { sql: ["d.pk > ?"], params: [afterPk] };
+    selectionClause("d", selection, clause, "created_at");
+    return db.all<DecisionRow>(`SELECT d.* FROM decisions d WHERE ${clause.sql.join(" AND ")} ORDER BY d.pk LIMIT ?`, ...clause.params, limit);
   }
 
   async taskGraph(r: Reader, selection: TransferSelection): Promise<{ pk: number; dependsOn: number[] }[]> {

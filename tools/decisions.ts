@@ -1,0 +1,81 @@
+import { z } from "zod";
+import { defineOperation } from "./operation.js";
+import { decision } from "../src/wire/decisions.js";
+import { cursorParam, idRef, limitParam, projectId, tags } from "./schemas.js";
+
+const option = z.string().trim().min(1).max(500);
+
+/** An option considered and rejected: `{option, reason_rejected?}`, or the option alone as a plain string. */
+const alternative = z
+  .union([option, z.strictObject({ option, reason_rejected: z.string().trim().max(2000).nullable().optional() })])
+  .transform((value) => (typeof value === "string" ? { option: value } : value));
+
+export const decisionRecord = defineOperation({
+  name: "decision_record",
+  title: "Record a decision",
+  description:
+    "Record a choice others should build on instead of deciding it again: the `decision` in a line, its `rationale`, " +
+    "optionally the `alternatives` you rejected, the `task_id` it settles (its log gets a comment) and the " +
+    "`memory_refs` it rests on, all of one project. Never edited: to change course, record a new one that `supersedes` " +
+    "it. Returns the decision.",
+  kind: "create",
+  access: "agent",
+  http: { method: "POST", path: "/decisions" },
+  input: z.strictObject({
+    decision: z.string().trim().min(1).max(500),
+    rationale: z.string().refine((value) => value.trim().length > 0, "must not be empty"),
+    alternatives: z.array(alternative).max(20).optional().describe("{option, reason_rejected?} or plain text; up to 20"),
+    project: projectId.nullable().optional().describe("default your current project; null: global"),
+    task_id: idRef.nullable().optional(),
+    memory_refs: z.array(idRef).max(20).optional(),
+    tags: tags.optional(),
+    supersedes: idRef.nullable().optional().describe("the decision this one replaces"),
+  }),
+  output: decision,
+  errors: ["NOT_FOUND", "FORBIDDEN", "CONFLICT", "PAYLOAD_TOO_LARGE"],
+  handle({ services, caller }, input) {
+    return services.decisions.record(caller, input);
+  },
+});
+
+export const decisionList = defineOperation({
+  name: "decision_list",
+  title: "List decisions",
+  description:
+    "Decisions you can see, newest first: check them before reopening a settled question. `agent` is who recorded " +
+    "one; `q` keywords must all appear in the decision or its rationale; superseded ones only with `include_superseded`.",
+  kind: "list",
+  access: "agent",
+  http: { method: "GET", path: "/decisions" },
+  input: z.strictObject({
+    project: projectId.nullable().optional().describe("null (or empty): global decisions"),
+    task_id: idRef.optional(),
+    agent: z.string().min(1).max(64).optional(),
+    tag: z.string().min(1).max(64).optional(),
+    q: z.string().min(1).max(500).optional(),
+    include_superseded: z.boolean().optional(),
+    limit: limitParam(500, 50),
+    cursor: cursorParam,
+  }),
+  output: decision,
+  handle({ services, caller }, input) {
+    return services.decisions.list(caller, input);
+  },
+});
+
+export const decisionGet = defineOperation({
+  name: "decision_get",
+  title: "Read a decision",
+  description: "One decision by id or unique prefix, with `superseded_by` naming the decision that replaced it, if any.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/decisions/:id" },
+  input: z.strictObject({ id: idRef.describe("decision id or unique prefix") }),
+  output: decision,
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.decisions.get(caller, input.id);
+  },
+});
+
+export const decisionOperations = [decisionRecord, decisionList, decisionGet];
