@@ -1,6 +1,7 @@
 import { adminOperations } from "./admin.js";
 import { agentOperations } from "./agents.js";
 import { archivistOperations } from "./archivist.js";
+import { captureOperations } from "./captures.js";
 import { decisionOperations } from "./decisions.js";
 import { graphOperations } from "./graph.js";
 import { logOperations } from "./logs.js";
@@ -21,6 +22,7 @@ export const catalogue: readonly Operation[] = [
   ...projectOperations,
   ...taskOperations,
   ...decisionOperations,
+  ...captureOperations,
   ...messageOperations,
   ...sessionOperations,
   ...agentOperations,

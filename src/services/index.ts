@@ -18,6 +18,7 @@ import { ArchivistService } from "./archivist.js";
 import { AuthService } from "./auth.js";
 import { BootstrapIdentities } from "./bootstrap.js";
 import { CurationService } from "./curation.js";
+import { CaptureService } from "./captures/service.js";
 import { DecisionService } from "./decisions.js";
 import { GraphService } from "./graph.js";
 import { LogService } from "./logs.js";
@@ -86,6 +87,7 @@ export interface Services {
   projects: ProjectService;
   tasks: TaskService;
   decisions: DecisionService;
+  captures: CaptureService;
   messages: MessageService;
   sessions: SessionService;
   events: EventService;
@@ -165,6 +167,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const projects = new ProjectService(store, bus, writes);
   const tasks = new TaskService(store, bus, config);
   const decisions = new DecisionService(store, bus, config, tasks, writes);
+  const captures = new CaptureService(store, bus, config);
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
@@ -185,6 +188,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   if (options.jobs ?? true) {
     jobs.once("sweep-expired", options.sweepIntervalMs ?? 15_000, () => memory.sweepExpired());
     jobs.once("embed-backfill", 60_000, () => embeddings.backfill());
+    jobs.once("sweep-captures", 600_000, () => captures.sweep());
     if (config.TASK_LEASE_SECONDS > 0) jobs.once("release-lapsed-claims", options.leaseSweepIntervalMs ?? 5_000, () => tasks.releaseLapsed());
     jobs.every("sweep-limiters", 60_000, () => {
       rateLimiter.sweep();
@@ -221,6 +225,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     projects,
     tasks,
     decisions,
+    captures,
     messages,
     sessions,
     events,

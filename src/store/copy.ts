@@ -42,6 +42,7 @@ export const TABLES = [
   "ui_login_links",
   "jobs",
   "decisions",
+  "captures",
   "decision_tags",
 ] as const;
 
@@ -57,6 +58,7 @@ const IDENTITIES: Record<string, string> = {
   graph_edges: "pk",
   logs: "pk",
   decisions: "pk",
+  captures: "pk",
 };
 
 // Rows per INSERT: PostgreSQL takes at most 65,535 parameters in one statement. A batch also ends

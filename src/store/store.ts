@@ -1,6 +1,7 @@
 import type { AgentStore } from "./agents.js";
 import type { ArchivistStore } from "./archivist.js";
 import type { AuditReads } from "./audit.js";
+import type { CaptureStore } from "./captures.js";
 import type { DecisionStore } from "./decisions.js";
 import type { EventStore } from "./events.js";
 import type { GraphStore } from "./graph.js";
@@ -88,6 +89,7 @@ export interface Store {
   readonly agents: AgentStore;
   readonly archivist: ArchivistStore;
   readonly audit: AuditReads;
+  readonly captures: CaptureStore;
   readonly decisions: DecisionStore;
   readonly events: EventStore;
   readonly graph: GraphStore;

@@ -52,6 +52,8 @@ export interface ServerEventPayloads {
   "session.handoff_saved": { handoff_id: string; agent_id: string };
   "graph.linked": { edge_id: string; src: string; dst: string; rel: string; project: string | null } & Imported;
   "decision.recorded": { decision_id: string; project: string | null; task_id: string | null; supersedes: string | null } & Imported;
+  "capture.added": { capture_id: string; project: string | null; session_id: string | null; bytes: number };
+  "capture.digested": { capture_id: string; outcome: "digested" | "failed" | "dead"; memory_ids: string[] };
   "archivist.lease": { holder: string | null; previous: string | null; token: number };
 }
 
@@ -105,6 +107,8 @@ export const SERVER_EVENT_PAYLOAD_FIELDS: Readonly<Record<ServerEventType, strin
   "session.handoff_saved": "handoff_id, agent_id",
   "graph.linked": "edge_id, src, dst, rel, project",
   "decision.recorded": "decision_id, project, task_id, supersedes",
+  "capture.added": "capture_id, project, session_id, bytes (to the author and the archivist only)",
+  "capture.digested": "capture_id, outcome (digested, failed, dead), memory_ids (to the author and the archivist only)",
   "archivist.lease": "holder, previous, token",
 };
 

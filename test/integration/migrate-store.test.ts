@@ -194,6 +194,7 @@ async function buildSqliteStore(dir: string): Promise<Built> {
   const decision = { rationale: "builds in seconds, not minutes", project: "web", memory_refs: [ids.project], tags: ["build"] };
   ids.decided = (await created(source, "/decisions", alice, { ...decision, decision: "Build with webpack", task_id: ids.done, alternatives: ["rollup"] })).id;
   ids.superseding = (await created(source, "/decisions", bob, { ...decision, decision: "Build with vite", supersedes: ids.decided, alternatives: [{ option: "webpack", reason_rejected: "slow" }] })).id;
+  ids.capture = (await created(source, "/captures", alice, { content: "we moved the build to vite today", session_id: "s-1", project: "web" })).id;
 
   ids.direct = (await created(source, "/messages", alice, { to: bob.agentId, subject: "hello", body: "the build is green" })).id;
   ids.toProject = (await created(source, "/messages", alice, { to: "project:web", body: "release on Tuesday" })).id;

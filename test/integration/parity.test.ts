@@ -51,6 +51,8 @@ const REST_ONLY: Record<string, string> = {
   admin_import: "takes a JSON Lines file as its body: a file to load, not a tool call",
 };
 
+const newCapture = async (world: World, content: string): Promise<string> =>
+  (await world.rest("alice", "/captures", { body: { content, session_id: "parity-session", project: null } })).id;
 const writeNote = async (world: World, content: string, as: Who = "alice"): Promise<string> =>
   (await world.rest(as, "/memory", { body: { content, allow_duplicate: true, project: null } })).id;
 // Global, so every agent of the table sees them whatever project the author joined last.
@@ -216,6 +218,9 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   decision_list: { setup: someDecisions, args: { limit: 5, include_superseded: true } },
   decision_get: { setup: async (world) => ({ args: { id: await newDecision(world, "a decision to read back") } }) },
+  capture_add: { args: { content: "we chose vite; the token was password=hunter2", session_id: "parity-session", host: "parity-host", project: null } },
+  capture_list: { as: "archivist", setup: async (world) => (await newCapture(world, "a session to distil"), {}), args: { limit: 5 } },
+  capture_digest: { as: "archivist", setup: async (world) => ({ args: { results: [{ id: await newCapture(world, "a session digested"), outcome: "failed", error: "no model" }] } }) },
   message_send: { args: { to: "parity-bob", subject: "hi", body: "Parity message" } },
   message_inbox: { as: "bob", setup: async (world) => (await sentToBob(world, "first for bob"), await sentToBob(world, "second for bob"), {}) },
   message_unread_count: { as: "bob", setup: async (world) => (await sentToBob(world, "one unread"), await sentToBob(world, "two unread"), {}) },

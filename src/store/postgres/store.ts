@@ -5,6 +5,7 @@ import { PgAgents } from "./agents.js";
 import { PgArchivist } from "./archivist.js";
 import { PgAuditReads } from "./audit.js";
 import { PgDb } from "./connection.js";
+import { PgCaptures } from "./captures.js";
 import { PgDecisions } from "./decisions.js";
 import { PgEvents } from "./events.js";
 import { PgGraph } from "./graph.js";
@@ -50,6 +51,7 @@ export class PgStore implements Store {
   readonly agents = new PgAgents();
   readonly archivist = new PgArchivist();
   readonly audit = new PgAuditReads();
+  readonly captures = new PgCaptures();
   readonly decisions = new PgDecisions();
   readonly events = new PgEvents();
   readonly graph = new PgGraph();

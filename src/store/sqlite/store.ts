@@ -3,6 +3,7 @@ import { SqliteAgents } from "./agents.js";
 import { SqliteArchivist } from "./archivist.js";
 import { SqliteAuditReads } from "./audit.js";
 import { connect, type Db } from "./connection.js";
+import { SqliteCaptures } from "./captures.js";
 import { SqliteDecisions } from "./decisions.js";
 import { SqliteEvents } from "./events.js";
 import { SqliteGraph } from "./graph.js";
@@ -43,6 +44,7 @@ export class SqliteStore implements Store {
   readonly agents: SqliteAgents;
   readonly archivist = new SqliteArchivist();
   readonly audit = new SqliteAuditReads();
+  readonly captures = new SqliteCaptures();
   readonly decisions = new SqliteDecisions();
   readonly events = new SqliteEvents();
   readonly graph = new SqliteGraph();

@@ -1,0 +1,84 @@
+import { z } from "zod";
+import { invalid } from "../src/core/errors.js";
+import { defineOperation, reply } from "./operation.js";
+import { capture, captureReceipt, digestReport } from "../src/wire/captures.js";
+import { cursorParam, limitParam, projectId } from "./schemas.js";
+
+export const captureAdd = defineOperation({
+  name: "capture_add",
+  title: "Hand session text to the archivist",
+  description:
+    "Send raw session text (a transcript excerpt, a summary before compaction) for the archivist to distil into " +
+    "memory, so durable facts are kept without writing each one yourself. Secrets are redacted before storage; only " +
+    "you and the archivist can read it. The same text again in the same session within a day returns the first with `duplicate_of`.",
+  kind: "create",
+  access: "agent",
+  http: { method: "POST", path: "/captures", otherStatuses: [{ status: 200, description: "a duplicate: the earlier capture, with duplicate_of" }] },
+  input: z.strictObject({
+    content: z.string().min(1).describe("at most CAPTURE_MAX_BYTES bytes"),
+    session_id: z.string().min(1).max(128).optional(),
+    project: projectId.nullable().optional().describe("default your current project; null: your private scope"),
+    host: z.string().min(1).max(64).optional().describe("the agent host that sent it, e.g. claude-code"),
+    ttl_hours: z.number().int().min(1).max(720).optional().describe("kept undigested this long; default 72"),
+  }),
+  output: captureReceipt,
+  errors: ["NOT_FOUND", "FORBIDDEN", "PAYLOAD_TOO_LARGE"],
+  async handle({ services, caller }, input) {
+    const { capture: receipt, created } = await services.captures.add(caller, input);
+    return created ? receipt : reply(receipt, { status: 200 });
+  },
+});
+
+export const captureList = defineOperation({
+  name: "capture_list",
+  title: "List captures",
+  description:
+    "The archivist's queue: pending captures (not digested, not expired, not dead), oldest first, with their text. " +
+    "Anyone else lists only their own, with `mine=true`.",
+  kind: "list",
+  access: "agent",
+  http: { method: "GET", path: "/captures" },
+  input: z.strictObject({
+    project: projectId.nullable().optional().describe("null (or empty): captures without a project"),
+    mine: z.boolean().optional().describe("your own captures, newest first"),
+    limit: limitParam(200, 50),
+    cursor: cursorParam,
+  }),
+  output: capture,
+  errors: ["FORBIDDEN"],
+  handle({ services, caller }, input) {
+    return services.captures.list(caller, input);
+  },
+});
+
+const result = z.strictObject({
+  id: z.string().min(1).max(64),
+  outcome: z.enum(["digested", "failed"]),
+  memory_ids: z.array(z.uuid()).max(100).optional(),
+  error: z.string().max(2000).optional(),
+});
+
+export const captureDigest = defineOperation({
+  name: "capture_digest",
+  title: "Report digested captures",
+  description:
+    "Archivist only: what became of captures it worked on, each digested (with the entries written) or failed; a " +
+    "capture that failed CAPTURE_MAX_ATTEMPTS times is dead. `{ids}` alone means all of them digested.",
+  kind: "action",
+  access: "agent",
+  roles: ["archivist"],
+  http: { method: "POST", path: "/captures/digest", status: 200 },
+  input: z.strictObject({
+    results: z.array(result).min(1).max(100).optional().describe("give results or ids"),
+    ids: z.array(z.string().min(1).max(64)).min(1).max(100).optional().describe("the seed's form: all of these digested"),
+  }),
+  output: digestReport,
+  errors: ["FORBIDDEN"],
+  handle({ services, caller }, input) {
+    if ((input.results === undefined) === (input.ids === undefined)) throw invalid("results", "give results or ids, not both");
+    const results = input.results ?? (input.ids ?? []).map((id) => ({ id, outcome: "digested" as const }));
+    return services.captures.digest(caller, results);
+  },
+});
+
+export const captureOperations = [captureAdd, captureList, captureDigest];
