@@ -111,8 +111,8 @@ export class MemoryWrites {
    * Marks the entry deleted (replaced by `supersededBy`, when a merge replaced it), drops its
    * vector, and announces it as `actor`'s.
    */
-  async softDelete(tx: Tx, actor: string, row: MemoryRow, reason: DeleteReason, supersededBy: string | null = null): Promise<void> {
-    const at = now();
+  /** `at`: the deletion's time; a bulk delete gives all of its rows one. */
+  async softDelete(tx: Tx, actor: string, row: MemoryRow, reason: DeleteReason, supersededBy: string | null = null, at = now()): Promise<void> {
     await this.store.memory.patch(tx, row.pk, { deleted_at: at, updated_at: at, superseded_by: supersededBy ?? undefined });
     await this.store.vectors.delete(tx, row.pk);
     await this.emitChange(tx, "memory.deleted", actor, row, supersededBy === null ? { reason } : { reason, superseded_by: supersededBy });

@@ -294,11 +294,13 @@ export class MemoryService {
     const viewpoint = viewpointOf(caller);
     return this.store.transaction(async (tx) => {
       const result: BulkDeleteResult = { deleted: [], skipped: [] };
+      // One deletion, one moment: every tombstone of it carries the same time, on either backend.
+      const at = now();
       for (const ref of new Set(refs)) {
         try {
           const row = await this.writes.resolve(tx, viewpoint, ref);
           this.checkMayChange(caller, row);
-          await this.writes.softDelete(tx, caller.agentId, row, "deleted");
+          await this.writes.softDelete(tx, caller.agentId, row, "deleted", null, at);
           result.deleted.push(row.id);
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
