@@ -1,5 +1,5 @@
 import type { EventFilters, EventRow, EventStore, NewEventRow } from "../events.js";
-import { visibleEvent } from "../sql/visibility.js";
+import { eventListQuery } from "../sql/events.js";
 import type { Reader, Tx } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
 import { connectionOf, pgTxOf } from "./transactions.js";
@@ -53,35 +53,8 @@ export class PgEvents implements EventStore {
     limit: number,
     beforeSeq?: number,
   ): Promise<EventRow[]> {
-    const db = connectionOf(r);
-    const visible = visibleEvent("e", viewpoint);
-    const where = [visible.sql];
-    const params: unknown[] = [...visible.params];
-    if ("afterSeq" in start) {
-      where.push("e.seq > ?");
-      params.push(start.afterSeq);
-    } else {
-      where.push("e.created_at > ?");
-      params.push(start.since);
-    }
-    if (filters.type?.endsWith(".*")) {
-      where.push("e.type >= ? AND e.type < ?");
-      const family = filters.type.slice(0, -1);
-      params.push(family, `${family}\uffff`);
-    } else if (filters.type !== undefined) {
-      where.push("e.type = ?");
-      params.push(filters.type);
-    }
-    if (filters.agent !== undefined) {
-      where.push("e.agent_id = ?");
-      params.push(filters.agent);
-    }
-    if (beforeSeq !== undefined) {
-      where.push("e.seq < ?");
-      params.push(beforeSeq);
-    }
-    const order = beforeSeq === undefined ? "e.seq" : "e.seq DESC";
-    return db.all<EventRow>(`SELECT e.* FROM events e WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ?`, ...params, limit);
+    const query = eventListQuery(viewpoint, start, filters, limit, beforeSeq);
+    return connectionOf(r).all<EventRow>(query.sql, ...query.params);
   }
 
   // The audience as a text[] (pg hands it over as an array), in SQLite's order (its primary key's).
