@@ -363,14 +363,15 @@ describeInBrowser("Sessions tab", () => {
 
     const without = page.getByRole("region", { name: "No handoff yet" });
     const withoutIds = async () => (await without.locator("li").allTextContents()).sort();
-    expect(await withoutIds()).toEqual([server.archivist.agentId, server.owner.agentId, "idle"].sort());
+    // The list of agents without a handoff comes from its own request; wait for it rather than read it early.
+    await expect.poll(withoutIds).toEqual([server.archivist.agentId, server.owner.agentId, "idle"].sort());
     expect(await page.getByRole("article").count()).toBe(1);
 
     expect((await handOff(server, idle, { summary: "Nothing started yet; read the backlog.", next_steps: ["pick a task"] })).status).toBe(201);
     const idleCard = page.getByRole("article", { name: "idle", exact: true });
     await idleCard.waitFor({ timeout: 10_000 });
     expect(await idleCard.locator(".handoff-summary").textContent()).toBe("Nothing started yet; read the backlog.");
-    expect(await withoutIds()).toEqual([server.archivist.agentId, server.owner.agentId].sort());
+    await expect.poll(withoutIds).toEqual([server.archivist.agentId, server.owner.agentId].sort());
     expect(await page.getByRole("article").count()).toBe(2);
     expect(unexpected(opened.errors)).toEqual([]);
     await opened.context.close();
