@@ -148,6 +148,8 @@ function insertBatch(store: SqliteStore, notes: Note[], vectors: Float32Array[],
         version: 1,
         expires_at: null,
         embedding_model: "use-lite",
+        source: null,
+        source_kind: null,
       };
       const pk = await store.memory.insert(tx, row, note.tags);
       await store.vectors.put(tx, pk, vector, vectorMetaOf(row));

@@ -1,6 +1,17 @@
 import { z } from "zod";
 import { defineOperation, reply } from "./operation.js";
-import { bulkDeleteResult, confidence, memoryChange, memoryEntry, memoryType, memoryWriteResult, scope, searchHit } from "../src/wire/memory.js";
+import {
+  bulkDeleteResult,
+  confidence,
+  entrySource,
+  memoryChange,
+  memoryEntry,
+  memoryType,
+  memoryWriteResult,
+  scope,
+  searchHit,
+  sourceKind,
+} from "../src/wire/memory.js";
 import {
   content,
   cursorParam,
@@ -41,9 +52,12 @@ export const memoryWrite = defineOperation({
     parents: z.array(z.uuid()).max(32).optional().describe("ids of entries this one derives from"),
     expires_at: timestampInput.nullable().optional().describe("after this time the entry disappears"),
     allow_duplicate: z.boolean().optional().describe("write even when a duplicate exists"),
+    source: entrySource
+      .optional()
+      .describe("archivist only: a fact distilled from a capture, written as the capture's author into its project (or their private scope)"),
   }),
   output: memoryWriteResult,
-  errors: ["FORBIDDEN", "PAYLOAD_TOO_LARGE"],
+  errors: ["FORBIDDEN", "NOT_FOUND", "PAYLOAD_TOO_LARGE"],
   async handle({ services, caller }, input) {
     const result = await services.memory.write(caller, input);
     return reply(result.entry, { status: result.created ? 201 : 200 });
@@ -70,6 +84,7 @@ export const memoryList = defineOperation({
     created_before: timestampInput.optional(),
     min_version: z.number().int().min(1).optional(),
     min_distinct_readers: z.number().int().min(0).optional(),
+    source_kind: sourceKind.optional().describe("only entries with this provenance (capture: distilled from a session by the archivist)"),
     include_embedding: includeEmbedding,
     order: z
       .enum(["recent", "kind"])
@@ -91,6 +106,7 @@ export const memoryList = defineOperation({
       createdBefore: input.created_before,
       minVersion: input.min_version,
       minDistinctReaders: input.min_distinct_readers,
+      sourceKind: input.source_kind,
       includeEmbedding: input.include_embedding,
       order: input.order,
       cursor: input.cursor,

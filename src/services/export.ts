@@ -125,12 +125,11 @@ export class ExportService {
 
   private async *lines(selection: TransferSelection): AsyncGenerator<string> {
     const { reader, transfer } = this.store;
-    const source = { kind: "cairn" as const, instance: instanceName(), url: this.config.PUBLIC_URL };
     const header: HeaderLineOut = {
       kind: "header",
       format: EXPORT_FORMAT,
-      instance: source.instance,
-      url: source.url,
+      instance: instanceName(),
+      url: this.config.PUBLIC_URL,
       server_version: packageVersion,
       exported_at: now(),
       project: selection.project ?? null,
@@ -148,7 +147,7 @@ export class ExportService {
       if (rows.length === 0) break;
       yield rows
         .map((row) => {
-          const entry: EntryLineOut = { kind: "entry", ...toEntry(row), source };
+          const entry: EntryLineOut = { kind: "entry", ...toEntry(row) };
           return line(entry);
         })
         .join("");

@@ -123,6 +123,8 @@ export class ImportedRecords {
         last_reinforced_at: line.last_reinforced_at,
         superseded_by: line.superseded_by,
         embedding_model: null,
+        source: line.source ? JSON.stringify(line.source) : null,
+        source_kind: line.source?.kind ?? null,
         deleted_at: null,
       },
       tags,

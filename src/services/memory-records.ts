@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { newId } from "../core/ids.js";
 import type { MemoryRow } from "../store/memory.js";
 import { NO_EXPIRY, ownerKeyFor, visKeyFor, type VectorMeta } from "../store/vectors.js";
-import type { MemoryChange, MemoryEntry, MemoryType, Scope, Tombstone } from "../wire/memory.js";
+import type { EntrySource, MemoryChange, MemoryEntry, MemoryType, Scope, Tombstone } from "../wire/memory.js";
 
 /** Scores and similarities go out with six decimals: enough to rank, no float noise. */
 export const round6 = (value: number): number => Math.round(value * 1e6) / 1e6;
@@ -30,6 +30,7 @@ export function toEntry(row: MemoryRow, embedding?: Float32Array): MemoryEntry {
     last_reinforced_at: row.last_reinforced_at,
     superseded_by: row.superseded_by,
     embedding_model: row.embedding_model,
+    source: row.source === null ? null : (JSON.parse(row.source) as EntrySource),
   };
   if (embedding) entry.embedding = Array.from(embedding);
   return entry;
@@ -76,6 +77,7 @@ export interface NewEntryFields {
   tags: string[];
   expiresAt: string | null;
   version?: number;
+  source?: EntrySource | null;
 }
 
 /** A row for a new entry by `agentId`, created and updated `at`. */
@@ -103,5 +105,7 @@ export function newMemoryRow(agentId: string, fields: NewEntryFields, at: string
     superseded_by: null,
     embedding_model: null,
     deleted_at: null,
+    source: fields.source ? JSON.stringify(fields.source) : null,
+    source_kind: fields.source?.kind ?? null,
   };
 }

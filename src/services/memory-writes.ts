@@ -11,11 +11,11 @@ import type { MemoryEmbeddings } from "./memory-embeddings.js";
 type MemoryEventType = "memory.written" | "memory.updated" | "memory.deleted";
 
 /** What a memory event's payload says beyond the entry's own fields, by event type. */
-type MemoryEventExtra<T extends MemoryEventType> = Omit<ServerEventPayloads[T], "memory_id" | "type" | "project" | "scope" | "version">;
+type MemoryEventExtra<T extends MemoryEventType> = Omit<ServerEventPayloads[T], "memory_id" | "type" | "project" | "scope" | "version" | "source_kind">;
 
 /** `emitChange`'s arguments after `tx`: each event type with its own payload fields, so the compiler checks them. */
 type MemoryEventArgs = {
-  [T in MemoryEventType]: [type: T, actor: string, row: Pick<MemoryRow, "id" | "type" | "project" | "scope" | "version" | "agent_id">, extra: MemoryEventExtra<T>];
+  [T in MemoryEventType]: [type: T, actor: string, row: Pick<MemoryRow, "id" | "type" | "project" | "scope" | "version" | "agent_id" | "source_kind">, extra: MemoryEventExtra<T>];
 }[MemoryEventType];
 
 export type DeleteReason = ServerEventPayloads["memory.deleted"]["reason"];
@@ -92,7 +92,14 @@ export class MemoryWrites {
   /** Announces a change to an entry as `actor`'s; an event about a private entry is its author's alone. */
   async emitChange(tx: Tx, ...[type, actor, row, extra]: MemoryEventArgs): Promise<void> {
     const addressing = { agentId: actor, project: row.project, privateTo: row.scope === "agent" ? row.agent_id : null };
-    const entry = { memory_id: row.id, type: row.type, project: row.project, scope: row.scope, version: row.version };
+    const entry = {
+      memory_id: row.id,
+      type: row.type,
+      project: row.project,
+      scope: row.scope,
+      version: row.version,
+      ...(row.source_kind ? { source_kind: row.source_kind } : {}),
+    };
     // One case per type: each payload is checked against its own event type.
     switch (type) {
       case "memory.written":

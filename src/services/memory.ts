@@ -13,7 +13,7 @@ import { contentKey, newMemoryRow, toChange, toEntry, vectorMetaOf, round6 } fro
 import type { MemoryWrites } from "./memory-writes.js";
 import { decodeCursor, isKeyset, isRankedKeyset, pageOf, type Page } from "./paging.js";
 import type { ReadRecorder } from "./reads.js";
-import type { BulkDeleteResult, MemoryChange, MemoryEntry, MemoryType, Scope, SimilarEntry } from "../wire/memory.js";
+import type { BulkDeleteResult, EntrySource, MemoryChange, MemoryEntry, MemoryType, Scope, SimilarEntry } from "../wire/memory.js";
 
 export interface WriteInput {
   content: string;
@@ -25,6 +25,8 @@ export interface WriteInput {
   parents?: string[] | undefined;
   expires_at?: string | null | undefined;
   allow_duplicate?: boolean | undefined;
+  /** Only the archivist sets it, for a fact distilled from a capture (CONTRACT §13). */
+  source?: EntrySource | undefined;
 }
 
 export type WriteResult =
@@ -100,6 +102,31 @@ export class MemoryService {
   }
 
   async write(caller: Caller, input: WriteInput): Promise<WriteResult> {
+    if (input.source) return this.writeFromCapture(caller, input, input.source);
+    return this.writeAs(caller, input, null);
+  }
+
+  /**
+   * A fact the archivist distilled from a capture is its author's entry, written as the author
+   * would write it (their projects, their view for parents and duplicates), into the capture's
+   * project, or the author's private scope when the capture has none. Never a directive.
+   */
+  private async writeFromCapture(caller: Caller, input: WriteInput, source: EntrySource): Promise<WriteResult> {
+    if (caller.role !== "archivist") throw forbidden("only the archivist writes entries from a capture");
+    if ((input.type ?? "memory") !== "memory") throw invalid("type", "an entry from a capture is of type memory");
+    const reader = this.store.reader;
+    const capture = await this.store.captures.byId(reader, source.capture_id);
+    if (!capture || capture.status !== "pending" || capture.expires_at <= now()) throw notFound("capture");
+    if (input.project !== undefined && input.project !== capture.project) {
+      throw invalid("project", "an entry from a capture goes into the capture's project");
+    }
+    const author = await this.store.agents.get(reader, capture.agent_id);
+    if (!author) throw notFound("capture");
+    const scope = capture.project === null ? "agent" : (input.scope ?? "project");
+    return this.writeAs({ agentId: author.agent_id, role: author.role }, { ...input, project: capture.project, scope }, source);
+  }
+
+  private async writeAs(caller: Caller, input: WriteInput, source: EntrySource | null): Promise<WriteResult> {
     this.checkContentSize(input.content);
     const type = input.type ?? "memory";
     if (type === "compiled") throw invalid("type", "compiled entries are written by the compile routes only");
@@ -136,7 +163,8 @@ export class MemoryService {
       const near = vector ? await this.overlap.neighbourhood(tx, viewpoint, vector, at) : null;
       const duplicate = input.allow_duplicate || !near ? null : await this.overlap.nearDuplicate(tx, dupKey, input.content, near, at);
       if (duplicate) return { created: false, entry: await this.reinforce(tx, caller, duplicate.row, duplicate.similarity, at) };
-      const row = newMemoryRow(caller.agentId, { type, project, scope, content: input.content, confidence, parents, tags, expiresAt: input.expires_at ?? null }, at);
+      const fields = { type, project, scope, content: input.content, confidence, parents, tags, expiresAt: input.expires_at ?? null, source };
+      const row = newMemoryRow(caller.agentId, fields, at);
       const created = await this.writes.create(tx, caller.agentId, row, tags, vector);
       const similar = near ? this.overlap.similarAmong(near) : [];
       return { created: true, entry: { ...toEntry(created), similar } };

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { normalizeTimestamp } from "../core/time.js";
 import { edgeRel } from "../wire/graph.js";
-import { memoryType, scope } from "../wire/memory.js";
+import { entrySource, memoryType, scope } from "../wire/memory.js";
 import { commentKind, priority, taskStatus } from "../wire/tasks.js";
 
 /**
@@ -26,8 +26,12 @@ const slug = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "expected a lower-ca
 const author = z.string().min(1).max(200);
 const tags = z.array(z.string().trim().min(1).max(64)).max(32);
 
-/** Where an exported entry comes from: the instance that exported it. */
-export const entrySource = z.object({ kind: z.literal("cairn"), instance: z.string(), url: z.string() });
+/**
+ * An entry's provenance (CONTRACT §11). Exports before provenance existed named the exporting
+ * instance here (`{kind:"cairn"}`, which the header line now carries); that form is still read and
+ * means "written by hand".
+ */
+const lineSource = z.union([entrySource, z.object({ kind: z.literal("cairn"), instance: z.string(), url: z.string() })]);
 
 export const headerLine = z.object({
   kind: z.literal("header"),
@@ -71,7 +75,10 @@ export const entryLine = z.object({
   last_reinforced_at: timestamp.nullable(),
   superseded_by: uuid.nullable(),
   embedding_model: z.string().nullable().describe("the model that embedded it there; the importer embeds again with its own"),
-  source: entrySource.optional(),
+  source: lineSource
+    .nullable()
+    .optional()
+    .transform((source) => (source && source.kind !== "cairn" ? source : null)),
 });
 
 export const edgeLine = z.object({

@@ -27,6 +27,9 @@ export interface MemoryRow {
   superseded_by: string | null;
   embedding_model: string | null;
   deleted_at: string | null;
+  /** Provenance as JSON (null for entries written by hand), and its kind for filtering. */
+  source: string | null;
+  source_kind: string | null;
 }
 
 export type NewMemoryRow = Omit<
@@ -46,6 +49,7 @@ export interface MemoryFilters {
   createdBefore?: string | undefined;
   minVersion?: number | undefined;
   minDistinctReaders?: number | undefined;
+  sourceKind?: string | undefined;
 }
 
 export interface Keyset {

@@ -16,6 +16,8 @@ interface MemoryEventBase {
   project: string | null;
   scope: string;
   version: number;
+  /** Only for entries with a provenance (§11): a capture's, a feed's… */
+  source_kind?: string;
 }
 
 interface TaskEventBase {
@@ -81,9 +83,9 @@ export type CustomEvent = Addressing & { type: string; payload: Record<string, u
  * here, or one the server does not emit, does not compile.
  */
 export const SERVER_EVENT_PAYLOAD_FIELDS: Readonly<Record<ServerEventType, string>> = {
-  "memory.written": "memory_id, type, project, scope, version",
-  "memory.updated": "memory_id, type, project, scope, version, changed | reason (reinforced, headline, decay), confidence?",
-  "memory.deleted": "memory_id, type, project, scope, version, reason (deleted, expired, cleared, merged), superseded_by?",
+  "memory.written": "memory_id, type, project, scope, version, source_kind?",
+  "memory.updated": "memory_id, type, project, scope, version, source_kind?, changed | reason (reinforced, headline, decay), confidence?",
+  "memory.deleted": "memory_id, type, project, scope, version, source_kind?, reason (deleted, expired, cleared, merged), superseded_by?",
   "task.created": "task_id, project, status, assigned_to, created_by",
   "task.claimed": "task_id, project, status, assigned_to",
   "task.unclaimed": "task_id, project, status, assigned_to, reason? (lease expired)",

@@ -12,6 +12,15 @@ export type Scope = z.output<typeof scope>;
 
 export const confidence = z.number().min(0).max(1);
 
+/**
+ * Where an entry came from when no agent wrote it by hand (CONTRACT §11). An entry with a source
+ * is never a directive. Feeds, compile and mesh add their kinds as they arrive.
+ */
+export const captureSource = z.object({ kind: z.literal("capture"), capture_id: z.uuid() });
+export const entrySource = z.discriminatedUnion("kind", [captureSource]).meta({ id: "EntrySource" });
+export type EntrySource = z.output<typeof entrySource>;
+export const sourceKind = z.enum(["capture"]);
+
 export const memoryEntry = z
   .object({
     id: z.uuid(),
@@ -34,6 +43,7 @@ export const memoryEntry = z
     last_reinforced_at: timestamp.nullable(),
     superseded_by: z.string().nullable(),
     embedding_model: z.string().nullable(),
+    source: entrySource.nullable().describe("where the entry came from; null when an agent wrote it"),
     embedding: z.array(z.number()).optional().describe("only with include_embedding=true"),
   })
   .meta({ id: "MemoryEntry" });

@@ -81,7 +81,7 @@ describe("GET /admin/export", () => {
     expect(lines[0]).toMatchObject({ kind: "header", format: 1, url: source.config.PUBLIC_URL });
     expect(lines.map((line) => line.kind)).toEqual(["header", "project", "entry", "entry", "entry", "edge", "task", "task", "task"]);
     const deploys = lines.find((line) => line.id === ids.deploys) as Line;
-    expect(deploys).toMatchObject({ kind: "entry", agent_id: "alice", project: "web", version: 2, tags: ["deploy"], source: { kind: "cairn" } });
+    expect(deploys).toMatchObject({ kind: "entry", agent_id: "alice", project: "web", version: 2, tags: ["deploy"], source: null });
     expect(deploys).not.toHaveProperty("embedding");
     expect(lines.find((line) => line.id === ids.edge)).toMatchObject({ kind: "edge", src: ids.rollback, dst: ids.deploys, rel: "supports" });
     const tasks = lines.filter((line) => line.kind === "task");

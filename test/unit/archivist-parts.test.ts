@@ -32,6 +32,7 @@ function entry(fields: Partial<MemoryEntry> = {}): MemoryEntry {
     last_reinforced_at: null,
     superseded_by: null,
     embedding_model: "hash-512",
+    source: null,
     ...fields,
   };
 }

@@ -39,6 +39,7 @@ function filterClause(filters: MemoryFilters, clause: Clause): void {
   if (filters.createdBefore !== undefined) add("m.created_at < ?", filters.createdBefore);
   if (filters.minVersion !== undefined) add("m.version >= ?", filters.minVersion);
   if (filters.minDistinctReaders !== undefined) add("m.distinct_readers >= ?", filters.minDistinctReaders);
+  if (filters.sourceKind !== undefined) add("m.source_kind = ?", filters.sourceKind);
 }
 
 /** Visible, live (not deleted, not expired) entries. */
@@ -65,8 +66,8 @@ export class SqliteMemory implements MemoryStore {
     const db = connectionOf(tx);
     const result = db.run(
       `INSERT INTO memory (id, type, agent_id, project, scope, content, content_key, confidence, parents, tags,
-       created_at, updated_at, version, expires_at, embedding_model)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       created_at, updated_at, version, expires_at, embedding_model, source, source_kind)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       row.id,
       row.type,
       row.agent_id,
@@ -82,6 +83,8 @@ export class SqliteMemory implements MemoryStore {
       row.version,
       row.expires_at,
       row.embedding_model,
+      row.source,
+      row.source_kind,
     );
     const pk = Number(result.lastInsertRowid);
     replaceTags(db, pk, tags);
