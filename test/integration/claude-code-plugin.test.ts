@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect } from "vitest";
 import { test } from "../helpers/fixtures.js";
@@ -11,6 +11,7 @@ const readJson = <T>(path: string): T => JSON.parse(readFileSync(join(PLUGIN, pa
 interface HookRun {
   code: number | null;
   stdout: string;
+  stderr: string;
 }
 
 /** Runs a hook as Claude Code would: its command, the hook input on stdin, the user's environment. */
@@ -18,8 +19,10 @@ function hook(name: string, input: Record<string, unknown>, env: Record<string, 
   return new Promise((resolveRun) => {
     const child = spawn(process.execPath, [join(PLUGIN, "hooks", name)], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env } });
     let stdout = "";
+    let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-    child.on("close", (code) => resolveRun({ code, stdout }));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    child.on("close", (code) => resolveRun({ code, stdout, stderr }));
     child.stdin.end(JSON.stringify(input));
   });
 }
@@ -39,6 +42,28 @@ function transcript(dir: string, lines: unknown[]): string {
   writeFileSync(path, lines.map((line) => JSON.stringify(line)).join("\n"));
   return path;
 }
+
+/** A capture as its author reads it back (GET /captures?mine=true). */
+interface Capture {
+  id: string;
+  project: string | null;
+  session_id: string | null;
+  host: string | null;
+  content: string;
+  bytes: number;
+  redactions: number;
+}
+
+/** Transcript lines as Claude Code appends them, each ended by a newline. */
+function append(path: string, lines: unknown[]): void {
+  appendFileSync(path, lines.map((line) => `${JSON.stringify(line)}\n`).join(""));
+}
+
+const user = (content: unknown, extra: Record<string, unknown> = {}) => ({ type: "user", message: { role: "user", content }, ...extra });
+const assistant = (...content: unknown[]) => ({ type: "assistant", message: { role: "assistant", content } });
+const text = (words: string) => ({ type: "text", text: words });
+const toolUse = (name: string, input: Record<string, unknown>) => ({ type: "tool_use", id: `toolu_${name}`, name, input });
+const toolResult = (content: string) => user([{ type: "tool_result", tool_use_id: "toolu_1", content }]);
 
 describe("the Claude Code plugin", () => {
   const it = test
@@ -134,12 +159,154 @@ describe("the Claude Code plugin", () => {
   });
 
   it("stays silent when the server is down or there is no agent", async ({ agent, home }) => {
-    for (const env of [envFor("http://127.0.0.1:9", agent), { HOME: home }]) {
+    const path = join(home, "down.jsonl");
+    append(path, [user("a request with the key sk-ant-api03-" + "k".repeat(40)), assistant(text("an answer"))]);
+    for (const env of [{ ...envFor("http://127.0.0.1:9", agent), TMPDIR: home }, { HOME: home, TMPDIR: home }]) {
       for (const name of ["session-start.mjs", "pre-compact.mjs", "session-end.mjs"]) {
-        const run = await hook(name, { session_id: "down", cwd: "/" }, env);
+        const run = await hook(name, { session_id: "down", cwd: "/", transcript_path: path }, env);
         expect(run.code, name).toBe(0);
         expect(run.stdout, name).toBe("");
+        expect(run.stderr, name).toBe("");
       }
     }
+  });
+
+  describe("captures", () => {
+    const mine = async (server: TestServer, as: Credentials): Promise<Capture[]> => {
+      const response = await server.request<Capture[]>("/captures?mine=true", { as });
+      expect(response.status, response.text).toBe(200);
+      return response.body;
+    };
+    /** The captures holding `words`: a stretch of transcript is sent once, so one each. */
+    const holding = (captures: Capture[], words: string): Capture[] => captures.filter((capture) => capture.content.includes(words));
+    const silent = (run: HookRun, name: string): void => {
+      expect(run.code, name).toBe(0);
+      expect(run.stdout, name).toBe("");
+      expect(run.stderr, name).toBe("");
+    };
+
+    it("sends the session at PreCompact, then only what is new at each compaction and at the end, into the agent's project", async ({ server, agent, home }) => {
+      expect((await server.request("/projects", { as: agent, body: { name: "billing" } })).status).toBe(201);
+      const session = { session_id: `capture-${Date.now()}`, cwd: "/repo" };
+      const env = { ...envFor(server.url, agent), TMPDIR: home };
+      const path = join(home, "session.jsonl");
+      append(path, [
+        user("add retries to the billing webhooks"),
+        assistant({ type: "thinking", thinking: "private musing" }, text("Reading the handler first."), toolUse("Read", { file_path: "/repo/src/webhooks.ts" })),
+        toolResult(`export function handle() {}\n${"// filler line of a long file\n".repeat(5000)}`),
+        assistant(toolUse("Edit", { file_path: "/repo/src/webhooks.ts", old_string: "x".repeat(3000), new_string: "y".repeat(3000) })),
+        toolResult("The file /repo/src/webhooks.ts has been updated."),
+        assistant(text("Retries are in.")),
+      ]);
+      silent(await hook("pre-compact.mjs", { ...session, transcript_path: path, trigger: "auto" }, env), "first compaction");
+      const [first, ...none] = await mine(server, agent);
+      expect(none).toEqual([]);
+      expect(first).toMatchObject({ session_id: session.session_id, host: "claude-code", project: "billing", redactions: 0 });
+      for (const words of ["User: add retries to the billing webhooks", "Assistant: Reading the handler first.", "tool Read (file_path: /repo/src/webhooks.ts)", "tool Edit (file_path: /repo/src/webhooks.ts", "export function handle() {}", "Assistant: Retries are in."]) {
+        expect(first?.content).toContain(words);
+      }
+      expect(first?.content).not.toContain("private musing");
+      // A long tool output is cut short, and so are a call's long inputs.
+      expect(first?.content).not.toContain("// filler line of a long file\n".repeat(20));
+      expect(first?.content).not.toContain("x".repeat(300));
+      expect(first?.bytes).toBeLessThan(4000);
+
+      append(path, [user("now cap them at five"), assistant(text("Capped at five attempts with backoff."))]);
+      silent(await hook("pre-compact.mjs", { ...session, transcript_path: path, trigger: "manual" }, env), "second compaction");
+      let captures = await mine(server, agent);
+      expect(captures).toHaveLength(2);
+      expect(holding(captures, "add retries to the billing webhooks")).toHaveLength(1);
+      const [second] = holding(captures, "now cap them at five");
+      expect(second?.content).toContain("Capped at five attempts with backoff.");
+      expect(second?.content).not.toContain("Retries are in.");
+
+      // Nothing new, or only a line still being written: nothing is sent.
+      silent(await hook("pre-compact.mjs", { ...session, transcript_path: path }, env), "nothing new");
+      const half = JSON.stringify(user("and log every retry"));
+      appendFileSync(path, half.slice(0, 20));
+      silent(await hook("pre-compact.mjs", { ...session, transcript_path: path }, env), "half a line");
+      expect(await mine(server, agent)).toHaveLength(2);
+
+      appendFileSync(path, `${half.slice(20)}\n`);
+      append(path, [
+        { type: "system", subtype: "compact_boundary", content: "Conversation compacted" },
+        user("This session is being continued from a previous conversation that ran out of context.", { isCompactSummary: true }),
+        assistant(text("Every retry is logged now.")),
+      ]);
+      silent(await hook("session-end.mjs", { ...session, transcript_path: path, reason: "prompt_input_exit" }, env), "end");
+      captures = await mine(server, agent);
+      expect(captures).toHaveLength(3);
+      const [last] = holding(captures, "User: and log every retry");
+      expect(last?.content).toContain("Every retry is logged now.");
+      expect(last?.content).not.toContain("now cap them at five");
+      expect(last?.content).not.toContain("This session is being continued");
+      // The end still hands off on the model's behalf.
+      expect((await lastHandoff(server, agent))?.summary).toContain("without a handoff");
+
+      silent(await hook("session-end.mjs", { ...session, transcript_path: path, reason: "other" }, env), "end again");
+      expect(await mine(server, agent)).toHaveLength(3);
+    });
+
+    it("sends a secret in the transcript only redacted, and prints nothing", async ({ server, agent, home }) => {
+      const key = `sk-ant-api03-${"Q7x".repeat(20)}`;
+      const aws = "AKIAIOSFODNN7EXAMPLE";
+      const path = join(home, "secret.jsonl");
+      append(path, [user(`deploy with ANTHROPIC_KEY ${key} please`), assistant(toolUse("Bash", { command: "env | grep AWS" })), toolResult(`AWS_ACCESS_KEY_ID=${aws}`), assistant(text("Deployed."))]);
+      const run = await hook("pre-compact.mjs", { session_id: `secret-${Date.now()}`, transcript_path: path }, { ...envFor(server.url, agent), TMPDIR: home });
+      silent(run, "pre-compact");
+      const [capture] = await mine(server, agent);
+      expect(capture?.content).toContain("[REDACTED:anthropic_key]");
+      expect(capture?.content).toContain("Deployed.");
+      expect(capture?.content).not.toContain(key);
+      expect(capture?.content).not.toContain(aws);
+      expect(capture?.redactions).toBeGreaterThanOrEqual(2);
+    });
+
+    it("keeps the most recent text within 64 KiB, cut at a line", async ({ server, agent, home }) => {
+      const path = join(home, "long.jsonl");
+      append(path, Array.from({ length: 300 }, (_, turn) => user(`turn ${turn} ${"ünïcödé 😀 ".repeat(30)}`)));
+      silent(await hook("session-end.mjs", { session_id: `long-${Date.now()}`, transcript_path: path }, { ...envFor(server.url, agent), TMPDIR: home }), "end");
+      const [capture] = await mine(server, agent);
+      expect(Buffer.byteLength(capture?.content ?? "", "utf8")).toBeLessThanOrEqual(65_536);
+      expect(capture?.bytes).toBeGreaterThan(60_000);
+      expect(capture?.content).toContain("User: turn 299 ");
+      expect(capture?.content).not.toContain("User: turn 0 ");
+      expect(capture?.content).not.toContain("\uFFFD");
+      expect(capture?.content).toMatch(/cut to fit …]\nUser: turn \d+ ünïcödé/);
+    });
+
+    it("is sent later, with what follows, when the server was down; and not at all with CAIRN_CAPTURE=off", async ({ server, agent, home }) => {
+      const session = { session_id: `later-${Date.now()}` };
+      const path = join(home, "later.jsonl");
+      append(path, [user("rename the queue"), assistant(text("Renamed to billing-retries."))]);
+      const env = { ...envFor(server.url, agent), TMPDIR: home };
+      silent(await hook("pre-compact.mjs", { ...session, transcript_path: path }, { ...env, CAIRN_URL: "http://127.0.0.1:9" }), "server down");
+      expect(await mine(server, agent)).toEqual([]);
+      append(path, [user("and document it")]);
+      silent(await hook("pre-compact.mjs", { ...session, transcript_path: path }, { ...env, CAIRN_CAPTURE: "off" }), "off");
+      silent(await hook("session-end.mjs", { ...session, transcript_path: path }, { ...env, CAIRN_CAPTURE: "off" }), "off at the end");
+      expect(await mine(server, agent)).toEqual([]);
+      // Off leaves the handoff alone.
+      expect((await lastHandoff(server, agent))?.summary).toContain("and document it");
+      silent(await hook("session-end.mjs", { ...session, transcript_path: path }, env), "back");
+      const [capture, ...none] = await mine(server, agent);
+      expect(none).toEqual([]);
+      expect(capture?.content).toContain("User: rename the queue");
+      expect(capture?.content).toContain("User: and document it");
+    });
+
+    describe("on a server that takes less", () => {
+      it.override("serverEnv", { CAPTURE_MAX_BYTES: "4096" });
+
+      it("fits the capture to the limit the server names", async ({ server, agent, home }) => {
+        const path = join(home, "small.jsonl");
+        append(path, Array.from({ length: 50 }, (_, turn) => user(`turn ${turn} ${"ünïcödé 😀 ".repeat(30)}`)));
+        silent(await hook("pre-compact.mjs", { session_id: `small-${Date.now()}`, transcript_path: path }, { ...envFor(server.url, agent), TMPDIR: home }), "pre-compact");
+        const [capture] = await mine(server, agent);
+        expect(Buffer.byteLength(capture?.content ?? "", "utf8")).toBeLessThanOrEqual(4096);
+        expect(capture?.content).toContain("User: turn 49 ");
+        expect(capture?.content).not.toContain("User: turn 0 ");
+      });
+    });
   });
 });

@@ -28,6 +28,15 @@ const readKey = (file) => {
  * record `cairn mcp` uses, so the hooks and the MCP server are the same agent with nothing exported.
  */
 export function identity(input) {
+  try {
+    return identityOf(input);
+  } catch {
+    // An unreadable record is no agent.
+    return null;
+  }
+}
+
+function identityOf(input) {
   const env = process.env;
   if (env.CAIRN_AGENT_ID && (env.CAIRN_API_KEY || env.CAIRN_KEY_FILE)) {
     const apiKey = env.CAIRN_API_KEY || readKey(env.CAIRN_KEY_FILE);
@@ -50,20 +59,38 @@ export function identity(input) {
   }
 }
 
-/** The JSON answer of a request, or null on any problem (no agent, no server, slow, refused). */
-export async function cairn(who, path, body) {
-  if (!who) return null;
+// Claude Code gives a hook 5 s (hooks.json): each request gets at most 2.5 s, and all of a hook's
+// requests together end within 4 s of its start, so the process is gone before it is killed.
+const REQUEST_MS = 2500;
+const deadline = Date.now() + 4000;
+
+/** The answer of a request, `{status, body}` (body null when not JSON), or null when it got none (no agent, no server, slow). */
+export async function request(who, path, body) {
+  const remaining = Math.min(REQUEST_MS, deadline - Date.now());
+  if (!who || remaining < 50) return null;
   try {
     const response = await fetch(`${who.url.replace(/\/+$/, "")}${path}`, {
       method: body === undefined ? "GET" : "POST",
       headers: { "X-Agent-ID": who.agentId, "X-API-Key": who.apiKey, ...(body === undefined ? {} : { "content-type": "application/json" }) },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(2500),
+      signal: AbortSignal.timeout(remaining),
     });
-    return response.ok ? await response.json() : null;
+    let answer = null;
+    try {
+      answer = await response.json();
+    } catch {
+      answer = null;
+    }
+    return { status: response.status, body: answer };
   } catch {
     return null;
   }
+}
+
+/** The JSON answer of a request, or null on any problem (no agent, no server, slow, refused). */
+export async function cairn(who, path, body) {
+  const answer = await request(who, path, body);
+  return answer && answer.status >= 200 && answer.status < 300 ? answer.body : null;
 }
 
 /** Where a session's notes (its start, its compaction summaries) live between its hooks. */

@@ -1,11 +1,14 @@
 // SessionEnd: the session is really over. If the model did not hand off during it, hand off on its
 // behalf from the transcript, so the next session (or a teammate) learns where this one stopped.
 // Nothing here can reach the model any more, so there is nothing to remind: the handoff is made.
+// Alongside, what the session said since its last capture goes to Cairn as a capture.
 import { cairn, hookInput, identity, recall, sessionFile } from "./cairn.mjs";
+import { captureSession } from "./capture.mjs";
 import { summarise } from "./transcript.mjs";
 
 const input = hookInput();
 const who = identity(input);
+const capture = captureSession(who, input, `at its end (${input.reason ?? "exit"})`);
 const started = recall(sessionFile(input.session_id, "start"))?.trim() ?? null;
 const pack = await cairn(who, "/sessions/handoff?peek=true");
 const handedOff = pack?.last_handoff && started !== null && pack.last_handoff.created_at >= started;
@@ -30,3 +33,4 @@ if (pack && !handedOff) {
     host: "claude-code",
   });
 }
+await capture;
