@@ -8,9 +8,9 @@ export const captureAdd = defineOperation({
   name: "capture_add",
   title: "Hand session text to the archivist",
   description:
-    "Send raw session text (a transcript excerpt, a summary before compaction) for the archivist to distil into " +
-    "memory, so durable facts are kept without writing each one yourself. Secrets are redacted before storage; only " +
-    "you and the archivist can read it. The same text again in the same session within a day returns the first with `duplicate_of`.",
+    "Hand raw session text (a transcript excerpt, a summary before compaction) to the archivist, which distils its " +
+    "durable facts into memory. Secrets are redacted; only you and the archivist can read it. The same text again " +
+    "in a session within a day returns the first, with `duplicate_of`.",
   kind: "create",
   access: "agent",
   http: { method: "POST", path: "/captures", otherStatuses: [{ status: 200, description: "a duplicate: the earlier capture, with duplicate_of" }] },

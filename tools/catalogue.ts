@@ -4,6 +4,7 @@ import { archivistOperations } from "./archivist.js";
 import { captureOperations } from "./captures.js";
 import { decisionOperations } from "./decisions.js";
 import { graphOperations } from "./graph.js";
+import { knowledgeOperations } from "./knowledge.js";
 import { logOperations } from "./logs.js";
 import { eventOperations } from "./events.js";
 import { onboardOperations } from "./onboard.js";
@@ -18,6 +19,8 @@ import { taskOperations } from "./tasks.js";
 
 /** Every operation Cairn offers. REST routes, MCP tools and the OpenAPI document all come from here. */
 export const catalogue: readonly Operation[] = [
+  // Before memory's: `/memory/central` is not an entry id.
+  ...knowledgeOperations,
   ...memoryOperations,
   ...projectOperations,
   ...taskOperations,

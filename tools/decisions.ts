@@ -14,10 +14,9 @@ export const decisionRecord = defineOperation({
   name: "decision_record",
   title: "Record a decision",
   description:
-    "Record a choice others should build on instead of deciding it again: the `decision` in a line, its `rationale`, " +
-    "optionally the `alternatives` you rejected, the `task_id` it settles (its log gets a comment) and the " +
-    "`memory_refs` it rests on, all of one project. Never edited: to change course, record a new one that `supersedes` " +
-    "it. Returns the decision.",
+    "Record a choice others should build on: the `decision` in a line, its `rationale`, the `alternatives` you " +
+    "rejected, the `task_id` it settles (its log gets a comment) and the `memory_refs` it rests on, all of one " +
+    "project. Never edited: to change course, record one that `supersedes` it.",
   kind: "create",
   access: "agent",
   http: { method: "POST", path: "/decisions" },

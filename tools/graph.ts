@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { edgeRel as rel, graphEdge, graphNode as nodeRecord } from "../src/wire/graph.js";
+import { edgeRel, linkRel, graphEdge, graphNode as nodeRecord } from "../src/wire/graph.js";
 import { cursorParam, idRef, limitParam, projectId } from "./schemas.js";
 
 export const graphLink = defineOperation({
@@ -16,7 +16,7 @@ export const graphLink = defineOperation({
   input: z.strictObject({
     src: idRef,
     dst: idRef,
-    rel,
+    rel: linkRel,
     note: z.string().trim().max(2000).nullable().optional(),
   }),
   output: graphEdge,
@@ -35,7 +35,7 @@ export const graphList = defineOperation({
   http: { method: "GET", path: "/graph" },
   input: z.strictObject({
     project: projectId.nullable().optional().describe("only this project's edges; null (or empty) for global ones"),
-    rel: rel.optional(),
+    rel: edgeRel.optional(),
     limit: limitParam(500, 50),
     cursor: cursorParam,
   }),

@@ -52,9 +52,7 @@ export const memoryWrite = defineOperation({
     parents: z.array(z.uuid()).max(32).optional().describe("ids of entries this one derives from"),
     expires_at: timestampInput.nullable().optional().describe("after this time the entry disappears"),
     allow_duplicate: z.boolean().optional().describe("write even when a duplicate exists"),
-    source: entrySource
-      .optional()
-      .describe("archivist only: a fact distilled from a capture, written as the capture's author into its project (or their private scope)"),
+    source: entrySource.optional().describe("archivist only: a fact distilled from a capture, written as its author's"),
   }),
   output: memoryWriteResult,
   errors: ["FORBIDDEN", "NOT_FOUND", "PAYLOAD_TOO_LARGE"],

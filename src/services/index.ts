@@ -21,6 +21,7 @@ import { CurationService } from "./curation.js";
 import { CaptureService } from "./captures/service.js";
 import { DecisionService } from "./decisions.js";
 import { GraphService } from "./graph.js";
+import { KnowledgeService } from "./knowledge.js";
 import { LogService } from "./logs.js";
 import { EventService } from "./events.js";
 import { ExportService } from "./export.js";
@@ -96,6 +97,7 @@ export interface Services {
   archivist: ArchivistService;
   curation: CurationService;
   graph: GraphService;
+  knowledge: KnowledgeService;
   logs: LogService;
   /** The owner's JSON Lines export and import (CONTRACT §10a). */
   exporter: ExportService;
@@ -176,6 +178,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const archivist = new ArchivistService(store, bus);
   const curation = new CurationService(store, writes, messages, embeddings, config.MAX_CONTENT_BYTES);
   const graph = new GraphService(store, bus, writes);
+  const knowledge = new KnowledgeService(store, writes, config, presence);
   const logs = new LogService(store);
   const exporter = new ExportService(store, config);
   const importer = new ImportService(store, bus, config, embeddings, writes);
@@ -234,6 +237,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     archivist,
     curation,
     graph,
+    knowledge,
     logs,
     exporter,
     importer,

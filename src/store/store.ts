@@ -5,6 +5,7 @@ import type { CaptureStore } from "./captures.js";
 import type { DecisionStore } from "./decisions.js";
 import type { EventStore } from "./events.js";
 import type { GraphStore } from "./graph.js";
+import type { KnowledgeReads } from "./knowledge.js";
 import type { HandoffStore } from "./handoffs.js";
 import type { IdempotencyStore } from "./idempotency.js";
 import type { JobStore } from "./jobs.js";
@@ -97,6 +98,7 @@ export interface Store {
   readonly idempotency: IdempotencyStore;
   readonly jobs: JobStore;
   readonly keywords: KeywordIndex;
+  readonly knowledge: KnowledgeReads;
   readonly logs: LogStore;
   readonly maintenance: Maintenance;
   readonly memory: MemoryStore;

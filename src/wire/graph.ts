@@ -4,8 +4,12 @@ import { timestamp } from "./timestamp.js";
 
 // Typed relations between memory entries.
 
-export const edgeRel = z.enum(["relates_to", "supports", "contradicts", "supersedes", "derived_from"]);
+/** Every relation an edge may hold (CONTRACT §14): compile records `grounds` and `depends_on`. */
+export const edgeRel = z.enum(["relates_to", "supports", "contradicts", "supersedes", "derived_from", "grounds", "depends_on"]);
 export type EdgeRel = z.output<typeof edgeRel>;
+
+/** The relations agents record themselves; `grounds` and `depends_on` come from compiling code. */
+export const linkRel = z.enum(["relates_to", "supports", "contradicts", "supersedes", "derived_from"]);
 
 export const graphEdge = z
   .object({

@@ -284,6 +284,26 @@ const SCENARIOS: Record<string, Scenario> = {
       return { args: { node_id: src } };
     },
   },
+  memory_related: {
+    setup: async (world) => {
+      const src = await writeNote(world, "a seed with a supporter");
+      await world.rest("alice", "/graph/edge", { body: { src: await writeNote(world, "the seed's supporter"), dst: src, rel: "supports" } });
+      return { args: { id: src, include_similar: false } };
+    },
+  },
+  memory_central: {
+    setup: async (world) => {
+      await world.rest("alice", "/graph/edge", { body: { src: await writeNote(world, "a leaf"), dst: await writeNote(world, "the hub"), rel: "supports" } });
+      return {};
+    },
+    args: { limit: 5 },
+  },
+  pulse_get: {
+    setup: async (world) => {
+      await world.rest("alice", "/graph/edge", { body: { src: await writeNote(world, "a pulse leaf"), dst: await writeNote(world, "a pulse hub"), rel: "derived_from" } });
+      return {};
+    },
+  },
   archivist_lease: { as: "archivist", args: { holder: "parity-archivist", ttl_seconds: 60 } },
   archivist_status: {
     as: "owner",

@@ -9,6 +9,7 @@ import { PgCaptures } from "./captures.js";
 import { PgDecisions } from "./decisions.js";
 import { PgEvents } from "./events.js";
 import { PgGraph } from "./graph.js";
+import { pgKnowledge } from "./knowledge.js";
 import { PgHandoffs } from "./handoffs.js";
 import { PgIdempotency } from "./idempotency.js";
 import { PgJobs } from "./jobs.js";
@@ -55,6 +56,7 @@ export class PgStore implements Store {
   readonly decisions = new PgDecisions();
   readonly events = new PgEvents();
   readonly graph = new PgGraph();
+  readonly knowledge = pgKnowledge;
   readonly handoffs = new PgHandoffs();
   readonly idempotency = new PgIdempotency();
   readonly jobs = new PgJobs();

@@ -7,6 +7,7 @@ import { SqliteCaptures } from "./captures.js";
 import { SqliteDecisions } from "./decisions.js";
 import { SqliteEvents } from "./events.js";
 import { SqliteGraph } from "./graph.js";
+import { sqliteKnowledge } from "./knowledge.js";
 import { SqliteHandoffs } from "./handoffs.js";
 import { SqliteIdempotency } from "./idempotency.js";
 import { SqliteJobs } from "./jobs.js";
@@ -48,6 +49,7 @@ export class SqliteStore implements Store {
   readonly decisions = new SqliteDecisions();
   readonly events = new SqliteEvents();
   readonly graph = new SqliteGraph();
+  readonly knowledge = sqliteKnowledge;
   readonly handoffs = new SqliteHandoffs();
   readonly idempotency = new SqliteIdempotency();
   readonly jobs = new SqliteJobs();

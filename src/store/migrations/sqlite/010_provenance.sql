@@ -26,3 +26,12 @@ DROP TABLE graph_edges;
 ALTER TABLE graph_edges_next RENAME TO graph_edges;
 CREATE INDEX graph_edges_dst ON graph_edges (dst_pk);
 CREATE INDEX graph_edges_project ON graph_edges (project, pk);
+
+-- When compile (§20) found the code an entry is about changed; pulse counts them.
+ALTER TABLE memory ADD COLUMN stale_since TEXT;
+
+-- For the knowledge graph (§14): merge parents are edges, found from either end among the few
+-- entries that have parents; the central cache is stamped with the latest change of its projects.
+CREATE INDEX memory_with_parents ON memory (pk) WHERE parents <> '[]';
+CREATE INDEX events_graph_changes ON events (project, seq) WHERE type IN ('memory.written', 'memory.updated', 'memory.deleted', 'graph.linked');
+CREATE INDEX events_graph_seq ON events (seq) WHERE type IN ('memory.written', 'memory.updated', 'memory.deleted', 'graph.linked');

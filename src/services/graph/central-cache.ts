@@ -1,0 +1,59 @@
+import type { GraphSelection } from "../../store/knowledge.js";
+import type { TypedEdge } from "./edges.js";
+import type { Centrality } from "./pagerank.js";
+
+/** A selection's ranks as computed, with what they were computed from. */
+export interface RankedSelection {
+  centrality: Centrality;
+  /** The selection's stored edges (merge parents included), for drawing. */
+  edges: TypedEdge[];
+  /** True when the selection had more entries or edges than one computation reads. */
+  truncated: boolean;
+  /** The change stamp the ranks were computed at. */
+  stamp: number;
+  /** The ranks hold until the first entry of the selection expires. */
+  validUntilMs: number;
+}
+
+/** Selections kept; the least recently used goes first. */
+const CAPACITY = 32;
+
+export const selectionKey = (selection: GraphSelection): string =>
+  JSON.stringify([selection.projects === null ? null : [...selection.projects].sort(), selection.global, selection.type ?? null]);
+
+/**
+ * Ranks per selection, kept until the selection changes: a change to any entry or edge of its
+ * projects (the stamp moves, on this server or another sharing the database), or an entry of it
+ * expiring. Concurrent requests for one selection at one stamp share one computation.
+ */
+export class CentralCache {
+  private readonly entries = new Map<string, RankedSelection>();
+  private readonly computing = new Map<string, Promise<RankedSelection>>();
+
+  async get(
+    selection: GraphSelection,
+    stamp: number,
+    nowMs: number,
+    compute: () => Promise<RankedSelection>,
+  ): Promise<{ ranked: RankedSelection; cached: boolean }> {
+    const key = selectionKey(selection);
+    const held = this.entries.get(key);
+    if (held && held.stamp === stamp && nowMs < held.validUntilMs) {
+      this.entries.delete(key);
+      this.entries.set(key, held);
+      return { ranked: held, cached: true };
+    }
+    // Only requests that saw the same stamp share a computation: a later one must see its change.
+    const run = `${key}@${stamp}`;
+    let pending = this.computing.get(run);
+    if (!pending) {
+      pending = compute().finally(() => this.computing.delete(run));
+      this.computing.set(run, pending);
+    }
+    const ranked = await pending;
+    this.entries.delete(key);
+    this.entries.set(key, ranked);
+    while (this.entries.size > CAPACITY) this.entries.delete(this.entries.keys().next().value as string);
+    return { ranked, cached: false };
+  }
+}

@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { defineOperation } from "./operation.js";
+import { memoryType } from "../src/wire/memory.js";
+import { edgeRel } from "../src/wire/graph.js";
+import { centralEntry, pulse, relatedEntry } from "../src/wire/knowledge.js";
+import { idRef, limitParam, projectId } from "./schemas.js";
+
+export const memoryRelated = defineOperation({
+  name: "memory_related",
+  title: "Entries related to one entry",
+  description:
+    "Before deep work on entry `id`: what memory links to it (typed links, and its nearest entries by meaning with " +
+    "include_similar), strongest first, each with its `path`. Contradicting entries come too: read them first.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/memory/:id/related" },
+  input: z.strictObject({
+    id: idRef,
+    limit: limitParam(50, 10),
+    hops: z.number().int().min(1).max(4).default(2),
+    rels: z.array(edgeRel).min(1).max(7).optional(),
+    type: memoryType.optional(),
+    include_similar: z.boolean().default(true),
+    min_activation: z.number().min(0.001).max(1).default(0.05),
+  }),
+  output: z.array(relatedEntry),
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    const { id, ...options } = input;
+    return services.knowledge.related(caller, id, options);
+  },
+});
+
+export const memoryCentral = defineOperation({
+  name: "memory_central",
+  title: "What the team's knowledge hangs on",
+  description:
+    "The shared entries the most others lean on (weighted PageRank over the links between them), highest first. " +
+    "Default: your projects and the global entries. Private entries never take part.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/memory/central" },
+  input: z.strictObject({
+    project: projectId.optional().describe("only this project's shared entries"),
+    type: memoryType.optional(),
+    limit: limitParam(100, 10),
+  }),
+  output: z.array(centralEntry),
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.knowledge.centralEntries(caller, input);
+  },
+});
+
+export const pulseGet = defineOperation({
+  name: "pulse_get",
+  title: "A project's pulse",
+  description:
+    "One picture of a project: counts, its knowledge graph (its most central entries, at most 300, and the links between them), the central " +
+    "and most-read entries, live contradictions, who is active and on which tags. Default your current project; the " +
+    "owner and the archivist without a project get everything. Shared entries only; cached up to 30 s.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/pulse" },
+  input: z.strictObject({ project: projectId.optional() }),
+  output: pulse,
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.knowledge.pulse(caller, input);
+  },
+});
+
+export const knowledgeOperations = [memoryRelated, memoryCentral, pulseGet];
