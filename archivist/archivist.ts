@@ -2,6 +2,7 @@ import type { Logger } from "../src/core/log.js";
 import { retry, type RetryOptions } from "../src/core/retry.js";
 import { STATUS_KEYS } from "../src/wire/archivist.js";
 import type { EventRecord } from "../src/wire/events.js";
+import { CaptureDigester, CaptureTrigger } from "./captures.js";
 import { CairnClient } from "./client.js";
 import { CURSOR_KEY, WriteFollower } from "./follower.js";
 import { ConflictWatcher } from "./immediate.js";
@@ -21,6 +22,8 @@ export const PASS_CURSOR_KEY = "last_pass_at";
 /** setTimeout takes a signed 32-bit count of ms and fires at once when given more. */
 const MAX_TIMER_MS = 2_147_000_000;
 const SHIFT_START: RetryOptions = { attempts: Infinity, baseMs: 2000, capMs: 30_000 };
+/** How long a stop waits for the capture being digested before it lets the lease go. */
+const CAPTURE_GRACE_MS = 5000;
 
 export interface ArchivistOptions {
   /** The clock passes judge age by (decay, promotion, staleness); tests move it forward. */
@@ -31,8 +34,9 @@ export interface ArchivistOptions {
 
 /**
  * The archivist agent: holds the lease, and while it holds it follows `memory.written` (immediate
- * mode) and runs the scheduled pass every `SYNTHESIS_INTERVAL_SECONDS`. Everything goes through
- * the server's HTTP API as the archivist agent, fenced by the lease token.
+ * mode), digests captures as they arrive (with a model), and runs the scheduled pass every
+ * `SYNTHESIS_INTERVAL_SECONDS`. Everything goes through the server's HTTP API as the archivist
+ * agent, fenced by the lease token.
  */
 export class Archivist {
   readonly client: CairnClient;
@@ -40,6 +44,9 @@ export class Archivist {
   readonly watcher: ConflictWatcher;
   private readonly lease: LeaseKeeper;
   private follower: WriteFollower | null = null;
+  /** This shift's capture digestion; null without a model, and between shifts. */
+  private captures: CaptureDigester | null = null;
+  private captureTrigger: CaptureTrigger | null = null;
   private passTimer: NodeJS.Timeout | null = null;
   private passing: Promise<PassReport | null> | null = null;
   private shift = 0;
@@ -116,6 +123,13 @@ export class Archivist {
     // Nothing below may fail: a retried start would leave this follower running beside the next.
     this.follower = new WriteFollower(this.client, this.watcher, this.log.child({ mode: "immediate" }), cursor);
     this.follower.start();
+    if (this.model) {
+      const log = this.log.child({ mode: "captures" });
+      this.captures = new CaptureDigester(this.client, this.model, log, this.shiftEnded.signal);
+      // From this shift's start: what was queued before is found by the first run, not the stream.
+      this.captureTrigger = new CaptureTrigger(this.client, this.captures, log, started.seq);
+      this.captureTrigger.start();
+    }
     const due = typeof last === "string" ? Date.parse(last) + this.settings.synthesisIntervalSeconds * 1000 : Date.now() + this.settings.synthesisIntervalSeconds * 1000;
     this.schedulePass(Math.max(0, due - Date.now()), shift);
     for (const waiter of this.leasedWaiters.splice(0)) waiter();
@@ -152,6 +166,7 @@ export class Archivist {
         log: this.log.child({ mode: "scheduled" }),
         now: this.now(),
         previousPass: typeof previous === "string" ? previous : null,
+        captures: this.captures,
       });
       this.lastPass = report;
       // The start, not the end: an entry written during this pass counts as activity for the next.
@@ -176,7 +191,10 @@ export class Archivist {
     this.passTimer = null;
     const follower = this.follower;
     this.follower = null;
-    await follower?.stop({ graceMs: 5000, save });
+    const trigger = this.captureTrigger;
+    this.captureTrigger = null;
+    this.captures = null;
+    await Promise.all([follower?.stop({ graceMs: 5000, save }), trigger?.stop(CAPTURE_GRACE_MS)]);
   }
 
   /** Resolves once every merge queued so far has finished. */

@@ -2,6 +2,7 @@ import type { Logger } from "../src/core/log.js";
 import type { AgentRecord } from "../src/wire/agents.js";
 import type { MemoryChange, MemoryEntry } from "../src/wire/memory.js";
 import type { Project } from "../src/wire/projects.js";
+import type { CaptureDigester } from "./captures.js";
 import type { CairnClient } from "./client.js";
 import { findConflicts, loadDirectives, MAX_PROJECTS, preamble, type DirectiveConflict } from "./directives.js";
 import type { BudgetedModel } from "./llm/index.js";
@@ -30,6 +31,13 @@ export interface PassReport extends SynthesisCounts {
   decayed: number;
   promotedScratch: number;
   promotedDocs: number;
+  /** Captures digested into memory by this pass, failed (to be tried again), and failed for good. */
+  capturesDigested: number;
+  capturesFailed: number;
+  capturesDead: number;
+  /** Entries the digested captures wrote or reinforced, and the model calls that took. */
+  captureFacts: number;
+  captureCalls: number;
   durationMs: number;
 }
 
@@ -41,13 +49,16 @@ export interface PassContext {
   now: Date;
   /** When the previous pass started: a project is synthesised again only if something changed since. */
   previousPass: string | null;
+  /** Digests the capture queue; null without a model (captures then simply expire). */
+  captures: CaptureDigester | null;
 }
 
 /**
  * The scheduled pass: for global and every project, load the directives (conflicts and staleness
  * are checked even where nothing happened), synthesise the last day's entries where any changed
- * since the previous pass, then decay and promote. Directives and the archivist's own entries never enter the memory
- * block; directives are only ever read.
+ * since the previous pass, then decay and promote. Captures are digested first, so what they
+ * taught the team is in the same pass's synthesis, and failed ones are tried again. Directives
+ * and the archivist's own entries never enter the memory block; directives are only ever read.
  */
 export async function scheduledPass(context: PassContext): Promise<PassReport> {
   const started = performance.now();
@@ -77,8 +88,15 @@ export async function scheduledPass(context: PassContext): Promise<PassReport> {
     decayed: 0,
     promotedScratch: 0,
     promotedDocs: 0,
+    capturesDigested: 0,
+    capturesFailed: 0,
+    capturesDead: 0,
+    captureFacts: 0,
+    captureCalls: 0,
     durationMs: 0,
   };
+
+  if (context.captures) await digestCaptures(context, context.captures, report);
 
   const since = new Date(now.getTime() - DAY_MS).toISOString();
   const changed = await client.all<MemoryChange>("/memory/delta", { since }, MAX_PASS_ENTRIES);
@@ -130,6 +148,22 @@ export async function scheduledPass(context: PassContext): Promise<PassReport> {
   report.completionTokens = (model?.completionTokens ?? 0) - tokensBefore.completion;
   report.durationMs = Math.round(performance.now() - started);
   return report;
+}
+
+/** One bounded digest run; its failure is logged and the rest of the pass goes on. */
+async function digestCaptures(context: PassContext, captures: CaptureDigester, report: PassReport): Promise<void> {
+  try {
+    const counts = await captures.run(true);
+    report.capturesDigested = counts.digested;
+    report.capturesFailed = counts.failed;
+    report.capturesDead = counts.dead;
+    report.captureFacts = counts.facts;
+    report.captureCalls = counts.calls;
+    report.budgetExhausted ||= counts.budgetExhausted;
+  } catch (error) {
+    context.log.warn("capture digest failed during the pass", { error });
+    await context.client.log("error", "capture.run.failed", error instanceof Error ? error.message : String(error)).catch(() => undefined);
+  }
 }
 
 async function warnIfStale(context: PassContext, directive: MemoryEntry, agents: AgentRecord[]): Promise<boolean> {
