@@ -8,8 +8,10 @@ import { join } from "node:path";
 import { packageRoot } from "../src/core/paths.js";
 import { runMergeBench, runPassBench } from "./archivist.js";
 import { runAuthBench } from "./auth.js";
+import { runCaptureBench } from "./captures.js";
 import { runClaimBench, runHandoffBench, runMessageBench } from "./coordination.js";
 import { runFanoutBench, runReplayBench } from "./events.js";
+import { runGraphBench } from "./graph.js";
 import { runMcpBench } from "./mcp.js";
 import { runParaphraseBench } from "./paraphrase.js";
 import { runRankingBench } from "./ranking.js";
@@ -24,7 +26,7 @@ import { runStartupBench } from "./startup.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "ui", "auth", "paraphrase", "ranking", "recall", "scale", "seqlock"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "recall", "graph", "scale", "seqlock"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -33,7 +35,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [ui] [auth] [paraphrase] [ranking] [recall] [scale] [seqlock] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [recall] [graph] [scale] [seqlock] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -46,11 +48,13 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   mcp       the same operations through /mcp and REST, tools/list size per tool set, and the tokens of a typical session
   merge     archivist immediate mode: B's 201 → merged entry, 100 conflicting pairs (fake LLM, hash embedder)
   pass      archivist scheduled pass over 10,000 entries of the last day: duration, LLM calls, tokens
+  captures  archivist capture digestion: 200 queued captures (captures/s, per capture), then 50 sent one at a time (201 → digested)
   ui        web UI time to interactive (Overview, Memory) with 10,000 entries and 2,000 tasks; asset sizes
   auth      wrong key vs unknown agent timing gap, guesses checked per id and address, RSS under junk client ids
   paraphrase  duplicate and similar thresholds on paraphrase pairs; search floor: off-topic results and recall@10 per SEARCH_MIN_SIMILARITY
   recall    the vector index's recall@10 against exact (brute-force) search at 10,000 and 100,000 entries
   ranking   the search-quality test's corpus: top-1, MRR and recall@10, hybrid and keyword-only (BM25 on SQLite, ts_rank_cd on PostgreSQL)
+  graph     related (10,000 entries, 40,000 edges), central cold and cached and pulse cold and cached at 10,000/40,000 and 100,000/400,000
   scale     1, 2 and 3 servers on one PostgreSQL database: 20 agents claiming 2,000 tasks, and 3,000 writes by 16 clients (PostgreSQL only)
   seqlock   the events' advisory lock: event-writing transactions at concurrency 1, 4, 16 and 64, with and without it (PostgreSQL only)
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
@@ -79,12 +83,14 @@ function plan(quick: boolean) {
     mcp: { calls: quick ? 200 : 2000, warmup: quick ? 20 : 200, sessionStore: 300 },
     merge: { pairs: quick ? 20 : 100, warmup: quick ? 2 : 5, timeoutMs: 30_000 },
     pass: { entries: quick ? 2000 : 10_000, agents: 6, projects: 3, seedClients: 16 },
+    captures: { backlog: quick ? 40 : 200, live: quick ? 10 : 50, notesPerCapture: 8, facts: 3, timeoutMs: 30_000 },
     ui: { entries: quick ? 2000 : 10_000, tasks: quick ? 400 : 2000, runs: quick ? 3 : 7, seedClients: 16 },
     auth: { agents: quick ? 200 : 1000, pairs: quick ? 2000 : 10_000, junkIds: quick ? 5000 : 50_000, hugeIds: quick ? 200 : 2000 },
     paraphrase: { models: ["use-lite", "hash"] as const, storeEntries: quick ? 2000 : 10_000, queries: quick ? 40 : 150, floors: [0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6] },
     // The corpus is the test's, small and fixed: the same either way.
     ranking: {},
     recall: { stores: quick ? [2000, 5000] : [10_000, 100_000], queries: quick ? 50 : 200 },
+    graph: { stores: quick ? [2000, 5000] : [10_000, 100_000], edgesPerEntry: 4, relatedQueries: quick ? 50 : 300, coldRuns: quick ? 3 : 5, cachedRuns: quick ? 20 : 100 },
     scale: { serverCounts: [1, 2, 3], agents: 20, tasks: quick ? 200 : 2000, writeClients: 16, writes: quick ? 300 : 3000, writers: 4, warmup: quick ? 16 : 48 },
     seqlock: { concurrency: [1, 4, 16, 64], transactions: quick ? 500 : 5000, warmup: quick ? 50 : 200 },
   };
@@ -127,6 +133,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runMergeBench(sizes.merge);
     case "pass":
       return runPassBench(sizes.pass);
+    case "captures":
+      return runCaptureBench(sizes.captures);
     case "ui":
       return runUiBench(sizes.ui);
     case "auth":
@@ -137,6 +145,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runRankingBench();
     case "recall":
       return runRecallBench(sizes.recall);
+    case "graph":
+      return runGraphBench(sizes.graph);
     case "scale":
       return runScaleBench(sizes.scale);
     case "seqlock":
@@ -200,7 +210,7 @@ async function main(): Promise<number> {
     environment: { ...env, load_average_at_end: loadavg().map((value) => round(value, 2)) },
     server:
       "node dist/src/cli.js serve; EMBEDDING_MODEL=use-lite RATE_LIMIT_PER_MINUTE=0 LOG_LEVEL=warn ARCHIVIST=off, loopback; " +
-      "merge and pass: EMBEDDING_MODEL=hash, with an in-process archivist and a fake LLM on loopback" +
+      "merge, pass and captures: EMBEDDING_MODEL=hash, with an in-process archivist and a fake LLM on loopback" +
       (onPostgres ? "; DATABASE_URL: a fresh database per server run on the BENCH_DATABASE_URL server (seeded ones cloned from a template)" : ""),
     plan: { ...earlier.plan, ...Object.fromEntries(ran.map((name) => [name, sizes[name]])) },
     sections: [...kept, ...sections].sort((a, b) => BENCHMARKS.indexOf(a.name as Benchmark) - BENCHMARKS.indexOf(b.name as Benchmark)),
