@@ -129,20 +129,30 @@ export class KnowledgeService {
     const at = now();
     return this.central.get(selection, stamp, Date.parse(at), async () => {
       const nodes = await this.store.knowledge.nodes(reader, selection, at, MAX_RANKED_ENTRIES + 1);
-      const stored = await this.store.knowledge.edges(reader, selection, at, MAX_RANKED_EDGES + 1);
-      const truncated = nodes.length > MAX_RANKED_ENTRIES || stored.length > MAX_RANKED_EDGES;
+      const keys = await this.store.knowledge.edgeKeys(reader, selection, MAX_RANKED_EDGES + 1);
+      const truncated = nodes.length > MAX_RANKED_ENTRIES || keys.length > MAX_RANKED_EDGES;
       const kept = nodes.slice(0, MAX_RANKED_ENTRIES);
-      const edges: TypedEdge[] = stored.slice(0, MAX_RANKED_EDGES);
+      // An edge takes part when both its ends are entries of the selection: live, shared, visible.
+      const idOf = new Map(kept.map((node) => [node.pk, node.id]));
+      const edges: TypedEdge[] = [];
+      for (const key of keys.slice(0, MAX_RANKED_EDGES)) {
+        const src = idOf.get(key.src_pk);
+        const dst = idOf.get(key.dst_pk);
+        if (src !== undefined && dst !== undefined) edges.push({ src, dst, rel: key.rel });
+      }
+      const storedEdges = edges.length;
       let validUntilMs = Number.POSITIVE_INFINITY;
+      const ids = new Set(idOf.values());
       for (const node of kept) {
         if (node.expires_at !== null) validUntilMs = Math.min(validUntilMs, Date.parse(node.expires_at));
-        if (node.parents !== "[]") for (const parent of JSON.parse(node.parents) as string[]) edges.push({ src: node.id, dst: parent, rel: "derived_from" });
+        if (node.parents === "[]") continue;
+        for (const parent of JSON.parse(node.parents) as string[]) if (ids.has(parent)) edges.push({ src: node.id, dst: parent, rel: "derived_from" });
       }
       const centrality = pageRank(
         kept.map((node) => node.id),
         edges,
       );
-      return { centrality, edges, truncated, stamp, validUntilMs };
+      return { centrality, edges, storedEdges, truncated, stamp, validUntilMs };
     });
   }
 
@@ -202,7 +212,7 @@ export class KnowledgeService {
       project,
       scope,
       generated_at: generatedAt,
-      counts: { ...counts, agents_online: online },
+      counts: { ...counts, edges: ranked.storedEdges, agents_online: online },
       graph: {
         nodes: nodeIndexes.flatMap((index) => {
           const id = centrality.ids[index] as string;

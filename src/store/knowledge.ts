@@ -29,10 +29,17 @@ export interface GraphSelection {
 
 /** A node of a selection, newest change first. */
 export interface SelectionNode {
+  pk: number;
   id: string;
   /** JSON array of merge parents: `derived_from` edges. */
   parents: string;
   expires_at: string | null;
+}
+
+export interface EdgeKey {
+  src_pk: number;
+  dst_pk: number;
+  rel: EdgeRel;
 }
 
 export interface NodeLabel {
@@ -62,7 +69,6 @@ export interface ConflictEdge {
 
 export interface PulseCounts {
   entries: number;
-  edges: number;
   open_tasks: number;
   claimed_tasks: number;
   stale_entries: number;
@@ -96,8 +102,12 @@ export interface KnowledgeReads {
   around(r: Reader, viewpoint: Viewpoint, nowIso: string, ids: readonly string[], rels: readonly EdgeRel[] | null, limit: number): Promise<TypedEdge[]>;
   /** The selection's live shared entries, newest change first, at most `limit`. */
   nodes(r: Reader, selection: GraphSelection, nowIso: string, limit: number): Promise<SelectionNode[]>;
-  /** Stored edges whose two ends are live shared entries of the selection, at most `limit`. */
-  edges(r: Reader, selection: GraphSelection, nowIso: string, limit: number): Promise<TypedEdge[]>;
+  /**
+   * Stored edges of the selection's projects by their ends' row keys, at most `limit`. Not checked
+   * against the entries: the caller keeps those whose two ends are among the selection's nodes,
+   * which is cheaper than joining every edge to both its entries.
+   */
+  edgeKeys(r: Reader, selection: GraphSelection, limit: number): Promise<EdgeKey[]>;
   /** The last change (an event's seq) to the entries or edges of the selection's projects; 0 when none. */
   changeStamp(r: Reader, selection: GraphSelection): Promise<number>;
   labels(r: Reader, ids: readonly string[]): Promise<NodeLabel[]>;

@@ -7,6 +7,8 @@ export interface RankedSelection {
   centrality: Centrality;
   /** The selection's stored edges (merge parents included), for drawing. */
   edges: TypedEdge[];
+  /** Of those, the stored edges (the rest are merge parents). */
+  storedEdges: number;
   /** True when the selection had more entries or edges than one computation reads. */
   truncated: boolean;
   /** The change stamp the ranks were computed at. */

@@ -2,6 +2,7 @@ import type { EdgeRel } from "../../wire/graph.js";
 import type {
   AgentActivityRow,
   ConflictEdge,
+  EdgeKey,
   GraphSelection,
   HotEntry,
   KnowledgeReads,
@@ -125,9 +126,9 @@ export class SqlKnowledgeReads implements KnowledgeReads {
     const member = this.member("m", selection, nowIso);
     return this.run<SelectionNode>(
       r,
-      `SELECT m.id, m.parents, m.expires_at FROM memory m WHERE ${member.sql} ORDER BY m.updated_at DESC, m.pk DESC LIMIT ?`,
+      `SELECT m.pk, m.id, m.parents, m.expires_at FROM memory m WHERE ${member.sql} ORDER BY m.updated_at DESC, m.pk DESC LIMIT ?`,
       [...member.params, limit],
-    );
+    ).then((rows) => rows.map((row) => ({ ...row, pk: Number(row.pk) })));
   }
 
   private selectionEdges(selection: GraphSelection, nowIso: string, extra: Where): Where {
@@ -138,14 +139,10 @@ export class SqlKnowledgeReads implements KnowledgeReads {
       .fragment({ sql: extra.sql, params: extra.params });
   }
 
-  edges(r: Reader, selection: GraphSelection, nowIso: string, limit: number): Promise<TypedEdge[]> {
-    const where = this.selectionEdges(selection, nowIso, new Where());
-    return this.run<TypedEdge>(
-      r,
-      `SELECT s.id AS src, d.id AS dst, e.rel AS rel FROM graph_edges e
-        JOIN memory s ON s.pk = e.src_pk JOIN memory d ON d.pk = e.dst_pk WHERE ${where.sql} LIMIT ?`,
-      [...where.params, limit],
-    );
+  async edgeKeys(r: Reader, selection: GraphSelection, limit: number): Promise<EdgeKey[]> {
+    const where = this.inProjects("e.project", selection);
+    const rows = await this.run<EdgeKey>(r, `SELECT e.src_pk, e.dst_pk, e.rel FROM graph_edges e WHERE ${where.sql} LIMIT ?`, [...where.params, limit]);
+    return rows.map((row) => ({ src_pk: Number(row.src_pk), dst_pk: Number(row.dst_pk), rel: row.rel }));
   }
 
   async changeStamp(r: Reader, selection: GraphSelection): Promise<number> {
@@ -179,16 +176,10 @@ export class SqlKnowledgeReads implements KnowledgeReads {
       `SELECT count(*) AS n, count(m.stale_since) AS stale FROM memory m WHERE ${member.sql}`,
       member.params,
     );
-    const where = this.selectionEdges(selection, nowIso, new Where());
-    const [edges] = await this.run<{ n: unknown }>(
-      r,
-      `SELECT count(*) AS n FROM graph_edges e JOIN memory s ON s.pk = e.src_pk JOIN memory d ON d.pk = e.dst_pk WHERE ${where.sql}`,
-      where.params,
-    );
     const tasks = new Where().add("t.status IN ('open', 'claimed')").fragment(this.inProjects("t.project", selection));
     const byStatus = await this.run<{ status: string; n: unknown }>(r, `SELECT t.status, count(*) AS n FROM tasks t WHERE ${tasks.sql} GROUP BY t.status`, tasks.params);
     const status = (name: string): number => toNumber(byStatus.find((row) => row.status === name)?.n);
-    return { entries: toNumber(entries?.n), edges: toNumber(edges?.n), open_tasks: status("open"), claimed_tasks: status("claimed"), stale_entries: toNumber(entries?.stale) };
+    return { entries: toNumber(entries?.n), open_tasks: status("open"), claimed_tasks: status("claimed"), stale_entries: toNumber(entries?.stale) };
   }
 
   async hot(r: Reader, selection: GraphSelection, nowIso: string, sinceIso: string, limit: number): Promise<HotEntry[]> {
