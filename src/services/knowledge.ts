@@ -158,9 +158,10 @@ export class KnowledgeService {
 
   async pulse(caller: Caller, input: { project?: string | undefined }): Promise<Pulse> {
     const reader = this.store.reader;
+    // The roles that see every project get everything when they name none; an agent its current project.
+    const everything = input.project === undefined && seesAllProjects(caller.role);
     let project = input.project ?? null;
-    if (input.project === undefined) project = (await this.store.agents.get(reader, caller.agentId))?.current_project ?? null;
-    const everything = project === null && input.project === undefined && seesAllProjects(caller.role);
+    if (input.project === undefined && !everything) project = (await this.store.agents.get(reader, caller.agentId))?.current_project ?? null;
     const selection = await this.selectionFor(caller, project, false, everything);
     const key = selectionKey(selection);
     const held = this.pulses.get(key);

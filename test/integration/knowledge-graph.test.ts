@@ -330,6 +330,8 @@ describe("pulse", () => {
     await write(server, carol, "A global fact.", { project: null });
     expect((await server.request("/pulse?project=web", { as: carol })).status).toBe(404);
     expect((await server.request("/pulse?project=nowhere", { as: carol })).status).toBe(404);
+    // Creating a project makes it the owner's current project; naming none still means everything.
+    expect((await server.request("/projects", { as: server.owner, body: { name: "ops" } })).status).toBe(201);
     const everything = (await server.request<Pulse>("/pulse", { as: server.owner })).body;
     expect(everything).toMatchObject({ project: null, scope: "all", counts: { entries: 2 } });
     const global = (await server.request<Pulse>("/pulse", { as: carol })).body;

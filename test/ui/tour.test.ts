@@ -5,7 +5,7 @@ import type { Credentials, TestServer } from "../helpers/server.js";
 import { it, signIn as signInAs, styleOf } from "../helpers/ui.js";
 
 const PASSWORD = "tour of the tabs";
-const TABS = ["overview", "memory", "tasks", "messages", "events", "agents", "projects", "sessions", "archivist"] as const;
+const TABS = ["overview", "memory", "pulse", "tasks", "decisions", "messages", "events", "agents", "projects", "sessions", "archivist"] as const;
 /** Buttons that open a form in a dialog, per tab. */
 const FORMS: Partial<Record<(typeof TABS)[number], string>> = {
   memory: "New entry",
@@ -23,6 +23,17 @@ interface FormControl {
   outerHTML: string;
   getAttribute(name: string): string | null;
 }
+
+/** Scrolls a dialog's section to the top of the dialog, just below its sticky header. */
+interface DialogSection {
+  scrollIntoView(options: { block: "start" }): void;
+  closest(selector: string): { scrollBy(x: number, y: number): void; querySelector(selector: string): { offsetHeight: number } | null } | null;
+}
+const scrollBelowHeader = (section: DialogSection): void => {
+  section.scrollIntoView({ block: "start" });
+  const dialog = section.closest("dialog");
+  dialog?.scrollBy(0, -((dialog.querySelector(".dialog-header")?.offsetHeight ?? 0) + 8));
+};
 
 async function openTab(page: Page, tab: string): Promise<void> {
   await page.locator(`nav.tabs a[href="#/${tab}"]`).click();
@@ -66,6 +77,102 @@ async function seed(server: TestServer): Promise<void> {
   await builder("/messages", { to: "human", subject: "Rounding mode", body: "Banker's rounding or half-up for coupons?" });
   await reviewer("/messages", { to: "broadcast", body: "Staging is down for maintenance until 14:00." });
   await builder("/sessions/handoff", { summary: "Coupon rounding half done.", in_progress: ["coupon fix"], next_steps: ["tests for tax-inclusive prices"] });
+
+  // Decisions: a chain on the coupon task (the second supersedes the first), and one on its own.
+  const bug = (await server.request<{ id: string }[]>("/memory?tag=bug", { as: server.owner })).body[0]?.id ?? "";
+  const halfUp = await builder("/decisions", {
+    decision: "Round coupon discounts half-up to the cent",
+    rationale: "Customers see the rounded amount on the receipt, and half-up is what the finance team reconciles against.",
+    project: "checkout",
+    task_id: coupon.body.id,
+    alternatives: [{ option: "Banker's rounding", reason_rejected: "nobody outside engineering expects it" }, "Truncate to the cent"],
+    memory_refs: [bug],
+    tags: ["billing"],
+  });
+  await reviewer("/decisions", {
+    decision: "Apply coupons after tax, rounding half-up per line item",
+    rationale:
+      "Rounding the order total hid a one-cent drift on orders with many lines; per line item, each line matches what the payment gateway charges.\n\nApplying the discount after tax is what the finance team asked for, and it is how the bug entry says the coupon should have worked from the start.\n\nThe receipts already show per-line amounts, so nothing changes for customers except that the totals now add up.",
+    project: "checkout",
+    task_id: coupon.body.id,
+    supersedes: halfUp.body.id,
+    alternatives: [
+      { option: "Round the order total once", reason_rejected: "one-cent drift against the gateway" },
+      { option: "Keep applying before tax", reason_rejected: "contradicts finance's rules" },
+    ],
+    memory_refs: [bug],
+    tags: ["billing", "rounding"],
+  });
+  await reviewer("/decisions", {
+    decision: "Pin Node 22 in CI and in the Dockerfile",
+    rationale: "One version everywhere; 22 is the active LTS.",
+    project: "checkout",
+    task_id: upgrade.body.id,
+    alternatives: [{ option: "Follow the latest release", reason_rejected: "breaks the native modules without warning" }],
+    tags: ["ci"],
+  });
+}
+
+/** A knowledge graph for the Pulse tab: a few dozen linked entries in checkout, some read often. */
+async function seedGraph(server: TestServer): Promise<void> {
+  // New agents: seed() keeps the keys of its own.
+  const builder = await server.agent("frontend");
+  const reviewer = await server.agent("architect");
+  const payments = await server.agent("payments");
+  for (const agent of [builder, reviewer, payments]) await server.request("/projects/checkout/join", { as: agent, method: "POST" });
+  const who = { builder, reviewer, payments };
+  const ids: Record<string, string> = {};
+  const facts: [key: string, by: keyof typeof who, tags: string[], content: string][] = [
+    ["flow", "reviewer", ["architecture"], "Checkout runs in three steps: basket, payment, receipt."],
+    ["queue", "payments", ["payments", "architecture"], "Payment calls go through a durable queue, never straight to the gateway."],
+    ["idem", "payments", ["payments"], "Every payment call carries the order id as its idempotency key."],
+    ["retry", "payments", ["payments"], "The worker retries a failed payment call three times with backoff."],
+    ["retry5", "payments", ["payments"], "Retries back off 1 s, 5 s, 25 s, then the order is parked."],
+    ["parked", "reviewer", ["payments", "runbook"], "Parked orders show up in the ops dashboard for a human."],
+    ["basket", "builder", ["basket"], "Step one validates the basket against live stock."],
+    ["stock", "builder", ["basket"], "Stock comes from the inventory service, cached for 30 seconds."],
+    ["stale", "builder", ["basket", "bug"], "A stale stock cache let two customers buy the last item."],
+    ["reserve", "builder", ["basket"], "The basket reserves stock for ten minutes once payment starts."],
+    ["cents", "reviewer", ["billing"], "Prices are computed on the server, in integer cents."],
+    ["tax", "reviewer", ["billing", "tax"], "Tax is computed per line item, then summed."],
+    ["couponAfter", "builder", ["billing", "coupons"], "Coupons apply after tax, rounded half-up per line item."],
+    ["couponBefore", "builder", ["billing", "coupons"], "Coupons apply before tax, on the order total."],
+    ["giftcards", "payments", ["payments", "giftcards"], "Gift cards are a payment method, not a discount."],
+    ["giftSkip", "builder", ["giftcards"], "Gift card orders skip the stock reservation step."],
+    ["receipt", "reviewer", ["receipts"], "The receipt lists every line with its tax and discount."],
+    ["receiptMail", "reviewer", ["receipts"], "Receipts are mailed by the notifications worker, not checkout."],
+    ["pdf", "builder", ["receipts"], "Receipt PDFs are rendered on demand and cached for a day."],
+    ["gateway", "payments", ["payments"], "The gateway answers 409 for a repeated idempotency key."],
+    ["refunds", "payments", ["payments", "refunds"], "Refunds reuse the payment queue with their own key prefix."],
+    ["refundsKey", "payments", ["payments", "refunds"], "A refund's idempotency key is the refund id, never the order id."],
+    ["ci", "builder", ["ci"], "CI runs the checkout contract tests against the gateway sandbox."],
+    ["sandbox", "payments", ["ci", "payments"], "The gateway sandbox is flaky on Monday mornings."],
+    ["flags", "reviewer", ["release"], "New checkout steps ship behind a feature flag per market."],
+    ["metrics", "reviewer", ["observability"], "Checkout emits one span per step, tagged with the order id."],
+    ["alerts", "reviewer", ["observability", "runbook"], "Alert when more than 1% of payments are parked in an hour."],
+    ["currency", "builder", ["billing"], "Amounts carry their currency; there is no default currency."],
+    ["rounding", "builder", ["billing", "coupons"], "Rounding happens once, at the line item, never on totals."],
+    ["address", "builder", ["receipts"], "The billing address is copied onto the order at payment time."],
+  ];
+  for (const [key, by, tags, content] of facts) {
+    ids[key] = (await server.request<{ id: string }>("/memory", { as: who[by], body: { content, project: "checkout", tags, allow_duplicate: true } })).body.id;
+  }
+  const links: [src: string, rel: string, dst: string][] = [
+    ["queue", "supports", "flow"], ["basket", "supports", "flow"], ["receipt", "supports", "flow"], ["cents", "supports", "flow"],
+    ["idem", "supports", "queue"], ["retry", "supports", "queue"], ["retry5", "supersedes", "retry"], ["parked", "derived_from", "retry5"],
+    ["gateway", "supports", "idem"], ["refunds", "derived_from", "queue"], ["refundsKey", "supports", "refunds"], ["refundsKey", "contradicts", "idem"],
+    ["stock", "supports", "basket"], ["stale", "contradicts", "stock"], ["reserve", "supports", "basket"], ["reserve", "derived_from", "stale"],
+    ["tax", "supports", "cents"], ["couponAfter", "supports", "tax"], ["couponBefore", "contradicts", "couponAfter"], ["couponAfter", "supersedes", "couponBefore"],
+    ["rounding", "supports", "couponAfter"], ["rounding", "supports", "cents"], ["currency", "supports", "cents"],
+    ["giftcards", "supports", "queue"], ["giftSkip", "relates_to", "giftcards"], ["giftSkip", "relates_to", "reserve"],
+    ["receiptMail", "supports", "receipt"], ["pdf", "derived_from", "receipt"], ["address", "supports", "receipt"], ["tax", "relates_to", "receipt"],
+    ["ci", "relates_to", "gateway"], ["sandbox", "relates_to", "ci"], ["flags", "supports", "flow"], ["metrics", "supports", "flow"],
+    ["alerts", "derived_from", "metrics"], ["alerts", "relates_to", "parked"], ["metrics", "relates_to", "queue"],
+  ];
+  for (const [src, rel, dst] of links) await server.request("/graph/edge", { as: builder, body: { src: ids[src], dst: ids[dst], rel } });
+  for (const [key, readers] of [["idem", [builder, reviewer]], ["couponAfter", [reviewer, payments]], ["flow", [builder, payments]], ["queue", [builder]], ["stale", [reviewer]]] as const) {
+    for (const reader of readers) await server.request(`/memory/${ids[key]}`, { as: reader });
+  }
 }
 
 describeInBrowser("Every tab", () => {
@@ -110,7 +217,18 @@ describeInBrowser("Every tab", () => {
     await page.getByRole("button", { name: "Fix the coupon rounding" }).first().click();
     await page.getByRole("dialog").locator(".comment-log").waitFor();
     await checkLabels("task detail");
+    await page.getByRole("dialog").locator(".task-decisions .decision-card").first().waitFor();
+    await page.getByRole("dialog").locator(".task-decisions").getByRole("button", { name: /^Open entry / }).first().click();
+    await page.getByRole("dialog", { name: /^Entry / }).locator(".detail").waitFor();
     await page.keyboard.press("Escape");
+    await page.getByRole("dialog", { name: /^Entry / }).waitFor({ state: "detached" });
+    await page.keyboard.press("Escape");
+    await openTab(page, "decisions");
+    await page.getByLabel("Include superseded").check();
+    await page.locator(".decision-card.is-superseded").waitFor();
+    await page.locator(".decision-card .decision-toggle").first().click();
+    await page.locator(".decision-card .decision-details").first().waitFor();
+    await checkLabels("decisions, one open");
 
     expect(unlabelled).toEqual([]);
     const origin = new URL(server.url).origin;
@@ -131,27 +249,89 @@ describeInBrowser("Every tab", () => {
       await page.waitForTimeout(300);
       await screenshot(page, `tab-${tab}`);
     }
+    // The Decisions tab with superseded decisions included and the coupon decision opened.
+    await openTab(page, "decisions");
+    await page.getByLabel("Include superseded").check();
+    await page.locator(".decision-card.is-superseded").waitFor();
+    await page.getByRole("button", { name: "Apply coupons after tax, rounding half-up per line item", exact: true }).click();
+    await page.locator(".decision-card .decision-details").first().waitFor();
+    await page.locator(".decision-task", { hasText: "Fix the coupon rounding" }).first().waitFor();
+    await page.mouse.move(0, 0);
+    await page.waitForTimeout(300);
+    await screenshot(page, "decisions-open");
+    // A task's page with its decisions.
+    await openTab(page, "tasks");
+    await page.getByRole("button", { name: "Fix the coupon rounding" }).first().click();
+    const taskPage = page.getByRole("dialog", { name: "Fix the coupon rounding" });
+    await taskPage.locator(".task-decisions .decision-card").first().waitFor();
+    await taskPage.locator(".task-decisions").evaluate(scrollBelowHeader);
+    await screenshot(page, "task-decisions");
+    await page.keyboard.press("Escape");
     await light.context.close();
 
     const dark = await openPage(browser, { colorScheme: "dark" });
     const darkPage = await signIn(server, dark);
-    for (const tab of ["overview", "memory", "tasks"]) {
+    for (const tab of ["overview", "memory", "tasks", "decisions"]) {
       await openTab(darkPage, tab);
       await darkPage.waitForTimeout(300);
       await screenshot(darkPage, `dark-${tab}`);
     }
+    await darkPage.getByLabel("Include superseded").check();
+    await darkPage.locator(".decision-card.is-superseded").waitFor();
+    await darkPage.getByRole("button", { name: "Apply coupons after tax, rounding half-up per line item", exact: true }).click();
+    await darkPage.locator(".decision-card .decision-details").first().waitFor();
+    await darkPage.mouse.move(0, 0);
+    await darkPage.waitForTimeout(300);
+    await screenshot(darkPage, "dark-decisions-open");
     await dark.context.close();
 
     const narrow = await openPage(browser, { viewport: { width: 400, height: 800 } });
     const narrowPage = await signIn(server, narrow);
-    for (const tab of ["overview", "memory", "tasks"]) {
+    for (const tab of ["overview", "memory", "tasks", "decisions"]) {
       await openTab(narrowPage, tab);
       await narrowPage.waitForTimeout(300);
       await screenshot(narrowPage, `narrow-${tab}`);
       const overflow = await narrowPage.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
       expect(overflow, `${tab} scrolls sideways at 400 px`).toBeLessThanOrEqual(0);
     }
+    await narrowPage.getByLabel("Include superseded").check();
+    await narrowPage.locator(".decision-card.is-superseded").waitFor();
+    await narrowPage.locator(".decision-card .decision-toggle").first().click();
+    await narrowPage.locator(".decision-card .decision-details").first().waitFor();
+    await narrowPage.waitForTimeout(300);
+    await screenshot(narrowPage, "narrow-decisions-open");
+    expect(await narrowPage.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth"), "an open decision scrolls sideways at 400 px").toBeLessThanOrEqual(0);
+    await openTab(narrowPage, "tasks");
+    await narrowPage.getByRole("button", { name: "Fix the coupon rounding" }).first().click();
+    const narrowTask = narrowPage.getByRole("dialog", { name: "Fix the coupon rounding" });
+    await narrowTask.locator(".task-decisions .decision-card").first().waitFor();
+    await narrowTask.locator(".task-decisions").evaluate(scrollBelowHeader);
+    await screenshot(narrowPage, "narrow-task-decisions");
+    expect(await narrowTask.evaluate((dialog: { scrollWidth: number; clientWidth: number }) => dialog.scrollWidth - dialog.clientWidth), "a task's decisions scroll sideways at 400 px").toBeLessThanOrEqual(0);
     await narrow.context.close();
+  });
+  it("captures the Pulse tab with a knowledge graph, in light, dark and at 400 px", async ({ server, browser }) => {
+    await seed(server);
+    await seedGraph(server);
+    const shots: [name: string, options: Parameters<typeof openPage>[1]][] = [
+      ["pulse", {}],
+      ["dark-pulse", { colorScheme: "dark" }],
+      ["narrow-pulse", { viewport: { width: 400, height: 800 } }],
+      ["pulse-lists", { viewport: { width: 1280, height: 1500 } }],
+    ];
+    for (const [name, options] of shots) {
+      const opened = await openPage(browser, options);
+      const page = await signIn(server, opened, "pulse");
+      await page.locator("main .pulse-graph .pulse-node").first().waitFor();
+      await expect.poll(() => page.locator("main .loading").count(), { timeout: 10_000 }).toBe(0);
+      await page.mouse.move(0, 0);
+      await page.waitForTimeout(300);
+      await screenshot(page, name);
+      const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+      expect(overflow, `${name} scrolls sideways`).toBeLessThanOrEqual(0);
+      expect(opened.errors.filter((error) => !/status of 401/.test(error))).toEqual([]);
+      await opened.context.close();
+    }
   });
 });
 

@@ -12,11 +12,13 @@ import { LoginScreen } from "./login.js";
 import { currentAgent, login, loginTokenFromHash, logout } from "./session.js";
 import { AgentsTab } from "./tabs/agents.js";
 import { ArchivistTab } from "./tabs/archivist.js";
+import { DecisionsTab } from "./tabs/decisions/decisions-tab.js";
 import { EventsTab } from "./tabs/events.js";
 import { MemoryTab } from "./tabs/memory/memory-tab.js";
 import { MessagesTab } from "./tabs/messages.js";
 import { OverviewTab } from "./tabs/overview.js";
 import { ProjectsTab } from "./tabs/projects.js";
+import { PulseTab } from "./tabs/pulse/pulse-tab.js";
 import { SessionsTab } from "./tabs/sessions.js";
 import { TasksTab } from "./tabs/tasks/tasks-tab.js";
 import { chooseTheme, currentTheme, type Theme } from "./theme.js";
@@ -32,7 +34,9 @@ interface TabDefinition {
 const TABS: TabDefinition[] = [
   { id: "overview", label: "Overview", component: OverviewTab },
   { id: "memory", label: "Memory", component: MemoryTab },
+  { id: "pulse", label: "Pulse", component: PulseTab },
   { id: "tasks", label: "Tasks", component: TasksTab },
+  { id: "decisions", label: "Decisions", component: DecisionsTab },
   { id: "messages", label: "Messages", component: MessagesTab },
   { id: "events", label: "Events", component: EventsTab },
   { id: "agents", label: "Agents", component: AgentsTab },

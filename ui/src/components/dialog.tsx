@@ -2,7 +2,7 @@
 // back to what opened it.
 
 import type { ComponentChildren } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useId, useRef, useState } from "preact/hooks";
 import { ErrorNote } from "./feedback.js";
 
 interface DialogProps {
@@ -14,6 +14,8 @@ interface DialogProps {
 
 export function Dialog({ title, onClose, children, wide = false }: DialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
+  // Its own id: a dialog may open over another (an entry from a task's decision), each named by its title.
+  const titleId = useId();
   const onCloseRef = useRef(onClose);
   onCloseRef.current = onClose;
   useEffect(() => {
@@ -30,9 +32,9 @@ export function Dialog({ title, onClose, children, wide = false }: DialogProps) 
     };
   }, []);
   return (
-    <dialog ref={ref} class={wide ? "dialog dialog-wide" : "dialog"} aria-labelledby="dialog-title">
+    <dialog ref={ref} class={wide ? "dialog dialog-wide" : "dialog"} aria-labelledby={titleId}>
       <header class="dialog-header">
-        <h2 id="dialog-title">{title}</h2>
+        <h2 id={titleId}>{title}</h2>
         <button type="button" class="icon-button" aria-label="Close" onClick={() => ref.current?.close()}>
           ×
         </button>

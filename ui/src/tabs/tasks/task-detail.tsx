@@ -1,5 +1,5 @@
-// One task: its fields and dependencies, the lifecycle actions the signed-in agent may take, and
-// the comment log.
+// One task: its fields and dependencies, the lifecycle actions the signed-in agent may take, the
+// decisions recorded for it and the comment log.
 
 import { useState } from "preact/hooks";
 import { ApiError, api, encode, query } from "../../api.js";
@@ -15,6 +15,7 @@ import { shortId } from "../../format.js";
 import { useLiveRefresh, useLoad, usePaged } from "../../hooks.js";
 import { allowedFrom } from "../../../../src/wire/task-lifecycle.js";
 import type { Task, TaskComment } from "../../../../src/wire/tasks.js";
+import { TaskDecisions } from "../decisions/task-decisions.js";
 
 interface DetailProps {
   id: string;
@@ -53,6 +54,7 @@ export function TaskDetailDialog({ id: firstId, known, onClose, onChanged }: Det
               onChanged();
             }}
           />
+          <TaskDecisions key={task.data.id} taskId={task.data.id} />
           <section aria-labelledby="comment-log-title">
             <h3 class="subheading" id="comment-log-title">
               Comment log

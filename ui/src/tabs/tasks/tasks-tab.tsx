@@ -153,7 +153,8 @@ export function TasksTab() {
           }}
         />
       )}
-      {detail && <TaskDetailDialog id={detail} known={known} onClose={closeDetail} onChanged={refreshAll} />}
+      {/* Keyed: a link to another task (from a decision) opens that task's page. */}
+      {detail && <TaskDetailDialog key={detail} id={detail} known={known} onClose={closeDetail} onChanged={refreshAll} />}
     </div>
   );
 }
