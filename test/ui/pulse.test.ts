@@ -92,7 +92,9 @@ describeInBrowser("Pulse tab", () => {
     await dialog.getByText("Checkout has three steps: basket, payment, receipt.").waitFor();
     await page.keyboard.press("Escape");
     await dialog.waitFor({ state: "detached" });
-    await graph.getByRole("button", { name: "Step two is skipped for gift cards." }).focus();
+    const wrongNode = graph.getByRole("button", { name: "Step two is skipped for gift cards." });
+    await wrongNode.focus();
+    await expect.poll(() => wrongNode.evaluate((element) => element === document.activeElement)).toBe(true);
     await page.keyboard.press("Enter");
     await page.getByRole("dialog", { name: `Entry ${wrong.slice(0, 8)}` }).getByText("Step two is skipped for gift cards.").first().waitFor();
     await page.keyboard.press("Escape");
