@@ -94,7 +94,7 @@ describeInBrowser("Pulse tab", () => {
     await dialog.waitFor({ state: "detached" });
     const wrongNode = graph.getByRole("button", { name: "Step two is skipped for gift cards." });
     await wrongNode.focus();
-    await expect.poll(() => wrongNode.evaluate((element) => element === document.activeElement)).toBe(true);
+    await expect.poll(() => wrongNode.evaluate((element) => element === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
     await page.keyboard.press("Enter");
     await page.getByRole("dialog", { name: `Entry ${wrong.slice(0, 8)}` }).getByText("Step two is skipped for gift cards.").first().waitFor();
     await page.keyboard.press("Escape");
