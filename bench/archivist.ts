@@ -46,7 +46,7 @@ export interface PassOptions {
 }
 
 /** The hash embedder: no model to load, and identical text is similarity 1.0, above CONFLICT_THRESHOLD. */
-const SERVER_ENV = { EMBEDDING_MODEL: "hash" };
+export const SERVER_ENV = { EMBEDDING_MODEL: "hash" };
 /** The configured default of ARCHIVIST_TOKEN_BUDGET_PER_HOUR. */
 const DEFAULT_BUDGET = loadConfig({}).ARCHIVIST_TOKEN_BUDGET_PER_HOUR;
 /** The largest budget the setting allows: the full pass is never cut short by it. */
@@ -105,7 +105,7 @@ function archivistCredentials(server: ServerProcess): Credentials {
  * OpenAI API (as test/helpers/archivist.ts `llmEnv` does; that module is not imported because it
  * pulls the whole in-process server into the benchmark process).
  */
-function settingsFor(server: ServerProcess, fake: FakeLlm, env: Record<string, string>): ArchivistSettings {
+export function settingsFor(server: ServerProcess, fake: FakeLlm, env: Record<string, string>): ArchivistSettings {
   const config = loadConfig({
     DATA_DIR: server.dataDir,
     ...SERVER_ENV,
@@ -127,7 +127,7 @@ function settingsFor(server: ServerProcess, fake: FakeLlm, env: Record<string, s
  * Warnings and errors of the in-process archivist: counted, and the first few shown. Once the
  * benchmark stops it, the "lease lost" its stop logs is expected and left out.
  */
-function countingLogger(): { log: Logger; count: () => number; stopping: () => void } {
+export function countingLogger(): { log: Logger; count: () => number; stopping: () => void } {
   let lines = 0;
   let stopping = false;
   const log = createLogger("warn", { component: "archivist" }, (line) => {

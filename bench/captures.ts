@@ -3,16 +3,12 @@
 // arrive one at a time while it runs. The archivist runs in this process, as `cairn archivist`
 // would beside the server, and its model is a fake on loopback that answers at once, so the
 // numbers are the archivist's and the server's own work: a real model adds its latency per capture.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { Archivist } from "../archivist/archivist.js";
-import { archivistSettings } from "../archivist/settings.js";
-import { loadConfig } from "../src/core/config.js";
-import { createLogger } from "../src/core/log.js";
 import { startFakeLlm, type FakeLlm } from "../test/helpers/fake-llm.js";
+import { countingLogger, SERVER_ENV, settingsFor } from "./archivist.js";
 import { noteStream } from "./corpus.js";
 import { subscribe } from "./events.js";
-import { latencyStats, newDataDir, progress, round, withServer, type Credentials, type LatencyStats, type Row, type Section, type ServerProcess } from "./lib.js";
+import { latencyStats, newDataDir, progress, round, withServer, type LatencyStats, type Row, type Section, type ServerProcess } from "./lib.js";
 
 export interface CaptureOptions {
   /** Captures queued before the archivist starts. */
@@ -25,8 +21,6 @@ export interface CaptureOptions {
   timeoutMs: number;
 }
 
-/** The hash embedder: no model to load, as in the other archivist benchmarks. */
-const SERVER_ENV = { EMBEDDING_MODEL: "hash" };
 /** The largest budget the setting allows: the default (200,000 tokens/h) pays for about 65 captures of this size. */
 const UNLIMITED_BUDGET = 100_000_000;
 const CAPTURE_STREAM = 4003;
@@ -52,41 +46,18 @@ function factsReply(user: string, count: number): string {
   return JSON.stringify({ facts });
 }
 
-function archivistCredentials(server: ServerProcess): Credentials {
-  const file = JSON.parse(readFileSync(join(server.dataDir, "credentials.json"), "utf8")) as { agents: Record<string, { agent_id: string; api_key: string }> };
-  const archivist = file.agents.archivist;
-  if (!archivist) throw new Error("credentials.json has no archivist agent");
-  return { agentId: archivist.agent_id, apiKey: archivist.api_key };
-}
 
 /** An archivist with its model pointed at the fake over the OpenAI API; warnings counted, the first few shown. */
 function newArchivist(server: ServerProcess, fake: FakeLlm): { archivist: Archivist; warnings: () => number; stop: () => Promise<void> } {
-  const config = loadConfig({
-    DATA_DIR: server.dataDir,
-    ...SERVER_ENV,
-    ARCHIVIST_HOLDER: "bench-archivist",
-    // No scheduled pass fires while the benchmark runs: only the capture trigger works.
-    SYNTHESIS_INTERVAL_SECONDS: String(7 * 86400),
-    ARCHIVIST_LLM_PROVIDER: "openai",
-    ARCHIVIST_LLM_BASE_URL: fake.openaiBaseUrl,
-    ARCHIVIST_LLM_MODEL: "fake-model",
-    ARCHIVIST_LLM_API_KEY: "sk-fake-key",
-    ARCHIVIST_LLM_TIMEOUT_SECONDS: "30",
-    ARCHIVIST_TOKEN_BUDGET_PER_HOUR: String(UNLIMITED_BUDGET),
-  });
-  let lines = 0;
-  let stopping = false;
-  const log = createLogger("warn", { component: "archivist" }, (line) => {
-    if (stopping && line.includes('"msg":"lease lost"')) return;
-    if (++lines <= 5) process.stderr.write(`  · archivist: ${line}`);
-  });
-  const archivist = new Archivist(archivistSettings(config, { url: server.url, ...archivistCredentials(server) }), log);
-  // Its stop logs "lease lost", which is expected then and left out.
+  // No scheduled pass fires while the benchmark runs: only the capture trigger works.
+  const settings = settingsFor(server, fake, { ARCHIVIST_TOKEN_BUDGET_PER_HOUR: String(UNLIMITED_BUDGET) });
+  const logger = countingLogger();
+  const archivist = new Archivist(settings, logger.log);
   const stop = (): Promise<void> => {
-    stopping = true;
+    logger.stopping();
     return archivist.stop();
   };
-  return { archivist, warnings: () => lines, stop };
+  return { archivist, warnings: logger.count, stop };
 }
 
 /** A session excerpt: a few notes of the corpus as a bulleted list, under a heading naming the capture. */
