@@ -28,7 +28,7 @@ describeInBrowser("Overview tab", () => {
     const lease = await server.request<{ token: string }>("/archivist/lease", { as: server.archivist, body: { holder: "archivist-host-1", ttl_seconds: 60 } });
     const fenced = { "X-Archivist-Lease": lease.body.token };
     await server.request("/archivist/state/process", { as: server.archivist, method: "PUT", headers: fenced, body: { value: { llm: true, provider: "openai" } } });
-    await server.request("/archivist/state/last_pass", { as: server.archivist, method: "PUT", headers: fenced, body: { value: { at: new Date().toISOString(), entries: 42, calls: 3 } } });
+    await server.request("/archivist/state/last_pass", { as: server.archivist, method: "PUT", headers: fenced, body: { value: { at: new Date().toISOString(), entries: 42, calls: 3, capturesDigested: 5 } } });
 
     const counts = (await server.request<Counts>("/tasks/counts", { as: server.owner })).body;
     expect(counts).toMatchObject({ open: 2, blocked: 1, claimed: 1 });
@@ -47,6 +47,7 @@ describeInBrowser("Overview tab", () => {
     expect(facts).toContain("on (openai)");
     expect(facts).toContain("42 entries read");
     expect(facts).toContain("3 model calls");
+    expect(facts).toContain("5 captures digested");
 
     // Live: another agent's changes move the numbers and the newest events without a reload.
     const fresh = await server.request<{ id: string }>("/tasks", { as: builder, body: { title: "Added while watching", project: null } });

@@ -19,6 +19,7 @@ export function passSummary(pass: Record<string, unknown>): string {
   if (docs !== undefined) parts.push(`${docs} synthesis docs`);
   add("tasks", "tasks");
   add("calls", "model calls");
+  add("capturesDigested", "captures digested");
   add("decayed", "decayed");
   add("promotedDocs", "promoted to doc");
   add("conflictMessages", "conflicts reported");
