@@ -72,7 +72,8 @@ const packages: Record<Layer, string[]> = {
   tools: ["zod"],
   http: ["express", "ipaddr.js", "prom-client", "zod"],
   openapi: ["zod"],
-  cli: [],
+  // tree-sitter and its grammars are loaded only by `cairn compile` (DESIGN §4a).
+  cli: ["web-tree-sitter", "@vscode/tree-sitter-wasm"],
   mcp: ["@modelcontextprotocol/sdk", "express", "zod"],
   app: [],
   archivist: ["zod", "eventsource-parser"],
