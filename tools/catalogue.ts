@@ -1,6 +1,7 @@
 import { adminOperations } from "./admin.js";
 import { agentOperations } from "./agents.js";
 import { archivistOperations } from "./archivist.js";
+import { blueprintOperations } from "./blueprints.js";
 import { captureOperations } from "./captures.js";
 import { decisionOperations } from "./decisions.js";
 import { graphOperations } from "./graph.js";
@@ -26,6 +27,7 @@ export const catalogue: readonly Operation[] = [
   ...taskOperations,
   ...decisionOperations,
   ...captureOperations,
+  ...blueprintOperations,
   ...messageOperations,
   ...sessionOperations,
   ...agentOperations,

@@ -19,6 +19,7 @@ import { AuthService } from "./auth.js";
 import { BootstrapIdentities } from "./bootstrap.js";
 import { CurationService } from "./curation.js";
 import { CaptureService } from "./captures/service.js";
+import { BlueprintService } from "./blueprints/service.js";
 import { DecisionService } from "./decisions.js";
 import { GraphService } from "./graph.js";
 import { KnowledgeService } from "./knowledge.js";
@@ -88,6 +89,7 @@ export interface Services {
   projects: ProjectService;
   tasks: TaskService;
   decisions: DecisionService;
+  blueprints: BlueprintService;
   captures: CaptureService;
   messages: MessageService;
   sessions: SessionService;
@@ -169,6 +171,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const projects = new ProjectService(store, bus, writes);
   const tasks = new TaskService(store, bus, config);
   const decisions = new DecisionService(store, bus, config, tasks, writes);
+  const blueprints = new BlueprintService(store, bus);
   const captures = new CaptureService(store, bus, config);
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
@@ -228,6 +231,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     projects,
     tasks,
     decisions,
+    blueprints,
     captures,
     messages,
     sessions,

@@ -44,6 +44,7 @@ export const TABLES = [
   "decisions",
   "captures",
   "decision_tags",
+  "blueprints",
 ] as const;
 
 /** Identity keys to move past the copied rows, so new rows never take a copied key. */
@@ -59,6 +60,7 @@ const IDENTITIES: Record<string, string> = {
   logs: "pk",
   decisions: "pk",
   captures: "pk",
+  blueprints: "pk",
 };
 
 // Rows per INSERT: PostgreSQL takes at most 65,535 parameters in one statement. A batch also ends

@@ -6,6 +6,7 @@ import type { DecisionStore } from "./decisions.js";
 import type { EventStore } from "./events.js";
 import type { GraphStore } from "./graph.js";
 import type { KnowledgeReads } from "./knowledge.js";
+import type { BlueprintStore } from "./blueprints.js";
 import type { HandoffStore } from "./handoffs.js";
 import type { IdempotencyStore } from "./idempotency.js";
 import type { JobStore } from "./jobs.js";
@@ -90,6 +91,7 @@ export interface Store {
   readonly agents: AgentStore;
   readonly archivist: ArchivistStore;
   readonly audit: AuditReads;
+  readonly blueprints: BlueprintStore;
   readonly captures: CaptureStore;
   readonly decisions: DecisionStore;
   readonly events: EventStore;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { priority } from "./tasks.js";
+import { timestamp } from "./timestamp.js";
 
 // A blueprint document (CONTRACT §17): a named plan, a DAG of task templates. This is its shape;
 // the rules between its parts (unique ids, known needs, no cycle, foreach sources, placeholders,
@@ -61,3 +62,18 @@ export const blueprintDocument = z.strictObject({
 export type BlueprintDocument = z.output<typeof blueprintDocument>;
 export type BlueprintNode = z.output<typeof blueprintNode>;
 export type BlueprintParam = z.output<typeof blueprintParam>;
+
+/** A saved version of a blueprint. */
+export const blueprint = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    project: z.string().nullable(),
+    version: z.number().int().min(1),
+    document: z.record(z.string(), z.unknown()).describe("the document as checked, with its defaults filled in"),
+    created_by: z.string(),
+    created_at: timestamp,
+    node_count: z.number().int(),
+  })
+  .meta({ id: "Blueprint" });
+export type Blueprint = z.output<typeof blueprint>;

@@ -56,6 +56,7 @@ export interface ServerEventPayloads {
   "decision.recorded": { decision_id: string; project: string | null; task_id: string | null; supersedes: string | null } & Imported;
   "capture.added": { capture_id: string; project: string | null; session_id: string | null; bytes: number };
   "capture.digested": { capture_id: string; outcome: "digested" | "failed" | "dead"; memory_ids: string[] };
+  "blueprint.saved": { blueprint_id: string; name: string; project: string | null; version: number };
   "archivist.lease": { holder: string | null; previous: string | null; token: number };
 }
 
@@ -111,6 +112,7 @@ export const SERVER_EVENT_PAYLOAD_FIELDS: Readonly<Record<ServerEventType, strin
   "decision.recorded": "decision_id, project, task_id, supersedes",
   "capture.added": "capture_id, project, session_id, bytes (to the author and the archivist only)",
   "capture.digested": "capture_id, outcome (digested, failed, dead), memory_ids (to the author and the archivist only)",
+  "blueprint.saved": "blueprint_id, name, project, version",
   "archivist.lease": "holder, previous, token",
 };
 

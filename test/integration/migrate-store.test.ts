@@ -128,6 +128,7 @@ async function snapshot(target: TestServer, agents: Credentials[]): Promise<Reco
       // Every authenticated request may renew the caller's claims: the lease is checked apart.
       tasks: withoutLease(await ok(target, "/tasks?limit=500", agent)),
       decisions: await ok(target, "/decisions?include_superseded=true&limit=500", agent),
+      blueprints: await ok(target, "/blueprints?limit=200", agent),
       messages: await ok(target, "/messages?limit=500", agent),
       unread: await ok(target, "/messages/inbox/count", agent),
       events: await ok(target, "/events?since=seq:0&limit=500", agent),
@@ -195,6 +196,7 @@ async function buildSqliteStore(dir: string): Promise<Built> {
   ids.decided = (await created(source, "/decisions", alice, { ...decision, decision: "Build with webpack", task_id: ids.done, alternatives: ["rollup"] })).id;
   ids.superseding = (await created(source, "/decisions", bob, { ...decision, decision: "Build with vite", supersedes: ids.decided, alternatives: [{ option: "webpack", reason_rejected: "slow" }] })).id;
   ids.capture = (await created(source, "/captures", alice, { content: "we moved the build to vite today", session_id: "s-1", project: "web" })).id;
+  ids.blueprint = (await created(source, "/blueprints", alice, { name: "release", title: "Release", project: "web", nodes: [{ id: "build", title: "Build" }] })).id;
 
   ids.direct = (await created(source, "/messages", alice, { to: bob.agentId, subject: "hello", body: "the build is green" })).id;
   ids.toProject = (await created(source, "/messages", alice, { to: "project:web", body: "release on Tuesday" })).id;

@@ -304,6 +304,19 @@ const SCENARIOS: Record<string, Scenario> = {
       return {};
     },
   },
+  blueprint_save: { args: { name: "parity-plan", title: "Parity plan", project: null, nodes: [{ id: "first", title: "First" }, { id: "second", title: "Second", needs: ["first"] }] } },
+  blueprint_list: {
+    setup: async (world) => (await world.rest("alice", "/blueprints", { body: { name: "listed-plan", title: "Listed", project: null, nodes: [{ id: "one", title: "One" }] } }), {}),
+    args: { limit: 5 },
+  },
+  blueprint_get: {
+    setup: async (world) => {
+      await parityProject(world, false);
+      await world.rest("alice", "/blueprints", { body: { name: "read-plan", title: "Read", project: "parity-project", nodes: [{ id: "one", title: "One" }] } });
+      return {};
+    },
+    args: { name: "read-plan", project: "parity-project" },
+  },
   archivist_lease: { as: "archivist", args: { holder: "parity-archivist", ttl_seconds: 60 } },
   archivist_status: {
     as: "owner",

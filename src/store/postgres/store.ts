@@ -10,6 +10,8 @@ import { PgDecisions } from "./decisions.js";
 import { PgEvents } from "./events.js";
 import { PgGraph } from "./graph.js";
 import { pgKnowledge } from "./knowledge.js";
+import { pgRun } from "./run.js";
+import { SqlBlueprints } from "../sql/blueprints.js";
 import { PgHandoffs } from "./handoffs.js";
 import { PgIdempotency } from "./idempotency.js";
 import { PgJobs } from "./jobs.js";
@@ -57,6 +59,7 @@ export class PgStore implements Store {
   readonly events = new PgEvents();
   readonly graph = new PgGraph();
   readonly knowledge = pgKnowledge;
+  readonly blueprints = new SqlBlueprints(pgRun);
   readonly handoffs = new PgHandoffs();
   readonly idempotency = new PgIdempotency();
   readonly jobs = new PgJobs();

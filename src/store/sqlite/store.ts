@@ -8,6 +8,8 @@ import { SqliteDecisions } from "./decisions.js";
 import { SqliteEvents } from "./events.js";
 import { SqliteGraph } from "./graph.js";
 import { sqliteKnowledge } from "./knowledge.js";
+import { sqliteRun } from "./run.js";
+import { SqlBlueprints } from "../sql/blueprints.js";
 import { SqliteHandoffs } from "./handoffs.js";
 import { SqliteIdempotency } from "./idempotency.js";
 import { SqliteJobs } from "./jobs.js";
@@ -50,6 +52,7 @@ export class SqliteStore implements Store {
   readonly events = new SqliteEvents();
   readonly graph = new SqliteGraph();
   readonly knowledge = sqliteKnowledge;
+  readonly blueprints = new SqlBlueprints(sqliteRun);
   readonly handoffs = new SqliteHandoffs();
   readonly idempotency = new SqliteIdempotency();
   readonly jobs = new SqliteJobs();
