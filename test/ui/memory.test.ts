@@ -163,6 +163,8 @@ describeInBrowser("Memory tab", () => {
     expect(await conflict.locator(".conflict-current").textContent()).toContain("staging");
     await page.getByRole("button", { name: "Apply my changes to version 2" }).click();
     await conflict.waitFor({ state: "detached" });
+    // The panel closes as the retry is sent: the saved entry is what the card shows once it answers.
+    await card(page, entry.body.id).filter({ hasText: "changelog entry" }).waitFor();
 
     const stored = await server.request<Entry>(`/memory/${entry.body.id}`, { as: server.owner });
     expect(stored.body).toMatchObject({ content: "Staging deploys need a green build and a changelog entry", tags: ["deploy", "staging"], version: 3 });
