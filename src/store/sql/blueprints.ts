@@ -1,7 +1,7 @@
 import type { BlueprintRow, BlueprintStore, NewBlueprintRow } from "../blueprints.js";
 import type { Reader, Tx } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
-import type { RunQuery } from "./knowledge.js";
+import type { RunQuery } from "./dialect.js";
 import { visibleInProject } from "./visibility.js";
 
 // Blueprints as one set of statements for both backends (an insert returns its key with

@@ -14,19 +14,13 @@ import type {
 } from "../knowledge.js";
 import type { Reader } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
+import type { RunQuery, SqlDialect } from "./dialect.js";
 import { visibleMemory, type SqlFragment } from "./visibility.js";
 
 // The graph reads of CONTRACT §14 as one set of statements for both backends. What differs between
 // them is how a list of values is bound and how a JSON array is unnested: the dialect says.
 
-export interface KnowledgeDialect {
-  /** `column IN (values)` with the list bound as one parameter. */
-  inList(column: string, values: readonly string[]): SqlFragment;
-  /** A FROM item of the elements of the JSON array in `column`, as `<alias>.value`. */
-  jsonElements(column: string, alias: string): string;
-}
-
-export type RunQuery = <T>(r: Reader, sql: string, params: unknown[]) => Promise<T[]>;
+export type KnowledgeDialect = Pick<SqlDialect, "inList" | "jsonElements">;
 
 /** The events that change an entry or an edge: what the central cache is stamped with. */
 const GRAPH_CHANGE_TYPES = "('memory.written', 'memory.updated', 'memory.deleted', 'graph.linked')";
