@@ -214,7 +214,10 @@ describe("digesting captures with a model", () => {
     replies.set(text, { status: 400 });
     const added = await capture(server, alice, { content: text, project: "atlas" });
     expect(await settled(server, alice, added.id, (item) => item.attempts === 1)).toBe(true);
-    const [failure] = (await logs(server, "capture.failed")).filter((line) => line.details.capture_id === added.id);
+    // The archivist logs a failure after reporting it: wait for the line, not only the report.
+    const failed = async () => (await logs(server, "capture.failed")).filter((line) => line.details.capture_id === added.id);
+    await expect.poll(async () => (await failed()).length).toBe(1);
+    const [failure] = await failed();
     expect(failure?.message).toBe("the model call failed (400)");
     expect(JSON.stringify(failure)).not.toContain("okapi-93");
   });
