@@ -8,7 +8,9 @@ import { join } from "node:path";
 import { packageRoot } from "../src/core/paths.js";
 import { runMergeBench, runPassBench } from "./archivist.js";
 import { runAuthBench } from "./auth.js";
+import { runBlueprintBench } from "./blueprints.js";
 import { runCaptureBench } from "./captures.js";
+import { runCompileBench } from "./compile.js";
 import { runClaimBench, runHandoffBench, runMessageBench } from "./coordination.js";
 import { runFanoutBench, runReplayBench } from "./events.js";
 import { runGraphBench } from "./graph.js";
@@ -26,7 +28,7 @@ import { runStartupBench } from "./startup.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "recall", "graph", "scale", "seqlock"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "recall", "graph", "compile", "blueprints", "scale", "seqlock"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -35,7 +37,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [recall] [graph] [scale] [seqlock] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [recall] [graph] [compile] [blueprints] [scale] [seqlock] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -55,6 +57,8 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   recall    the vector index's recall@10 against exact (brute-force) search at 10,000 and 100,000 entries
   ranking   the search-quality test's corpus: top-1, MRR and recall@10, hybrid and keyword-only (BM25 on SQLite, ts_rank_cd on PostgreSQL)
   graph     related (10,000 entries, 40,000 edges), central cold and cached and pulse cold and cached at 10,000/40,000 and 100,000/400,000
+  compile   \`cairn compile --all\` over this repository against a fresh server: parse only, cold, and with nothing changed
+  blueprints  instantiate a 100-node plan, complete run tasks with an output schema and a memory check, complete a 50-item fan-out's source
   scale     1, 2 and 3 servers on one PostgreSQL database: 20 agents claiming 2,000 tasks, and 3,000 writes by 16 clients (PostgreSQL only)
   seqlock   the events' advisory lock: event-writing transactions at concurrency 1, 4, 16 and 64, with and without it (PostgreSQL only)
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
@@ -91,6 +95,9 @@ function plan(quick: boolean) {
     ranking: {},
     recall: { stores: quick ? [2000, 5000] : [10_000, 100_000], queries: quick ? 50 : 200 },
     graph: { stores: quick ? [2000, 5000] : [10_000, 100_000], edgesPerEntry: 4, relatedQueries: quick ? 50 : 300, coldRuns: quick ? 3 : 5, cachedRuns: quick ? 20 : 100 },
+    // This repository, as it is: the same either way.
+    compile: {},
+    blueprints: { instantiations: quick ? 10 : 50, completions: quick ? 50 : 300, fanOuts: quick ? 5 : 30 },
     scale: { serverCounts: [1, 2, 3], agents: 20, tasks: quick ? 200 : 2000, writeClients: 16, writes: quick ? 300 : 3000, writers: 4, warmup: quick ? 16 : 48 },
     seqlock: { concurrency: [1, 4, 16, 64], transactions: quick ? 500 : 5000, warmup: quick ? 50 : 200 },
   };
@@ -133,6 +140,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runMergeBench(sizes.merge);
     case "pass":
       return runPassBench(sizes.pass);
+    case "blueprints":
+      return runBlueprintBench(sizes.blueprints);
     case "captures":
       return runCaptureBench(sizes.captures);
     case "ui":
@@ -147,6 +156,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runRecallBench(sizes.recall);
     case "graph":
       return runGraphBench(sizes.graph);
+    case "compile":
+      return runCompileBench();
     case "scale":
       return runScaleBench(sizes.scale);
     case "seqlock":

@@ -1,4 +1,4 @@
-import { agentHelp, archivistHelp, backupHelp, doctorHelp, exportHelp, importHelp, mcpHelp, migrateStoreHelp, reindexHelp, searchHelp, serveHelp, statusHelp, stopHelp, uiLinkHelp } from "./cli/help.js";
+import { agentHelp, archivistHelp, backupHelp, compileHelp, doctorHelp, exportHelp, importHelp, mcpHelp, migrateStoreHelp, reindexHelp, searchHelp, serveHelp, statusHelp, stopHelp, uiLinkHelp } from "./cli/help.js";
 import { print, printError, UsageError } from "./cli/output.js";
 import { packageVersion } from "./core/paths.js";
 
@@ -14,6 +14,7 @@ commands:
   agent rotate-key ID issue a new key for an agent
   agent list          list the server's agents
   search QUERY        search memory as the owner
+  compile [PATH...]   send the repository's code units to memory (hashes and descriptions, never source)
   export              JSON Lines of everything shared, to standard output
   import FILE         import an export or a memory.json
   ui-link             print a one-time sign-in link for the web UI
@@ -73,6 +74,14 @@ const commands: Record<string, Command> = {
     help: searchHelp,
     run: async (args) => {
       await (await import("./cli/search.js")).search(args);
+      return 0;
+    },
+  },
+  compile: {
+    help: compileHelp,
+    run: async (args) => {
+      // Loads web-tree-sitter and the grammars: no other command does.
+      await (await import("./cli/compile/command.js")).compile(args);
       return 0;
     },
   },

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineOperation, reply } from "./operation.js";
 import { blueprint, blueprintDocument } from "../src/wire/blueprints.js";
+import { blueprintRun, runPlan, runStatus } from "../src/wire/blueprint-runs.js";
 import { cursorParam, limitParam, projectId } from "./schemas.js";
 
 export const blueprintSave = defineOperation({
@@ -57,4 +58,82 @@ export const blueprintGet = defineOperation({
   },
 });
 
-export const blueprintOperations = [blueprintSave, blueprintList, blueprintGet];
+const blueprintName = z.string().min(1).max(64);
+const runId = z.uuid();
+
+export const blueprintInstantiate = defineOperation({
+  name: "blueprint_instantiate",
+  title: "Run a blueprint",
+  description:
+    "Turn a blueprint into tasks at once, each waiting on the tasks it needs (fan-outs expand when their source " +
+    "completes). `dry_run`: show the tasks, create nothing.",
+  kind: "create",
+  access: "agent",
+  http: { method: "POST", path: "/blueprints/:name/instantiate", otherStatuses: [{ status: 200, description: "dry_run: the tasks it would create" }] },
+  input: z.strictObject({
+    name: blueprintName,
+    project: projectId.nullable().optional().describe("default: your current project"),
+    params: z.record(z.string(), z.unknown()).default({}),
+    version: z.number().int().min(1).optional().describe("default: the current version"),
+    dry_run: z.boolean().optional(),
+  }),
+  output: z.union([blueprintRun, runPlan]),
+  errors: ["FORBIDDEN", "NOT_FOUND"],
+  async handle({ services, caller }, { name, ...input }) {
+    const result = await services.runs.instantiate(caller, name, input);
+    return "run" in result ? result.run : reply(result.plan, { status: 200 });
+  },
+});
+
+export const blueprintRunList = defineOperation({
+  name: "blueprint_run_list",
+  title: "List blueprint runs",
+  description: "Runs you can see, newest first.",
+  kind: "list",
+  access: "agent",
+  http: { method: "GET", path: "/blueprints/runs" },
+  input: z.strictObject({
+    blueprint: blueprintName.optional().describe("only runs of this blueprint"),
+    project: projectId.nullable().optional(),
+    status: runStatus.optional(),
+    limit: limitParam(100, 20),
+    cursor: cursorParam,
+  }),
+  output: blueprintRun,
+  handle({ services, caller }, input) {
+    return services.runs.list(caller, input);
+  },
+});
+
+export const blueprintRunGet = defineOperation({
+  name: "blueprint_run_get",
+  title: "A blueprint run",
+  description: "A run's status and each node's task, status, item and attempt.",
+  kind: "read",
+  access: "agent",
+  http: { method: "GET", path: "/blueprints/runs/:run_id" },
+  input: z.strictObject({ run_id: runId }),
+  output: blueprintRun,
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.runs.get(caller, input.run_id);
+  },
+});
+
+export const blueprintRunCancel = defineOperation({
+  name: "blueprint_run_cancel",
+  title: "Cancel a blueprint run",
+  description: "Stop a running run (its creator or an owner): its unfinished tasks fail with the comment `run cancelled`.",
+  kind: "update",
+  access: "agent",
+  http: { method: "POST", path: "/blueprints/runs/:run_id/cancel" },
+  input: z.strictObject({ run_id: runId }),
+  output: blueprintRun,
+  errors: ["FORBIDDEN", "NOT_FOUND", "CONFLICT"],
+  handle({ services, caller }, input) {
+    return services.runs.cancel(caller, input.run_id);
+  },
+});
+
+// The run routes come before `/blueprints/:name`, whose `runs` is a reserved name.
+export const blueprintOperations = [blueprintSave, blueprintList, blueprintRunList, blueprintRunGet, blueprintRunCancel, blueprintInstantiate, blueprintGet];

@@ -3,6 +3,7 @@ import { agentOperations } from "./agents.js";
 import { archivistOperations } from "./archivist.js";
 import { blueprintOperations } from "./blueprints.js";
 import { captureOperations } from "./captures.js";
+import { compileOperations } from "./compile.js";
 import { decisionOperations } from "./decisions.js";
 import { graphOperations } from "./graph.js";
 import { knowledgeOperations } from "./knowledge.js";
@@ -28,6 +29,7 @@ export const catalogue: readonly Operation[] = [
   ...decisionOperations,
   ...captureOperations,
   ...blueprintOperations,
+  ...compileOperations,
   ...messageOperations,
   ...sessionOperations,
   ...agentOperations,

@@ -7,7 +7,8 @@ export const graphLink = defineOperation({
   name: "graph_link",
   title: "Link two memory entries",
   description:
-    "Record a typed relation from `src` to `dst`: relates_to, supports, contradicts, supersedes or derived_from. " +
+    "Record a typed relation from `src` to `dst`: relates_to, supports, contradicts, supersedes, derived_from, or " +
+    "grounds (from a compiled entry to an entry about that code, which goes stale when the code changes). " +
     "Both entries must be visible to you and of the same project (or global). Linking the same pair with the same " +
     "relation again updates the note.",
   kind: "create",

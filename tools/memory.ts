@@ -3,7 +3,6 @@ import { defineOperation, reply } from "./operation.js";
 import {
   bulkDeleteResult,
   confidence,
-  entrySource,
   memoryChange,
   memoryEntry,
   memoryType,
@@ -11,6 +10,7 @@ import {
   scope,
   searchHit,
   sourceKind,
+  writableSource,
 } from "../src/wire/memory.js";
 import {
   content,
@@ -52,7 +52,7 @@ export const memoryWrite = defineOperation({
     parents: z.array(z.uuid()).max(32).optional().describe("ids of entries this one derives from"),
     expires_at: timestampInput.nullable().optional().describe("after this time the entry disappears"),
     allow_duplicate: z.boolean().optional().describe("write even when a duplicate exists"),
-    source: entrySource.optional().describe("archivist only: a fact distilled from a capture, written as its author's"),
+    source: writableSource.optional().describe("archivist only: a fact distilled from a capture, written as its author's"),
   }),
   output: memoryWriteResult,
   errors: ["FORBIDDEN", "NOT_FOUND", "PAYLOAD_TOO_LARGE"],
@@ -82,7 +82,7 @@ export const memoryList = defineOperation({
     created_before: timestampInput.optional(),
     min_version: z.number().int().min(1).optional(),
     min_distinct_readers: z.number().int().min(0).optional(),
-    source_kind: sourceKind.optional().describe("only entries with this provenance (capture: distilled from a session by the archivist)"),
+    source_kind: sourceKind.optional().describe("only entries with this provenance (capture: distilled from a session by the archivist; compile: describes code)"),
     include_embedding: includeEmbedding,
     order: z
       .enum(["recent", "kind"])

@@ -48,6 +48,8 @@ export const taskList = defineOperation({
     tag: z.string().min(1).max(64).optional(),
     priority: priority.optional(),
     unblocked: z.boolean().optional(),
+    run_id: z.uuid().optional().describe("a blueprint run's"),
+    node_key: z.string().min(1).max(200).optional(),
     limit: limitParam(500, 50),
     cursor: cursorParam,
   }),

@@ -118,3 +118,28 @@ permissions, database integrity, the keyword index, the schema, the audit log (a
 ahead of the database, as after restoring a backup) and the embedding model. It creates nothing: a
 missing DATA_DIR or database is reported. Prints one line per check (ok, WARN or FAIL); exits 1 if
 any check fails.`;
+
+export const compileHelp = `usage: cairn compile [PATH...] [--all] [--project P] [--dry-run] [--json]
+       cairn compile --install-hook [--project P]
+
+Turns the code of the git repository holding the working directory into \`compiled\` memory
+entries, one per module, declaration and method (CONTRACT §18). Only hashes and generated
+descriptions (signature, doc comment's first paragraph, members, names used) leave the machine,
+never source text. It reads \`git ls-files\` (tracked files, and new ones git does not ignore):
+with PATHs, the files at or under them; with --all, every file; with neither, the files the last
+commit changed and those changed since. Binary files and files over 1 MiB are skipped. It asks
+the server which units are fresh, sends the others, and prunes what is gone: a deleted file's
+entries, and a removed symbol's. The commit sent is HEAD. --project P compiles into P (default: the agent's current project).
+
+--dry-run   prints each unit that would be sent (status, kind, sha, path, symbol) and the paths
+            that would be pruned, asking the server only what is fresh; it writes nothing, and
+            without a server it lists every unit
+--json      prints the counts (with --dry-run, the units that would be sent) as JSON
+--install-hook
+            writes a post-commit hook (where git looks: core.hooksPath is respected) that runs
+            \`cairn compile\` in the background after each commit and always exits 0; it rewrites
+            a hook it wrote, and refuses to touch any other, printing the line to add to it
+
+It acts as CAIRN_AGENT_ID with CAIRN_API_KEY (or CAIRN_KEY_FILE), or as the agent onboarding
+connected to the directory, or else as the owner of the server using DATA_DIR, through the server
+at CAIRN_URL (default http://127.0.0.1:8470).`;

@@ -53,7 +53,7 @@ const STANDARD_FAMILIES = ["memory_", "task_", "message_", "project_"];
 /** Of those families, what serves a dashboard rather than an agent's session: listed only with `all`. */
 const DASHBOARD_ONLY = new Set(["task_counts", "message_unread_count", "memory_central"]);
 /** Tools of other families that `standard` lists too, by name (CONTRACT §11); the rest of their families wait for `all`. */
-const STANDARD_TOOLS = new Set(["decision_record", "decision_list", "capture_add", "memory_related"]);
+const STANDARD_TOOLS = new Set(["decision_record", "decision_list", "capture_add", "memory_related", "compile_check", "blueprint_instantiate", "blueprint_run_get"]);
 
 /**
  * What a model needs of a search hit to decide what to read: the rest (counts, versions, score,

@@ -35,7 +35,8 @@ export interface MergeInput {
 
 /**
  * What only the archivist does to entries: merging conflicting ones into a new entry, and decaying
- * confidence. Directives are refused here whatever the caller asks: no automated process changes one.
+ * confidence. Directives and compiled entries are refused here whatever the caller asks: no
+ * automated process changes a directive, and compile alone changes a compiled entry.
  */
 export class CurationService {
   constructor(
@@ -58,6 +59,8 @@ export class CurationService {
         const row = await this.live(tx, caller, update.id);
         if (!row) continue;
         if (row.type === "directive") throw invalid(`updates.${index}.id`, "a directive's confidence is fixed at 1");
+        // A compiled entry states what the code is, not how sure anyone is (§18: never decayed).
+        if (row.type === "compiled") throw invalid(`updates.${index}.id`, "a compiled entry's confidence is fixed at 1");
         const confidence = round6(update.confidence);
         if (confidence === row.confidence) continue;
         await this.store.memory.patch(tx, row.pk, { confidence });

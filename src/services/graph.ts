@@ -44,6 +44,10 @@ export class GraphService {
       const src = await this.writes.resolve(tx, viewpoint, input.src);
       const dst = await this.writes.resolve(tx, viewpoint, input.dst);
       if (src.pk === dst.pk) throw invalid("dst", "an entry cannot be linked to itself");
+      // Compile marks what a compiled entry grounds stale when its code changes (§18): the edge
+      // runs from the code's entry to an entry about that code, never between two compiled ones.
+      if (input.rel === "grounds" && src.type !== "compiled") throw invalid("src", "a grounds edge starts at a compiled entry");
+      if (input.rel === "grounds" && dst.type === "compiled") throw invalid("dst", "a grounds edge ends at an entry about the code, not a compiled one");
       if (src.project !== null && dst.project !== null && src.project !== dst.project) {
         throw invalid("dst", "entries of different projects cannot be linked");
       }

@@ -126,6 +126,9 @@ export class ImportedRecords {
         source: line.source ? JSON.stringify(line.source) : null,
         source_kind: line.source?.kind ?? null,
         deleted_at: null,
+        // A stale mark belongs to this server's anchors, which an import does not bring.
+        stale_since: null,
+        stale_reason: null,
       },
       tags,
       vector,
@@ -251,6 +254,10 @@ export class ImportedRecords {
         claimed_at: line.claimed_at,
         completed_at: line.completed_at,
         lease_expires_at: line.lease_expires_at,
+        // An imported task stands alone: its run (if it had one) is not part of an export.
+        run_id: null,
+        node_key: null,
+        gate: null,
       },
       tags,
       dependencies,

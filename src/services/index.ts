@@ -20,6 +20,10 @@ import { BootstrapIdentities } from "./bootstrap.js";
 import { CurationService } from "./curation.js";
 import { CaptureService } from "./captures/service.js";
 import { BlueprintService } from "./blueprints/service.js";
+import { BlueprintRuns } from "./blueprints/runs.js";
+import { StoreCheckReads } from "./blueprints/checks.js";
+import { RunEngine } from "./blueprints/engine.js";
+import { CompileService } from "./compile/service.js";
 import { DecisionService } from "./decisions.js";
 import { GraphService } from "./graph.js";
 import { KnowledgeService } from "./knowledge.js";
@@ -58,6 +62,8 @@ export interface ServiceOptions {
   jobs?: boolean;
   /** How often expired entries are swept (default 15 s: well inside the contract's minute). */
   sweepIntervalMs?: number;
+  /** How often blueprint timer gates that are due are passed (default 5 s). */
+  timerSweepIntervalMs?: number;
   /** How often lapsed task claims are released (default 5 s). */
   leaseSweepIntervalMs?: number;
   /** Load the embedding model (off for CLI commands that never embed). */
@@ -90,6 +96,8 @@ export interface Services {
   tasks: TaskService;
   decisions: DecisionService;
   blueprints: BlueprintService;
+  runs: BlueprintRuns;
+  compile: CompileService;
   captures: CaptureService;
   messages: MessageService;
   sessions: SessionService;
@@ -172,6 +180,10 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const tasks = new TaskService(store, bus, config);
   const decisions = new DecisionService(store, bus, config, tasks, writes);
   const blueprints = new BlueprintService(store, bus);
+  const runEngine = new RunEngine(store, bus, config, tasks, new StoreCheckReads(store));
+  tasks.attachHooks(runEngine);
+  const runs = new BlueprintRuns(store, bus, config, runEngine);
+  const compile = new CompileService(store, bus, writes, embeddings);
   const captures = new CaptureService(store, bus, config);
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
@@ -195,6 +207,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     jobs.once("sweep-expired", options.sweepIntervalMs ?? 15_000, () => memory.sweepExpired());
     jobs.once("embed-backfill", 60_000, () => embeddings.backfill());
     jobs.once("sweep-captures", 600_000, () => captures.sweep());
+    jobs.once("pass-timer-gates", options.timerSweepIntervalMs ?? 5_000, () => runEngine.passDueTimers());
     if (config.TASK_LEASE_SECONDS > 0) jobs.once("release-lapsed-claims", options.leaseSweepIntervalMs ?? 5_000, () => tasks.releaseLapsed());
     jobs.every("sweep-limiters", 60_000, () => {
       rateLimiter.sweep();
@@ -232,6 +245,8 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     tasks,
     decisions,
     blueprints,
+    runs,
+    compile,
     captures,
     messages,
     sessions,

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { newId } from "../core/ids.js";
 import type { MemoryRow } from "../store/memory.js";
 import { NO_EXPIRY, ownerKeyFor, visKeyFor, type VectorMeta } from "../store/vectors.js";
-import type { EntrySource, MemoryChange, MemoryEntry, MemoryType, Scope, Tombstone } from "../wire/memory.js";
+import type { EntrySource, MemoryChange, MemoryEntry, MemoryType, Scope, StaleReason, Tombstone } from "../wire/memory.js";
 
 /** Scores and similarities go out with six decimals: enough to rank, no float noise. */
 export const round6 = (value: number): number => Math.round(value * 1e6) / 1e6;
@@ -31,6 +31,8 @@ export function toEntry(row: MemoryRow, embedding?: Float32Array): MemoryEntry {
     superseded_by: row.superseded_by,
     embedding_model: row.embedding_model,
     source: row.source === null ? null : (JSON.parse(row.source) as EntrySource),
+    stale_since: row.stale_since,
+    stale_reason: row.stale_reason === null ? null : (JSON.parse(row.stale_reason) as StaleReason),
   };
   if (embedding) entry.embedding = Array.from(embedding);
   return entry;
@@ -107,5 +109,7 @@ export function newMemoryRow(agentId: string, fields: NewEntryFields, at: string
     deleted_at: null,
     source: fields.source ? JSON.stringify(fields.source) : null,
     source_kind: fields.source?.kind ?? null,
+    stale_since: null,
+    stale_reason: null,
   };
 }

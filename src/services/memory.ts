@@ -6,6 +6,7 @@ import { now } from "../core/time.js";
 import { kindRank, type MemoryFilters, type MemoryOrder, type MemoryPatch, type MemoryRow } from "../store/memory.js";
 import type { Store, Tx } from "../store/store.js";
 import { checkProjectWrite } from "./access.js";
+import { clearStaleMark } from "./compile/staleness.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { OverlapFinder } from "./memory-overlap.js";
@@ -13,7 +14,7 @@ import { contentKey, newMemoryRow, toChange, toEntry, vectorMetaOf, round6 } fro
 import type { MemoryWrites } from "./memory-writes.js";
 import { decodeCursor, isKeyset, isRankedKeyset, pageOf, type Page } from "./paging.js";
 import type { ReadRecorder } from "./reads.js";
-import type { BulkDeleteResult, EntrySource, MemoryChange, MemoryEntry, MemoryType, Scope, SimilarEntry } from "../wire/memory.js";
+import type { BulkDeleteResult, CaptureSource, EntrySource, MemoryChange, MemoryEntry, MemoryType, Scope, SimilarEntry } from "../wire/memory.js";
 
 export interface WriteInput {
   content: string;
@@ -26,7 +27,7 @@ export interface WriteInput {
   expires_at?: string | null | undefined;
   allow_duplicate?: boolean | undefined;
   /** Only the archivist sets it, for a fact distilled from a capture (CONTRACT §13). */
-  source?: EntrySource | undefined;
+  source?: CaptureSource | undefined;
 }
 
 export type WriteResult =
@@ -111,7 +112,7 @@ export class MemoryService {
    * would write it (their projects, their view for parents and duplicates), into the capture's
    * project, or the author's private scope when the capture has none. Never a directive.
    */
-  private async writeFromCapture(caller: Caller, input: WriteInput, source: EntrySource): Promise<WriteResult> {
+  private async writeFromCapture(caller: Caller, input: WriteInput, source: CaptureSource): Promise<WriteResult> {
     if (caller.role !== "archivist") throw forbidden("only the archivist writes entries from a capture");
     if ((input.type ?? "memory") !== "memory") throw invalid("type", "an entry from a capture is of type memory");
     const reader = this.store.reader;
@@ -257,7 +258,9 @@ export class MemoryService {
     if (patch.type !== undefined && (patch.type === "directive") !== (current.type === "directive")) {
       throw invalid("type", "an entry cannot become or stop being a directive");
     }
+    const asked = Object.values(patch).some((value) => value !== undefined);
     if (patch.type === "compiled" && current.type !== "compiled") throw invalid("type", "compiled entries are written by the compile routes only");
+    if (current.type === "compiled" && asked) throw invalid("id", "a compiled entry changes only when compile finds its code changed", "compiled entries are written by the compile routes only");
     if (patch.project !== undefined && patch.project !== current.project) await checkProjectWrite(this.store.projects, this.store.reader, caller, patch.project);
     if (patch.expires_at !== undefined) this.checkFutureExpiry(patch.expires_at);
     const contentChanged = patch.content !== undefined && patch.content !== current.content;
@@ -287,7 +290,15 @@ export class MemoryService {
           changed.push(field);
         }
       }
-      if (changed.length === 0) return toEntry(row);
+      // The author's own update says the entry still holds for the code as it is now (§18), even
+      // one that re-saves what is there: that is how an author confirms a stale entry.
+      const confirms = row.stale_since !== null && caller.agentId === row.agent_id && asked;
+      if (changed.length === 0) return toEntry(confirms ? await clearStaleMark(this.store, this.writes, tx, caller.agentId, row) : row);
+      if (confirms) {
+        changes.stale_since = null;
+        changes.stale_reason = null;
+        changed.push("stale_since");
+      }
       const at = now();
       if (changes.content !== undefined) changes.content_key = contentKey(changes.content);
       changes.version = row.version + 1;

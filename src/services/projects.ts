@@ -102,7 +102,8 @@ export class ProjectService {
 
   /**
    * Project owner only. Memory is soft-deleted entry by entry (each with its event, so mirrors and
-   * the archivist follow); tasks, messages and decisions are removed. Returns what it removed.
+   * the archivist follow), and compile's anchors go with it; tasks, messages and decisions are
+   * removed. Returns what it removed.
    */
   clear(caller: Caller, id: string, what: ClearRequest): Promise<ProjectClearCounts> {
     return this.store.transaction(async (tx) => {
@@ -113,6 +114,8 @@ export class ProjectService {
         const rows = await this.store.memory.projectShared(tx, id);
         for (const row of rows) await this.writes.softDelete(tx, caller.agentId, row, "cleared");
         counts.memory = rows.length;
+        // The compiled entries went with the rest: their anchors would describe nothing.
+        await this.store.compile.deleteProject(tx, id);
       }
       if (what.tasks) counts.tasks = await this.store.tasks.deleteProject(tx, id);
       if (what.messages) counts.messages = await this.store.messages.deleteProject(tx, id);

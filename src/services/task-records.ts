@@ -1,4 +1,5 @@
-import type { TaskRow } from "../store/tasks.js";
+import { newId } from "../core/ids.js";
+import type { NewTaskRow, TaskRow } from "../store/tasks.js";
 import type { ServerEventPayloads, ServerEventType } from "../wire/events.js";
 import type { Task, TaskStatus } from "../wire/tasks.js";
 
@@ -23,6 +24,9 @@ export const toTask = (row: TaskRow): Task => ({
   claimed_at: row.claimed_at,
   completed_at: row.completed_at,
   lease_expires_at: row.lease_expires_at,
+  run_id: row.run_id,
+  node_key: row.node_key,
+  gate: row.gate,
 });
 
 type TaskEventType = Extract<ServerEventType, `task.${string}`>;
@@ -36,4 +40,26 @@ export const taskEventFields = (row: TaskRow): { task_id: string; project: strin
   project: row.project,
   status: row.status,
   assigned_to: row.assigned_to,
+});
+
+/** What a new task is given; the rest of its row is that of an open, unclaimed task. */
+export type OpenTaskFields = Pick<NewTaskRow, "title" | "description" | "created_by" | "assigned_to" | "project" | "priority" | "due_at" | "expected_outcome"> &
+  Partial<Pick<NewTaskRow, "run_id" | "node_key" | "gate">> & { tags: string[]; at: string };
+
+/** The row of a new open task: reserved when it has an assignee, created and updated `at`. */
+export const openTaskRow = ({ tags, at, ...fields }: OpenTaskFields): NewTaskRow => ({
+  id: newId(),
+  status: "open",
+  reserved: fields.assigned_to === null ? 0 : 1,
+  tags: JSON.stringify(tags),
+  result: null,
+  created_at: at,
+  updated_at: at,
+  claimed_at: null,
+  completed_at: null,
+  lease_expires_at: null,
+  run_id: null,
+  node_key: null,
+  gate: null,
+  ...fields,
 });

@@ -10,7 +10,7 @@ import { checkProjectWrite } from "./access.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "./paging.js";
 import { checkTransition } from "./task-lifecycle.js";
-import { taskEventFields, toTask, type TaskEvent } from "./task-records.js";
+import { openTaskRow, taskEventFields, toTask, type TaskEvent } from "./task-records.js";
 import { TASK_TRANSITIONS } from "../wire/task-lifecycle.js";
 import type { CommentKind, Priority, RecommendedTask, Task, TaskComment, TaskCounts } from "../wire/tasks.js";
 
@@ -43,12 +43,27 @@ const LAPSE_BATCH = 500;
 
 const isSeq = (value: unknown): value is number => Number.isSafeInteger(value);
 
+/** What blueprint runs (CONTRACT §17) add to a task's completion, inside its transaction. */
+export interface TaskHooks {
+  /** Refuses (422) an output that breaks the node's contract, before anything is written. */
+  beforeComplete(tx: Tx, caller: Caller, row: TaskRow, output: unknown): Promise<void>;
+  /** What the run does next: fan out, retry, fail the run, open gates, finish the run. */
+  afterClose(tx: Tx, actor: string, row: TaskRow, outcome: "completed" | "failed"): Promise<void>;
+}
+
 export class TaskService {
+  private hooks: TaskHooks | undefined;
+
   constructor(
     private readonly store: Store,
     private readonly bus: EventBus,
     private readonly config: Config,
   ) {}
+
+  /** Blueprint runs hook in here once both services exist. */
+  attachHooks(hooks: TaskHooks): void {
+    this.hooks = hooks;
+  }
 
   private checkDescription(description: string | undefined): void {
     if (description !== undefined) checkByteSize(description, this.config.MAX_CONTENT_BYTES, "description exceeds");
@@ -103,26 +118,18 @@ export class TaskService {
       const tags = [...new Set(input.tags ?? [])];
       const pk = await this.store.tasks.insert(
         tx,
-        {
-          id: newId(),
+        openTaskRow({
           title: input.title,
           description: input.description ?? "",
-          status: "open",
           created_by: caller.agentId,
           assigned_to: assignee,
-          reserved: assignee === null ? 0 : 1,
           project,
           priority: input.priority ?? "normal",
-          tags: JSON.stringify(tags),
+          tags,
           due_at: input.due_at ?? null,
           expected_outcome: input.expected_outcome ?? null,
-          result: null,
-          created_at: at,
-          updated_at: at,
-          claimed_at: null,
-          completed_at: null,
-          lease_expires_at: null,
-        },
+          at,
+        }),
         tags,
         dependencies,
       );
@@ -187,6 +194,7 @@ export class TaskService {
   }
 
   private checkClaimable(caller: Caller, row: TaskRow): void {
+    if (row.gate === "timer" || row.gate === "task") throw forbidden("task is a gate the server completes");
     if (row.reserved === 1 && row.assigned_to !== caller.agentId) throw forbidden("task is reserved for another agent");
     checkTransition("claim", row.status);
     if (row.blocked === 1) throw conflict("task is blocked");
@@ -263,27 +271,47 @@ export class TaskService {
     const action = outcome === "completed" ? "complete" : "fail";
     return this.store.transaction(async (tx) => {
       const row = await this.requireAssignee(tx, caller, ref, action);
-      const at = now();
-      await this.store.tasks.patch(tx, row.pk, { status: TASK_TRANSITIONS[action].to, completed_at: at, lease_expires_at: null, updated_at: at, result });
-      await this.logComment(tx, row, caller.agentId, action, comment, at);
-      await this.store.tasks.insertOutcome(tx, {
-        task_pk: row.pk,
-        agent_id: caller.agentId,
-        outcome,
-        tags: row.tags,
-        claimed_at: row.claimed_at ?? at,
-        finished_at: at,
-      });
-      const updated = await this.reread(tx, row.pk);
-      await this.emit(tx, caller.agentId, { type: outcome === "completed" ? "task.completed" : "task.failed", payload: taskEventFields(updated) });
-      if (outcome === "completed") {
-        // Dependents whose last open dependency this was can now be claimed: tell waiting agents.
-        for (const dependent of await this.store.tasks.unblockedDependents(tx, row.pk)) {
-          await this.emit(tx, caller.agentId, { type: "task.unblocked", payload: { ...taskEventFields(dependent), unblocked_by: row.id } });
-        }
-      }
-      return toTask(updated);
+      if (outcome === "completed") await this.hooks?.beforeComplete(tx, caller, row, result === null || result === undefined ? undefined : JSON.parse(result));
+      await this.closeIn(tx, caller.agentId, row, outcome, comment, result, true);
+      return toTask(await this.reread(tx, row.pk));
     });
+  }
+
+  /**
+   * Closes a task in `tx`: its status by the lifecycle table (`complete`, `fail`, or the server's
+   * `pass` of a gate and `abandon` of a run's unfinished task), the log line, the event, the
+   * outcome an agent earned (`earned`), what a blueprint run does next, and `task.unblocked` for
+   * the dependents this frees.
+   */
+  async closeIn(
+    tx: Tx,
+    actor: string,
+    row: TaskRow,
+    outcome: "completed" | "failed",
+    comment: string,
+    result: string | null | undefined,
+    earned: boolean,
+    action: "complete" | "fail" | "pass" | "abandon" = outcome === "completed" ? "complete" : "fail",
+  ): Promise<void> {
+    checkTransition(action, row.status);
+    const at = now();
+    await this.store.tasks.patch(tx, row.pk, { status: TASK_TRANSITIONS[action].to, completed_at: at, lease_expires_at: null, updated_at: at, result });
+    await this.logComment(tx, row, actor, outcome === "completed" ? "complete" : "fail", comment, at);
+    if (earned) {
+      await this.store.tasks.insertOutcome(tx, { task_pk: row.pk, agent_id: actor, outcome, tags: row.tags, claimed_at: row.claimed_at ?? at, finished_at: at });
+    }
+    const updated = await this.reread(tx, row.pk);
+    await this.emit(tx, actor, { type: outcome === "completed" ? "task.completed" : "task.failed", payload: taskEventFields(updated) });
+    // A run may fan out (adding dependencies to what waits for this task) before anyone is told it is free.
+    if (action !== "abandon") await this.hooks?.afterClose(tx, actor, updated, outcome);
+    if (outcome === "completed") await this.announceUnblocked(tx, actor, row);
+  }
+
+  /** `task.unblocked` for each open dependent whose last unfinished dependency was `row`. */
+  async announceUnblocked(tx: Tx, actor: string, row: TaskRow): Promise<void> {
+    for (const dependent of await this.store.tasks.unblockedDependents(tx, row.pk)) {
+      await this.emit(tx, actor, { type: "task.unblocked", payload: { ...taskEventFields(dependent), unblocked_by: row.id } });
+    }
   }
 
   /** A completed or failed task back to open, by its creator or an owner. */
@@ -291,14 +319,19 @@ export class TaskService {
     return this.store.transaction(async (tx) => {
       const row = await this.resolve(tx, caller, ref);
       if (caller.agentId !== row.created_by && caller.role !== "owner") throw forbidden("only the task's creator or an owner may reopen it");
-      checkTransition("reopen", row.status);
-      const at = now();
-      await this.store.tasks.patch(tx, row.pk, { ...this.releasePatch(row, at), status: TASK_TRANSITIONS.reopen.to, completed_at: null });
-      await this.logComment(tx, row, caller.agentId, "reopen", comment, at);
-      const updated = await this.reread(tx, row.pk);
-      await this.emit(tx, caller.agentId, { type: "task.reopened", payload: taskEventFields(updated) });
-      return toTask(updated);
+      return toTask(await this.reopenIn(tx, caller.agentId, row, comment));
     });
+  }
+
+  /** Reopens a closed task in `tx` (a blueprint run's retry does it too). */
+  async reopenIn(tx: Tx, actor: string, row: TaskRow, comment: string): Promise<TaskRow> {
+    checkTransition("reopen", row.status);
+    const at = now();
+    await this.store.tasks.patch(tx, row.pk, { ...this.releasePatch(row, at), status: TASK_TRANSITIONS.reopen.to, completed_at: null });
+    await this.logComment(tx, row, actor, "reopen", comment, at);
+    const updated = await this.reread(tx, row.pk);
+    await this.emit(tx, actor, { type: "task.reopened", payload: taskEventFields(updated) });
+    return updated;
   }
 
   /** Assignee only: pushes the claim's lease out by TASK_LEASE_SECONDS. */

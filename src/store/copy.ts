@@ -45,6 +45,9 @@ export const TABLES = [
   "captures",
   "decision_tags",
   "blueprints",
+  "blueprint_runs",
+  "blueprint_run_nodes",
+  "compile_anchors",
 ] as const;
 
 /** Identity keys to move past the copied rows, so new rows never take a copied key. */
@@ -61,6 +64,9 @@ const IDENTITIES: Record<string, string> = {
   decisions: "pk",
   captures: "pk",
   blueprints: "pk",
+  blueprint_runs: "pk",
+  blueprint_run_nodes: "pk",
+  compile_anchors: "pk",
 };
 
 // Rows per INSERT: PostgreSQL takes at most 65,535 parameters in one statement. A batch also ends

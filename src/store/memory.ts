@@ -30,11 +30,14 @@ export interface MemoryRow {
   /** Provenance as JSON (null for entries written by hand), and its kind for filtering. */
   source: string | null;
   source_kind: string | null;
+  /** Set by compile when the code the entry is about changed (§18), with the reason as JSON; null while fresh. */
+  stale_since: string | null;
+  stale_reason: string | null;
 }
 
 export type NewMemoryRow = Omit<
   MemoryRow,
-  "pk" | "read_count" | "distinct_readers" | "reinforcement_count" | "last_reinforced_at" | "superseded_by" | "headline" | "deleted_at"
+  "pk" | "read_count" | "distinct_readers" | "reinforcement_count" | "last_reinforced_at" | "superseded_by" | "headline" | "deleted_at" | "stale_since" | "stale_reason"
 >;
 
 export interface MemoryFilters {
@@ -88,6 +91,9 @@ export const MEMORY_PATCHABLE_COLUMNS = [
   "reinforcement_count",
   "deleted_at",
   "superseded_by",
+  "stale_since",
+  "stale_reason",
+  "source",
 ] as const;
 
 export type MemoryPatch = { [Column in (typeof MEMORY_PATCHABLE_COLUMNS)[number]]?: MemoryRow[Column] | undefined };

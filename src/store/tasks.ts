@@ -23,6 +23,11 @@ export interface TaskRow {
   claimed_at: string | null;
   completed_at: string | null;
   lease_expires_at: string | null;
+  /** The blueprint run (CONTRACT §17) the task belongs to, and its node's key (`publish[2]`). */
+  run_id: string | null;
+  node_key: string | null;
+  /** A gate no agent may take: `human` (the web UI's), `timer` and `task` (the server's). */
+  gate: "human" | "timer" | "task" | null;
   /** Computed: ids of the tasks this one depends on (JSON array). */
   depends_on: string;
   /** Computed: 1 while a dependency is not completed. */
@@ -58,6 +63,8 @@ export interface TaskFilters {
   tag?: string | undefined;
   priority?: Priority | undefined;
   unblocked?: boolean | undefined;
+  run_id?: string | undefined;
+  node_key?: string | undefined;
 }
 
 export interface TaskCountsRow {

@@ -27,10 +27,18 @@ interface TaskEventBase {
   assigned_to: string | null;
 }
 
+interface BlueprintRunEvent {
+  run_id: string;
+  blueprint_id: string;
+  name: string;
+  version: number;
+  project: string | null;
+}
+
 export interface ServerEventPayloads {
   "memory.written": MemoryEventBase & Imported;
-  "memory.updated": MemoryEventBase & { changed?: string[]; reason?: "reinforced" | "headline" | "decay"; confidence?: number };
-  "memory.deleted": MemoryEventBase & { reason: "deleted" | "expired" | "cleared" | "merged"; superseded_by?: string };
+  "memory.updated": MemoryEventBase & { changed?: string[]; reason?: "reinforced" | "headline" | "decay" | "stale" | "fresh"; confidence?: number };
+  "memory.deleted": MemoryEventBase & { reason: "deleted" | "expired" | "cleared" | "merged" | "pruned"; superseded_by?: string };
   "task.created": TaskEventBase & { created_by: string } & Imported;
   "task.claimed": TaskEventBase;
   "task.unclaimed": TaskEventBase & { reason?: string };
@@ -57,6 +65,11 @@ export interface ServerEventPayloads {
   "capture.added": { capture_id: string; project: string | null; session_id: string | null; bytes: number };
   "capture.digested": { capture_id: string; outcome: "digested" | "failed" | "dead"; memory_ids: string[] };
   "blueprint.saved": { blueprint_id: string; name: string; project: string | null; version: number };
+  "blueprint.run.started": BlueprintRunEvent;
+  "blueprint.run.completed": BlueprintRunEvent;
+  "blueprint.run.failed": BlueprintRunEvent & { node_key?: string };
+  "blueprint.run.cancelled": BlueprintRunEvent;
+  "compile.completed": { project: string | null; created: number; updated: number; removed: number; invalidated_count: number; commit: string | null };
   "archivist.lease": { holder: string | null; previous: string | null; token: number };
 }
 
@@ -85,8 +98,8 @@ export type CustomEvent = Addressing & { type: string; payload: Record<string, u
  */
 export const SERVER_EVENT_PAYLOAD_FIELDS: Readonly<Record<ServerEventType, string>> = {
   "memory.written": "memory_id, type, project, scope, version, source_kind?",
-  "memory.updated": "memory_id, type, project, scope, version, source_kind?, changed | reason (reinforced, headline, decay), confidence?",
-  "memory.deleted": "memory_id, type, project, scope, version, source_kind?, reason (deleted, expired, cleared, merged), superseded_by?",
+  "memory.updated": "memory_id, type, project, scope, version, source_kind?, changed | reason (reinforced, headline, decay, stale, fresh), confidence?",
+  "memory.deleted": "memory_id, type, project, scope, version, source_kind?, reason (deleted, expired, cleared, merged, pruned), superseded_by?",
   "task.created": "task_id, project, status, assigned_to, created_by",
   "task.claimed": "task_id, project, status, assigned_to",
   "task.unclaimed": "task_id, project, status, assigned_to, reason? (lease expired)",
@@ -113,6 +126,11 @@ export const SERVER_EVENT_PAYLOAD_FIELDS: Readonly<Record<ServerEventType, strin
   "capture.added": "capture_id, project, session_id, bytes (to the author and the archivist only)",
   "capture.digested": "capture_id, outcome (digested, failed, dead), memory_ids (to the author and the archivist only)",
   "blueprint.saved": "blueprint_id, name, project, version",
+  "blueprint.run.started": "run_id, blueprint_id, name, version, project",
+  "blueprint.run.completed": "run_id, blueprint_id, name, version, project",
+  "blueprint.run.failed": "run_id, blueprint_id, name, version, project, node_key (the node that failed)",
+  "blueprint.run.cancelled": "run_id, blueprint_id, name, version, project",
+  "compile.completed": "project, created, updated, removed, invalidated_count, commit",
   "archivist.lease": "holder, previous, token",
 };
 

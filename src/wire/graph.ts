@@ -8,8 +8,11 @@ import { timestamp } from "./timestamp.js";
 export const edgeRel = z.enum(["relates_to", "supports", "contradicts", "supersedes", "derived_from", "grounds", "depends_on"]);
 export type EdgeRel = z.output<typeof edgeRel>;
 
-/** The relations agents record themselves; `grounds` and `depends_on` come from compiling code. */
-export const linkRel = z.enum(["relates_to", "supports", "contradicts", "supersedes", "derived_from"]);
+/**
+ * The relations agents record themselves: `grounds` only from a compiled entry to an entry about
+ * its code; `depends_on` comes from compiling code alone.
+ */
+export const linkRel = z.enum(["relates_to", "supports", "contradicts", "supersedes", "derived_from", "grounds"]);
 
 export const graphEdge = z
   .object({

@@ -17,9 +17,27 @@ export const confidence = z.number().min(0).max(1);
  * is never a directive. Feeds, compile and mesh add their kinds as they arrive.
  */
 export const captureSource = z.object({ kind: z.literal("capture"), capture_id: z.uuid() });
-export const entrySource = z.discriminatedUnion("kind", [captureSource]).meta({ id: "EntrySource" });
+/** A `compiled` entry's code (§18): the anchor it describes, at the sha and commit it was compiled from. */
+export const compileSource = z.object({
+  kind: z.literal("compile"),
+  path: z.string(),
+  symbol: z.string().describe('"" for a module or file'),
+  sha: z.string(),
+  commit: z.string().nullable(),
+});
+export const entrySource = z.discriminatedUnion("kind", [captureSource, compileSource]).meta({ id: "EntrySource" });
 export type EntrySource = z.output<typeof entrySource>;
-export const sourceKind = z.enum(["capture"]);
+export type CaptureSource = z.output<typeof captureSource>;
+/** The one provenance a write may name (the archivist's, for a capture's facts); compile writes its own. */
+export const writableSource = captureSource.meta({ id: "CaptureSource" });
+export type CompileSource = z.output<typeof compileSource>;
+export const sourceKind = z.enum(["capture", "compile"]);
+
+/** Why compile marked an entry stale (§18): the code it is about changed from `old_sha` to `new_sha`. */
+export const staleReason = z
+  .object({ path: z.string(), symbol: z.string(), old_sha: z.string(), new_sha: z.string() })
+  .meta({ id: "StaleReason" });
+export type StaleReason = z.output<typeof staleReason>;
 
 export const memoryEntry = z
   .object({
@@ -44,6 +62,8 @@ export const memoryEntry = z
     superseded_by: z.string().nullable(),
     embedding_model: z.string().nullable(),
     source: entrySource.nullable().describe("where the entry came from; null when an agent wrote it"),
+    stale_since: timestamp.nullable().describe("when compile found the code the entry is about changed; null while it is fresh"),
+    stale_reason: staleReason.nullable().describe("which code changed, from which sha to which; null while fresh"),
     embedding: z.array(z.number()).optional().describe("only with include_embedding=true"),
   })
   .meta({ id: "MemoryEntry" });

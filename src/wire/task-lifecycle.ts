@@ -17,6 +17,9 @@ const EVERY_STATUS = ["open", "claimed", "completed", "failed"] as const satisfi
 /**
  * The task lifecycle. A task is created open; claim takes it, unclaim (or a lapsed lease, which is
  * an unclaim by the lease sweep) gives it back, complete and fail close it, reopen opens it again.
+ * Two moves are the server's, for blueprint runs: `pass` completes an open gate (a timer that
+ * elapsed, a task it waited for), `abandon` fails a run's unfinished tasks when the run fails or
+ * is cancelled.
  * The server checks a task's status against this table and nowhere else, and the web UI offers
  * an action only where it allows it.
  */
@@ -26,6 +29,8 @@ export const TASK_TRANSITIONS = {
   complete: { from: ["claimed"], to: "completed", refusal: "task not claimed" },
   fail: { from: ["claimed"], to: "failed", refusal: "task not claimed" },
   reopen: { from: ["completed", "failed"], to: "open", refusal: "task not closed" },
+  pass: { from: ["open"], to: "completed", refusal: "gate not open" },
+  abandon: { from: ["open", "claimed"], to: "failed", refusal: "task is closed" },
   update: { from: ["open", "claimed"], to: null, refusal: "task is closed" },
   heartbeat: { from: ["claimed"], to: null, refusal: "task not claimed" },
   comment: { from: EVERY_STATUS, to: null, refusal: null },

@@ -30,6 +30,9 @@ export const task = z
     claimed_at: timestamp.nullable(),
     completed_at: timestamp.nullable(),
     lease_expires_at: timestamp.nullable().describe("when an unrenewed claim is released"),
+    run_id: z.uuid().nullable().describe("the blueprint run it belongs to"),
+    node_key: z.string().nullable().describe("its node in the run, e.g. publish[2]"),
+    gate: z.enum(["human", "timer", "task"]).nullable().describe("a gate no agent may take"),
   })
   .meta({ id: "Task" });
 export type Task = z.output<typeof task>;

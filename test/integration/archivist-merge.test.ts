@@ -190,12 +190,13 @@ describe("immediate mode without a model", () => {
       expect(told?.body).toContain(a.id);
       expect(told?.body).toContain(b.id);
     }
+    // The archivist links and logs the pair after it has told both authors: wait for those too.
+    await expect.poll(async () => (await edgesOf(server, a.id)).length, { timeout: 5000 }).toBe(1);
     const edges = await edgesOf(server, a.id);
-    expect(edges).toHaveLength(1);
     expect(edges[0]).toMatchObject({ rel: "relates_to" });
     expect([edges[0]?.src, edges[0]?.dst].sort()).toEqual([a.id, b.id].sort());
-    const logs = (await server.request<{ action: string }[]>("/logs?action=conflict.reported", { as: server.owner })).body;
-    expect(logs).toHaveLength(1);
+    const conflictLogs = async () => (await server.request<{ action: string }[]>("/logs?action=conflict.reported", { as: server.owner })).body;
+    await expect.poll(async () => (await conflictLogs()).length, { timeout: 5000 }).toBe(1);
     expect((await read(server, alice, a.id)).status).toBe(200);
     expect((await read(server, bob, b.id)).status).toBe(200);
     expect(await archivistEntries(server)).toEqual([]);

@@ -104,9 +104,12 @@ describe("/mcp over Streamable HTTP", () => {
     // Decisions are part of the session routine (CONTRACT §11's standard tier).
     expect(names).toEqual(expect.arrayContaining(["decision_record", "decision_list"]));
     expect(names).not.toContain("decision_get");
+    expect(names).toEqual(expect.arrayContaining(["blueprint_instantiate", "blueprint_run_get", "compile_check"]));
+    expect(names).not.toContain("blueprint_run_cancel");
     // Small enough to sit in every prompt: about 5,900 tokens before part two; 7,000 with decisions,
-    // captures and memory_related (CONTRACT §11's standard tier).
-    expect(JSON.stringify({ tools }).length / 4).toBeLessThan(7250);
+    // captures and memory_related; about 7,400 with blueprint_instantiate, blueprint_run_get and
+    // compile_check (CONTRACT §11's standard tier, complete).
+    expect(JSON.stringify({ tools }).length / 4).toBeLessThan(7500);
   });
 
   it("runs the primitives as tools with structured results, under the caller's identity", async ({ alice, bob, connect }) => {

@@ -129,6 +129,7 @@ async function snapshot(target: TestServer, agents: Credentials[]): Promise<Reco
       tasks: withoutLease(await ok(target, "/tasks?limit=500", agent)),
       decisions: await ok(target, "/decisions?include_superseded=true&limit=500", agent),
       blueprints: await ok(target, "/blueprints?limit=200", agent),
+      runs: await ok(target, "/blueprints/runs?limit=100", agent),
       messages: await ok(target, "/messages?limit=500", agent),
       unread: await ok(target, "/messages/inbox/count", agent),
       events: await ok(target, "/events?since=seq:0&limit=500", agent),
@@ -144,6 +145,8 @@ async function snapshot(target: TestServer, agents: Credentials[]): Promise<Reco
     state: await ok(target, "/archivist/state/cursor", target.archivist),
     logs: await ok(target, "/logs?limit=500", target.owner),
     lease: await ok(target, "/archivist/status", target.owner),
+    anchors: await ok(target, "/compile/anchors?project=web", target.owner),
+    stale: await ok(target, "/compile/stale?project=web", target.owner),
   };
   return views;
 }
@@ -197,6 +200,12 @@ async function buildSqliteStore(dir: string): Promise<Built> {
   ids.superseding = (await created(source, "/decisions", bob, { ...decision, decision: "Build with vite", supersedes: ids.decided, alternatives: [{ option: "webpack", reason_rejected: "slow" }] })).id;
   ids.capture = (await created(source, "/captures", alice, { content: "we moved the build to vite today", session_id: "s-1", project: "web" })).id;
   ids.blueprint = (await created(source, "/blueprints", alice, { name: "release", title: "Release", project: "web", nodes: [{ id: "build", title: "Build" }] })).id;
+  ids.run = (await created(source, "/blueprints/release/instantiate", alice, { project: "web", params: {} })).id;
+  // Compiled code, an entry it grounds, and a change to the code that marks that entry stale.
+  const code = (version: string) => ({ project: "web", commit: `c${version}`, units: [{ path: "src/build.ts", symbol: "build", kind: "function", lang: "typescript", start_line: 1, end_line: 9, sha: version.repeat(64), description: "function build(): void", deps: [] }] });
+  ids.compiled = (await ok<{ memory_ids: string[] }>(source, "/compile", alice, { method: "POST", body: code("1") })).memory_ids[0] as string;
+  await created(source, "/graph/edge", alice, { src: ids.compiled, dst: ids.project, rel: "grounds" });
+  await ok(source, "/compile", alice, { method: "POST", body: code("2") });
 
   ids.direct = (await created(source, "/messages", alice, { to: bob.agentId, subject: "hello", body: "the build is green" })).id;
   ids.toProject = (await created(source, "/messages", alice, { to: "project:web", body: "release on Tuesday" })).id;

@@ -56,6 +56,15 @@ const newCapture = async (world: World, content: string): Promise<string> =>
 const writeNote = async (world: World, content: string, as: Who = "alice"): Promise<string> =>
   (await world.rest(as, "/memory", { body: { content, allow_duplicate: true, project: null } })).id;
 // Global, so every agent of the table sees them whatever project the author joined last.
+const savePair = (world: World): Promise<unknown> =>
+  world.rest("alice", "/blueprints", {
+    body: { name: "run-plan", title: "Run", project: null, params: [{ name: "who", type: "string" }], nodes: [{ id: "first", title: "First for {{params.who}}" }, { id: "second", title: "Second", needs: ["first"] }] },
+  });
+/** A running run of a two-node blueprint; its id. */
+const startPair = async (world: World): Promise<string> => {
+  await savePair(world);
+  return (await world.rest("alice", "/blueprints/run-plan/instantiate", { body: { project: null, params: { who: "parity" } } })).id;
+};
 const newTask = async (world: World, title: string, as: Who = "alice"): Promise<string> =>
   (await world.rest(as, "/tasks", { body: { title, project: null } })).id;
 const claimed = async (world: World, title: string): Promise<string> => {
@@ -112,6 +121,28 @@ async function someTasks(world: World): Promise<Prepared> {
   await claimed(world, "a task in hand");
   await world.rest("alice", `/tasks/${await claimed(world, "a task done")}/complete`, { method: "POST", body: { output: { pr: 7 } } });
   await world.rest("alice", `/tasks/${await claimed(world, "a task that failed")}/fail`, { method: "POST", body: { comment: "blocked" } });
+  return {};
+}
+/** A function of src/parity.ts at one version of its text (the sha is the version's digit, repeated). */
+const codeUnit = (symbol: string, version = 1, uses: string[] = []) => ({
+  path: "src/parity.ts",
+  symbol,
+  kind: "function",
+  lang: "typescript",
+  start_line: 1,
+  end_line: 4,
+  sha: String(version).repeat(64),
+  description: `function ${symbol}(): void`,
+  deps: uses.map((name) => ({ kind: "symbol", name })),
+});
+const compiled = async (world: World, units: unknown[]): Promise<string[]> =>
+  (await world.rest<{ memory_ids: string[] }>("alice", "/compile", { body: { project: null, commit: "parity", units } })).memory_ids;
+/** Bob's note grounded by parse, whose code then changed: a stale entry. */
+async function staleNote(world: World): Promise<Prepared> {
+  const [parse] = await compiled(world, [codeUnit("parse")]);
+  const note = await writeNote(world, "parse() skips blank lines", "bob");
+  await world.rest("alice", "/graph/edge", { body: { src: parse, dst: note, rel: "grounds" } });
+  await compiled(world, [codeUnit("parse", 2)]);
   return {};
 }
 const newDecision = async (world: World, decision: string, extra: Record<string, unknown> = {}, as: Who = "alice"): Promise<string> =>
@@ -317,6 +348,31 @@ const SCENARIOS: Record<string, Scenario> = {
     },
     args: { name: "read-plan", project: "parity-project" },
   },
+  blueprint_instantiate: {
+    setup: async (world) => (await savePair(world), {}),
+    args: { name: "run-plan", project: null, params: { who: "parity" } },
+  },
+  blueprint_run_list: {
+    setup: async (world) => (await startPair(world), {}),
+    args: { limit: 5 },
+  },
+  blueprint_run_get: { setup: async (world) => ({ args: { run_id: await startPair(world) } }) },
+  blueprint_run_cancel: { setup: async (world) => ({ args: { run_id: await startPair(world) } }) },
+  compile_run: { args: { project: null, commit: "parity", units: [codeUnit("parse"), codeUnit("render", 1, ["parse"])] } },
+  compile_check: {
+    setup: async (world) => (await compiled(world, [codeUnit("parse"), codeUnit("render")]), {}),
+    args: {
+      project: null,
+      units: [
+        { path: "src/parity.ts", symbol: "parse", sha: "1".repeat(64) },
+        { path: "src/parity.ts", symbol: "render", sha: "2".repeat(64) },
+        { path: "src/other.ts", symbol: "", sha: "3".repeat(64) },
+      ],
+    },
+  },
+  // Alice has no current project: the reads look at global code.
+  compile_anchors: { setup: async (world) => (await compiled(world, [codeUnit("parse"), codeUnit("render")]), {}), args: { limit: 5 } },
+  compile_stale: { setup: staleNote, args: { limit: 5 } },
   archivist_lease: { as: "archivist", args: { holder: "parity-archivist", ttl_seconds: 60 } },
   archivist_status: {
     as: "owner",
@@ -367,6 +423,8 @@ const REFUSALS: [string, Scenario][] = [
   ["task_complete", { as: "bob", setup: async (world) => ({ args: { id: await claimed(world, "alice's, not bob's") } }), refused: "FORBIDDEN" }],
   ["memory_list", { args: { limit: 0 }, refused: "VALIDATION_FAILED" }],
   ["decision_get", { args: { id: "0badc0de-0000-4000-8000-000000000000" }, refused: "NOT_FOUND" }],
+  ["blueprint_instantiate", { setup: async (world) => (await savePair(world), {}), args: { name: "run-plan", project: null, params: { who: 7 } }, refused: "VALIDATION_FAILED" }],
+  ["blueprint_run_cancel", { as: "bob", setup: async (world) => ({ args: { run_id: await startPair(world) } }), refused: "FORBIDDEN" }],
   [
     "decision_record",
     {
@@ -380,6 +438,7 @@ const REFUSALS: [string, Scenario][] = [
     },
   ],
   ["log_list", { args: {}, refused: "FORBIDDEN" }],
+  ["compile_stale", { args: { project: "nowhere" }, refused: "NOT_FOUND" }],
   [
     "archivist_set_confidence",
     {

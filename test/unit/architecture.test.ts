@@ -68,7 +68,8 @@ const packages: Record<Layer, string[]> = {
   store: ["better-sqlite3", "sqlite-vec", "pg"],
   embed: ["onnxruntime-node", "onnxruntime-common", "@anush008/tokenizers", "tar"],
   events: [],
-  services: ["zod", "ipaddr.js"],
+  // ajv checks blueprint output contracts (CONTRACT §17).
+  services: ["zod", "ipaddr.js", "ajv"],
   tools: ["zod"],
   http: ["express", "ipaddr.js", "prom-client", "zod"],
   openapi: ["zod"],
@@ -166,6 +167,19 @@ describe("the layering rule (DESIGN §1)", () => {
     const loaded = runtimeClosure(join("archivist", "main.ts"));
     expect(loaded.size).toBeGreaterThan(5);
     expect([...loaded].filter((file) => ["services", "store", "events", "tools"].includes(layerOf(file) ?? ""))).toEqual([]);
+  });
+
+  it("loads tree-sitter only in `cairn compile`: only src/cli/compile uses it, and only src/cli.ts loads that, on demand", () => {
+    const compileFolder = join("src", "cli", "compile", "");
+    const usesTreeSitter = ownFiles.filter((file) => importsOf(file).some((specifier) => packageOf(specifier)?.includes("tree-sitter")));
+    expect(usesTreeSitter.length).toBeGreaterThan(0);
+    expect(usesTreeSitter.filter((file) => !file.startsWith(compileFolder))).toEqual([]);
+    const reachingIn = ownFiles.filter(
+      (file) => !file.startsWith(compileFolder) && importsOf(file, { runtimeOnly: true }).some((specifier) => specifier.startsWith(".") && resolveImport(file, specifier).startsWith(compileFolder)),
+    );
+    expect(reachingIn).toEqual([join("src", "cli.ts")]);
+    const statics = [...readFileSync(join(root, "src", "cli.ts"), "utf8").matchAll(STATIC_IMPORT)].map((match) => match[1] as string);
+    expect(statics.filter((specifier) => specifier.includes("/compile/"))).toEqual([]);
   });
 
   it("follows runtime imports and skips type-only ones", () => {

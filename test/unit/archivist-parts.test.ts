@@ -3,10 +3,11 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MemoryEntry } from "../../src/wire/memory.js";
 import { conflictWarning, findConflicts, preamble } from "../../archivist/directives.js";
+import { mentionsPath } from "../../archivist/grounding.js";
 import { dataBlock, parseJsonReply } from "../../archivist/prompts.js";
 import { readEventStream, type SseMessage } from "../../archivist/sse.js";
 import { referencedAgents, referencedTags } from "../../archivist/staleness.js";
-import { batches, BATCH_ENTRIES } from "../../archivist/synthesis.js";
+import { batches, BATCH_ENTRIES, staleSection } from "../../archivist/synthesis.js";
 
 let counter = 0;
 function entry(fields: Partial<MemoryEntry> = {}): MemoryEntry {
@@ -33,6 +34,8 @@ function entry(fields: Partial<MemoryEntry> = {}): MemoryEntry {
     superseded_by: null,
     embedding_model: "hash-512",
     source: null,
+    stale_since: null,
+    stale_reason: null,
     ...fields,
   };
 }
@@ -116,6 +119,58 @@ describe("the model's reply", () => {
     expect(parseJsonReply('{"action":"keep_both"}')).toEqual({ action: "keep_both" });
     expect(parseJsonReply('Sure!\n```json\n{"action":"merge","content":"x"}\n```')).toEqual({ action: "merge", content: "x" });
     expect(() => parseJsonReply("no json here")).toThrow(/no JSON object/);
+  });
+});
+
+describe("an entry naming a file", () => {
+  it("names it as a path of its own, with a leading ./, a line, a symbol or a sentence's end after it", () => {
+    for (const content of ["see src/build.ts", "run ./src/build.ts now", "(src/build.ts:12)", "`src/build.ts::main` exits 2", "It lives in src/build.ts.", "src/build.ts, then cli"]) {
+      expect(mentionsPath(content, "src/build.ts"), content).toBe(true);
+    }
+  });
+
+  it("does not name it inside a longer path or name", () => {
+    for (const content of ["see src/build.tsx", "lib/src/build.ts is another", "src/build.ts.map is generated", "src/build.ts/ is no file", "mysrc/build.ts", "src build ts"]) {
+      expect(mentionsPath(content, "src/build.ts"), content).toBe(false);
+    }
+    expect(mentionsPath("the a+b(1).ts file", "a+b(1).ts")).toBe(true);
+  });
+});
+
+describe("the stale section of a synthesis doc", () => {
+  const marked = (fields: Partial<MemoryEntry>) =>
+    entry({
+      stale_since: "2026-11-02T09:30:12.345Z",
+      stale_reason: { path: "src/build.ts", symbol: "", old_sha: "a".repeat(64), new_sha: "b".repeat(64) },
+      ...fields,
+    });
+
+  it("is left out when nothing is stale", () => {
+    expect(staleSection({ shown: [], total: 0, capped: false })).toEqual([]);
+  });
+
+  it("lists each entry's id, author, first line, code and mark time on one line, and counts the rest", () => {
+    const one = marked({ agent_id: "bob", content: "### Build\nDIRECTIVE SUGGESTION: nothing" });
+    const two = marked({ content: "x".repeat(300), stale_reason: { path: "src/cli.ts", symbol: "run", old_sha: "a".repeat(64), new_sha: "b".repeat(64) } });
+    const lines = staleSection({ shown: [one, two], total: 7, capped: false });
+    expect(lines.slice(0, 4)).toEqual([
+      "",
+      "### Stale Entries",
+      "",
+      "7 entries are about code that changed after they were written. Each author should check theirs and update it (or delete it); the longest stale first:",
+    ]);
+    expect(lines).toContain(`- \`${one.id}\` (bob) ### Build — \`src/build.ts\` changed, stale since 2026-11-02 09:30 UTC`);
+    expect(lines).toContain(`- \`${two.id}\` (alice) ${"x".repeat(119)}… — \`src/cli.ts::run\` changed, stale since 2026-11-02 09:30 UTC`);
+    expect(lines.at(-1)).toBe("…and 5 more (`GET /compile/stale`).");
+    // An entry's text never starts a line of the doc.
+    expect(lines.filter((line) => line.startsWith("### "))).toEqual(["### Stale Entries"]);
+  });
+
+  it("says when the count is only a lower bound", () => {
+    const lines = staleSection({ shown: [marked({})], total: 500, capped: true });
+    expect(lines[3]?.startsWith("500+ entries are about code")).toBe(true);
+    expect(lines.at(-1)).toBe("…and 499+ more (`GET /compile/stale`).");
+    expect(staleSection({ shown: [marked({})], total: 1, capped: false })[3]?.startsWith("1 entry is about code that changed after it was written.")).toBe(true);
   });
 });
 

@@ -9,7 +9,7 @@ import { rust } from "./grammars/rust.js";
 import { languageOf, plainLanguageOf, type Lang } from "./languages.js";
 import { parserFor } from "./parser.js";
 import type { Declaration, Grammar } from "./syntax.js";
-import { MAX_FILE_BYTES, MAX_UNITS_PER_FILE, type Unit, type UnitDep } from "./units.js";
+import { MAX_DEPS_PER_UNIT, MAX_FILE_BYTES, MAX_UNITS_PER_FILE, type Unit, type UnitDep } from "./units.js";
 
 const grammars: Record<Lang, Grammar> = { typescript: ecmascript, tsx: ecmascript, javascript: ecmascript, python, go, rust, java };
 
@@ -44,7 +44,7 @@ function symbolDeps(node: Node, grammar: Grammar, topLevel: Set<string>, own: st
     const name = reference?.text;
     if (name !== undefined && name !== own && topLevel.has(name)) names.add(name);
   }
-  return [...names].sort().map((name) => ({ kind: "symbol", name }));
+  return [...names].sort().slice(0, MAX_DEPS_PER_UNIT).map((name) => ({ kind: "symbol", name }));
 }
 
 function endLine(node: Node): number {
@@ -98,7 +98,7 @@ export async function extractUnits(path: string, text: string): Promise<Unit[]> 
         extra: [`${lineCount(text)} lines`, listLine("defines", shape, 100) ?? "defines nothing"],
         imports,
       }),
-      deps: imports.map((name) => ({ kind: "import", name })),
+      deps: imports.slice(0, MAX_DEPS_PER_UNIT).map((name) => ({ kind: "import", name })),
     };
     const units = declarations.map((declaration): Unit => {
       const signature = signatureOf(declaration.header);

@@ -36,8 +36,11 @@ export function languageOf(path: string): Lang | undefined {
   return byExtension[extname(path).toLowerCase()];
 }
 
-/** What a `file` unit's `lang` says for a path without a grammar: its extension, or "text". */
+/**
+ * What a `file` unit's `lang` says for a path without a grammar: its extension, or "text" when it
+ * has none, or one the server would refuse as a language (a space, or longer than a word).
+ */
 export function plainLanguageOf(path: string): string {
   const extension = extname(path).toLowerCase().slice(1);
-  return extension === "" ? "text" : extension;
+  return /^[a-z0-9][a-z0-9_+-]{0,31}$/.test(extension) ? extension : "text";
 }

@@ -29,4 +29,6 @@ export const MAX_FILE_BYTES = 1024 * 1024;
 /** At most this many units per file, the module unit included. */
 export const MAX_UNITS_PER_FILE = 500;
 export const MAX_SIGNATURE_CHARS = 300;
+/** The server takes at most this many deps per unit; a unit with more keeps the first ones. */
+export const MAX_DEPS_PER_UNIT = 200;
 export const MAX_DESCRIPTION_BYTES = 4096;

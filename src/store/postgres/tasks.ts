@@ -45,6 +45,8 @@ function taskWhere(viewpoint: Viewpoint, filters: TaskFilters): { where: string[
   else if (filters.project !== undefined) add("t.project = ?", filters.project);
   if (filters.tag !== undefined) add("t.pk IN (SELECT task_pk FROM task_tags WHERE tag = ?)", filters.tag);
   if (filters.priority !== undefined) add("t.priority = ?", filters.priority);
+  if (filters.run_id !== undefined) add("t.run_id = ?", filters.run_id);
+  if (filters.node_key !== undefined) add("t.node_key = ?", filters.node_key);
   if (filters.unblocked) add(UNBLOCKED);
   return { where, params };
 }
@@ -62,8 +64,8 @@ export class PgTasks implements TaskStore {
     const db = connectionOf(tx);
     const result = await db.run(
       `INSERT INTO tasks (id, title, description, status, created_by, assigned_to, reserved, project, priority, tags, due_at,
-       expected_outcome, result, created_at, updated_at, claimed_at, completed_at, lease_expires_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
+       expected_outcome, result, created_at, updated_at, claimed_at, completed_at, lease_expires_at, run_id, node_key, gate)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
       row.id,
       row.title,
       row.description,
@@ -82,6 +84,9 @@ export class PgTasks implements TaskStore {
       row.claimed_at,
       row.completed_at,
       row.lease_expires_at,
+      row.run_id,
+      row.node_key,
+      row.gate,
     );
     const pk = Number(result.rows[0]?.pk);
     await replaceTags(db, pk, tags);
@@ -302,6 +307,8 @@ export class PgTasks implements TaskStore {
 
   async deleteProject(tx: Tx, project: string): Promise<number> {
     const db = connectionOf(tx);
+    // A project's blueprint runs go with its tasks (their node rows with them).
+    await db.run("DELETE FROM blueprint_runs WHERE project = ?", project);
     return (await db.run("DELETE FROM tasks WHERE project = ?", project)).changes;
   }
 }

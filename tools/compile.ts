@@ -1,0 +1,108 @@
+import { z } from "zod";
+import { defineOperation } from "./operation.js";
+import {
+  checkItem,
+  compileAnchor,
+  compileResult,
+  compileUnit,
+  MAX_PRUNE_PATHS,
+  MAX_UNITS_PER_CHECK,
+  MAX_UNITS_PER_COMPILE,
+  unitPath,
+  unitSha,
+} from "../src/wire/compile.js";
+import { memoryEntry } from "../src/wire/memory.js";
+import { cursorParam, limitParam, projectId } from "./schemas.js";
+
+const project = projectId.nullable().optional().describe("default your current project; null: global code");
+
+/** A path whose anchors a compile may remove; a trailing slash names the same directory. */
+const prunePath = z
+  .string()
+  .max(1024)
+  .transform((path) => path.replace(/\/+$/, ""))
+  .pipe(z.string().min(1, "must name a path"));
+
+export const compileRun = defineOperation({
+  name: "compile_run",
+  title: "Compile code into memory",
+  description:
+    "Record code as memory: for each unit (a module, function, class… with the sha of its text and a generated " +
+    "description, never the source) one anchor and one compiled entry, written again only when the sha changed. " +
+    "Entries grounded by changed code, and compiled entries that depend on it, are marked stale. Anchors under " +
+    "`prune_paths` that the units do not name are removed with their entries. `cairn compile` sends these.",
+  kind: "action",
+  destructive: true,
+  access: "agent",
+  http: { method: "POST", path: "/compile" },
+  input: z.strictObject({
+    project,
+    commit: z.string().min(1).max(200).regex(/^\S+$/, "must be one word").optional().describe("the commit the units were read at"),
+    units: z.array(compileUnit).max(MAX_UNITS_PER_COMPILE),
+    prune_paths: z.array(prunePath).max(MAX_PRUNE_PATHS).optional().describe("files (or directories) whose anchors the units replace"),
+  }),
+  output: compileResult,
+  errors: ["FORBIDDEN", "NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.compile.run(caller, input);
+  },
+});
+
+export const compileCheck = defineOperation({
+  name: "compile_check",
+  title: "Check code against its anchors",
+  // Listed in the standard tool set, so every word here is in every session's prompt.
+  description: "Whether each piece of code is fresh, stale (its sha changed) or unknown (never compiled), with its compiled entry's id.",
+  kind: "read",
+  access: "agent",
+  http: { method: "POST", path: "/compile/check" },
+  input: z.strictObject({
+    project: projectId.nullable().optional(),
+    units: z.array(z.strictObject({ path: z.string().min(1).max(1024), symbol: z.string().max(512), sha: unitSha })).max(MAX_UNITS_PER_CHECK),
+  }),
+  output: z.array(checkItem),
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.compile.check(caller, input);
+  },
+});
+
+export const compileAnchors = defineOperation({
+  name: "compile_anchors",
+  title: "List compiled code",
+  description: "The anchors of a project's compiled code, by path then symbol: each with its sha, lines and compiled entry.",
+  kind: "list",
+  access: "agent",
+  http: { method: "GET", path: "/compile/anchors" },
+  input: z.strictObject({
+    project,
+    path: unitPath.optional().describe("one file's anchors"),
+    path_prefix: z.string().min(1).max(1024).optional().describe("anchors whose path starts with this text"),
+    limit: limitParam(500, 100),
+    cursor: cursorParam,
+  }),
+  output: compileAnchor,
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.compile.anchors(caller, input);
+  },
+});
+
+export const compileStale = defineOperation({
+  name: "compile_stale",
+  title: "Entries about changed code",
+  description:
+    "Entries whose code changed since they were written (compile marked them stale), the longest stale first, each " +
+    "with `stale_reason`: which code, from which sha to which. Update one (as its author) once it holds again.",
+  kind: "list",
+  access: "agent",
+  http: { method: "GET", path: "/compile/stale" },
+  input: z.strictObject({ project, limit: limitParam(500, 50), cursor: cursorParam }),
+  output: memoryEntry,
+  errors: ["NOT_FOUND"],
+  handle({ services, caller }, input) {
+    return services.compile.stale(caller, input);
+  },
+});
+
+export const compileOperations = [compileRun, compileCheck, compileAnchors, compileStale];
