@@ -256,6 +256,22 @@ describe("search without an embedding model", () => {
   });
 });
 
+describe("keywords in paths, hosts and versions", () => {
+  const it = test.extend("agent", ({ server }) => server.agent("path-searcher"));
+  // No model: only the keyword half can find it.
+  it.override("serverEnv", { EMBEDDING_MODEL: "custom", EMBEDDING_MODEL_DIR: join(tmpdir(), "cairn-no-model-here") });
+
+  // PostgreSQL's parser keeps `src/build.ts` or `api.example.com` whole; queries are split into
+  // words on both backends, so the index must split them the same way.
+  it("finds an entry by a file path, a host or a dotted name in its text", async ({ server, agent }) => {
+    const entry = await write(server, agent, { content: "The cache bug lives in src/services/build.ts, served from api.example.com by worker.run()" });
+    for (const q of ["src/services/build.ts", "build.ts", "api.example.com", "worker.run"]) {
+      const hits = await server.request<SearchHit[]>(`/memory/search?q=${encodeURIComponent(q)}`, { as: agent });
+      expect(hits.body.map((hit) => hit.id), q).toContain(entry.id);
+    }
+  });
+});
+
 describe("entries written while the model is unavailable", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "cairn-backfill-"));
   const modelDir = mkdtempSync(join(tmpdir(), "cairn-no-model-"));
