@@ -5,6 +5,7 @@ import type { EventRecord } from "../src/wire/events.js";
 import { CaptureDigester, CaptureTrigger } from "./captures.js";
 import { CairnClient } from "./client.js";
 import { CURSOR_KEY, WriteFollower } from "./follower.js";
+import { GROUNDING_CURSOR_KEY, GroundingTrigger } from "./grounding.js";
 import { ConflictWatcher } from "./immediate.js";
 import { LeaseKeeper } from "./lease.js";
 import { createModel, type BudgetedModel } from "./llm/index.js";
@@ -24,6 +25,8 @@ const MAX_TIMER_MS = 2_147_000_000;
 const SHIFT_START: RetryOptions = { attempts: Infinity, baseMs: 2000, capMs: 30_000 };
 /** How long a stop waits for the capture being digested before it lets the lease go. */
 const CAPTURE_GRACE_MS = 5000;
+/** How long a stop waits for the file being grounded. */
+const GROUNDING_GRACE_MS = 5000;
 
 export interface ArchivistOptions {
   /** The clock passes judge age by (decay, promotion, staleness); tests move it forward. */
@@ -34,9 +37,9 @@ export interface ArchivistOptions {
 
 /**
  * The archivist agent: holds the lease, and while it holds it follows `memory.written` (immediate
- * mode), digests captures as they arrive (with a model), and runs the scheduled pass every
- * `SYNTHESIS_INTERVAL_SECONDS`. Everything goes through the server's HTTP API as the archivist
- * agent, fenced by the lease token.
+ * mode), digests captures as they arrive (with a model), suggests `grounds` edges after each
+ * compile, and runs the scheduled pass every `SYNTHESIS_INTERVAL_SECONDS`. Everything goes
+ * through the server's HTTP API as the archivist agent, fenced by the lease token.
  */
 export class Archivist {
   readonly client: CairnClient;
@@ -47,6 +50,8 @@ export class Archivist {
   /** This shift's capture digestion; null without a model, and between shifts. */
   private captures: CaptureDigester | null = null;
   private captureTrigger: CaptureTrigger | null = null;
+  /** This shift's grounding suggestions after compiles (no model needed); null between shifts. */
+  private grounding: GroundingTrigger | null = null;
   private passTimer: NodeJS.Timeout | null = null;
   private passing: Promise<PassReport | null> | null = null;
   private shift = 0;
@@ -120,9 +125,17 @@ export class Archivist {
       started_at: new Date().toISOString(),
     });
     const last = await this.client.state<string>(PASS_CURSOR_KEY);
+    let grounded = await this.client.state<number>(GROUNDING_CURSOR_KEY);
+    // Saved at once: compiles made before the next shift starts are then replayed to it.
+    if (typeof grounded !== "number") {
+      grounded = started.seq;
+      await this.client.setState(GROUNDING_CURSOR_KEY, grounded);
+    }
     // Nothing below may fail: a retried start would leave this follower running beside the next.
     this.follower = new WriteFollower(this.client, this.watcher, this.log.child({ mode: "immediate" }), cursor);
     this.follower.start();
+    this.grounding = new GroundingTrigger(this.client, this.log.child({ mode: "grounding" }), grounded);
+    this.grounding.start();
     if (this.model) {
       const log = this.log.child({ mode: "captures" });
       this.captures = new CaptureDigester(this.client, this.model, log, this.shiftEnded.signal);
@@ -194,7 +207,9 @@ export class Archivist {
     const trigger = this.captureTrigger;
     this.captureTrigger = null;
     this.captures = null;
-    await Promise.all([follower?.stop({ graceMs: 5000, save }), trigger?.stop(CAPTURE_GRACE_MS)]);
+    const grounding = this.grounding;
+    this.grounding = null;
+    await Promise.all([follower?.stop({ graceMs: 5000, save }), trigger?.stop(CAPTURE_GRACE_MS), grounding?.stop(GROUNDING_GRACE_MS)]);
   }
 
   /** Resolves once every merge queued so far has finished. */

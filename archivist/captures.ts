@@ -1,14 +1,13 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import type { Logger } from "../src/core/log.js";
-import { backoffDelay, type Backoff } from "../src/core/retry.js";
 import type { Capture, DigestReport } from "../src/wire/captures.js";
 import type { MemoryWriteResult } from "../src/wire/memory.js";
 import { ApiError, type CairnClient } from "./client.js";
 import { loadDirectives, preamble, projectNames, type ProjectNames } from "./directives.js";
 import { BudgetExhausted, estimateTokens, LlmError, type BudgetedModel } from "./llm/index.js";
 import { CAPTURE_ROLE, captureBlock, parseJsonReply, systemPrompt } from "./prompts.js";
-import { readEventStream } from "./sse.js";
+import { followEventStream } from "./sse.js";
 
 /** Captures one run digests; a longer queue is worked off by the runs after it. */
 const MAX_CAPTURES_PER_RUN = 50;
@@ -25,7 +24,6 @@ const MAX_TAG_CHARS = 64;
 const SLUG = /^[a-z0-9][a-z0-9.-]{0,39}$/;
 /** A burst of captures (hooks firing together) makes one run, not one each. */
 const DEBOUNCE_MS = 100;
-const RECONNECT: Backoff = { baseMs: 500, capMs: 30_000 };
 
 const reply = z.object({ facts: z.array(z.unknown()).max(100) });
 const fact = z.object({
@@ -324,31 +322,25 @@ export class CaptureTrigger {
     } while (this.again && !this.stopped);
   }
 
-  private async follow(): Promise<void> {
-    let failures = 0;
-    while (!this.stopped) {
-      try {
-        await readEventStream(
-          `${this.client.url}/events/stream?type=capture.added`,
-          { ...this.client.headers(), "last-event-id": String(this.seq) },
-          this.abort.signal,
-          (message) => {
-            // Pruned before it was read: the queue itself is the truth, so one run covers whatever was lost.
-            if (message.event === "reset") return this.request();
-            if (message.event !== "capture.added" || message.id === null) return;
-            this.seq = Math.max(this.seq, Number(message.id));
-            failures = 0;
-            this.request();
-          },
-        );
-      } catch (error) {
-        if (this.stopped) return;
-        this.log.warn("capture event stream interrupted", { error });
-      }
-      if (this.stopped) return;
-      failures++;
-      await sleep(backoffDelay(RECONNECT, failures), undefined, { signal: this.abort.signal }).catch(noop);
-    }
+  private follow(): Promise<void> {
+    return followEventStream({
+      url: `${this.client.url}/events/stream?type=capture.added`,
+      headers: () => ({ ...this.client.headers(), "last-event-id": String(this.seq) }),
+      signal: this.abort.signal,
+      log: this.log,
+      what: "capture event stream",
+      onEvent: (message) => {
+        // Pruned before it was read: the queue itself is the truth, so one run covers whatever was lost.
+        if (message.event === "reset") {
+          this.request();
+          return false;
+        }
+        if (message.event !== "capture.added" || message.id === null) return false;
+        this.seq = Math.max(this.seq, Number(message.id));
+        this.request();
+        return true;
+      },
+    });
   }
 
   /** Stops reading and lets a running digest finish its capture (up to `graceMs`). */

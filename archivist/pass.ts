@@ -57,8 +57,9 @@ export interface PassContext {
  * The scheduled pass: for global and every project, load the directives (conflicts and staleness
  * are checked even where nothing happened), synthesise the last day's entries where any changed
  * since the previous pass, then decay and promote. Captures are digested first, so what they
- * taught the team is in the same pass's synthesis, and failed ones are tried again. Directives
- * and the archivist's own entries never enter the memory block; directives are only ever read.
+ * taught the team is in the same pass's synthesis, and failed ones are tried again. Directives,
+ * compiled entries and the archivist's own entries never enter the memory block; directives are
+ * only ever read.
  */
 export async function scheduledPass(context: PassContext): Promise<PassReport> {
   const started = performance.now();
@@ -102,7 +103,8 @@ export async function scheduledPass(context: PassContext): Promise<PassReport> {
   const changed = await client.all<MemoryChange>("/memory/delta", { since }, MAX_PASS_ENTRIES);
   const pool = new Map<string | null, MemoryEntry[]>();
   for (const row of changed) {
-    if (!("content" in row) || row.type === "directive" || row.agent_id === client.agentId) continue;
+    // Compiled entries describe code, not what the team learned: a compile of 2,000 units would fill the prompts.
+    if (!("content" in row) || row.type === "directive" || row.type === "compiled" || row.agent_id === client.agentId) continue;
     const group = pool.get(row.project) ?? [];
     group.push(row);
     pool.set(row.project, group);

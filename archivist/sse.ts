@@ -1,4 +1,7 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { EventSourceParserStream } from "eventsource-parser/stream";
+import type { Logger } from "../src/core/log.js";
+import { backoffDelay, type Backoff } from "../src/core/retry.js";
 
 export interface SseMessage {
   /** The last id the stream sent with an event, this one or an earlier one; null before any. */
@@ -36,5 +39,38 @@ export async function readEventStream(
   } finally {
     // Cancelling the end of the pipe cancels the response body too.
     await reader.cancel().catch(() => undefined);
+  }
+}
+
+const RECONNECT: Backoff = { baseMs: 500, capMs: 30_000 };
+
+export interface Follow {
+  /** The stream's URL, its query naming the event types. */
+  url: string;
+  /** Request headers, `last-event-id` among them: asked again at each (re)connection. */
+  headers: () => Record<string, string>;
+  signal: AbortSignal;
+  log: Logger;
+  /** What the log calls the stream when it breaks. */
+  what: string;
+  /** Called with each event; a successful one resets the reconnection backoff when it returns true. */
+  onEvent: (message: SseMessage) => Promise<boolean> | boolean;
+}
+
+/** Reads an event stream until `signal` aborts, reconnecting with backoff when it ends or breaks. */
+export async function followEventStream(follow: Follow): Promise<void> {
+  let failures = 0;
+  while (!follow.signal.aborted) {
+    try {
+      await readEventStream(follow.url, follow.headers(), follow.signal, async (message) => {
+        if (await follow.onEvent(message)) failures = 0;
+      });
+    } catch (error) {
+      if (follow.signal.aborted) return;
+      follow.log.warn(`${follow.what} interrupted`, { error });
+    }
+    if (follow.signal.aborted) return;
+    failures++;
+    await sleep(backoffDelay(RECONNECT, failures), undefined, { signal: follow.signal }).catch(() => undefined);
   }
 }

@@ -14,6 +14,11 @@ const REPLY_TOKENS = 3000;
 /** Room for the doc's own sections within the server's content limit. */
 const DOC_SUMMARY_CHARS = 48_000;
 const MAX_OPEN_TASKS = 5000;
+/** Stale entries a doc lists (the longest stale first), and how many it reads to count them. */
+export const STALE_SHOWN = 10;
+export const STALE_COUNTED = 500;
+const STALE_LINE_CHARS = 120;
+const STALE_CODE_CHARS = 200;
 
 const reply = z.object({
   summary: z.string().max(20_000).default(""),
@@ -133,7 +138,8 @@ export async function synthesize(context: SynthesisContext, project: string | nu
   }
   counts.suggestions = suggestions.size;
   if (counts.calls === 0) return { ...counts, docId: null, budgetExhausted };
-  const docId = await writeDoc(context, project, entries, summaries, [...actions.values()], [...suggestions]);
+  const stale = await staleEntries(context.client, project);
+  const docId = await writeDoc(context, project, entries, summaries, [...actions.values()], [...suggestions], stale);
   counts.tasks = await createTasks(context, project, [...actions.values()], docId);
   await context.client.post("/events", {
     type: "archivist.synthesis",
@@ -195,7 +201,67 @@ async function applyOperations(context: SynthesisContext, batch: MemoryEntry[], 
   }
 }
 
-async function writeDoc(context: SynthesisContext, project: string | null, entries: MemoryEntry[], summaries: string[], actions: Action[], suggestions: string[]): Promise<string> {
+/** The stale entries of a project (null: global) its authors should look at again, and how many there are. */
+export interface StaleSummary {
+  shown: MemoryEntry[];
+  total: number;
+  /** STALE_COUNTED were read and more were left: `total` is a lower bound. */
+  capped: boolean;
+}
+
+/**
+ * The project's entries that compile marked stale (CONTRACT §18), the longest stale first. Compiled
+ * entries marked through a dependency are left out: no author can update one, and the next
+ * compile of their own code clears them.
+ */
+export async function staleEntries(client: CairnClient, project: string | null): Promise<StaleSummary> {
+  let listed: MemoryEntry[];
+  try {
+    listed = await client.all<MemoryEntry>("/compile/stale", { project }, STALE_COUNTED);
+  } catch (error) {
+    // The project went meanwhile: the doc's own write says so, and the section has nothing to list.
+    if (error instanceof ApiError && error.status === 404) return { shown: [], total: 0, capped: false };
+    throw error;
+  }
+  const entries = listed.filter((entry) => entry.type !== "compiled");
+  return { shown: entries.slice(0, STALE_SHOWN), total: entries.length, capped: listed.length >= STALE_COUNTED };
+}
+
+const clip = (text: string, chars: number): string => (text.length > chars ? `${text.slice(0, chars - 1)}…` : text);
+const minute = (timestamp: string): string => `${timestamp.slice(0, 16).replace("T", " ")} UTC`;
+
+/** One line per stale entry: its id and author, its first line, the code that changed and since when. */
+export function staleSection(stale: StaleSummary): string[] {
+  if (stale.total === 0) return [];
+  const one = stale.total === 1 && !stale.capped;
+  const count = one ? "1 entry is about code that changed after it was" : `${stale.total}${stale.capped ? "+" : ""} entries are about code that changed after they were`;
+  const lines = stale.shown.map((entry) => {
+    const reason = entry.stale_reason;
+    const code = reason === null ? "its code" : `\`${clip(oneLine(reason.symbol === "" ? reason.path : `${reason.path}::${reason.symbol}`), STALE_CODE_CHARS)}\``;
+    const since = entry.stale_since === null ? "" : `, stale since ${minute(entry.stale_since)}`;
+    return `- \`${entry.id}\` (${entry.agent_id}) ${clip(oneLine(entry.content.split("\n")[0] ?? ""), STALE_LINE_CHARS)} — ${code} changed${since}`;
+  });
+  const rest = stale.total - stale.shown.length;
+  return [
+    "",
+    "### Stale Entries",
+    "",
+    `${count} written. Each author should check theirs and update it (or delete it); the longest stale first:`,
+    "",
+    ...lines,
+    ...(rest > 0 ? ["", `…and ${rest}${stale.capped ? "+" : ""} more (\`GET /compile/stale\`).`] : []),
+  ];
+}
+
+async function writeDoc(
+  context: SynthesisContext,
+  project: string | null,
+  entries: MemoryEntry[],
+  summaries: string[],
+  actions: Action[],
+  suggestions: string[],
+  stale: StaleSummary,
+): Promise<string> {
   const agents = new Set(entries.map((entry) => entry.agent_id));
   let summary = summaries.join("\n\n") || "Nothing new stood out in this period.";
   if (summary.length > DOC_SUMMARY_CHARS) summary = `${summary.slice(0, DOC_SUMMARY_CHARS)} [cut]`;
@@ -213,6 +279,7 @@ async function writeDoc(context: SynthesisContext, project: string | null, entri
     "### Suggested Directives",
     "",
     ...(suggestions.length > 0 ? suggestions.map((text) => `DIRECTIVE SUGGESTION: ${text}`) : ["None."]),
+    ...staleSection(stale),
   ].join("\n");
   const written = await context.client.post<MemoryWriteResult>("/memory", { type: "doc", scope: "project", project, tags: ["synthesis"], content });
   return written.id;
