@@ -93,6 +93,8 @@ describeInBrowser("Pulse tab", () => {
     await page.keyboard.press("Escape");
     await dialog.waitFor({ state: "detached" });
     const wrongNode = graph.getByRole("button", { name: "Step two is skipped for gift cards." });
+    // In the tab order (an SVG element is focusable only through a `tabindex` attribute spelt so).
+    expect(await wrongNode.evaluate((element) => (element as unknown as { tabIndex: number }).tabIndex)).toBe(0);
     await wrongNode.focus();
     await expect.poll(() => wrongNode.evaluate((element) => element === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
     await page.keyboard.press("Enter");

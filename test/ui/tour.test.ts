@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Page } from "playwright-core";
 import { expect } from "vitest";
 import { openPage, screenshot, describeInBrowser, type OpenPage } from "../helpers/browser.js";
@@ -5,7 +6,7 @@ import type { Credentials, TestServer } from "../helpers/server.js";
 import { it, signIn as signInAs, styleOf } from "../helpers/ui.js";
 
 const PASSWORD = "tour of the tabs";
-const TABS = ["overview", "memory", "pulse", "tasks", "decisions", "messages", "events", "agents", "projects", "sessions", "archivist"] as const;
+const TABS = ["overview", "memory", "pulse", "tasks", "blueprints", "decisions", "messages", "events", "agents", "projects", "sessions", "archivist"] as const;
 /** Buttons that open a form in a dialog, per tab. */
 const FORMS: Partial<Record<(typeof TABS)[number], string>> = {
   memory: "New entry",
@@ -42,8 +43,8 @@ async function openTab(page: Page, tab: string): Promise<void> {
   await expect.poll(() => page.locator("main .loading").count(), { timeout: 10_000 }).toBe(0);
 }
 
-/** A small team with a bit of everything, so that no tab is empty in the screenshots. */
-async function seed(server: TestServer): Promise<void> {
+/** A small team with a bit of everything, so that no tab is empty in the screenshots; returns the run waiting for approval. */
+async function seed(server: TestServer): Promise<string> {
   const agent = async (id: string): Promise<Credentials> => server.agent(id);
   const as = (who: Credentials) => (path: string, body?: unknown, method?: string) =>
     server.request<{ id: string }>(path, { as: who, ...(body === undefined ? {} : { body }), ...(method ? { method } : {}) });
@@ -111,6 +112,98 @@ async function seed(server: TestServer): Promise<void> {
     alternatives: [{ option: "Follow the latest release", reason_rejected: "breaks the native modules without warning" }],
     tags: ["ci"],
   });
+  await seedCompile(server);
+  return seedBlueprints(server);
+}
+
+interface SeededRun {
+  id: string;
+  nodes: { key: string; task_id: string | null }[];
+}
+
+/**
+ * Blueprints and runs: a release plan at its second version (build, test and lint, a human gate, a
+ * publish per region, an announcement), one run waiting for the human's approval, an older one done,
+ * and a hotfix run cancelled.
+ */
+async function seedBlueprints(server: TestServer): Promise<string> {
+  const builder = await server.agent("release-bot");
+  await server.request("/projects/checkout/join", { as: builder, method: "POST" });
+  const post = async <T>(path: string, body: unknown): Promise<T> => {
+    const response = await server.request<T>(path, { as: builder, body });
+    expect(response.status, response.text).toBeLessThan(300);
+    return response.body;
+  };
+  const finish = async (run: SeededRun, key: string) => {
+    const task = run.nodes.find((node) => node.key === key)?.task_id ?? "";
+    await post(`/tasks/${task}/claim`, {});
+    await post(`/tasks/${task}/complete`, {});
+  };
+  const release = (lint: boolean) => ({
+    name: "release",
+    project: "checkout",
+    title: "Release the checkout service",
+    description: "Build and check a version, wait for a human's go, then publish it region by region and announce it.",
+    params: [
+      { name: "version", type: "string", required: true, description: "the version to release" },
+      { name: "regions", type: "array", required: true, description: "where to publish it" },
+    ],
+    nodes: [
+      { id: "build", title: "Build {{params.version}}", needs: [] },
+      { id: "test", title: "Contract tests", needs: ["build"] },
+      ...(lint ? [{ id: "lint", title: "Lint and types", needs: ["build"] }] : []),
+      { id: "approve", title: "Go for {{params.version}}", needs: lint ? ["test", "lint"] : ["test"], gate: { kind: "human" } },
+      { id: "publish", title: "Publish to {{item}}", needs: ["approve"], foreach: { from: "params.regions", max_items: 10 } },
+      { id: "announce", title: "Announce {{params.version}}", needs: ["publish"] },
+    ],
+  });
+  await post("/blueprints", release(false));
+  const older = await post<SeededRun>("/blueprints/release/instantiate", { project: "checkout", params: { version: "2.3.9", regions: ["eu-west", "us-east"] } });
+  for (const key of ["build", "test"]) await finish(older, key);
+  const gate = older.nodes.find((node) => node.key === "approve")?.task_id ?? "";
+  await server.request(`/tasks/${gate}/claim`, { as: server.owner, body: {} });
+  await server.request(`/tasks/${gate}/complete`, { as: server.owner, body: {} });
+  for (const key of ["publish[0]", "publish[1]", "announce"]) await finish(older, key);
+
+  await post("/blueprints", release(true));
+  await post("/blueprints", {
+    name: "hotfix",
+    project: "checkout",
+    title: "Ship a hotfix",
+    description: "Patch, review, deploy everywhere at once.",
+    nodes: [
+      { id: "patch", title: "Patch", needs: [] },
+      { id: "review", title: "Review the patch", needs: ["patch"] },
+      { id: "deploy", title: "Deploy", needs: ["review"] },
+    ],
+  });
+  const hotfix = await post<SeededRun>("/blueprints/hotfix/instantiate", { project: "checkout", params: {} });
+  await finish(hotfix, "patch");
+  await server.request(`/blueprints/runs/${hotfix.id}/cancel`, { as: server.owner, method: "POST" });
+
+  const current = await post<SeededRun>("/blueprints/release/instantiate", { project: "checkout", params: { version: "2.4.0", regions: ["eu-west", "us-east", "ap-south"] } });
+  for (const key of ["build", "test", "lint"]) await finish(current, key);
+  return current.id;
+}
+
+/** Code compiled into memory, with an entry grounded in a function that then changed: it is stale. */
+async function seedCompile(server: TestServer): Promise<void> {
+  const ci = await server.agent("ci");
+  const builder = await server.agent("pricing-dev");
+  for (const agent of [ci, builder]) await server.request("/projects/checkout/join", { as: agent, method: "POST" });
+  const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+  const unit = (symbol: string, at: string, description: string) => ({ path: "src/cart/price.ts", symbol, kind: "function", lang: "typescript", start_line: 10, end_line: 42, sha: sha(at), description, deps: [] });
+  const compile = async (commit: string, units: ReturnType<typeof unit>[]) => (await server.request<{ memory_ids: string[] }>("/compile", { as: ci, body: { project: "checkout", commit, units } })).body.memory_ids;
+  const [priceOf, applyCoupon] = await compile("9c1e4b7", [
+    unit("priceOf", "v1", "priceOf(cart: Cart): Cents — the cart's total, tax per line item"),
+    unit("applyCoupon", "v1", "applyCoupon(line: Line, coupon: Coupon): Line — the discount after tax"),
+  ]);
+  const write = async (content: string, tags: string[]) => (await server.request<{ id: string }>("/memory", { as: builder, body: { content, project: "checkout", tags } })).body.id;
+  const totals = await write("priceOf sums each line's price and tax in integer cents; it never rounds the total.", ["pricing", "billing"]);
+  const coupons = await write("applyCoupon works on a single line after tax and rounds half-up to the cent.", ["pricing", "coupons"]);
+  await server.request("/graph/edge", { as: builder, body: { src: priceOf, dst: totals, rel: "grounds" } });
+  await server.request("/graph/edge", { as: builder, body: { src: applyCoupon, dst: coupons, rel: "grounds" } });
+  await compile("d83f0a2", [unit("priceOf", "v2", "priceOf(cart: Cart, region: Region): Cents — the cart's total, tax per line item and region")]);
 }
 
 /** A knowledge graph for the Pulse tab: a few dozen linked entries in checkout, some read often. */
@@ -229,6 +322,13 @@ describeInBrowser("Every tab", () => {
     await page.locator(".decision-card .decision-toggle").first().click();
     await page.locator(".decision-card .decision-details").first().waitFor();
     await checkLabels("decisions, one open");
+    await openTab(page, "blueprints");
+    await page.locator(".blueprint-card .blueprint-toggle").first().click();
+    await page.locator(".blueprint-card .plan-picture").first().waitFor();
+    await checkLabels("blueprints, one open");
+    await page.locator(".run-list .run-link").first().click();
+    await page.locator(".run-view .plan-picture").waitFor();
+    await checkLabels("a run");
 
     expect(unlabelled).toEqual([]);
     const origin = new URL(server.url).origin;
@@ -243,6 +343,10 @@ describeInBrowser("Every tab", () => {
     await seed(server);
     const light = await openPage(browser);
     const page = await signIn(server, light);
+    // The first tab as it settles: connected, every panel loaded.
+    await page.locator('.live-status:has-text("Live")').waitFor();
+    await expect.poll(() => page.locator("main .loading").count(), { timeout: 10_000 }).toBe(0);
+    await page.waitForTimeout(300);
     await screenshot(page, "tab-overview");
     for (const tab of TABS.slice(1)) {
       await openTab(page, tab);
@@ -329,6 +433,81 @@ describeInBrowser("Every tab", () => {
       await screenshot(page, name);
       const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
       expect(overflow, `${name} scrolls sideways`).toBeLessThanOrEqual(0);
+      expect(opened.errors.filter((error) => !/status of 401/.test(error))).toEqual([]);
+      await opened.context.close();
+    }
+  });
+});
+
+describeInBrowser("Blueprints and stale marks", () => {
+  it.override("serverEnv", { UI_PASSWORD: PASSWORD });
+
+  it("captures the Blueprints tab, a run's plan and stale memory, in light, dark and at 400 px", async ({ server, browser }) => {
+    const run = await seed(server);
+    const shots: [name: string, options: Parameters<typeof openPage>[1]][] = [
+      ["", {}],
+      ["dark-", { colorScheme: "dark" }],
+      ["narrow-", { viewport: { width: 400, height: 800 } }],
+    ];
+    for (const [prefix, options] of shots) {
+      const opened = await openPage(browser, options);
+      const page = await signIn(server, opened, "blueprints");
+      const sideways = () => page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+
+      // The tab, the release blueprint opened to its versions and plan.
+      await page.locator(".run-list .run-row").first().waitFor();
+      const release = page.locator('.blueprint-card[data-blueprint="release"]');
+      await release.locator(".blueprint-toggle").click();
+      await release.locator(".plan-picture").waitFor();
+      await page.mouse.move(0, 0);
+      await page.waitForTimeout(300);
+      // Tall enough in light to show the opened blueprint's plan under its versions.
+      if (prefix === "") await page.setViewportSize({ width: 1280, height: 1180 });
+      await screenshot(page, `${prefix}blueprints`);
+      if (prefix === "") await page.setViewportSize({ width: 1280, height: 800 });
+      expect(await sideways(), `${prefix}blueprints scrolls sideways`).toBeLessThanOrEqual(0);
+
+      // The run waiting for approval.
+      await page.goto(`${server.url}/ui/#/blueprints/runs/${run}`);
+      await page.locator(".run-view .plan-picture [data-node-id]").first().waitFor();
+      await page.getByRole("button", { name: /^Approve: / }).waitFor();
+      await expect.poll(() => page.locator("main .loading").count(), { timeout: 10_000 }).toBe(0);
+      await page.mouse.move(0, 0);
+      await page.waitForTimeout(300);
+      await screenshot(page, `${prefix}run-plan`);
+      expect(await sideways(), `${prefix}run-plan scrolls sideways`).toBeLessThanOrEqual(0);
+      if (prefix === "narrow-") {
+        // Below the sticky header, which covers the top of the page.
+        await page.locator(".run-plan").evaluate((section: { scrollIntoView(options: { block: "start" }): void; ownerDocument: { defaultView: { scrollBy(x: number, y: number): void }; querySelector(selector: string): { offsetHeight: number } | null } }) => {
+          section.scrollIntoView({ block: "start" });
+          section.ownerDocument.defaultView.scrollBy(0, -((section.ownerDocument.querySelector(".app-header")?.offsetHeight ?? 0) + 8));
+        });
+        await page.waitForTimeout(200);
+        await screenshot(page, "narrow-run-plan-picture");
+      }
+
+      // Memory grounded in code that changed.
+      await page.goto(`${server.url}/ui/#/memory`);
+      await page.locator(".filters").getByLabel("Tag", { exact: true }).fill("pricing");
+      await page.locator(".filters").getByLabel("Tag", { exact: true }).blur();
+      await page.locator(".memory-card .pill-stale").waitFor({ timeout: 10_000 });
+      await expect.poll(() => page.locator(".memory-card").count()).toBe(2);
+      await page.mouse.move(0, 0);
+      await page.waitForTimeout(300);
+      await screenshot(page, `${prefix}memory-stale`);
+      expect(await sideways(), `${prefix}memory-stale scrolls sideways`).toBeLessThanOrEqual(0);
+      if (prefix === "") {
+        await page.locator(".memory-card.is-stale").getByRole("button", { name: "Details" }).click();
+        await page.getByRole("dialog").locator(".detail").waitFor();
+        await screenshot(page, "memory-stale-detail");
+        await page.keyboard.press("Escape");
+        await page.locator(".filters").getByLabel("Tag", { exact: true }).fill("");
+        await page.locator(".filters").getByLabel("Type").selectOption("compiled");
+        await page.locator(".filters").getByLabel("Type").blur();
+        await page.locator(".memory-card .compiled-source").first().waitFor();
+        await page.waitForTimeout(300);
+        await screenshot(page, "memory-compiled");
+      }
       expect(opened.errors.filter((error) => !/status of 401/.test(error))).toEqual([]);
       await opened.context.close();
     }

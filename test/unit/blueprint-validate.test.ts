@@ -95,6 +95,8 @@ describe("a blueprint document", () => {
     expect(schema({ $ref: "#/definitions/x" })[0]?.path).toBe("nodes.0.output_schema.$ref");
     expect(schema({ type: "string", format: "uri" })[0]?.path).toBe("nodes.0.output_schema.format");
     expect(schema({ type: "array", items: { type: "thing" } })).toEqual(expect.arrayContaining([{ path: "nodes.0.output_schema.items.type", detail: "must be a JSON Schema type" }]));
+    // Allowed keywords Ajv's strict mode still cannot check: refused at save, never at completion.
+    expect(schema({ type: "object", required: ["ticket"] })).toContainEqual({ path: "nodes.0.output_schema", detail: 'required property "ticket" is not defined at "#" (strictRequired)' });
   });
 
   it("checks gates, checks, params and retries", () => {

@@ -12,6 +12,7 @@ import { LoginScreen } from "./login.js";
 import { currentAgent, login, loginTokenFromHash, logout } from "./session.js";
 import { AgentsTab } from "./tabs/agents.js";
 import { ArchivistTab } from "./tabs/archivist.js";
+import { BlueprintsTab } from "./tabs/blueprints/blueprints-tab.js";
 import { DecisionsTab } from "./tabs/decisions/decisions-tab.js";
 import { EventsTab } from "./tabs/events.js";
 import { MemoryTab } from "./tabs/memory/memory-tab.js";
@@ -36,6 +37,7 @@ const TABS: TabDefinition[] = [
   { id: "memory", label: "Memory", component: MemoryTab },
   { id: "pulse", label: "Pulse", component: PulseTab },
   { id: "tasks", label: "Tasks", component: TasksTab },
+  { id: "blueprints", label: "Blueprints", component: BlueprintsTab },
   { id: "decisions", label: "Decisions", component: DecisionsTab },
   { id: "messages", label: "Messages", component: MessagesTab },
   { id: "events", label: "Events", component: EventsTab },

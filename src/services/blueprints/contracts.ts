@@ -35,5 +35,19 @@ export function outputProblems(cacheKey: string, schema: Record<string, unknown>
   return (validate.errors ?? []).slice(0, 50).map((error) => ({ path: pathOf(error), message: error.message ?? "does not match the schema" }));
 }
 
+/**
+ * Why Ajv would not compile a schema (strict mode refuses what it cannot take at its word, such
+ * as `required` names no `properties` declare), or null: asked at save, so a completion never
+ * meets a schema it cannot check.
+ */
+export function schemaCompileProblem(schema: Record<string, unknown>): string | null {
+  try {
+    ajv.compile(schema);
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message.replace(/^strict mode: /, "") : "not a schema Ajv can check";
+  }
+}
+
 /** How many validators are cached (for tests of the cache). */
 export const cachedValidators = (): number => validators.size;

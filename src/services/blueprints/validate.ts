@@ -1,4 +1,5 @@
 import { blueprintDocument, type BlueprintDocument, type BlueprintNode } from "../../wire/blueprints.js";
+import { schemaCompileProblem } from "./contracts.js";
 import { durationMs, MAX_TIMER_MS } from "./duration.js";
 import { placeholders } from "./template.js";
 
@@ -192,7 +193,12 @@ function nodeProblems(node: BlueprintNode, index: number, document: BlueprintDoc
     if (need === node.id) problems.push({ path: `${at}.needs.${position}`, detail: "a node cannot need itself" });
     else if (!context.byId.has(need)) problems.push({ path: `${at}.needs.${position}`, detail: `unknown node ${need}` });
   });
-  if (node.output_schema !== undefined) schemaProblems(node.output_schema, `${at}.output_schema`, problems);
+  if (node.output_schema !== undefined) {
+    const before = problems.length;
+    schemaProblems(node.output_schema, `${at}.output_schema`, problems);
+    const compiled = problems.length === before ? schemaCompileProblem(node.output_schema) : null;
+    if (compiled !== null) problems.push({ path: `${at}.output_schema`, detail: compiled });
+  }
   node.done_check?.forEach((check, position) => {
     if (check.kind === "memory" && check.tag === undefined && check.query === undefined) problems.push({ path: `${at}.done_check.${position}`, detail: "a memory check needs a tag, a query or both" });
   });

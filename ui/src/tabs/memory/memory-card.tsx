@@ -8,6 +8,7 @@ import { useApp } from "../../context.js";
 import { fixed, percent, shortId } from "../../format.js";
 import type { MemoryEntry, SearchHit } from "../../../../src/wire/memory.js";
 import { Markdown } from "../../components/markdown.js";
+import { CompiledSource, StaleNote, StalePill } from "./code-marks.js";
 
 interface MemoryCardProps {
   entry: MemoryEntry | SearchHit;
@@ -32,7 +33,7 @@ export function MemoryCard({ entry, onOpen, onEdit, onDelete }: MemoryCardProps)
   const headingId = `entry-${entry.id}`;
   const changeable = canChange(entry, me.agent_id, me.role);
   return (
-    <article class={directive ? "memory-card is-directive" : "memory-card"} aria-labelledby={headingId} data-entry-id={entry.id} data-type={entry.type}>
+    <article class={["memory-card", directive ? "is-directive" : "", entry.stale_since !== null ? "is-stale" : ""].filter(Boolean).join(" ")} aria-labelledby={headingId} data-entry-id={entry.id} data-type={entry.type}>
       <header class="card-header">
         <h3 class="card-heading" id={headingId}>
           {directive && (
@@ -41,6 +42,7 @@ export function MemoryCard({ entry, onOpen, onEdit, onDelete }: MemoryCardProps)
             </span>
           )}
           <TypePill type={entry.type} />
+          <StalePill entry={entry} />
           <span class="visually-hidden">{entry.headline ?? entry.content.slice(0, 80)}</span>
         </h3>
         <span class="card-meta">
@@ -61,6 +63,8 @@ export function MemoryCard({ entry, onOpen, onEdit, onDelete }: MemoryCardProps)
           <span>match {entry.match}</span>
         </p>
       )}
+      <StaleNote entry={entry} />
+      <CompiledSource entry={entry} />
       {entry.headline && <p class="card-headline">{entry.headline}</p>}
       {entry.type === "doc" ? <Markdown class="card-content markdown" text={entry.content} /> : <div class="card-content">{entry.content}</div>}
       <footer class="card-footer">
@@ -86,7 +90,8 @@ export function MemoryCard({ entry, onOpen, onEdit, onDelete }: MemoryCardProps)
           <button type="button" class="link-button" onClick={() => onOpen(entry.id)}>
             Details
           </button>
-          {changeable && onEdit && (
+          {/* A compiled entry changes only when compile finds its code changed (CONTRACT §18). */}
+          {changeable && onEdit && entry.type !== "compiled" && (
             <button type="button" class="link-button" onClick={() => onEdit(entry)}>
               Edit
             </button>

@@ -14,6 +14,7 @@ import { percent, shortId } from "../../format.js";
 import { useLiveRefresh, useLoad } from "../../hooks.js";
 import type { GraphEdge, GraphNode } from "../../../../src/wire/graph.js";
 import { Markdown } from "../../components/markdown.js";
+import { anchorName, CompiledSource, StaleNote, StalePill } from "./code-marks.js";
 
 export function MemoryDetailDialog({ id: firstId, onClose }: { id: string; onClose: () => void }) {
   const [trail, setTrail] = useState<string[]>([firstId]);
@@ -71,12 +72,15 @@ function EntryFacts({ data, onOpen }: { data: GraphNode; onOpen: (id: string) =>
     </button>
   );
   return (
-    <div class={entry.type === "directive" ? "detail is-directive" : "detail"}>
+    <div class={["detail", entry.type === "directive" ? "is-directive" : "", entry.stale_since !== null ? "is-stale" : ""].filter(Boolean).join(" ")}>
       <div class="row-line">
         <TypePill type={entry.type} />
+        <StalePill entry={entry} />
         <span class="mono small">{entry.id}</span>
         <CopyButton text={entry.id} label="Copy id" />
       </div>
+      <StaleNote entry={entry} />
+      <CompiledSource entry={entry} />
       {entry.headline && <p class="card-headline">{entry.headline}</p>}
       {entry.type === "doc" ? <Markdown class="card-content markdown" text={entry.content} /> : <div class="card-content">{entry.content}</div>}
       <dl class="facts facts-columns">
@@ -135,6 +139,42 @@ function EntryFacts({ data, onOpen }: { data: GraphNode; onOpen: (id: string) =>
         <dd>{entry.superseded_by ? link(entry.superseded_by) : <span class="muted">—</span>}</dd>
         <dt>Embedding</dt>
         <dd>{entry.embedding_model ?? <span class="muted">none</span>}</dd>
+        {entry.source?.kind === "compile" && (
+          <>
+            <dt>Code</dt>
+            <dd>
+              <code>{anchorName(entry.source.path, entry.source.symbol)}</code>
+            </dd>
+            <dt>Sha</dt>
+            <dd class="mono small wrap-anywhere">{entry.source.sha}</dd>
+            {entry.source.commit && (
+              <>
+                <dt>Commit</dt>
+                <dd class="mono small wrap-anywhere">{entry.source.commit}</dd>
+              </>
+            )}
+          </>
+        )}
+        {entry.stale_since !== null && (
+          <>
+            <dt>Stale since</dt>
+            <dd>
+              <Time iso={entry.stale_since} />
+            </dd>
+          </>
+        )}
+        {entry.stale_reason && (
+          <>
+            <dt>Code that changed</dt>
+            <dd>
+              <code>{anchorName(entry.stale_reason.path, entry.stale_reason.symbol)}</code>
+            </dd>
+            <dt>Sha it was written at</dt>
+            <dd class="mono small wrap-anywhere">{entry.stale_reason.old_sha}</dd>
+            <dt>Sha now</dt>
+            <dd class="mono small wrap-anywhere">{entry.stale_reason.new_sha}</dd>
+          </>
+        )}
       </dl>
       <Edges title="Links from this entry" edges={data.edges.out} other={(edge) => edge.dst} link={link} />
       <Edges title="Links to this entry" edges={data.edges.in} other={(edge) => edge.src} link={link} />

@@ -186,7 +186,8 @@ export function PulseGraphView({ graph, onOpen, title }: { graph: PulseGraph; on
                   data-r={at.r.toFixed(2)}
                   transform={`translate(${at.x.toFixed(1)} ${at.y.toFixed(1)})`}
                   role="button"
-                  tabIndex={0}
+                  // Lower case: on an SVG element the attribute's name is case-sensitive, and only `tabindex` makes it focusable.
+                  tabindex={0}
                   aria-label={node.label}
                   onClick={() => open(node)}
                   onKeyDown={(event) => {

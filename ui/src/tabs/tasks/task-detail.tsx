@@ -15,6 +15,7 @@ import { shortId } from "../../format.js";
 import { useLiveRefresh, useLoad, usePaged } from "../../hooks.js";
 import { allowedFrom } from "../../../../src/wire/task-lifecycle.js";
 import type { Task, TaskComment } from "../../../../src/wire/tasks.js";
+import { approveGate, gateSentence } from "../blueprints/gates.js";
 import { TaskDecisions } from "../decisions/task-decisions.js";
 
 interface DetailProps {
@@ -97,6 +98,28 @@ function TaskFacts({ task, known, onOpen }: { task: Task; known: ReadonlyMap<str
       <dl class="facts facts-columns">
         <dt>Project</dt>
         <dd>{task.project ?? "global"}</dd>
+        {task.run_id !== null && (
+          <>
+            <dt>Blueprint run</dt>
+            <dd>
+              <a href={`#/blueprints/runs/${task.run_id}`} class="task-run-link">
+                {runName(task) ? `${runName(task)} run ${shortId(task.run_id)}` : `run ${shortId(task.run_id)}`}
+              </a>
+              {task.node_key !== null && (
+                <>
+                  {" · node "}
+                  <span class="mono task-node-key">{task.node_key}</span>
+                </>
+              )}
+            </dd>
+          </>
+        )}
+        {task.gate !== null && (
+          <>
+            <dt>Gate</dt>
+            <dd class="task-gate">{capitalized(gateSentence(task.gate, task.assigned_to))}</dd>
+          </>
+        )}
         <dt>Created by</dt>
         <dd>{task.created_by}</dd>
         <dt>{task.status === "open" ? "Reserved for" : "Assigned to"}</dt>
@@ -176,6 +199,11 @@ function TaskFacts({ task, known, onOpen }: { task: Task; known: ReadonlyMap<str
   );
 }
 
+/** The blueprint a run task comes from, by the `blueprint:<name>` tag every run task carries. */
+const runName = (task: Task): string | undefined => task.tags.find((tag) => tag.startsWith("blueprint:"))?.slice("blueprint:".length);
+
+const capitalized = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
 /** JSON when the text parses as JSON, otherwise the text itself. */
 function outputValue(text: string): unknown {
   try {
@@ -212,16 +240,37 @@ function TaskActions({ task, onChanged }: { task: Task; onChanged: () => void })
       .finally(() => setBusy(false));
   };
 
+  const approve = () => {
+    setBusy(true);
+    setError(undefined);
+    approveGate(task, note.trim() || undefined, output.trim() ? outputValue(output.trim()) : undefined)
+      .then(() => {
+        const sentNote = note;
+        const sentOutput = output;
+        setNote((current) => (current === sentNote ? "" : current));
+        setOutput((current) => (current === sentOutput ? "" : current));
+        notify("success", "Gate approved.");
+        onChanged();
+      })
+      .catch((failure: unknown) => setError(failure))
+      .finally(() => setBusy(false));
+  };
+
   const mine = task.assigned_to === me.agent_id;
   const reservedElsewhere = task.status === "open" && task.assigned_to !== null && task.assigned_to !== me.agent_id;
+  // Timer and task gates are completed by the server; a human gate is approved, never just claimed.
+  const serverGate = task.gate === "timer" || task.gate === "task" ? task.gate : undefined;
+  const humanGate = task.gate === "human";
   let explanation: string | undefined;
-  if (task.status === "open" && task.blocked) explanation = "It cannot be claimed until every task it depends on is completed.";
-  else if (reservedElsewhere) explanation = `It is reserved for ${task.assigned_to ?? ""}: only that agent may claim it.`;
+  if (serverGate && task.status === "open") explanation = `It is ${gateSentence(serverGate, task.assigned_to)}.`;
+  else if (task.status === "open" && task.blocked) explanation = humanGate ? "It can be approved once every task it depends on is completed." : "It cannot be claimed until every task it depends on is completed.";
+  else if (reservedElsewhere) explanation = `It is reserved for ${task.assigned_to ?? ""}: only that agent may ${humanGate ? "approve" : "claim"} it.`;
   else if (task.status === "claimed" && !mine) explanation = `${task.assigned_to ?? "Another agent"} holds it: only the assignee can release, complete or fail it.`;
-  const canClaim = allowedFrom("claim", task.status) && !task.blocked && !reservedElsewhere;
+  const canClaim = allowedFrom("claim", task.status) && !task.blocked && !reservedElsewhere && serverGate === undefined && !humanGate;
+  const canApprove = humanGate && mine && ((task.status === "open" && !task.blocked) || task.status === "claimed");
   const canFinish = allowedFrom("complete", task.status) && mine;
   const canReopen = allowedFrom("reopen", task.status);
-  const anyAction = canClaim || canFinish || canReopen;
+  const anyAction = canClaim || canApprove || canFinish || canReopen;
 
   return (
     <section class="task-actions" aria-labelledby="task-actions-title">
@@ -234,8 +283,8 @@ function TaskActions({ task, onChanged }: { task: Task; onChanged: () => void })
           <Field label="Comment for the log (optional)">
             <input type="text" value={note} onInput={(event) => setNote(event.currentTarget.value)} />
           </Field>
-          {canFinish && (
-            <Field label="Output to complete with (JSON or text, optional)">
+          {(canFinish || canApprove) && (
+            <Field label={humanGate ? "Output to approve with (JSON or text, optional)" : "Output to complete with (JSON or text, optional)"}>
               <textarea rows={3} value={output} onInput={(event) => setOutput(event.currentTarget.value)} />
             </Field>
           )}
@@ -245,11 +294,18 @@ function TaskActions({ task, onChanged }: { task: Task; onChanged: () => void })
                 Claim
               </button>
             )}
+            {canApprove && (
+              <button type="button" class="primary" disabled={busy} onClick={approve}>
+                Approve
+              </button>
+            )}
             {canFinish && (
               <>
-                <button type="button" class="primary" disabled={busy} onClick={() => act("complete", "Task completed.")}>
-                  Complete
-                </button>
+                {!humanGate && (
+                  <button type="button" class="primary" disabled={busy} onClick={() => act("complete", "Task completed.")}>
+                    Complete
+                  </button>
+                )}
                 <button type="button" class="danger" disabled={busy} onClick={() => act("fail", "Task marked failed.")}>
                   Fail
                 </button>
