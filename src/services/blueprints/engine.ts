@@ -82,26 +82,22 @@ export class RunEngine implements TaskHooks {
         assignee = null;
       }
     }
-    const pk = await this.store.tasks.insert(
-      tx,
-      openTaskRow({
-        title: rendered.title,
-        description: rendered.description,
-        created_by: state.run.created_by,
-        assigned_to: assignee,
-        project: state.run.project,
-        priority: node.priority ?? "normal",
-        tags: rendered.tags,
-        due_at: null,
-        expected_outcome: null,
-        at: now(),
-        run_id: state.run.id,
-        node_key: spec.key,
-        gate,
-      }),
-      rendered.tags,
-      [...new Set(spec.dependencyPks)],
-    );
+    const task = openTaskRow({
+      title: rendered.title,
+      description: rendered.description,
+      created_by: state.run.created_by,
+      assigned_to: assignee,
+      project: state.run.project,
+      priority: node.priority ?? "normal",
+      tags: rendered.tags,
+      due_at: null,
+      expected_outcome: null,
+      at: now(),
+      run_id: state.run.id,
+      node_key: spec.key,
+      gate,
+    });
+    const pk = await this.store.tasks.insert(tx, task, rendered.tags, [...new Set(spec.dependencyPks)]);
     await this.store.blueprintRuns.insertNode(tx, {
       run_pk: state.run.pk,
       node_id: node.id,
@@ -114,8 +110,8 @@ export class RunEngine implements TaskHooks {
       anchors: JSON.stringify(spec.anchors ?? {}),
       gate_task_pk: spec.gateTaskPk ?? null,
     });
-    const row = await this.store.tasks.byPk(tx, pk);
-    if (row) await this.bus.emit(tx, { type: "task.created", agentId: actor, project: row.project, payload: { ...taskEventFields(row), created_by: actor } });
+    const { project } = state.run;
+    await this.bus.emit(tx, { type: "task.created", agentId: actor, project, payload: { task_id: task.id, project, status: "open", assigned_to: assignee, created_by: actor } });
     return pk;
   }
 
