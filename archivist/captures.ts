@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import type { Logger } from "../src/core/log.js";
 import type { Capture, DigestReport } from "../src/wire/captures.js";
@@ -8,6 +7,7 @@ import { loadDirectives, preamble, projectNames, type ProjectNames } from "./dir
 import { BudgetExhausted, estimateTokens, LlmError, type BudgetedModel } from "./llm/index.js";
 import { CAPTURE_ROLE, captureBlock, parseJsonReply, systemPrompt } from "./prompts.js";
 import { followEventStream } from "./sse.js";
+import { StreamTrigger } from "./trigger.js";
 
 /** Captures one run digests; a longer queue is worked off by the runs after it. */
 const MAX_CAPTURES_PER_RUN = 50;
@@ -273,39 +273,23 @@ export class CaptureDigester {
  * and once at start for whatever was queued before. A run that stops at its bound is followed by
  * another; one that found the budget spent waits for the next capture or the scheduled pass.
  */
-export class CaptureTrigger {
-  private readonly abort = new AbortController();
-  private reading: Promise<void> | null = null;
-  private working: Promise<void> | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private again = false;
-  private stopped = false;
-
+export class CaptureTrigger extends StreamTrigger {
   constructor(
     private readonly client: CairnClient,
     private readonly digester: CaptureDigester,
     private readonly log: Logger,
     private seq: number,
-  ) {}
+  ) {
+    super(DEBOUNCE_MS);
+  }
 
-  start(): void {
-    this.reading = this.follow();
+  /** Follows the stream and runs once at once, for what queued while no archivist ran. */
+  override start(): void {
+    super.start();
     this.request();
   }
 
-  request(): void {
-    if (this.stopped || this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      if (this.working) this.again = true;
-      else
-        this.working = this.work().finally(() => {
-          this.working = null;
-        });
-    }, DEBOUNCE_MS);
-  }
-
-  private async work(): Promise<void> {
+  protected async work(): Promise<void> {
     do {
       this.again = false;
       let counts: DigestCounts;
@@ -322,7 +306,7 @@ export class CaptureTrigger {
     } while (this.again && !this.stopped);
   }
 
-  private follow(): Promise<void> {
+  protected follow(): Promise<void> {
     return followEventStream({
       url: `${this.client.url}/events/stream?type=capture.added`,
       headers: () => ({ ...this.client.headers(), "last-event-id": String(this.seq) }),
@@ -341,17 +325,5 @@ export class CaptureTrigger {
         return true;
       },
     });
-  }
-
-  /** Stops reading and lets a running digest finish its capture (up to `graceMs`). */
-  async stop(graceMs: number): Promise<void> {
-    this.stopped = true;
-    this.abort.abort();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.reading;
-    const grace = new AbortController();
-    await Promise.race([this.working ?? Promise.resolve(), sleep(graceMs, undefined, { signal: grace.signal }).catch(noop)]);
-    grace.abort();
   }
 }

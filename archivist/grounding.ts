@@ -7,6 +7,7 @@ import type { GraphNode } from "../src/wire/graph.js";
 import type { MemoryEntry, SearchHit } from "../src/wire/memory.js";
 import { ApiError, type CairnClient } from "./client.js";
 import { followEventStream } from "./sse.js";
+import { StreamTrigger } from "./trigger.js";
 
 /**
  * The seq of the last `compile.completed` whose grounding is done. The next shift resumes the
@@ -235,19 +236,13 @@ export class CompileGrounder {
  * followed by another; one that fails is tried again after a while, and a compile that fails
  * MAX_TRIES times is skipped and logged.
  */
-export class GroundingTrigger {
-  private readonly abort = new AbortController();
+export class GroundingTrigger extends StreamTrigger {
   private readonly grounder: CompileGrounder;
   private readonly queue: CompileEvent[] = [];
   /** The last compile whose grounding is done (and saved). */
   private cursor: number;
   /** The last compile read from the stream. */
   private received: number;
-  private reading: Promise<void> | null = null;
-  private working: Promise<void> | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private again = false;
-  private stopped = false;
   private failures = { seq: -1, count: 0 };
 
   constructor(
@@ -255,28 +250,13 @@ export class GroundingTrigger {
     private readonly log: Logger,
     cursor: number,
   ) {
+    super(DEBOUNCE_MS);
     this.cursor = cursor;
     this.received = cursor;
     this.grounder = new CompileGrounder(client, this.abort.signal);
   }
 
-  start(): void {
-    this.reading = this.follow();
-  }
-
-  private request(delayMs = DEBOUNCE_MS): void {
-    if (this.stopped || this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      if (this.working) this.again = true;
-      else
-        this.working = this.work().finally(() => {
-          this.working = null;
-        });
-    }, delayMs);
-  }
-
-  private async work(): Promise<void> {
+  protected async work(): Promise<void> {
     do {
       this.again = false;
       const counts = emptyCounts();
@@ -332,7 +312,7 @@ export class GroundingTrigger {
     await this.client.log("info", "grounding", `grounding: ${counts.edges} edges suggested for ${counts.paths} files of ${counts.compiles} compiles`, { ...counts }).catch(noop);
   }
 
-  private follow(): Promise<void> {
+  protected follow(): Promise<void> {
     return followEventStream({
       url: `${this.client.url}/events/stream?type=compile.completed`,
       headers: () => ({ ...this.client.headers(), "last-event-id": String(this.received) }),
@@ -356,17 +336,5 @@ export class GroundingTrigger {
         return true;
       },
     });
-  }
-
-  /** Stops reading and lets a running grounding finish its path (up to `graceMs`). */
-  async stop(graceMs: number): Promise<void> {
-    this.stopped = true;
-    this.abort.abort();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.reading;
-    const grace = new AbortController();
-    await Promise.race([this.working ?? Promise.resolve(), sleep(graceMs, undefined, { signal: grace.signal }).catch(noop)]);
-    grace.abort();
   }
 }

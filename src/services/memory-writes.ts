@@ -2,11 +2,12 @@ import { ambiguousIdPrefix, notFound } from "../core/errors.js";
 import { parseIdRef, type IdRef } from "../core/ids.js";
 import { now } from "../core/time.js";
 import type { EventBus } from "../events/bus.js";
-import type { MemoryRow } from "../store/memory.js";
+import type { MemoryPatch, MemoryRow } from "../store/memory.js";
 import type { Reader, Store, Tx } from "../store/store.js";
 import type { Viewpoint } from "../store/visibility.js";
 import type { ServerEventPayloads } from "../wire/events.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
+import { contentKey, vectorMetaOf } from "./memory-records.js";
 
 type MemoryEventType = "memory.written" | "memory.updated" | "memory.deleted";
 
@@ -87,6 +88,33 @@ export class MemoryWrites {
     if (vector) stored.embedding_model = await this.embeddings.store(tx, pk, vector, stored);
     await this.emitChange(tx, "memory.written", actor, stored, provenance === undefined ? {} : { reason: provenance });
     return stored;
+  }
+
+  /**
+   * Writes `changes` (already told apart from what is there) as the entry's next version: the
+   * content key follows the content, the vector follows the content (`vector`, or none until the
+   * backfill) or, without a new content, its metadata follows the row; then `memory.updated` with
+   * `changed`. `tags` is the list behind `changes.tags`, when they change.
+   */
+  async update(tx: Tx, actor: string, row: MemoryRow, changes: MemoryPatch, changed: string[], tags: string[] | undefined, vector: Float32Array | null, at = now()): Promise<MemoryRow> {
+    if (changes.content !== undefined) changes.content_key = contentKey(changes.content);
+    changes.version = row.version + 1;
+    changes.updated_at = at;
+    await this.store.memory.patch(tx, row.pk, changes);
+    if (tags !== undefined) await this.store.memory.replaceTags(tx, row.pk, tags);
+    const updated: MemoryRow = { ...row, ...changes } as MemoryRow;
+    if (changes.content !== undefined) {
+      if (vector) updated.embedding_model = await this.embeddings.store(tx, row.pk, vector, updated);
+      else {
+        await this.store.vectors.delete(tx, row.pk);
+        updated.embedding_model = null;
+        await this.store.memory.patch(tx, row.pk, { embedding_model: null });
+      }
+    } else if (row.embedding_model !== null) {
+      await this.store.vectors.updateMeta(tx, row.pk, vectorMetaOf(updated));
+    }
+    await this.emitChange(tx, "memory.updated", actor, updated, { changed });
+    return updated;
   }
 
   /** Announces a change to an entry as `actor`'s; an event about a private entry is its author's alone. */

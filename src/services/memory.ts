@@ -299,24 +299,7 @@ export class MemoryService {
         changes.stale_reason = null;
         changed.push("stale_since");
       }
-      const at = now();
-      if (changes.content !== undefined) changes.content_key = contentKey(changes.content);
-      changes.version = row.version + 1;
-      changes.updated_at = at;
-      await this.store.memory.patch(tx, row.pk, changes);
-      if (tags !== undefined) await this.store.memory.replaceTags(tx, row.pk, tags);
-      const updated: MemoryRow = { ...row, ...changes } as MemoryRow;
-      if (changes.content !== undefined) {
-        if (vector) updated.embedding_model = await this.embeddings.store(tx, row.pk, vector, updated);
-        else {
-          await this.store.vectors.delete(tx, row.pk);
-          updated.embedding_model = null;
-          await this.store.memory.patch(tx, row.pk, { embedding_model: null });
-        }
-      } else if (row.embedding_model !== null) {
-        await this.store.vectors.updateMeta(tx, row.pk, vectorMetaOf(updated));
-      }
-      await this.writes.emitChange(tx, "memory.updated", caller.agentId, updated, { changed });
+      const updated = await this.writes.update(tx, caller.agentId, row, changes, changed, tags, vector);
       return toEntry(updated);
     });
   }

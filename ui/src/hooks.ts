@@ -202,3 +202,17 @@ export function useDebounced<T>(value: T, delayMs: number): T {
   }, [value, delayMs]);
   return settled;
 }
+
+/** The width of the element, following resizes. */
+export function useWidth(): [(element: HTMLDivElement | null) => void, number] {
+  const [element, setElement] = useState<HTMLDivElement | null>(null);
+  const [width, setWidth] = useState(0);
+  useEffect(() => {
+    if (!element) return undefined;
+    setWidth(element.clientWidth);
+    const observer = new ResizeObserver(() => setWidth(element.clientWidth));
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [element]);
+  return [setElement, width];
+}

@@ -3,7 +3,7 @@ import type { Store, Tx } from "../../store/store.js";
 import type { CompileUnit } from "../../wire/compile.js";
 import type { CompileSource } from "../../wire/memory.js";
 import type { MemoryEmbeddings } from "../memory-embeddings.js";
-import { contentKey, newMemoryRow } from "../memory-records.js";
+import { newMemoryRow } from "../memory-records.js";
 import type { MemoryWrites } from "../memory-writes.js";
 
 // A unit's `compiled` entry (CONTRACT §18): what it says, and how it is written and rewritten.
@@ -73,21 +73,6 @@ export class CompiledEntries {
       // The reason goes with its mark: `stale_since` names both.
       if (field !== "stale_reason") changed.push(field);
     }
-    if (changes.content !== undefined) changes.content_key = contentKey(changes.content);
-    changes.version = row.version + 1;
-    changes.updated_at = at;
-    await this.store.memory.patch(tx, row.pk, changes);
-    if (changes.tags !== undefined) await this.store.memory.replaceTags(tx, row.pk, tags);
-    const updated: MemoryRow = { ...row, ...changes } as MemoryRow;
-    if (changes.content !== undefined) {
-      if (vector) updated.embedding_model = await this.embeddings.store(tx, row.pk, vector, updated);
-      else {
-        await this.store.vectors.delete(tx, row.pk);
-        updated.embedding_model = null;
-        await this.store.memory.patch(tx, row.pk, { embedding_model: null });
-      }
-    }
-    await this.writes.emitChange(tx, "memory.updated", actor, updated, { changed });
-    return updated;
+    return this.writes.update(tx, actor, row, changes, changed, changes.tags === undefined ? undefined : tags, vector, at);
   }
 }

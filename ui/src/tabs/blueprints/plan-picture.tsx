@@ -4,7 +4,8 @@
 // you stands out. Every box is reachable with Tab, named by its title and state.
 
 import type { ComponentChildren } from "preact";
-import { useEffect, useId, useMemo, useState } from "preact/hooks";
+import { useId, useMemo, useState } from "preact/hooks";
+import { useWidth } from "../../hooks.js";
 import { GEOMETRY, layoutPlan, type PlacedNode } from "./plan-layout.js";
 import { NODE_STATES, type NodeState, type PlanItem, type PlanNodeView } from "./plan-model.js";
 
@@ -46,20 +47,6 @@ function emptyStackText(node: PlanNodeView): string {
   if (node.state === null) return `one task per item of ${node.fanout?.from ?? "a list"}`;
   if (node.state === "skipped") return "no items: skipped";
   return "waits for its items";
-}
-
-/** The width of the element, following resizes. */
-function useWidth(): [(element: HTMLDivElement | null) => void, number] {
-  const [element, setElement] = useState<HTMLDivElement | null>(null);
-  const [width, setWidth] = useState(0);
-  useEffect(() => {
-    if (!element) return undefined;
-    setWidth(element.clientWidth);
-    const observer = new ResizeObserver(() => setWidth(element.clientWidth));
-    observer.observe(element);
-    return () => observer.disconnect();
-  }, [element]);
-  return [setElement, width];
 }
 
 interface PlanPictureProps {

@@ -3,10 +3,11 @@
 // `contradicts` edge wear a red ring. Every node is a focusable button named by its label: click
 // or Enter opens the entry.
 
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useMemo, useRef, useState } from "preact/hooks";
 import type { Pulse } from "../../../../src/wire/knowledge.js";
 import type { EdgeRel } from "../../../../src/wire/graph.js";
 import type { MemoryType } from "../../../../src/wire/memory.js";
+import { useWidth } from "../../hooks.js";
 import { fitToView, forceLayout, placeLabels, type Placed } from "./layout.js";
 
 type PulseGraph = Pulse["graph"];
@@ -33,20 +34,6 @@ const LABEL_CHARS = 30;
 const FONT = 12;
 
 const shorten = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`);
-
-/** The width of the element, following resizes. */
-function useWidth(): [(element: HTMLDivElement | null) => void, number] {
-  const [element, setElement] = useState<HTMLDivElement | null>(null);
-  const [width, setWidth] = useState(0);
-  useEffect(() => {
-    if (!element) return undefined;
-    setWidth(element.clientWidth);
-    const observer = new ResizeObserver(() => setWidth(element.clientWidth));
-    observer.observe(element);
-    return () => observer.disconnect();
-  }, [element]);
-  return [setElement, width];
-}
 
 /** Tall on a phone; on a wide screen as much as fits beside the header, within bounds. */
 function viewHeight(width: number): number {
