@@ -1,12 +1,24 @@
-import type { RunQuery, SqlDialect } from "../sql/dialect.js";
-import { connectionOf, rowLock } from "./transactions.js";
+import type { SqlDb } from "../sql/dialect.js";
+import { connectionOf, isTx } from "./transactions.js";
 
-/** A statement of the shared SQL, on PostgreSQL: rows of a query, or of a write's RETURNING. */
-export const pgRun: RunQuery = (r, sql, params) => connectionOf(r).all(sql, ...params);
-
-/** Lists bound as one text array, JSON arrays unnested by jsonb, rows read in a transaction locked. */
-export const pgDialect: SqlDialect = {
-  inList: (column, values) => ({ sql: `${column} = ANY(?::text[])`, params: [[...values]] }),
-  jsonElements: (column, alias) => `jsonb_array_elements_text(${column}::jsonb) AS ${alias}(value)`,
-  lockRows: (r, alias) => rowLock(r, alias),
+/**
+ * The shared SQL on PostgreSQL. Lists are bound as arrays; rows read inside a transaction to be
+ * changed by it are locked (`FOR UPDATE`), since transactions here overlap.
+ */
+export const pgDb: SqlDb = {
+  all: (r, sql, ...params) => connectionOf(r).all(sql, ...params),
+  get: (r, sql, ...params) => connectionOf(r).get(sql, ...params),
+  run: async (r, sql, ...params) => (await connectionOf(r).run(sql, ...params)).changes,
+  dialect: {
+    inList: (column, values) => ({ sql: `${column} = ANY(?::text[])`, params: [[...values]] }),
+    inKeys: (column, values) => ({ sql: `${column} = ANY(?::bigint[])`, params: [[...values]] }),
+    listRows: (values, alias) => ({ sql: `unnest(?::text[]) AS ${alias}(value)`, params: [[...values]] }),
+    jsonElements: (column, alias) => `jsonb_array_elements_text(${column}::jsonb) AS ${alias}(value)`,
+    // array_to_json writes SQLite's form (no spaces); json_agg would not. NULL over no rows.
+    jsonArray: (expression, orderBy) => `COALESCE(array_to_json(array_agg(${expression} ORDER BY ${orderBy}))::text, '[]')`,
+    secondsBetween: (from, to) => `EXTRACT(EPOCH FROM (${to}::timestamptz - ${from}::timestamptz))::float8`,
+    lockRows: (r, alias) => (isTx(r) ? ` FOR UPDATE OF ${alias}` : ""),
+    skipLocked: (r, alias) => (isTx(r) ? ` FOR UPDATE OF ${alias} SKIP LOCKED` : ""),
+    orderedJoin: "JOIN",
+  },
 };

@@ -2,7 +2,7 @@ import type { BlueprintRunStore, NewRunNodeRow, NewRunRow, RunFilters, RunNodeRo
 import type { Reader, Tx } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
 import type { RunStatus } from "../../wire/blueprint-runs.js";
-import type { RunQuery } from "./dialect.js";
+import type { SqlDb } from "./dialect.js";
 import { visibleInProject } from "./visibility.js";
 
 // Blueprint runs as one set of statements for both backends. Writes end in RETURNING, since the
@@ -28,20 +28,20 @@ const toNode = (row: RunNodeRow): RunNodeRow => ({
 });
 
 export class SqlBlueprintRuns implements BlueprintRunStore {
-  constructor(private readonly run: RunQuery) {}
+  constructor(private readonly db: SqlDb) {}
 
   async insertRun(tx: Tx, row: NewRunRow): Promise<number> {
-    const [inserted] = await this.run<{ pk: unknown }>(
+    const [inserted] = await this.db.all<{ pk: unknown }>(
       tx,
       `INSERT INTO blueprint_runs (id, blueprint_pk, project, params, status, created_by, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
-      [row.id, row.blueprint_pk, row.project, row.params, row.status, row.created_by, row.created_at, row.updated_at],
+      row.id, row.blueprint_pk, row.project, row.params, row.status, row.created_by, row.created_at, row.updated_at,
     );
     return Number(inserted?.pk);
   }
 
   private async one(r: Reader, where: string, params: unknown[]): Promise<RunRow | undefined> {
-    const [row] = await this.run<RunRow>(r, `SELECT ${RUN_COLUMNS} FROM ${RUN_FROM} WHERE ${where}`, params);
+    const [row] = await this.db.all<RunRow>(r, `SELECT ${RUN_COLUMNS} FROM ${RUN_FROM} WHERE ${where}`, ...params);
     return row && toRun(row);
   }
 
@@ -78,58 +78,58 @@ export class SqlBlueprintRuns implements BlueprintRunStore {
       where.push("r.pk < ?");
       params.push(afterPk);
     }
-    const rows = await this.run<RunRow>(r, `SELECT ${RUN_COLUMNS} FROM ${RUN_FROM} WHERE ${where.join(" AND ")} ORDER BY r.pk DESC LIMIT ?`, [...params, limit]);
+    const rows = await this.db.all<RunRow>(r, `SELECT ${RUN_COLUMNS} FROM ${RUN_FROM} WHERE ${where.join(" AND ")} ORDER BY r.pk DESC LIMIT ?`, ...params, limit);
     return rows.map(toRun);
   }
 
   async setStatus(tx: Tx, pk: number, status: RunStatus, at: string): Promise<void> {
-    await this.run(tx, "UPDATE blueprint_runs SET status = ?, updated_at = ? WHERE pk = ? RETURNING pk", [status, at, pk]);
+    await this.db.all(tx, "UPDATE blueprint_runs SET status = ?, updated_at = ? WHERE pk = ? RETURNING pk", status, at, pk);
   }
 
   async touch(tx: Tx, pk: number, at: string): Promise<void> {
-    await this.run(tx, "UPDATE blueprint_runs SET updated_at = ? WHERE pk = ? RETURNING pk", [at, pk]);
+    await this.db.all(tx, "UPDATE blueprint_runs SET updated_at = ? WHERE pk = ? RETURNING pk", at, pk);
   }
 
   async insertNode(tx: Tx, row: NewRunNodeRow): Promise<number> {
-    const [inserted] = await this.run<{ pk: unknown }>(
+    const [inserted] = await this.db.all<{ pk: unknown }>(
       tx,
       `INSERT INTO blueprint_run_nodes (run_pk, node_id, key, task_pk, state, item, item_index, attempt, anchors, gate_task_pk)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
-      [row.run_pk, row.node_id, row.key, row.task_pk, row.state, row.item, row.item_index, row.attempt, row.anchors, row.gate_task_pk],
+      row.run_pk, row.node_id, row.key, row.task_pk, row.state, row.item, row.item_index, row.attempt, row.anchors, row.gate_task_pk,
     );
     return Number(inserted?.pk);
   }
 
   async nodes(r: Reader, runPk: number): Promise<RunNodeRow[]> {
-    const rows = await this.run<RunNodeRow>(r, `SELECT ${NODE_COLUMNS} FROM ${NODE_FROM} WHERE n.run_pk = ? ORDER BY n.pk`, [runPk]);
+    const rows = await this.db.all<RunNodeRow>(r, `SELECT ${NODE_COLUMNS} FROM ${NODE_FROM} WHERE n.run_pk = ? ORDER BY n.pk`, runPk);
     return rows.map(toNode);
   }
 
   async nodeOfTask(r: Reader, taskPk: number): Promise<RunNodeRow | undefined> {
-    const [row] = await this.run<RunNodeRow>(r, `SELECT ${NODE_COLUMNS} FROM ${NODE_FROM} WHERE n.task_pk = ?`, [taskPk]);
+    const [row] = await this.db.all<RunNodeRow>(r, `SELECT ${NODE_COLUMNS} FROM ${NODE_FROM} WHERE n.task_pk = ?`, taskPk);
     return row && toNode(row);
   }
 
   async patchNode(tx: Tx, pk: number, patch: { state?: RunNodeState; attempt?: number }): Promise<void> {
-    if (patch.state !== undefined) await this.run(tx, "UPDATE blueprint_run_nodes SET state = ? WHERE pk = ? RETURNING pk", [patch.state, pk]);
-    if (patch.attempt !== undefined) await this.run(tx, "UPDATE blueprint_run_nodes SET attempt = ? WHERE pk = ? RETURNING pk", [patch.attempt, pk]);
+    if (patch.state !== undefined) await this.db.all(tx, "UPDATE blueprint_run_nodes SET state = ? WHERE pk = ? RETURNING pk", patch.state, pk);
+    if (patch.attempt !== undefined) await this.db.all(tx, "UPDATE blueprint_run_nodes SET attempt = ? WHERE pk = ? RETURNING pk", patch.attempt, pk);
   }
 
   async deleteNode(tx: Tx, pk: number): Promise<void> {
-    await this.run(tx, "DELETE FROM blueprint_run_nodes WHERE pk = ? RETURNING pk", [pk]);
+    await this.db.all(tx, "DELETE FROM blueprint_run_nodes WHERE pk = ? RETURNING pk", pk);
   }
 
   async gatesWaitingOn(r: Reader, taskPk: number): Promise<RunNodeRow[]> {
-    const rows = await this.run<RunNodeRow>(r, `SELECT ${NODE_COLUMNS} FROM ${NODE_FROM} WHERE n.gate_task_pk = ? AND t.status = 'open' ORDER BY n.pk`, [taskPk]);
+    const rows = await this.db.all<RunNodeRow>(r, `SELECT ${NODE_COLUMNS} FROM ${NODE_FROM} WHERE n.gate_task_pk = ? AND t.status = 'open' ORDER BY n.pk`, taskPk);
     return rows.map(toNode);
   }
 
   async dueTimers(r: Reader, nowIso: string, limit: number): Promise<RunNodeRow[]> {
-    const rows = await this.run<RunNodeRow>(
+    const rows = await this.db.all<RunNodeRow>(
       r,
       `SELECT ${NODE_COLUMNS} FROM tasks t JOIN blueprint_run_nodes n ON n.task_pk = t.pk
        WHERE t.gate = 'timer' AND t.status = 'open' AND t.due_at IS NOT NULL AND t.due_at <= ? ORDER BY t.due_at LIMIT ?`,
-      [nowIso, limit],
+      nowIso, limit,
     );
     return rows.map(toNode);
   }

@@ -1,7 +1,7 @@
 import type { BlueprintRow, BlueprintStore, NewBlueprintRow } from "../blueprints.js";
 import type { Reader, Tx } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
-import type { RunQuery } from "./dialect.js";
+import type { SqlDb } from "./dialect.js";
 import { visibleInProject } from "./visibility.js";
 
 // Blueprints as one set of statements for both backends (an insert returns its key with
@@ -12,23 +12,23 @@ const COLUMNS = "b.pk, b.id, b.project, b.name, b.version, b.document, b.doc_has
 const toRow = (row: BlueprintRow): BlueprintRow => ({ ...row, pk: Number(row.pk), version: Number(row.version), node_count: Number(row.node_count) });
 
 export class SqlBlueprints implements BlueprintStore {
-  constructor(private readonly run: RunQuery) {}
+  constructor(private readonly db: SqlDb) {}
 
   async insert(tx: Tx, row: NewBlueprintRow): Promise<number> {
-    const [inserted] = await this.run<{ pk: unknown }>(
+    const [inserted] = await this.db.all<{ pk: unknown }>(
       tx,
       `INSERT INTO blueprints (id, project, project_key, name, version, document, doc_hash, node_count, created_by, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
-      [row.id, row.project, row.project ?? "", row.name, row.version, row.document, row.doc_hash, row.node_count, row.created_by, row.created_at],
+      row.id, row.project, row.project ?? "", row.name, row.version, row.document, row.doc_hash, row.node_count, row.created_by, row.created_at,
     );
     return Number(inserted?.pk);
   }
 
   async latest(r: Reader, project: string | null, name: string): Promise<BlueprintRow | undefined> {
-    const [row] = await this.run<BlueprintRow>(
+    const [row] = await this.db.all<BlueprintRow>(
       r,
       `SELECT ${COLUMNS} FROM blueprints b WHERE b.project_key = ? AND b.name = ? ORDER BY b.version DESC LIMIT 1`,
-      [project ?? "", name],
+      project ?? "", name,
     );
     return row && toRow(row);
   }
@@ -56,16 +56,16 @@ export class SqlBlueprints implements BlueprintStore {
       where.push("(b.project_key > ? OR (b.project_key = ? AND b.name > ?))");
       params.push(key, key, name);
     }
-    const rows = await this.run<BlueprintRow>(r, `SELECT ${COLUMNS} FROM blueprints b WHERE ${where.join(" AND ")} ORDER BY b.project_key, b.name LIMIT ?`, [...params, limit]);
+    const rows = await this.db.all<BlueprintRow>(r, `SELECT ${COLUMNS} FROM blueprints b WHERE ${where.join(" AND ")} ORDER BY b.project_key, b.name LIMIT ?`, ...params, limit);
     return rows.map(toRow);
   }
 
   async versions(r: Reader, viewpoint: Viewpoint, project: string | null, name: string, limit: number): Promise<BlueprintRow[]> {
     const visible = visibleInProject("b", viewpoint);
-    const rows = await this.run<BlueprintRow>(
+    const rows = await this.db.all<BlueprintRow>(
       r,
       `SELECT ${COLUMNS} FROM blueprints b WHERE b.project_key = ? AND b.name = ? AND ${visible.sql} ORDER BY b.version DESC LIMIT ?`,
-      [project ?? "", name, ...visible.params, limit],
+      project ?? "", name, ...visible.params, limit,
     );
     return rows.map(toRow);
   }

@@ -2,7 +2,7 @@ import type { AnchorChange, AnchorKey, AnchorRow, CompileStore, ListedAnchor, Ne
 import type { MemoryRow } from "../memory.js";
 import type { Reader, Tx } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
-import type { RunQuery, SqlDialect } from "./dialect.js";
+import type { SqlDb } from "./dialect.js";
 import { visibleMemory } from "./visibility.js";
 
 // Compile's anchors as one set of statements for both backends. An anchor's project is kept as
@@ -35,23 +35,17 @@ const chunks = <T>(items: readonly T[], size: number): T[][] => {
 };
 
 export class SqlCompile implements CompileStore {
-  constructor(
-    private readonly run: RunQuery,
-    private readonly dialect: SqlDialect,
-  ) {}
+  constructor(private readonly db: SqlDb) {}
 
   async anchorSha(r: Reader, project: string | null, path: string, symbol: string): Promise<string | null> {
-    const [row] = await this.run<{ sha: string }>(r, "SELECT a.sha FROM compile_anchors a WHERE a.project_key = ? AND a.path = ? AND a.symbol = ?", [project ?? "", path, symbol]);
+    const [row] = await this.db.all<{ sha: string }>(r, "SELECT a.sha FROM compile_anchors a WHERE a.project_key = ? AND a.path = ? AND a.symbol = ?", project ?? "", path, symbol);
     return row?.sha ?? null;
   }
 
   async anchorsAt(r: Reader, project: string | null, paths: readonly string[]): Promise<AnchorRow[]> {
     if (paths.length === 0) return [];
-    const listed = this.dialect.inList("a.path", paths);
-    const rows = await this.run<AnchorRow>(r, `SELECT ${ANCHOR_COLUMNS} FROM compile_anchors a WHERE a.project_key = ? AND ${listed.sql}${this.dialect.lockRows(r, "a")}`, [
-      project ?? "",
-      ...listed.params,
-    ]);
+    const listed = this.db.dialect.inList("a.path", paths);
+    const rows = await this.db.all<AnchorRow>(r, `SELECT ${ANCHOR_COLUMNS} FROM compile_anchors a WHERE a.project_key = ? AND ${listed.sql}${this.db.dialect.lockRows(r, "a")}`, project ?? "", ...listed.params);
     return rows.map(toAnchor);
   }
 
@@ -60,10 +54,7 @@ export class SqlCompile implements CompileStore {
     for (const part of chunks(paths, PATHS_PER_QUERY)) {
       const conditions = part.map(() => "(a.path = ? OR (a.path >= ? AND a.path < ?))").join(" OR ");
       const params = part.flatMap((path) => [path, `${path}/`, `${path}/${AFTER_EVERYTHING}`]);
-      const rows = await this.run<AnchorRow>(r, `SELECT ${ANCHOR_COLUMNS} FROM compile_anchors a WHERE a.project_key = ? AND (${conditions})${this.dialect.lockRows(r, "a")}`, [
-        project ?? "",
-        ...params,
-      ]);
+      const rows = await this.db.all<AnchorRow>(r, `SELECT ${ANCHOR_COLUMNS} FROM compile_anchors a WHERE a.project_key = ? AND (${conditions})${this.db.dialect.lockRows(r, "a")}`, project ?? "", ...params);
       found.push(...rows.map(toAnchor));
     }
     // Overlapping paths (`a` and `a/b`) find some anchors twice.
@@ -72,12 +63,12 @@ export class SqlCompile implements CompileStore {
 
   async onlyAnchorsNamed(r: Reader, project: string | null, symbols: readonly string[]): Promise<AnchorRow[]> {
     if (symbols.length === 0) return [];
-    const listed = this.dialect.inList("a.symbol", symbols);
-    const rows = await this.run<AnchorRow>(
+    const listed = this.db.dialect.inList("a.symbol", symbols);
+    const rows = await this.db.all<AnchorRow>(
       r,
       `SELECT ${ANCHOR_COLUMNS} FROM compile_anchors a WHERE a.project_key = ? AND ${listed.sql}
         AND NOT EXISTS (SELECT 1 FROM compile_anchors b WHERE b.project_key = a.project_key AND b.symbol = a.symbol AND b.pk <> a.pk)`,
-      [project ?? "", ...listed.params],
+      project ?? "", ...listed.params,
     );
     return rows.map(toAnchor);
   }
@@ -104,43 +95,27 @@ export class SqlCompile implements CompileStore {
       where.push("(a.path > ? OR (a.path = ? AND a.symbol > ?))");
       params.push(after.path, after.path, after.symbol);
     }
-    const rows = await this.run<ListedAnchor>(
+    const rows = await this.db.all<ListedAnchor>(
       r,
       `SELECT ${ANCHOR_COLUMNS}, m.id AS memory_id FROM compile_anchors a JOIN memory m ON m.pk = a.memory_pk
         WHERE ${where.join(" AND ")} ORDER BY a.path, a.symbol LIMIT ?`,
-      [...params, limit],
+      ...params, limit,
     );
     return rows.map(toAnchor);
   }
 
   async count(r: Reader, project: string | null): Promise<number> {
-    const [row] = await this.run<{ n: unknown }>(r, "SELECT count(*) AS n FROM compile_anchors a WHERE a.project_key = ?", [project ?? ""]);
+    const [row] = await this.db.all<{ n: unknown }>(r, "SELECT count(*) AS n FROM compile_anchors a WHERE a.project_key = ?", project ?? "");
     return Number(row?.n ?? 0);
   }
 
   async insert(tx: Tx, row: NewAnchorRow): Promise<number> {
-    const [inserted] = await this.run<{ pk: unknown }>(
+    const [inserted] = await this.db.all<{ pk: unknown }>(
       tx,
       `INSERT INTO compile_anchors (project, project_key, path, symbol, kind, lang, start_line, end_line, sha, previous_sha, signature,
          memory_pk, git_commit, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
-      [
-        row.project,
-        row.project ?? "",
-        row.path,
-        row.symbol,
-        row.kind,
-        row.lang,
-        row.start_line,
-        row.end_line,
-        row.sha,
-        row.previous_sha,
-        row.signature,
-        row.memory_pk,
-        row.git_commit,
-        row.created_at,
-        row.updated_at,
-      ],
+      row.project, row.project ?? "", row.path, row.symbol, row.kind, row.lang, row.start_line, row.end_line, row.sha, row.previous_sha, row.signature, row.memory_pk, row.git_commit, row.created_at, row.updated_at,
     );
     return Number(inserted?.pk);
   }
@@ -149,20 +124,17 @@ export class SqlCompile implements CompileStore {
     const entries = Object.entries(change).filter(([, value]) => value !== undefined);
     if (entries.length === 0) return;
     // The column names come from AnchorChange's keys, never from a request.
-    await this.run(tx, `UPDATE compile_anchors SET ${entries.map(([column]) => `${column} = ?`).join(", ")} WHERE pk = ? RETURNING pk`, [
-      ...entries.map(([, value]) => value),
-      pk,
-    ]);
+    await this.db.all(tx, `UPDATE compile_anchors SET ${entries.map(([column]) => `${column} = ?`).join(", ")} WHERE pk = ? RETURNING pk`, ...entries.map(([, value]) => value), pk);
   }
 
   async remove(tx: Tx, pks: readonly number[]): Promise<void> {
     for (const part of chunks(pks, 500)) {
-      await this.run(tx, `DELETE FROM compile_anchors WHERE pk IN (${part.map(() => "?").join(", ")}) RETURNING pk`, part);
+      await this.db.all(tx, `DELETE FROM compile_anchors WHERE pk IN (${part.map(() => "?").join(", ")}) RETURNING pk`, ...part);
     }
   }
 
   async deleteProject(tx: Tx, project: string): Promise<number> {
-    return (await this.run(tx, "DELETE FROM compile_anchors WHERE project_key = ? RETURNING pk", [project])).length;
+    return (await this.db.all(tx, "DELETE FROM compile_anchors WHERE project_key = ? RETURNING pk", project)).length;
   }
 
   grounded(r: Reader, ids: readonly string[], nowIso: string): Promise<ReachedEntry[]> {
@@ -181,22 +153,22 @@ export class SqlCompile implements CompileStore {
   private async reached(r: Reader, ids: readonly string[], nowIso: string, rel: "grounds" | "depends_on"): Promise<ReachedEntry[]> {
     if (ids.length === 0) return [];
     const [from, to, only] = rel === "grounds" ? ["src_pk", "dst_pk", ""] : ["dst_pk", "src_pk", " AND m.type = 'compiled'"];
-    const listed = this.dialect.inList("c.id", ids);
-    const rows = await this.run<ReachedEntry>(
+    const listed = this.db.dialect.inList("c.id", ids);
+    const rows = await this.db.all<ReachedEntry>(
       r,
       `SELECT m.*, c.id AS via_id FROM graph_edges e JOIN memory c ON c.pk = e.${from} JOIN memory m ON m.pk = e.${to}
-        WHERE ${listed.sql} AND e.rel = ? AND ${LIVE}${only} ORDER BY m.pk${this.dialect.lockRows(r, "m")}`,
-      [...listed.params, rel, nowIso],
+        WHERE ${listed.sql} AND e.rel = ? AND ${LIVE}${only} ORDER BY m.pk${this.db.dialect.lockRows(r, "m")}`,
+      ...listed.params, rel, nowIso,
     );
     return rows.map((row) => ({ ...row, pk: Number(row.pk) }));
   }
 
   async dropDependsOn(tx: Tx, srcPk: number, keepIds: readonly string[]): Promise<void> {
-    const kept = this.dialect.inList("k.id", keepIds);
-    await this.run(
+    const kept = this.db.dialect.inList("k.id", keepIds);
+    await this.db.all(
       tx,
       `DELETE FROM graph_edges WHERE src_pk = ? AND rel = 'depends_on' AND dst_pk NOT IN (SELECT k.pk FROM memory k WHERE ${kept.sql}) RETURNING pk`,
-      [srcPk, ...kept.params],
+      srcPk, ...kept.params,
     );
   }
 
@@ -208,7 +180,7 @@ export class SqlCompile implements CompileStore {
       where.push("(m.stale_since > ? OR (m.stale_since = ? AND m.pk > ?))");
       params.push(after.at, after.at, after.pk);
     }
-    const rows = await this.run<MemoryRow>(r, `SELECT m.* FROM memory m WHERE ${where.join(" AND ")} ORDER BY m.stale_since, m.pk LIMIT ?`, [...params, limit]);
+    const rows = await this.db.all<MemoryRow>(r, `SELECT m.* FROM memory m WHERE ${where.join(" AND ")} ORDER BY m.stale_since, m.pk LIMIT ?`, ...params, limit);
     return rows.map((row) => ({ ...row, pk: Number(row.pk) }));
   }
 }

@@ -2,6 +2,9 @@ import type { DecisionFilters } from "../decisions.js";
 import type { Viewpoint } from "../visibility.js";
 import { idMatch, visibleInProject, type SqlFragment } from "./visibility.js";
 
+/** Every column of a decision but PostgreSQL's generated keyword column `search`, which SQLite's table does not have. */
+export const DECISION_COLUMNS = "d.pk, d.id, d.project, d.agent_id, d.task_id, d.decision, d.rationale, d.alternatives, d.memory_refs, d.tags, d.supersedes, d.superseded_by, d.created_at";
+
 /**
  * The WHERE clause of a decision listing, as both stores run it: visibility, then each filter
  * given. Only the keyword match differs between them (FTS5, tsvector): `matching` writes it.

@@ -2,16 +2,51 @@ import type { Reader } from "../store.js";
 import type { SqlFragment } from "./visibility.js";
 
 // What a repository written once for both backends needs of each: a way to run a statement, and
-// the few pieces of SQL the two write differently.
+// the few pieces of SQL the two write differently. Everything else is one statement for both:
+// `?` parameters (PostgreSQL's connection numbers them), `RETURNING` (SQLite has it too),
+// `CAST(… AS INTEGER)` for a truth value (SQLite's is one already; PostgreSQL's is a boolean),
+// `CAST(? AS TEXT)` where PostgreSQL cannot tell a parameter's type, explicit column lists (a
+// PostgreSQL table may carry a generated keyword column SQLite's has not).
 
-/** Runs one statement: the rows of a query, or of a write's RETURNING (SQLite has it too). */
-export type RunQuery = <T>(r: Reader, sql: string, params: unknown[]) => Promise<T[]>;
+/** Runs the shared SQL on one backend, on the connection behind a `Reader` or `Tx`. */
+export interface SqlRunner {
+  /** The rows of a query, or of a write's RETURNING. */
+  all<T>(r: Reader, sql: string, ...params: unknown[]): Promise<T[]>;
+  /** The first row of a query, if any. */
+  get<T>(r: Reader, sql: string, ...params: unknown[]): Promise<T | undefined>;
+  /** A write without RETURNING: resolves to the number of rows it changed. */
+  run(r: Reader, sql: string, ...params: unknown[]): Promise<number>;
+}
 
 export interface SqlDialect {
   /** `column IN (values)` with the list bound as one parameter. */
   inList(column: string, values: readonly string[]): SqlFragment;
+  /** The same for integer keys. */
+  inKeys(column: string, values: readonly number[]): SqlFragment;
+  /** A FROM item of the bound strings, one row each, as `<alias>.value` (a bulk insert's source). */
+  listRows(values: readonly string[], alias: string): SqlFragment;
   /** A FROM item of the elements of the JSON array in `column`, as `<alias>.value`. */
   jsonElements(column: string, alias: string): string;
-  /** What ends a SELECT inside a transaction so its rows stay locked until it ends ("" where writers take turns anyway). */
+  /**
+   * A JSON array (as text, `["a","b"]`, `[]` when no rows) of `expression` over an aggregate's
+   * rows in `orderBy`'s order.
+   */
+  jsonArray(expression: string, orderBy: string): string;
+  /** Seconds from the RFC 3339 text in `from` to the one in `to`, as a floating-point number. */
+  secondsBetween(from: string, to: string): string;
+  /**
+   * What ends a SELECT inside a transaction so its rows stay locked until it ends, and a second
+   * transaction reading them waits and then reads them as the first left them ("" where writers take
+   * turns anyway, and outside transactions).
+   */
   lockRows(r: Reader, alias: string): string;
+  /** The same, but rows another transaction holds are passed over rather than waited for (a queue's claim). */
+  skipLocked(r: Reader, alias: string): string;
+  /** A join the planner must take in the order written (SQLite's CROSS JOIN; PostgreSQL plans it well unaided). */
+  readonly orderedJoin: string;
+}
+
+/** A backend's runner with its dialect: what every repository in this folder is built on. */
+export interface SqlDb extends SqlRunner {
+  readonly dialect: SqlDialect;
 }

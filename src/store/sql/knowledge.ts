@@ -14,13 +14,11 @@ import type {
 } from "../knowledge.js";
 import type { Reader } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
-import type { RunQuery, SqlDialect } from "./dialect.js";
+import type { SqlDb } from "./dialect.js";
 import { visibleMemory, type SqlFragment } from "./visibility.js";
 
 // The graph reads of CONTRACT §14 as one set of statements for both backends. What differs between
 // them is how a list of values is bound and how a JSON array is unnested: the dialect says.
-
-export type KnowledgeDialect = Pick<SqlDialect, "inList" | "jsonElements">;
 
 /** The events that change an entry or an edge: what the central cache is stamped with. */
 const GRAPH_CHANGE_TYPES = "('memory.written', 'memory.updated', 'memory.deleted', 'graph.linked')";
@@ -52,17 +50,14 @@ const live = (alias: string, nowIso: string): SqlFragment => ({
 const toNumber = (value: unknown): number => Number(value ?? 0);
 
 export class SqlKnowledgeReads implements KnowledgeReads {
-  constructor(
-    private readonly run: RunQuery,
-    private readonly dialect: KnowledgeDialect,
-  ) {}
+  constructor(private readonly db: SqlDb) {}
 
   /** Rows of the selection's projects (and global ones when it includes them), by their `project` column. */
   private inProjects(column: string, selection: GraphSelection): SqlFragment {
     if (selection.projects === null) return { sql: "1 = 1", params: [] };
     const global = selection.global ? ` OR ${column} IS NULL` : "";
     if (selection.projects.length === 0) return { sql: selection.global ? `${column} IS NULL` : "1 = 0", params: [] };
-    const list = this.dialect.inList(column, selection.projects);
+    const list = this.db.dialect.inList(column, selection.projects);
     return { sql: `(${list.sql}${global})`, params: list.params };
   }
 
@@ -78,10 +73,10 @@ export class SqlKnowledgeReads implements KnowledgeReads {
     const ends = (): Where =>
       new Where().fragment(visibleMemory("s", viewpoint)).fragment(visibleMemory("d", viewpoint)).fragment(live("s", nowIso)).fragment(live("d", nowIso));
     const stored = (end: "s" | "d"): { sql: string; params: unknown[] } => {
-      const where = ends().fragment(this.dialect.inList(`${end}.id`, ids));
+      const where = ends().fragment(this.db.dialect.inList(`${end}.id`, ids));
       // An edge between two of the ids is read once, from its source's side.
-      if (end === "d") where.add(`NOT ${this.dialect.inList("s.id", ids).sql}`, ...this.dialect.inList("s.id", ids).params);
-      if (rels !== null) where.fragment(this.dialect.inList("e.rel", rels));
+      if (end === "d") where.add(`NOT ${this.db.dialect.inList("s.id", ids).sql}`, ...this.db.dialect.inList("s.id", ids).params);
+      if (rels !== null) where.fragment(this.db.dialect.inList("e.rel", rels));
       return {
         sql: `SELECT s.id AS src, d.id AS dst, e.rel AS rel FROM graph_edges e
           JOIN memory s ON s.pk = e.src_pk JOIN memory d ON d.pk = e.dst_pk WHERE ${where.sql} LIMIT ?`,
@@ -91,7 +86,7 @@ export class SqlKnowledgeReads implements KnowledgeReads {
     const edges: TypedEdge[] = [];
     for (const end of ["s", "d"] as const) {
       const query = stored(end);
-      edges.push(...(await this.run<TypedEdge>(r, query.sql, query.params)));
+      edges.push(...(await this.db.all<TypedEdge>(r, query.sql, ...query.params)));
       if (edges.length >= limit) return edges.slice(0, limit);
     }
     if (rels === null || rels.includes("derived_from")) {
@@ -102,14 +97,14 @@ export class SqlKnowledgeReads implements KnowledgeReads {
         .fragment(visibleMemory("d", viewpoint))
         .fragment(live("s", nowIso))
         .fragment(live("d", nowIso));
-      const childIn = this.dialect.inList("s.id", ids);
-      const parentIn = this.dialect.inList("d.id", ids);
+      const childIn = this.db.dialect.inList("s.id", ids);
+      const parentIn = this.db.dialect.inList("d.id", ids);
       where.add(`(${childIn.sql} OR ${parentIn.sql})`, ...childIn.params, ...parentIn.params);
-      const parents = await this.run<{ src: string; dst: string }>(
+      const parents = await this.db.all<{ src: string; dst: string }>(
         r,
-        `SELECT s.id AS src, d.id AS dst FROM memory s CROSS JOIN ${this.dialect.jsonElements("s.parents", "j")}
+        `SELECT s.id AS src, d.id AS dst FROM memory s CROSS JOIN ${this.db.dialect.jsonElements("s.parents", "j")}
           JOIN memory d ON d.id = j.value WHERE ${where.sql} LIMIT ?`,
-        [...where.params, limit - edges.length],
+        ...where.params, limit - edges.length,
       );
       for (const parent of parents) edges.push({ src: parent.src, dst: parent.dst, rel: "derived_from" });
     }
@@ -118,10 +113,10 @@ export class SqlKnowledgeReads implements KnowledgeReads {
 
   nodes(r: Reader, selection: GraphSelection, nowIso: string, limit: number): Promise<SelectionNode[]> {
     const member = this.member("m", selection, nowIso);
-    return this.run<SelectionNode>(
+    return this.db.all<SelectionNode>(
       r,
       `SELECT m.pk, m.id, m.parents, m.expires_at FROM memory m WHERE ${member.sql} ORDER BY m.updated_at DESC, m.pk DESC LIMIT ?`,
-      [...member.params, limit],
+      ...member.params, limit,
     ).then((rows) => rows.map((row) => ({ ...row, pk: Number(row.pk) })));
   }
 
@@ -135,71 +130,71 @@ export class SqlKnowledgeReads implements KnowledgeReads {
 
   async edgeKeys(r: Reader, selection: GraphSelection, limit: number): Promise<EdgeKey[]> {
     const where = this.inProjects("e.project", selection);
-    const rows = await this.run<EdgeKey>(r, `SELECT e.src_pk, e.dst_pk, e.rel FROM graph_edges e WHERE ${where.sql} LIMIT ?`, [...where.params, limit]);
+    const rows = await this.db.all<EdgeKey>(r, `SELECT e.src_pk, e.dst_pk, e.rel FROM graph_edges e WHERE ${where.sql} LIMIT ?`, ...where.params, limit);
     return rows.map((row) => ({ src_pk: Number(row.src_pk), dst_pk: Number(row.dst_pk), rel: row.rel }));
   }
 
   async changeStamp(r: Reader, selection: GraphSelection): Promise<number> {
     const any = `SELECT max(seq) AS seq FROM events WHERE type IN ${GRAPH_CHANGE_TYPES}`;
     if (selection.projects === null || selection.projects.length > STAMP_PROJECTS) {
-      const [row] = await this.run<{ seq: unknown }>(r, any, []);
+      const [row] = await this.db.all<{ seq: unknown }>(r, any, );
       return toNumber(row?.seq);
     }
     // One index lookup per project: the latest change of each, then the latest of those.
     const parts = selection.projects.map(() => `SELECT (${any} AND project = ?) AS seq`);
     if (selection.global) parts.push(`SELECT (${any} AND project IS NULL) AS seq`);
     if (parts.length === 0) return 0;
-    const [row] = await this.run<{ seq: unknown }>(r, `SELECT max(x.seq) AS seq FROM (${parts.join(" UNION ALL ")}) x`, [...selection.projects]);
+    const [row] = await this.db.all<{ seq: unknown }>(r, `SELECT max(x.seq) AS seq FROM (${parts.join(" UNION ALL ")}) x`, ...selection.projects);
     return toNumber(row?.seq);
   }
 
   labels(r: Reader, ids: readonly string[]): Promise<NodeLabel[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    const list = this.dialect.inList("m.id", ids);
-    return this.run<NodeLabel>(
+    const list = this.db.dialect.inList("m.id", ids);
+    return this.db.all<NodeLabel>(
       r,
       `SELECT m.pk, m.id, m.type, m.confidence, m.headline, substr(m.content, 1, 400) AS head, m.updated_at FROM memory m WHERE ${list.sql}`,
-      list.params,
+      ...list.params,
     ).then((rows) => rows.map((row) => ({ ...row, pk: Number(row.pk), confidence: Number(row.confidence) })));
   }
 
   async counts(r: Reader, selection: GraphSelection, nowIso: string): Promise<PulseCounts> {
     const member = this.member("m", selection, nowIso);
-    const [entries] = await this.run<{ n: unknown; stale: unknown }>(
+    const [entries] = await this.db.all<{ n: unknown; stale: unknown }>(
       r,
       `SELECT count(*) AS n, count(m.stale_since) AS stale FROM memory m WHERE ${member.sql}`,
-      member.params,
+      ...member.params,
     );
     const tasks = new Where().add("t.status IN ('open', 'claimed')").fragment(this.inProjects("t.project", selection));
-    const byStatus = await this.run<{ status: string; n: unknown }>(r, `SELECT t.status, count(*) AS n FROM tasks t WHERE ${tasks.sql} GROUP BY t.status`, tasks.params);
+    const byStatus = await this.db.all<{ status: string; n: unknown }>(r, `SELECT t.status, count(*) AS n FROM tasks t WHERE ${tasks.sql} GROUP BY t.status`, ...tasks.params);
     const status = (name: string): number => toNumber(byStatus.find((row) => row.status === name)?.n);
     return { entries: toNumber(entries?.n), open_tasks: status("open"), claimed_tasks: status("claimed"), stale_entries: toNumber(entries?.stale) };
   }
 
   async hot(r: Reader, selection: GraphSelection, nowIso: string, sinceIso: string, limit: number): Promise<HotEntry[]> {
     const where = new Where().add("rd.last_read_at >= ?", sinceIso).fragment(this.member("m", selection, nowIso));
-    const rows = await this.run<{ id: string; reads: unknown; readers: unknown }>(
+    const rows = await this.db.all<{ id: string; reads: unknown; readers: unknown }>(
       r,
       `SELECT m.id, sum(rd.reads) AS reads, count(*) AS readers FROM memory_readers rd JOIN memory m ON m.pk = rd.memory_pk
         WHERE ${where.sql} GROUP BY m.id ORDER BY sum(rd.reads) DESC, count(*) DESC, m.id LIMIT ?`,
-      [...where.params, limit],
+      ...where.params, limit,
     );
     return rows.map((row) => ({ id: row.id, reads: toNumber(row.reads), readers: toNumber(row.readers) }));
   }
 
   conflicts(r: Reader, selection: GraphSelection, nowIso: string, limit: number): Promise<ConflictEdge[]> {
     const where = this.selectionEdges(selection, nowIso, new Where().add("e.rel = 'contradicts'"));
-    return this.run<ConflictEdge>(
+    return this.db.all<ConflictEdge>(
       r,
       `SELECT e.id, s.id AS src, d.id AS dst, e.note, e.created_at FROM graph_edges e
         JOIN memory s ON s.pk = e.src_pk JOIN memory d ON d.pk = e.dst_pk WHERE ${where.sql} ORDER BY e.pk DESC LIMIT ?`,
-      [...where.params, limit],
+      ...where.params, limit,
     );
   }
 
   async activity(r: Reader, selection: GraphSelection, sinceIso: string, limit: number): Promise<AgentActivityRow[]> {
     const count = async (sql: string, where: Where): Promise<Map<string, number>> => {
-      const rows = await this.run<{ agent_id: string | null; n: unknown }>(r, `${sql.replace("$WHERE", where.sql)} LIMIT ?`, [...where.params, limit]);
+      const rows = await this.db.all<{ agent_id: string | null; n: unknown }>(r, `${sql.replace("$WHERE", where.sql)} LIMIT ?`, ...where.params, limit);
       return new Map(rows.filter((row) => row.agent_id !== null).map((row) => [row.agent_id as string, toNumber(row.n)]));
     };
     // Writes of shared entries only: a private entry's writes say nothing to anyone else.
@@ -237,17 +232,17 @@ export class SqlKnowledgeReads implements KnowledgeReads {
     const written = new Where().add("m.updated_at >= ?", sinceIso).fragment(this.member("m", selection, nowIso));
     const read = new Where().add("rd.last_read_at >= ?", sinceIso).fragment(this.member("m", selection, nowIso));
     const rows = [
-      ...(await this.run<{ agent_id: string; tag: string; n: unknown }>(
+      ...(await this.db.all<{ agent_id: string; tag: string; n: unknown }>(
         r,
         `SELECT m.agent_id, t.tag, count(*) AS n FROM memory m JOIN memory_tags t ON t.memory_pk = m.pk
           WHERE ${written.sql} GROUP BY m.agent_id, t.tag ORDER BY count(*) DESC LIMIT ?`,
-        [...written.params, limit],
+        ...written.params, limit,
       )),
-      ...(await this.run<{ agent_id: string; tag: string; n: unknown }>(
+      ...(await this.db.all<{ agent_id: string; tag: string; n: unknown }>(
         r,
         `SELECT rd.agent_id, t.tag, count(*) AS n FROM memory_readers rd JOIN memory m ON m.pk = rd.memory_pk
           JOIN memory_tags t ON t.memory_pk = m.pk WHERE ${read.sql} GROUP BY rd.agent_id, t.tag ORDER BY count(*) DESC LIMIT ?`,
-        [...read.params, limit],
+        ...read.params, limit,
       )),
     ];
     return rows.map((row) => ({ agent_id: row.agent_id, tag: row.tag, count: toNumber(row.n) }));

@@ -1,12 +1,26 @@
-import type { RunQuery, SqlDialect } from "../sql/dialect.js";
+import type { SqlDb } from "../sql/dialect.js";
+import type { Reader } from "../store.js";
 import { connectionOf } from "./transactions.js";
 
-/** A statement of the shared SQL, on SQLite: rows of a query, or of a write's RETURNING. */
-export const sqliteRun: RunQuery = async (r, sql, params) => connectionOf(r).all(sql, ...params);
+const asJson = (values: readonly unknown[]): string => JSON.stringify(values);
 
-/** Lists bound as one JSON array, unnested by `json_each`; one writer at a time, so no row locks. */
-export const sqliteDialect: SqlDialect = {
-  inList: (column, values) => ({ sql: `${column} IN (SELECT value FROM json_each(?))`, params: [JSON.stringify(values)] }),
-  jsonElements: (column, alias) => `json_each(${column}) AS ${alias}`,
-  lockRows: () => "",
+/**
+ * The shared SQL on SQLite. Lists are bound as one JSON array and unnested by `json_each`; one
+ * writer runs one transaction at a time, so nothing needs a row lock.
+ */
+export const sqliteDb: SqlDb = {
+  all: <T>(r: Reader, sql: string, ...params: unknown[]) => Promise.resolve(connectionOf(r).all<T>(sql, ...params)),
+  get: <T>(r: Reader, sql: string, ...params: unknown[]) => Promise.resolve(connectionOf(r).get<T>(sql, ...params)),
+  run: (r, sql, ...params) => Promise.resolve(connectionOf(r).run(sql, ...params).changes),
+  dialect: {
+    inList: (column, values) => ({ sql: `${column} IN (SELECT value FROM json_each(?))`, params: [asJson(values)] }),
+    inKeys: (column, values) => ({ sql: `${column} IN (SELECT value FROM json_each(?))`, params: [asJson(values)] }),
+    listRows: (values, alias) => ({ sql: `json_each(?) AS ${alias}`, params: [asJson(values)] }),
+    jsonElements: (column, alias) => `json_each(${column}) AS ${alias}`,
+    jsonArray: (expression, orderBy) => `json_group_array(${expression} ORDER BY ${orderBy})`,
+    secondsBetween: (from, to) => `((julianday(${to}) - julianday(${from})) * 86400.0)`,
+    lockRows: () => "",
+    skipLocked: () => "",
+    orderedJoin: "CROSS JOIN",
+  },
 };
