@@ -19,7 +19,7 @@ export interface SeqlockOptions {
   warmup: number;
 }
 
-// The columns and statement of PgEvents.insert, so the variants differ only in the lock (and notify).
+// The columns of SqlEvents.insert on PostgreSQL, so the variants differ only in the lock (and notify).
 const INSERT = "INSERT INTO events (id, type, agent_id, project, private_to, payload, created_at, restricted) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq";
 
 const eventRow = (n: number): NewEventRow => ({

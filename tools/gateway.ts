@@ -11,7 +11,7 @@ import type { MetricsService } from "../src/services/metrics.js";
 import type { OAuthService } from "../src/services/oauth.js";
 import type { UiSessionService } from "../src/services/ui-sessions.js";
 import { catalogue } from "./catalogue.js";
-import type { Operation, Outcome } from "./operation.js";
+import type { Operation, Outcome, Ran } from "./operation.js";
 
 // Adapters reach service types through here, never by importing src/services (DESIGN §1).
 export type { Caller, ServiceOptions };
@@ -90,6 +90,22 @@ export interface InvocationResult extends Outcome {
 }
 
 const READ_KINDS = new Set(["read", "list", "stream"]);
+
+/** What a refused request's handler returned: nothing any transaction returns. */
+const REFUSED = Symbol("refused");
+
+/**
+ * The outcome as it leaves the server: the body as the output schema shapes it (unknown fields
+ * dropped), nothing for a 204; or what keeps the body from matching the schema.
+ */
+function shaped(operation: Operation, outcome: Outcome): { outcome: Outcome } | { issues: z.core.$ZodIssue[] } {
+  // A stream's items are checked by nothing but the services that build them: the transport pulls them later.
+  if (operation.kind === "stream") return { outcome };
+  if (operation.output === undefined || outcome.status === 204) return { outcome: { ...outcome, body: undefined } };
+  const schema = operation.kind === "list" ? z.array(operation.output) : operation.output;
+  const parsed = schema.safeParse(outcome.body);
+  return parsed.success ? { outcome: { ...outcome, body: parsed.data } } : { issues: parsed.error.issues };
+}
 
 /**
  * The one path from a transport to the services: authentication, role rules, rate limits,
@@ -174,14 +190,18 @@ export class OperationGateway {
         : () => this.services.archivist.fenced(fencingToken, () => this.execute(operation, invocation));
     if (caller && invocation.idempotencyKey !== undefined && operation.http.method === "POST") {
       const hash = requestHash(operation.name, invocation.input);
-      const { reply, replayed } = await this.services.idempotency.run(caller.agentId, invocation.idempotencyKey, hash, async () => {
+      const replyOf = (result: unknown): Outcome | null => {
+        const reply = shaped(operation, operation.outcomeOf(result));
+        return "outcome" in reply ? reply.outcome : null;
+      };
+      const { reply, replayed } = await this.services.idempotency.run(caller.agentId, invocation.idempotencyKey, hash, { name: operation.name, replyOf }, async () => {
         try {
-          const outcome = await execute();
-          return { status: outcome.status, body: outcome.body, headers: outcome.headers };
+          const { status, body, headers, result } = await execute();
+          return { reply: { status, body, headers }, result };
         } catch (error) {
           // A refusal is the request's answer too: a retry gets the same one.
           if (error instanceof AppError && error.status < 500 && error.status !== 429) {
-            return { status: error.status, body: error.toBody(), headers: {} };
+            return { reply: { status: error.status, body: error.toBody(), headers: {} }, result: REFUSED };
           }
           throw error;
         }
@@ -191,25 +211,17 @@ export class OperationGateway {
     return { ...(await execute()), replayed: false };
   }
 
-  private async execute(operation: Operation, invocation: Invocation): Promise<Outcome> {
+  private async execute(operation: Operation, invocation: Invocation): Promise<Ran> {
     const context = invocation.caller
       ? { services: this.services, caller: invocation.caller, requestId: invocation.requestId }
       : { services: this.services, caller: null, requestId: invocation.requestId, registrationKey: invocation.registrationKey, address: invocation.address };
-    const outcome = await operation.run(context, invocation.input);
-    // A stream's items are checked by nothing but the services that build them: the transport pulls them later.
-    if (operation.kind === "stream") return outcome;
-    if (operation.output === undefined || outcome.status === 204) return { ...outcome, body: undefined };
-    const schema = operation.kind === "list" ? z.array(operation.output) : operation.output;
-    const shaped = schema.safeParse(outcome.body);
-    if (!shaped.success) {
-      this.services.log.error("response does not match its schema", {
-        operation: operation.name,
-        request_id: invocation.requestId,
-        issues: shaped.error.issues.slice(0, 5),
-      });
+    const ran = await operation.run(context, invocation.input);
+    const reply = shaped(operation, ran);
+    if ("issues" in reply) {
+      this.services.log.error("response does not match its schema", { operation: operation.name, request_id: invocation.requestId, issues: reply.issues.slice(0, 5) });
       throw internalError();
     }
-    return { ...outcome, body: shaped.data };
+    return { ...reply.outcome, result: ran.result };
   }
 
   close(): Promise<void> {

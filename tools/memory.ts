@@ -56,10 +56,10 @@ export const memoryWrite = defineOperation({
   }),
   output: memoryWriteResult,
   errors: ["FORBIDDEN", "NOT_FOUND", "PAYLOAD_TOO_LARGE"],
-  async handle({ services, caller }, input) {
-    const result = await services.memory.write(caller, input);
-    return reply(result.entry, { status: result.created ? 201 : 200 });
+  handle({ services, caller }, input) {
+    return services.memory.write(caller, input);
   },
+  respond: (result) => reply(result.entry, { status: result.created ? 201 : 200 }),
 });
 
 export const memoryList = defineOperation({

@@ -91,6 +91,7 @@ export interface OperationSpec<
   O extends z.ZodType | undefined,
   K extends OperationKind,
   A extends Access,
+  R = HandlerResult<K, O>,
 > {
   /** snake_case `<primitive>_<verb>`: the MCP tool name and the OpenAPI operationId. */
   name: string;
@@ -113,7 +114,14 @@ export interface OperationSpec<
   output: O;
   /** Failure codes worth documenting beyond the common ones. */
   errors?: ErrorCode[];
-  handle(context: ContextFor<A>, input: z.output<I>): Promise<HandlerResult<K, O>> | HandlerResult<K, O>;
+  /**
+   * Does the work. What it returns should be what the operation's last transaction returned (the
+   * service's answer built inside it): an `Idempotency-Key`'s answer is then computed and stored
+   * by that very transaction, so a crash leaves either no change or the change with its answer.
+   */
+  handle(context: ContextFor<A>, input: z.output<I>): Promise<R> | R;
+  /** Turns what `handle` returned into the reply, when they differ (a status chosen by the result). Pure: it may run inside a transaction. */
+  respond?(result: R): HandlerResult<K, O>;
 }
 
 /** What running an operation produced, before any transport shapes it. */
@@ -123,6 +131,11 @@ export interface Outcome {
   headers: Record<string, string>;
   /** For list kinds: the cursor of the next page, or null on the last one. */
   nextCursor?: string | null;
+}
+
+/** An outcome with the value `handle` returned, which `outcomeOf` turned into it. */
+export interface Ran extends Outcome {
+  result: unknown;
 }
 
 export interface Operation {
@@ -137,15 +150,32 @@ export interface Operation {
   input: z.ZodObject;
   output: z.ZodType | undefined;
   errors: ErrorCode[];
-  run(context: AgentContext | AnonymousContext, input: unknown): Promise<Outcome>;
+  run(context: AgentContext | AnonymousContext, input: unknown): Promise<Ran>;
+  /** The outcome of what `handle` returned (pure: the idempotency guard computes a reply with it inside a transaction). */
+  outcomeOf(result: unknown): Outcome;
 }
 
 const defaultStatus: Record<OperationKind, number> = { read: 200, list: 200, create: 201, update: 200, delete: 204, action: 200, stream: 200 };
 
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access>(
-  spec: OperationSpec<I, O, K, A>,
+  spec: OperationSpec<I, O, K, A> & { respond?: never },
+): Operation;
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access, R>(
+  spec: OperationSpec<I, O, K, A, R> & { respond(result: R): HandlerResult<K, O> },
+): Operation;
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access, R>(
+  spec: OperationSpec<I, O, K, A, R>,
 ): Operation {
   const status = spec.http.status ?? (spec.output === undefined ? 204 : defaultStatus[spec.kind]);
+  const outcomeOf = (value: unknown): Outcome => {
+    const answer: unknown = spec.respond ? spec.respond(value as R) : value;
+    if (spec.kind === "list") {
+      const page = answer as Page<unknown>;
+      return { status, body: page.items, headers: {}, nextCursor: page.nextCursor };
+    }
+    if (answer instanceof Reply) return { status: answer.status ?? status, body: answer.body, headers: answer.headers };
+    return { status, body: answer, headers: {} };
+  };
   return {
     name: spec.name,
     title: spec.title,
@@ -160,13 +190,9 @@ export function defineOperation<I extends z.ZodObject, O extends z.ZodType | und
     errors: spec.errors ?? [],
     async run(context, input) {
       const result: unknown = await spec.handle(context as ContextFor<A>, input as z.output<I>);
-      if (spec.kind === "list") {
-        const page = result as Page<unknown>;
-        return { status, body: page.items, headers: {}, nextCursor: page.nextCursor };
-      }
-      if (result instanceof Reply) return { status: result.status ?? status, body: result.body, headers: result.headers };
-      return { status, body: result, headers: {} };
+      return { ...outcomeOf(result), result };
     },
+    outcomeOf,
   };
 }
 

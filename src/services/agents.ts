@@ -3,7 +3,7 @@ import { AppError, conflict, forbidden, invalid, notFound } from "../core/errors
 import { newApiKey } from "../core/ids.js";
 import { now } from "../core/time.js";
 import type { AgentRow } from "../store/agents.js";
-import type { Reader, Store } from "../store/store.js";
+import type { Reader, Store, Tx } from "../store/store.js";
 import type { Viewpoint } from "../store/visibility.js";
 import type { EventBus } from "../events/bus.js";
 import { bootstrapRole, type BootstrapIdentities } from "./bootstrap.js";
@@ -75,7 +75,15 @@ export class AgentService {
   }
 
   private async liveRow(r: Reader, agentId: string): Promise<AgentRow> {
-    const row = await this.store.agents.get(r, agentId);
+    return this.live(await this.store.agents.get(r, agentId));
+  }
+
+  /** The agent, locked for a change to it: a rename, delete or new key racing this one goes first or waits. */
+  private async lockedRow(tx: Tx, agentId: string): Promise<AgentRow> {
+    return this.live(await this.store.agents.lock(tx, agentId));
+  }
+
+  private live(row: AgentRow | undefined): AgentRow {
     if (!row || row.deleted_at !== null) throw notFound("agent");
     return row;
   }
@@ -147,7 +155,7 @@ export class AgentService {
   /** Renames and/or sets the display name; a rename rewrites every record naming the old id. */
   update(caller: Caller, targetId: string, change: { agent_id?: string | undefined; display_name?: string | null | undefined }): Promise<AgentRecord> {
     return this.store.transaction(async (tx) => {
-      const row = await this.liveRow(tx, targetId);
+      const row = await this.lockedRow(tx, targetId);
       let id = row.agent_id;
       if (change.agent_id !== undefined && change.agent_id !== id) {
         if (this.isPinned(row)) {
@@ -180,7 +188,7 @@ export class AgentService {
   /** Deletes the agent; what it wrote stays, attributed to its id, and the id is never reissued. */
   async remove(caller: Caller, targetId: string): Promise<void> {
     await this.store.transaction(async (tx) => {
-      const row = await this.liveRow(tx, targetId);
+      const row = await this.lockedRow(tx, targetId);
       if (this.isPinned(row)) {
         throw invalid("agent_id", "the UI, archivist and AGENT_KEYS identities are managed by configuration", "this agent cannot be deleted");
       }
@@ -203,7 +211,7 @@ export class AgentService {
   async issueKey(targetId: string, actorId: string): Promise<string> {
     const apiKey = newApiKey();
     await this.store.transaction(async (tx) => {
-      const row = await this.liveRow(tx, targetId);
+      const row = await this.lockedRow(tx, targetId);
       if (row.key_source === "static") {
         throw invalid("agent_id", "change AGENT_KEYS and restart instead", "this agent's key is set in AGENT_KEYS");
       }

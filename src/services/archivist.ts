@@ -6,6 +6,7 @@ import type { Reader, Store } from "../store/store.js";
 import type { EventBus } from "../events/bus.js";
 import { STATUS_KEYS, type ArchivistLease, type ArchivistState, type ArchivistStatus } from "../wire/archivist.js";
 import type { Caller } from "./caller.js";
+import { locks } from "./locks.js";
 
 export interface LeaseRequest {
   holder: string;
@@ -122,6 +123,7 @@ export class ArchivistService {
     const text = JSON.stringify(value);
     checkByteSize(text, MAX_STATE_VALUE_BYTES, "value exceeds");
     return this.store.transaction(async (tx) => {
+      await tx.lock(locks.archivistState());
       if (!(await this.store.archivist.state(tx, key)) && (await this.store.archivist.countState(tx)) >= MAX_STATE_KEYS) {
         throw conflict("archivist state is full");
       }

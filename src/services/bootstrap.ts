@@ -5,6 +5,7 @@ import { now } from "../core/time.js";
 import type { Store } from "../store/store.js";
 import { hashKey, readCredentials, writeCredentials, type BootstrapCredential } from "./credentials.js";
 import type { Role } from "../wire/roles.js";
+import { locks } from "./locks.js";
 
 /**
  * The role of the identities every start makes sure of: the web UI's agent is the owner, the
@@ -42,6 +43,8 @@ export class BootstrapIdentities {
       // Run again after a collision (another server bootstrapping the same database), this attempt
       // decides afresh what it generates: a key the other server's row superseded is never written.
       generated = {};
+      // Servers starting together on one database take turns: each then sees what the other wrote.
+      await tx.lock(locks.bootstrap());
       const agents = this.store.agents;
       for (const agent of this.config.AGENT_KEYS) {
         const role = bootstrapRole(this.config, agent.agentId) ?? agent.role;

@@ -188,7 +188,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
-  const idempotency = new IdempotencyService(store);
+  const idempotency = new IdempotencyService(store, log);
   const oauth = new OAuthService(store, auth, rateLimiter);
   const archivist = new ArchivistService(store, bus);
   const curation = new CurationService(store, writes, messages, embeddings, config.MAX_CONTENT_BYTES);

@@ -15,6 +15,7 @@ import type { MemoryWrites } from "./memory-writes.js";
 import { decodeCursor, isKeyset, isRankedKeyset, pageOf, type Page } from "./paging.js";
 import type { ReadRecorder } from "./reads.js";
 import type { BulkDeleteResult, CaptureSource, EntrySource, MemoryChange, MemoryEntry, MemoryType, Scope, SimilarEntry } from "../wire/memory.js";
+import { locks } from "./locks.js";
 
 export interface WriteInput {
   content: string;
@@ -156,14 +157,16 @@ export class MemoryService {
     // PostgreSQL the project's lock makes the second of two identical writes racing each other
     // wait, then see the first's insert. They cannot both be inserted.
     return this.store.transaction(async (tx): Promise<WriteResult> => {
-      await tx.lock(`memory-write:${project ?? ""}`);
+      await tx.lock(locks.memoryWrite(project));
       const at = now();
       const dupKey = { type, project, scope, agentId: caller.agentId, contentKey: key };
       const exact = input.allow_duplicate ? null : await this.overlap.exactDuplicate(tx, dupKey, vector, at);
-      if (exact) return { created: false, entry: await this.reinforce(tx, caller, exact.row, exact.similarity, at) };
+      const reinforced = exact && (await this.reinforce(tx, caller, exact.row, exact.similarity, at));
+      if (reinforced) return { created: false, entry: reinforced };
       const near = vector ? await this.overlap.neighbourhood(tx, viewpoint, vector, at) : null;
       const duplicate = input.allow_duplicate || !near ? null : await this.overlap.nearDuplicate(tx, dupKey, input.content, near, at);
-      if (duplicate) return { created: false, entry: await this.reinforce(tx, caller, duplicate.row, duplicate.similarity, at) };
+      const again = duplicate && (await this.reinforce(tx, caller, duplicate.row, duplicate.similarity, at));
+      if (again) return { created: false, entry: again };
       const fields = { type, project, scope, content: input.content, confidence, parents, tags, expiresAt: input.expires_at ?? null, source };
       const row = newMemoryRow(caller.agentId, fields, at);
       const created = await this.writes.create(tx, caller.agentId, row, tags, vector);
@@ -172,13 +175,21 @@ export class MemoryService {
     });
   }
 
+  /**
+   * Reinforces the duplicate found, from its row as it is now: read again, locked, since the
+   * duplicate checks read without locks and a PATCH, decay or delete of it may have committed
+   * since. Null when it has changed (a new version, deleted): it is no longer the entry that was
+   * matched, and the write goes ahead as a new entry.
+   */
   private async reinforce(
     tx: Tx,
     caller: Caller,
-    row: MemoryRow,
+    found: MemoryRow,
     similarity: number,
     at: string,
-  ): Promise<MemoryEntry & { duplicate_of: string; similarity: number }> {
+  ): Promise<(MemoryEntry & { duplicate_of: string; similarity: number }) | null> {
+    const row = await this.store.memory.byPk(tx, found.pk);
+    if (!row || row.deleted_at !== null || row.version !== found.version) return null;
     const confidence = row.type === "directive" ? row.confidence : round6(row.confidence + REINFORCEMENT_SHARE * (1 - row.confidence));
     const patch = { confidence, last_reinforced_at: at, reinforcement_count: row.reinforcement_count + 1 };
     await this.store.memory.patch(tx, row.pk, patch);

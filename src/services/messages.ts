@@ -130,14 +130,16 @@ export class MessageService {
     });
   }
 
-  /** Returns the unread messages and marks exactly those read, in one transaction. */
+  /**
+   * Marks the unread messages read and returns exactly those, in one transaction: the rows are
+   * taken by the statement that marks them, so consumes racing each other (on one server or many)
+   * each get their own.
+   */
   consume(caller: Caller, limit: number): Promise<Message[]> {
     return this.store.transaction(async (tx) => {
-      const rows = await this.store.messages.unread(tx, caller.agentId, 0, limit);
-      const at = now();
-      await this.store.messages.markRead(tx, caller.agentId, rows.map((row) => row.pk), at);
+      const rows = await this.store.messages.take(tx, caller.agentId, limit, now());
       await this.emitRead(tx, caller, rows.map((row) => row.id), rows.length);
-      return rows.map((row) => toMessage({ ...row, read_at: at }));
+      return rows.map(toMessage);
     });
   }
 

@@ -120,10 +120,7 @@ export class SessionService {
    * keeps the later of the two, as if they had loaded one after the other, and never moves back.
    */
   private advanceSeen(agentId: string, seenUntil: string): Promise<void> {
-    return this.store.transaction(async (tx) => {
-      const current = await this.store.agents.memorySeenAt(tx, agentId);
-      if (current === null || current < seenUntil) await this.store.agents.setMemorySeenAt(tx, agentId, seenUntil);
-    });
+    return this.store.transaction((tx) => this.store.agents.advanceMemorySeenAt(tx, agentId, seenUntil));
   }
 
   /**

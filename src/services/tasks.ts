@@ -13,6 +13,7 @@ import { checkTransition } from "./task-lifecycle.js";
 import { openTaskRow, taskEventFields, toTask, type TaskEvent } from "./task-records.js";
 import { TASK_TRANSITIONS } from "../wire/task-lifecycle.js";
 import type { CommentKind, Priority, RecommendedTask, Task, TaskComment, TaskCounts } from "../wire/tasks.js";
+import { locks } from "./locks.js";
 
 export interface CreateTaskInput {
   title: string;
@@ -294,6 +295,9 @@ export class TaskService {
     action: "complete" | "fail" | "pass" | "abandon" = outcome === "completed" ? "complete" : "fail",
   ): Promise<void> {
     checkTransition(action, row.status);
+    // Before anything is written or announced: whether a dependent is now free is decided with
+    // every other change to its dependencies either committed or waiting for this one.
+    await this.store.tasks.lockDependents(tx, row.pk);
     const at = now();
     await this.store.tasks.patch(tx, row.pk, { status: TASK_TRANSITIONS[action].to, completed_at: at, lease_expires_at: null, updated_at: at, result });
     await this.logComment(tx, row, actor, outcome === "completed" ? "complete" : "fail", comment, at);
@@ -369,8 +373,12 @@ export class TaskService {
   /** Blocks the task on another; the change is the task's, so it takes PATCH's permission and leaves a comment. */
   addDependency(caller: Caller, ref: string, dependencyRef: string): Promise<Task> {
     return this.store.transaction(async (tx) => {
-      const row = await this.resolve(tx, caller, ref);
+      // Two new edges on disjoint tasks can close a cycle together: their cycle checks take turns,
+      // each seeing what the other committed.
+      await tx.lock(locks.taskDependencies());
+      // A task is locked before the tasks that depend on it, as completing it does (closeIn).
       const dependency = await this.resolve(tx, caller, dependencyRef, "dependency");
+      const row = await this.resolve(tx, caller, ref);
       this.checkMayChange(caller, row);
       checkTransition("addDependency", row.status);
       if (dependency.pk === row.pk) throw invalid("depends_on", "a task cannot depend on itself");
@@ -388,8 +396,10 @@ export class TaskService {
 
   removeDependency(caller: Caller, ref: string, dependencyRef: string): Promise<Task> {
     return this.store.transaction(async (tx) => {
-      const row = await this.resolve(tx, caller, ref);
+      // The dependency first, as completing it locks it and then this task: whether this task was
+      // blocked is read with the dependency already held, so a completion cannot slip between.
       const dependency = await this.resolve(tx, caller, dependencyRef, "dependency");
+      const row = await this.resolve(tx, caller, ref);
       this.checkMayChange(caller, row);
       checkTransition("removeDependency", row.status);
       if (!(await this.store.tasks.removeDependency(tx, row.pk, dependency.pk))) throw notFound("dependency");

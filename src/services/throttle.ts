@@ -33,8 +33,23 @@ export function clientKey(address: string | undefined): string {
  * where this process is the only server, in the store where several share it (else each server
  * would allow its own twenty).
  */
+/** One pair's attempts: being checked, being admitted, finished so far, and waiting for a turn. */
+interface Gate {
+  inFlight: number;
+  admitting: number;
+  finished: number;
+  waiting: (() => void)[];
+}
+
 export class FailureThrottle {
   private readonly failures: IdleTable<number[]>;
+  /**
+   * Attempts being checked right now, per pair, and those waiting for a turn. An attempt is
+   * admitted only while the failures already counted plus the attempts in flight stay under the
+   * limit: a burst of wrong keys sent at once is checked twenty at a time, not all before the
+   * first failure is counted. (One agent's own many requests at once pass as fast: they succeed.)
+   */
+  private readonly gates = new Map<string, Gate>();
 
   constructor(
     capacity = THROTTLE_CAPACITY,
@@ -55,8 +70,13 @@ export class FailureThrottle {
 
   /** 429 with Retry-After when the pair has used up its failures. */
   async check(address: string | undefined, identity: string, nowMs = Date.now()): Promise<void> {
+    await this.used(address, identity, nowMs);
+  }
+
+  /** How many failures the pair has used; 429 with Retry-After when that is all of them. */
+  private async used(address: string | undefined, identity: string, nowMs = Date.now()): Promise<number> {
     const times = await this.recent(`${clientKey(address)} ${identity}`, nowMs);
-    if (times.length < FAILURES_PER_MINUTE) return;
+    if (times.length < FAILURES_PER_MINUTE) return times.length;
     const retryAfter = Math.max(1, Math.ceil((WINDOW_MS - (nowMs - (times[0] as number))) / 1000));
     throw new AppError("RATE_LIMITED", "too many failed attempts; try again later", { retryAfter });
   }
@@ -72,15 +92,61 @@ export class FailureThrottle {
     this.failures.set(key, times.slice(-FAILURES_PER_MINUTE), nowMs);
   }
 
-  /** Runs `attempt` unless the pair is throttled, counting an UNAUTHENTICATED failure against it. */
+  /**
+   * Runs `attempt` unless the pair is throttled, counting an UNAUTHENTICATED failure against it.
+   * Where several servers share the failures, each admits its own attempts this way, so a burst
+   * spread over them all at once can have each server's twenty checked before the counts meet.
+   */
   async guard<T>(address: string | undefined, identity: string, attempt: () => T | Promise<T>): Promise<T> {
-    await this.check(address, identity);
+    const key = `${clientKey(address)} ${identity}`;
+    const gate = await this.admit(key, address, identity);
     try {
       return await attempt();
     } catch (error) {
       if (error instanceof AppError && error.code === "UNAUTHENTICATED") await this.fail(address, identity);
       throw error;
+    } finally {
+      // The failure (if any) is counted by now: in the same turn, the attempt leaves the gate.
+      gate.inFlight -= 1;
+      gate.finished += 1;
+      // Every waiter looks again: the next may be admitted, or refused now that failures filled the budget.
+      for (const wake of gate.waiting.splice(0)) wake();
+      this.release(key, gate);
     }
+  }
+
+  /**
+   * Waits for a turn of the pair's budget; 429 once its failures alone use the budget up. A count
+   * read while an attempt finished may have missed that attempt's failure (which was in flight
+   * when the read began, and no longer is): it is read again.
+   */
+  private async admit(key: string, address: string | undefined, identity: string): Promise<Gate> {
+    let gate = this.gates.get(key);
+    if (!gate) {
+      gate = { inFlight: 0, admitting: 0, finished: 0, waiting: [] };
+      this.gates.set(key, gate);
+    }
+    const turn = gate;
+    turn.admitting += 1;
+    try {
+      for (;;) {
+        const finished = turn.finished;
+        const failed = await this.used(address, identity);
+        if (turn.finished !== finished) continue;
+        if (failed + turn.inFlight < FAILURES_PER_MINUTE) {
+          turn.inFlight += 1;
+          return turn;
+        }
+        await new Promise<void>((resolve) => turn.waiting.push(resolve));
+      }
+    } finally {
+      turn.admitting -= 1;
+      this.release(key, turn);
+    }
+  }
+
+  private release(key: string, gate: Gate): void {
+    if (gate.inFlight === 0 && gate.admitting === 0) this.gates.delete(key);
   }
 
   /** Forgets pairs with no failure in the last minute, in memory (a job calls it every minute in every process). */

@@ -1,4 +1,5 @@
 import type { Role } from "../wire/roles.js";
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 
 export interface AgentRow {
@@ -14,10 +15,21 @@ export interface AgentRow {
   memory_seen_at: string | null;
 }
 
+export const AGENT_ROW_COLUMNS = rowColumns<AgentRow>("agents", {
+  agent_id: true, display_name: true, role: true, key_hash: true, key_source: true, created_at: true,
+  last_seen_at: true, current_project: true, deleted_at: true, memory_seen_at: true,
+});
+
 export type NewAgentRow = Pick<AgentRow, "agent_id" | "display_name" | "role" | "key_hash" | "key_source" | "created_at">;
 
 export interface AgentStore {
   get(r: Reader, agentId: string): Promise<AgentRow | undefined>;
+  /**
+   * The agent's row, locked until the transaction ends (where transactions overlap): for changes
+   * to the agent itself (rename, delete, a new key), so that of two racing, the second waits and
+   * then finds the agent as the first left it (renamed away: no row).
+   */
+  lock(tx: Tx, agentId: string): Promise<AgentRow | undefined>;
   /**
    * The row a key check compares against: the agent's, or else a stand-in's, with `found` saying
    * which. Either way the same work is done, so a key check takes as long whether or not the agent
@@ -45,5 +57,6 @@ export interface AgentStore {
   clearCurrentProject(tx: Tx, agentId: string, projectId: string): Promise<void>;
   /** Where the agent's memory cursor stands (the last change its context pack delivered). */
   memorySeenAt(r: Reader, agentId: string): Promise<string | null>;
-  setMemorySeenAt(tx: Tx, agentId: string, at: string): Promise<void>;
+  /** Moves the memory cursor forward to `at`; never back (a later cursor already there stays). */
+  advanceMemorySeenAt(tx: Tx, agentId: string, at: string): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import type { TaskStatus } from "../wire/tasks.js";
 import type { RunStatus } from "../wire/blueprint-runs.js";
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 import type { Viewpoint } from "./visibility.js";
 
@@ -20,6 +21,10 @@ export interface RunRow {
   blueprint_version: number;
   document: string;
 }
+
+export const RUN_ROW_COLUMNS = rowColumns<RunRow, "blueprint_id" | "blueprint_name" | "blueprint_version" | "document">("blueprint_runs", {
+  pk: true, id: true, blueprint_pk: true, project: true, params: true, status: true, created_by: true, created_at: true, updated_at: true,
+});
 
 export type NewRunRow = Omit<RunRow, "pk" | "blueprint_id" | "blueprint_name" | "blueprint_version" | "document">;
 
@@ -43,6 +48,10 @@ export interface RunNodeRow {
   task_id: string | null;
   task_status: TaskStatus | null;
 }
+
+export const RUN_NODE_ROW_COLUMNS = rowColumns<RunNodeRow, "task_id" | "task_status">("blueprint_run_nodes", {
+  pk: true, run_pk: true, node_id: true, key: true, task_pk: true, state: true, item: true, item_index: true, attempt: true, anchors: true, gate_task_pk: true,
+});
 
 export type NewRunNodeRow = Omit<RunNodeRow, "pk" | "task_id" | "task_status">;
 

@@ -1,3 +1,4 @@
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 import type { Viewpoint } from "./visibility.js";
 
@@ -14,6 +15,13 @@ export interface BlueprintRow {
   created_by: string;
   created_at: string;
 }
+
+/** `project_key` (the project, or '' for a global blueprint) exists for the unique key. */
+export const BLUEPRINT_ROW_COLUMNS = rowColumns<BlueprintRow>(
+  "blueprints",
+  { pk: true, id: true, project: true, name: true, version: true, document: true, doc_hash: true, node_count: true, created_by: true, created_at: true },
+  ["project_key"],
+);
 
 export type NewBlueprintRow = Omit<BlueprintRow, "pk">;
 

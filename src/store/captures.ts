@@ -1,3 +1,4 @@
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 
 export type CaptureStatus = "pending" | "digested" | "dead";
@@ -24,6 +25,11 @@ export interface CaptureRow {
   expires_at: string;
   digested_at: string | null;
 }
+
+export const CAPTURE_ROW_COLUMNS = rowColumns<CaptureRow>("captures", {
+  pk: true, id: true, agent_id: true, project: true, session_id: true, host: true, content: true, content_hash: true, bytes: true, redactions: true,
+  status: true, attempts: true, last_error: true, memory_ids: true, created_at: true, expires_at: true, digested_at: true,
+});
 
 export type NewCaptureRow = Omit<CaptureRow, "pk" | "status" | "attempts" | "last_error" | "memory_ids" | "digested_at">;
 

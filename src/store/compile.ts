@@ -1,4 +1,5 @@
 import type { MemoryRow } from "./memory.js";
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 import type { Viewpoint } from "./visibility.js";
 
@@ -23,6 +24,16 @@ export interface AnchorRow {
   created_at: string;
   updated_at: string;
 }
+
+/** `project_key` (the project, or '' for global code) exists for the unique key. */
+export const ANCHOR_ROW_COLUMNS = rowColumns<AnchorRow>(
+  "compile_anchors",
+  {
+    pk: true, project: true, path: true, symbol: true, kind: true, lang: true, start_line: true, end_line: true, sha: true, previous_sha: true,
+    signature: true, memory_pk: true, git_commit: true, created_at: true, updated_at: true,
+  },
+  ["project_key"],
+);
 
 export type NewAnchorRow = Omit<AnchorRow, "pk">;
 

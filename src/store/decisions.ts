@@ -1,4 +1,5 @@
 import type { IdRef } from "../core/ids.js";
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 import type { Viewpoint } from "./visibility.js";
 
@@ -20,6 +21,11 @@ export interface DecisionRow {
   superseded_by: string | null;
   created_at: string;
 }
+
+export const DECISION_ROW_COLUMNS = rowColumns<DecisionRow>("decisions", {
+  pk: true, id: true, project: true, agent_id: true, task_id: true, decision: true, rationale: true, alternatives: true, memory_refs: true, tags: true,
+  supersedes: true, superseded_by: true, created_at: true,
+});
 
 export type NewDecisionRow = Omit<DecisionRow, "pk">;
 

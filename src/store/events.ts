@@ -1,3 +1,4 @@
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 import type { Viewpoint } from "./visibility.js";
 
@@ -13,6 +14,10 @@ export interface EventRow {
   /** 1 when only the agents in the event's audience may see it. */
   restricted: number;
 }
+
+export const EVENT_ROW_COLUMNS = rowColumns<EventRow>("events", {
+  seq: true, id: true, type: true, agent_id: true, project: true, private_to: true, payload: true, created_at: true, restricted: true,
+});
 
 export type NewEventRow = Omit<EventRow, "seq" | "restricted">;
 

@@ -1,4 +1,5 @@
 import type { EdgeRel } from "../wire/graph.js";
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 import type { Viewpoint } from "./visibility.js";
 
@@ -15,6 +16,12 @@ export interface EdgeRow {
   created_at: string;
   updated_at: string;
 }
+
+export const EDGE_ROW_COLUMNS = rowColumns<EdgeRow, "src" | "dst">(
+  "graph_edges",
+  { pk: true, id: true, rel: true, note: true, project: true, agent_id: true, created_at: true, updated_at: true },
+  ["src_pk", "dst_pk"],
+);
 
 export interface NewEdge {
   id: string;

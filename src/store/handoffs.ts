@@ -1,3 +1,4 @@
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 
 export interface HandoffRow {
@@ -10,6 +11,12 @@ export interface HandoffRow {
   memory_refs: string;
   created_at: string;
 }
+
+export const HANDOFF_ROW_COLUMNS = rowColumns<HandoffRow>(
+  "handoffs",
+  { id: true, agent_id: true, host: true, summary: true, in_progress: true, next_steps: true, memory_refs: true, created_at: true },
+  ["pk"],
+);
 
 export interface HandoffStore {
   insert(tx: Tx, row: HandoffRow): Promise<void>;

@@ -1,6 +1,7 @@
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 
-/** A response kept for an `Idempotency-Key`; status 0 while the first request with the key still runs. */
+/** A response kept for an `Idempotency-Key`; status 0 while the change made under it has no answer stored. */
 export interface IdempotencyRow {
   request_hash: string;
   status: number;
@@ -9,21 +10,25 @@ export interface IdempotencyRow {
   created_at: string;
 }
 
+/** `agent_id` and `key` are what a row is found by. */
+export const IDEMPOTENCY_ROW_COLUMNS = rowColumns<IdempotencyRow>(
+  "idempotency",
+  { request_hash: true, status: true, body: true, headers: true, created_at: true },
+  ["agent_id", "key"],
+);
+
+/** An answer as stored: status 0 for a change made under the key whose answer is not (yet) known. */
+export type IdempotencyReply = Pick<IdempotencyRow, "status" | "body" | "headers">;
+
 export interface IdempotencyStore {
   find(r: Reader, agentId: string, key: string): Promise<IdempotencyRow | undefined>;
   /**
-   * Claims the key for a request about to run (a row with status 0); false when the key is taken,
-   * by a stored response or by a request still running (on this server or another).
+   * Writes the key's row, in the transaction of the request's change (or, for a request that
+   * changed nothing, of its answer alone); false when another request's row holds the key. Of two
+   * transactions claiming one key at once, the second waits for the first to end, then finds it.
    */
-  reserve(tx: Tx, agentId: string, key: string, requestHash: string, at: string): Promise<boolean>;
-  /**
-   * Takes over a reservation whose request has not finished since `staleBefore` (its server
-   * stopped); true when this caller now holds it.
-   */
-  takeOver(tx: Tx, agentId: string, key: string, staleBefore: string, at: string): Promise<boolean>;
-  /** Stores the answer of the reserved request. */
-  complete(tx: Tx, agentId: string, key: string, response: Omit<IdempotencyRow, "request_hash" | "created_at">): Promise<void>;
-  /** Gives a reservation up without an answer (the request failed in a way a retry should repeat). */
-  release(tx: Tx, agentId: string, key: string): Promise<void>;
+  claim(tx: Tx, agentId: string, key: string, requestHash: string, reply: IdempotencyReply, at: string): Promise<boolean>;
+  /** Replaces the answer in the key's row (a later transaction of the request that claimed it). */
+  update(tx: Tx, agentId: string, key: string, reply: IdempotencyReply): Promise<void>;
   prune(tx: Tx, before: string): Promise<number>;
 }

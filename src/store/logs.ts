@@ -1,4 +1,5 @@
 import type { LogLevel } from "../wire/logs.js";
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 
 export interface LogRow {
@@ -12,6 +13,10 @@ export interface LogRow {
   agent_id: string;
   created_at: string;
 }
+
+export const LOG_ROW_COLUMNS = rowColumns<LogRow>("logs", {
+  pk: true, id: true, level: true, source: true, action: true, message: true, details: true, agent_id: true, created_at: true,
+});
 
 export interface LogFilters {
   level?: LogRow["level"] | undefined;

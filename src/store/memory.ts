@@ -1,5 +1,6 @@
 import type { MemoryType, Scope } from "../wire/memory.js";
 import type { IdRef } from "../core/ids.js";
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 import type { Viewpoint } from "./visibility.js";
 
@@ -35,6 +36,12 @@ export interface MemoryRow {
   stale_reason: string | null;
 }
 
+export const MEMORY_ROW_COLUMNS = rowColumns<MemoryRow>("memory", {
+  pk: true, id: true, type: true, agent_id: true, project: true, scope: true, content: true, content_key: true, confidence: true, parents: true, tags: true,
+  headline: true, created_at: true, updated_at: true, version: true, expires_at: true, read_count: true, distinct_readers: true, reinforcement_count: true,
+  last_reinforced_at: true, superseded_by: true, embedding_model: true, deleted_at: true, source: true, source_kind: true, stale_since: true, stale_reason: true,
+});
+
 export type NewMemoryRow = Omit<
   MemoryRow,
   "pk" | "read_count" | "distinct_readers" | "reinforcement_count" | "last_reinforced_at" | "superseded_by" | "headline" | "deleted_at" | "stale_since" | "stale_reason"
@@ -63,8 +70,14 @@ export interface Keyset {
 /** How a listing is ordered: newest change first, or by kind (directives, docs, the rest) and then so. */
 export type MemoryOrder = "recent" | "kind";
 
-/** The kind order's rank: directives first, then docs, then everything else. */
-export const kindRank = (type: string): number => (type === "directive" ? 0 : type === "doc" ? 1 : 2);
+/** The kind order: directives first, then docs, then everything else (one rank after these). */
+export const KIND_ORDER: readonly MemoryType[] = ["directive", "doc"];
+
+/** The kind order's rank (the SQL listing writes the same order from `KIND_ORDER`). */
+export const kindRank = (type: string): number => {
+  const rank = KIND_ORDER.indexOf(type as MemoryType);
+  return rank === -1 ? KIND_ORDER.length : rank;
+};
 
 export interface DuplicateKey {
   type: MemoryType;
@@ -110,6 +123,12 @@ export interface MemoryStore {
   insert(tx: Tx, row: NewMemoryRow, tags: string[]): Promise<number>;
   replaceTags(tx: Tx, pk: number, tags: string[]): Promise<void>;
   byPk(r: Reader, pk: number): Promise<MemoryRow | undefined>;
+  /**
+   * The same, locked until the transaction ends (where transactions overlap), in key order: for
+   * changes made from what was read (a compile's rewrite of its entries must wait for a delete of
+   * one of them, then see it deleted).
+   */
+  lockByPks(tx: Tx, pks: number[]): Promise<Map<number, MemoryRow>>;
   byPks(r: Reader, pks: number[]): Promise<Map<number, MemoryRow>>;
   /** Live entries visible to `viewpoint` by full id or prefix (at most 2 returned). */
   findLive(r: Reader, viewpoint: Viewpoint, nowIso: string, match: IdRef): Promise<MemoryRow[]>;

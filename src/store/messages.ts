@@ -1,4 +1,5 @@
 import type { IdRef } from "../core/ids.js";
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 
 export interface MessageRow {
@@ -17,6 +18,10 @@ export interface MessageRow {
   is_recipient: number;
 }
 
+export const MESSAGE_ROW_COLUMNS = rowColumns<MessageRow, "read_at" | "is_recipient">("messages", {
+  pk: true, id: true, sender: true, recipient: true, project: true, subject: true, body: true, reply_to: true, created_at: true,
+});
+
 export type NewMessageRow = Omit<MessageRow, "pk" | "read_at" | "is_recipient">;
 
 export interface MessageFilters {
@@ -33,6 +38,8 @@ export interface MessageStore {
   byPk(r: Reader, reader: string, pk: number): Promise<MessageRow | undefined>;
   /** The reader's unread messages, oldest first, after `afterPk`. */
   unread(r: Reader, reader: string, afterPk: number, limit: number): Promise<MessageRow[]>;
+  /** Marks up to `limit` of the reader's unread messages read, oldest first, and returns them: each to one caller however many take at once. */
+  take(tx: Tx, reader: string, limit: number, at: string): Promise<MessageRow[]>;
   unreadCount(r: Reader, reader: string): Promise<number>;
   /** Messages the reader sent or received, newest first, before `beforePk`. */
   list(r: Reader, reader: string, filters: MessageFilters, beforePk: number | null, limit: number): Promise<MessageRow[]>;

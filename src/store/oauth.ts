@@ -1,3 +1,4 @@
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 
 export interface TokenRow {
@@ -7,6 +8,8 @@ export interface TokenRow {
   created_at: string;
   expires_at: string;
 }
+
+export const TOKEN_ROW_COLUMNS = rowColumns<TokenRow>("oauth_tokens", { token_hash: true, agent_id: true, key_hash: true, created_at: true, expires_at: true });
 
 export interface OAuthStore {
   insert(tx: Tx, row: TokenRow): Promise<void>;

@@ -1,4 +1,5 @@
 import type { Role } from "../wire/roles.js";
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 
 export interface ProjectRow {
@@ -10,11 +11,16 @@ export interface ProjectRow {
   member_count: number;
 }
 
+export const PROJECT_ROW_COLUMNS = rowColumns<ProjectRow, "member_count">("projects", { id: true, name: true, description: true, owner: true, created_at: true });
+
 export interface MemberRow {
   agent_id: string;
   role: Role;
   joined_at: string;
 }
+
+/** `role` is the agent's, from `agents`. */
+export const MEMBER_ROW_COLUMNS = rowColumns<MemberRow, "role">("project_members", { agent_id: true, joined_at: true }, ["project_id"]);
 
 export interface ProjectStore {
   byId(r: Reader, id: string): Promise<ProjectRow | undefined>;

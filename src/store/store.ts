@@ -55,9 +55,11 @@ export interface Tx extends Reader {
 
 /**
  * Runs at the end of every transaction, in the async context of the code that started it, just
- * before its writes are committed: throwing rolls them back and fails that transaction.
+ * before its writes are committed, with what the transaction's work returned: it may write in
+ * `tx` too (an idempotency key's answer, committed with the change it describes); throwing rolls
+ * the transaction back and fails it.
  */
-export type TransactionGuard = (tx: Tx) => Promise<void>;
+export type TransactionGuard = (tx: Tx, result: unknown) => Promise<void>;
 
 /** The store: per-aggregate repositories over one database, and the transactions that bind their writes. */
 export interface Store {

@@ -1,5 +1,6 @@
 import type { CommentKind, Priority, TaskStatus } from "../wire/tasks.js";
 import type { IdRef } from "../core/ids.js";
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 import type { Viewpoint } from "./visibility.js";
 
@@ -33,6 +34,12 @@ export interface TaskRow {
   /** Computed: 1 while a dependency is not completed. */
   blocked: number;
 }
+
+export const TASK_ROW_COLUMNS = rowColumns<TaskRow, "depends_on" | "blocked">("tasks", {
+  pk: true, id: true, title: true, description: true, status: true, created_by: true, assigned_to: true, reserved: true, project: true, priority: true,
+  tags: true, due_at: true, expected_outcome: true, result: true, created_at: true, updated_at: true, claimed_at: true, completed_at: true,
+  lease_expires_at: true, run_id: true, node_key: true, gate: true,
+});
 
 export type NewTaskRow = Omit<TaskRow, "pk" | "depends_on" | "blocked">;
 
@@ -88,6 +95,13 @@ export interface CommentRow {
   created_at: string;
 }
 
+/** `task_id` is the task's, from `tasks`. */
+export const COMMENT_ROW_COLUMNS = rowColumns<CommentRow, "task_id">(
+  "task_comments",
+  { id: true, agent_id: true, kind: true, comment: true, created_at: true },
+  ["pk", "task_pk"],
+);
+
 export interface NewOutcomeRow {
   task_pk: number;
   agent_id: string;
@@ -96,6 +110,12 @@ export interface NewOutcomeRow {
   claimed_at: string;
   finished_at: string;
 }
+
+export const NEW_OUTCOME_ROW_COLUMNS = rowColumns<NewOutcomeRow>(
+  "task_outcomes",
+  { task_pk: true, agent_id: true, outcome: true, tags: true, claimed_at: true, finished_at: true },
+  ["pk"],
+);
 
 export interface OutcomeRow {
   agent_id: string;
@@ -123,6 +143,12 @@ export interface TaskStore {
    */
   recommended(r: Reader, viewpoint: Viewpoint, project: string | null | undefined, limit: number): Promise<RecommendedRow[]>;
   /** Open tasks that depend on `pk` and have no unfinished dependency left. */
+  /**
+   * Locks the tasks that depend on this one, until the transaction ends (where transactions
+   * overlap): of two transactions finishing the last two dependencies of one task, the second waits
+   * and then sees the first's, so exactly one of them finds the dependent unblocked.
+   */
+  lockDependents(tx: Tx, pk: number): Promise<void>;
   unblockedDependents(r: Reader, pk: number): Promise<TaskRow[]>;
   addDependency(tx: Tx, taskPk: number, dependsOnPk: number): Promise<boolean>;
   removeDependency(tx: Tx, taskPk: number, dependsOnPk: number): Promise<boolean>;

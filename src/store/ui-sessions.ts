@@ -1,3 +1,4 @@
+import { rowColumns } from "./row-columns.js";
 import type { Reader, Tx } from "./store.js";
 
 export interface UiSessionRow {
@@ -6,6 +7,8 @@ export interface UiSessionRow {
   created_at: string;
   last_used_at: string;
 }
+
+export const UI_SESSION_ROW_COLUMNS = rowColumns<UiSessionRow>("ui_sessions", { token_hash: true, agent_id: true, created_at: true, last_used_at: true });
 
 export interface UiSessionStore {
   insert(tx: Tx, row: UiSessionRow): Promise<void>;

@@ -61,6 +61,8 @@ export interface VectorIndex {
   updateMeta(tx: Tx, pk: number, meta: VectorMeta): Promise<void>;
   delete(tx: Tx, pk: number): Promise<void>;
   get(r: Reader, pks: number[]): Promise<Map<number, Float32Array>>;
+  /** Moves an agent's rows to its new id (author, and a private entry's owner and visibility key), inside the caller's transaction. */
+  renameAgent(tx: Tx, from: string, to: string): Promise<void>;
   /**
    * The `k` nearest rows the filter's viewpoint may see, by cosine distance, with every filter applied
    * before `k` counts.

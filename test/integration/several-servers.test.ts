@@ -1,10 +1,9 @@
-import { readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliEnv, startServe, type ServeProcess } from "../helpers/cli.js";
-import { databaseUrlFor, onPostgres } from "../helpers/database.js";
-import { request, tempDir, type Credentials, type RequestOptions, type Response } from "../helpers/server.js";
+import type { ServeProcess } from "../helpers/cli.js";
+import { onPostgres } from "../helpers/database.js";
+import { eventsAfter, startGroup, type EventRecord, type Get, type Group } from "../helpers/group.js";
+import type { Credentials, Response } from "../helpers/server.js";
 import { openStream, type OpenStream } from "../helpers/stream.js";
 import { eventually } from "../helpers/wait.js";
 
@@ -17,76 +16,6 @@ import { eventually } from "../helpers/wait.js";
  */
 
 const RATE_LIMIT = 600;
-
-interface Group {
-  servers: ServeProcess[];
-  owner: Credentials;
-  on(index: number): <T = unknown>(path: string, options?: RequestOptions) => Promise<Response<T>>;
-  agent(id: string, index: number): Promise<Credentials>;
-  stop(): Promise<void>;
-}
-
-/**
- * The first server bootstraps the database and writes credentials.json; the others get a data
- * directory of their own with a copy of it (as docs/operations.md tells an operator to do), and
- * the first one's DATABASE_URL.
- */
-async function startGroup(count: number, env: (index: number) => Record<string, string> = () => ({})): Promise<Group> {
-  const first = tempDir();
-  const databaseUrl = databaseUrlFor(first) as string;
-  const servers = [await startServe(cliEnv(first, env(0)))];
-  const credentials = readFileSync(join(first, "credentials.json"), "utf8");
-  servers.push(
-    ...(await Promise.all(
-      Array.from({ length: count - 1 }, (_, offset) => {
-        const dir = tempDir();
-        writeFileSync(join(dir, "credentials.json"), credentials, { mode: 0o600 });
-        return startServe(cliEnv(dir, { ...env(offset + 1), DATABASE_URL: databaseUrl }));
-      }),
-    )),
-  );
-  const human = (JSON.parse(credentials) as { agents: Record<string, { agent_id: string; api_key: string }> }).agents.human;
-  const on =
-    (index: number) =>
-    <T = unknown>(path: string, options?: RequestOptions): Promise<Response<T>> =>
-      request<T>((servers[index] as ServeProcess).url, path, options);
-  return {
-    servers,
-    owner: { agentId: human?.agent_id ?? "", apiKey: human?.api_key ?? "" },
-    on,
-    async agent(id, index) {
-      const response = await on(index)<{ agent_id: string; api_key: string }>("/agents/self-register", { body: { agent_id: id } });
-      if (response.status !== 201) throw new Error(`self-register ${id}: ${response.status} ${response.text}`);
-      return { agentId: response.body.agent_id, apiKey: response.body.api_key };
-    },
-    async stop() {
-      await Promise.all(servers.map((server) => server.stop()));
-    },
-  };
-}
-
-type Get = ReturnType<Group["on"]>;
-
-interface EventRecord {
-  seq: number;
-  type: string;
-  agent_id: string;
-  payload: Record<string, unknown>;
-}
-
-/** Every event `as` may see after `afterSeq`, read page by page from one server's log. */
-async function eventsAfter(get: Get, as: Credentials, afterSeq: number, type?: string): Promise<EventRecord[]> {
-  const all: EventRecord[] = [];
-  for (let since = afterSeq; ; ) {
-    const filter = type === undefined ? "" : `&type=${encodeURIComponent(type)}`;
-    const page = await get<EventRecord[]>(`/events?since=seq:${since}&limit=500${filter}`, { as });
-    expect(page.status).toBe(200);
-    all.push(...page.body);
-    const last = page.body.at(-1);
-    if (!last || page.body.length < 500) return all;
-    since = last.seq;
-  }
-}
 
 async function lastSeq(get: Get, as: Credentials): Promise<number> {
   const page = await get<EventRecord[]>("/events?since=seq:0&order=desc&limit=1", { as });

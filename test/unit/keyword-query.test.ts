@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { keywordTerms } from "../../src/services/memory-search.js";
-import { fts5Query } from "../../src/store/sqlite/memory.js";
+import { fts5Query } from "../../src/store/sqlite/keywords.js";
 
 describe("keywordTerms: the words a search looks for", () => {
   it.each([

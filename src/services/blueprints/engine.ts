@@ -15,6 +15,7 @@ import { outputProblems } from "./contracts.js";
 import { durationMs } from "./duration.js";
 import { foreachSource, mentionsOutputOf, renderNode, valueAt, type RenderedNode } from "./plan.js";
 import { RunState } from "./run-state.js";
+import { locks } from "../locks.js";
 
 const DEFAULT_MAX_ATTEMPTS = 3;
 const TIMER_BATCH = 100;
@@ -154,7 +155,7 @@ export class RunEngine implements TaskHooks {
       for (const gate of await this.store.blueprintRuns.gatesWaitingOn(tx, row.pk)) {
         const run = await this.store.blueprintRuns.byPk(tx, gate.run_pk);
         if (!run) continue;
-        await tx.lock(`blueprint-run:${run.id}`);
+        await tx.lock(locks.blueprintRun(run.id));
         await this.settle(tx, actor, gate.run_pk);
       }
     }
@@ -162,7 +163,7 @@ export class RunEngine implements TaskHooks {
     const nodeRow = await this.store.blueprintRuns.nodeOfTask(tx, row.pk);
     if (!nodeRow) return;
     // Completions in one run take turns, so a fan-out or the run's end is decided once.
-    await tx.lock(`blueprint-run:${row.run_id}`);
+    await tx.lock(locks.blueprintRun(row.run_id));
     const state = await RunState.load(this.store, tx, nodeRow.run_pk);
     if (!state || state.run.status !== "running") return;
     const node = state.node(nodeRow.node_id);
@@ -348,7 +349,7 @@ export class RunEngine implements TaskHooks {
       await this.store.transaction(async (tx) => {
         const run = await this.store.blueprintRuns.byPk(tx, row.run_pk);
         if (!run) return;
-        await tx.lock(`blueprint-run:${run.id}`);
+        await tx.lock(locks.blueprintRun(run.id));
         await this.settle(tx, run.created_by, row.run_pk);
       });
     }

@@ -13,6 +13,7 @@ import { decodeCursor, pageOf, type Page } from "../paging.js";
 import type { RunEngine } from "./engine.js";
 import { checkParams, dependencyKeys, foreachSource, nodesInOrder, renderNode, type NodeSlot, type RenderedNode } from "./plan.js";
 import { RunState } from "./run-state.js";
+import { locks } from "../locks.js";
 
 export interface InstantiateInput {
   project?: string | null | undefined;
@@ -223,7 +224,7 @@ export class BlueprintRuns {
     if (!visible) throw notFound("run");
     if (visible.created_by !== caller.agentId && caller.role !== "owner") throw forbidden("only the run's creator or an owner may cancel it");
     await this.store.transaction(async (tx) => {
-      await tx.lock(`blueprint-run:${visible.id}`);
+      await tx.lock(locks.blueprintRun(visible.id));
       const state = await RunState.load(this.store, tx, visible.pk);
       if (!state) throw notFound("run");
       if (state.run.status !== "running") throw conflict("run is not running");

@@ -10,6 +10,7 @@ import { checkProjectWrite } from "../access.js";
 import { viewpointOf, type Caller } from "../caller.js";
 import { decodeCursor, pageOf, type Page } from "../paging.js";
 import { validateBlueprint } from "./validate.js";
+import { locks } from "../locks.js";
 
 /** Names that would read as a route under /blueprints. */
 const RESERVED_NAMES = new Set(["runs"]);
@@ -54,7 +55,7 @@ export class BlueprintService {
     const stored = JSON.stringify({ ...document, project });
     const hash = createHash("sha256").update(stored, "utf8").digest("hex");
     return this.store.transaction(async (tx) => {
-      await tx.lock(`blueprint:${project ?? ""}:${document.name}`);
+      await tx.lock(locks.blueprint(project, document.name));
       const latest = await this.store.blueprints.latest(tx, project, document.name);
       if (latest && latest.doc_hash === hash) return { blueprint: toBlueprint(latest), created: false };
       const row = {

@@ -12,6 +12,7 @@ import { checkProjectWrite } from "../access.js";
 import type { Caller } from "../caller.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "../paging.js";
 import { redactSecrets } from "./redaction.js";
+import { locks } from "../locks.js";
 
 export interface AddCaptureInput {
   content: string;
@@ -88,7 +89,7 @@ export class CaptureService {
       await checkProjectWrite(this.store.projects, tx, caller, project);
       const at = now();
       // One agent and session sending the same text again (a hook that fired twice): the first stands.
-      await tx.lock(`capture:${caller.agentId}`);
+      await tx.lock(locks.captures(caller.agentId));
       const earlier = await this.store.captures.duplicate(tx, caller.agentId, sessionId, contentHash, addSeconds(at, -DUPLICATE_WINDOW_SECONDS));
       if (earlier) return { capture: { ...receiptOf(earlier), duplicate_of: earlier.id }, created: false };
       const row = {

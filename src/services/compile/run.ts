@@ -12,6 +12,7 @@ import { projectToWrite } from "./access.js";
 import { anchorKey, DependencyLinks, type Dependent, type Placed } from "./dependencies.js";
 import { CompiledEntries, compiledContent } from "./entries.js";
 import { carryShaChanges, type ShaChange } from "./staleness.js";
+import { locks } from "../locks.js";
 
 export interface CompileInput {
   project?: string | null | undefined;
@@ -66,7 +67,7 @@ export class CompileRun {
     const paths = [...new Set(input.units.map((unit) => unit.path))];
     // Embedding waits for a model; the transaction must not. What the stored anchors say will be
     // written is embedded first; anything else (a compile that raced this one) the backfill embeds.
-    const stored = await this.current(this.store.reader, project, paths);
+    const stored = await this.current(this.store.reader, project, paths, (pks) => this.store.memory.byPks(this.store.reader, pks));
     const toWrite = input.units.filter((unit) => {
       const anchor = stored.anchors.get(anchorKey(unit.path, unit.symbol));
       return !anchor || anchor.sha !== unit.sha || !stored.live.has(anchor.memory_pk);
@@ -77,10 +78,11 @@ export class CompileRun {
     const vectors = toWrite.length <= INLINE_EMBEDDINGS ? await this.entries.embedAll(toWrite.map(compiledContent)) : new Map<string, Float32Array | null>();
     let unembedded = false;
     const result = await this.store.transaction(async (tx) => {
-      await tx.lock(`compile:${project ?? ""}`);
+      await tx.lock(locks.compile(project));
       const at = now();
       const commit = input.commit ?? null;
-      const { anchors, live } = await this.current(tx, project, paths);
+      // The entries locked: a delete of one commits first, and this compile sees it gone.
+      const { anchors, live } = await this.current(tx, project, paths, (pks) => this.store.memory.lockByPks(tx, pks));
       const placed = new Map<string, Placed>();
       for (const [key, anchor] of anchors) {
         const row = live.get(anchor.memory_pk);
@@ -143,9 +145,14 @@ export class CompileRun {
   }
 
   /** The anchors at `paths`, by key, and the live entries among theirs, by row key. */
-  private async current(r: Reader, project: string | null, paths: readonly string[]): Promise<{ anchors: Map<string, AnchorRow>; live: Map<number, MemoryRow> }> {
+  private async current(
+    r: Reader,
+    project: string | null,
+    paths: readonly string[],
+    entries: (pks: number[]) => Promise<Map<number, MemoryRow>>,
+  ): Promise<{ anchors: Map<string, AnchorRow>; live: Map<number, MemoryRow> }> {
     const found = await this.store.compile.anchorsAt(r, project, paths);
-    const rows = await this.store.memory.byPks(r, found.map((anchor) => anchor.memory_pk));
+    const rows = await entries(found.map((anchor) => anchor.memory_pk));
     const live = new Map<number, MemoryRow>();
     for (const [pk, row] of rows) if (liveRow(row)) live.set(pk, row);
     return { anchors: new Map(found.map((anchor) => [anchorKey(anchor.path, anchor.symbol), anchor])), live };
@@ -155,7 +162,7 @@ export class CompileRun {
   private async prune(tx: Tx, actor: string, project: string | null, paths: readonly string[], sent: ReadonlySet<string>): Promise<number> {
     if (paths.length === 0) return 0;
     const gone = (await this.store.compile.anchorsUnder(tx, project, paths)).filter((anchor) => !sent.has(anchorKey(anchor.path, anchor.symbol)));
-    const rows = await this.store.memory.byPks(tx, gone.map((anchor) => anchor.memory_pk));
+    const rows = await this.store.memory.lockByPks(tx, gone.map((anchor) => anchor.memory_pk));
     for (const anchor of gone) {
       const row = liveRow(rows.get(anchor.memory_pk));
       if (row) await this.writes.softDelete(tx, actor, row, "pruned");

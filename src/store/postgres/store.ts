@@ -1,34 +1,37 @@
 import { PgAuthFailures } from "./auth-failures.js";
+import { AsyncResource } from "node:async_hooks";
 import pg from "pg";
 import type { Reader, Store, TransactionGuard, Tx } from "../store.js";
-import { PgAgents } from "./agents.js";
-import { PgArchivist } from "./archivist.js";
-import { PgAuditReads } from "./audit.js";
+import { SqlAgents } from "../sql/agents.js";
+import { SqlArchivist } from "../sql/archivist.js";
+import { SqlAuditReads } from "../sql/audit.js";
 import { PgDb } from "./connection.js";
 import { SqlCaptures } from "../sql/captures.js";
 import { SqlCompile } from "../sql/compile.js";
-import { PgDecisions } from "./decisions.js";
-import { PgEvents } from "./events.js";
-import { PgGraph } from "./graph.js";
+import { SqlDecisions } from "../sql/decisions.js";
+import { SqlEvents } from "../sql/events.js";
+import { pgEventAppend } from "./events.js";
+import { SqlGraph } from "../sql/graph.js";
 import { SqlKnowledgeReads } from "../sql/knowledge.js";
 import { pgDb } from "./run.js";
 import { SqlBlueprints } from "../sql/blueprints.js";
 import { SqlBlueprintRuns } from "../sql/blueprint-runs.js";
-import { PgHandoffs } from "./handoffs.js";
-import { PgIdempotency } from "./idempotency.js";
-import { PgJobs } from "./jobs.js";
-import { PgLogs } from "./logs.js";
+import { SqlHandoffs } from "../sql/handoffs.js";
+import { SqlIdempotency } from "../sql/idempotency.js";
+import { SqlJobs } from "../sql/jobs.js";
+import { SqlLogs } from "../sql/logs.js";
 import { PgMaintenance } from "./maintenance.js";
-import { PgKeywordIndex, PgMemory } from "./memory.js";
-import { PgMessages } from "./messages.js";
+import { PgKeywordIndex, pgDecisionMatch } from "./keywords.js";
+import { SqlMemory } from "../sql/memory.js";
+import { SqlMessages } from "../sql/messages.js";
 import { runMigrations } from "./migrate.js";
-import { PgOAuth } from "./oauth.js";
-import { PgProjects } from "./projects.js";
+import { SqlOAuth } from "../sql/oauth.js";
+import { SqlProjects } from "../sql/projects.js";
 import { PgRateLimits } from "./rate-limits.js";
-import { PgTasks } from "./tasks.js";
-import { PgTransfer } from "./transfer.js";
+import { SqlTasks } from "../sql/tasks.js";
+import { SqlTransfer } from "../sql/transfer.js";
 import { readerOf, runTransaction } from "./transactions.js";
-import { PgUiSessions } from "./ui-sessions.js";
+import { SqlUiSessions } from "../sql/ui-sessions.js";
 import { PgVectorIndex } from "./vectors.js";
 import { PgEventWakeups } from "./wakeups.js";
 
@@ -52,31 +55,33 @@ export class PgStore implements Store {
   readonly authFailures: PgAuthFailures;
   private readonly guards: TransactionGuard[] = [];
   private closed = false;
+  // Made with the store, outside any request: after-commit hooks run here (see runTransaction).
+  private readonly hookScope = new AsyncResource("cairn:after-commit");
 
-  readonly agents = new PgAgents();
-  readonly archivist = new PgArchivist();
-  readonly audit = new PgAuditReads();
+  readonly agents: SqlAgents;
+  readonly archivist = new SqlArchivist(pgDb);
+  readonly audit = new SqlAuditReads(pgDb);
   readonly captures = new SqlCaptures(pgDb);
   readonly compile = new SqlCompile(pgDb);
-  readonly decisions = new PgDecisions();
-  readonly events = new PgEvents();
-  readonly graph = new PgGraph();
+  readonly decisions = new SqlDecisions(pgDb, pgDecisionMatch);
+  readonly events = new SqlEvents(pgDb, pgEventAppend);
+  readonly graph = new SqlGraph(pgDb);
   readonly knowledge = new SqlKnowledgeReads(pgDb);
   readonly blueprints = new SqlBlueprints(pgDb);
   readonly blueprintRuns = new SqlBlueprintRuns(pgDb);
-  readonly handoffs = new PgHandoffs();
-  readonly idempotency = new PgIdempotency();
-  readonly jobs = new PgJobs();
+  readonly handoffs = new SqlHandoffs(pgDb);
+  readonly idempotency = new SqlIdempotency(pgDb);
+  readonly jobs = new SqlJobs(pgDb);
   readonly keywords = new PgKeywordIndex();
-  readonly logs = new PgLogs();
+  readonly logs = new SqlLogs(pgDb);
   readonly maintenance: PgMaintenance;
-  readonly memory = new PgMemory();
-  readonly messages = new PgMessages();
-  readonly oauth = new PgOAuth();
-  readonly projects = new PgProjects();
-  readonly tasks = new PgTasks();
-  readonly transfer = new PgTransfer();
-  readonly uiSessions = new PgUiSessions();
+  readonly memory = new SqlMemory(pgDb);
+  readonly messages = new SqlMessages(pgDb);
+  readonly oauth = new SqlOAuth(pgDb);
+  readonly projects = new SqlProjects(pgDb);
+  readonly tasks = new SqlTasks(pgDb);
+  readonly transfer = new SqlTransfer(pgDb);
+  readonly uiSessions = new SqlUiSessions(pgDb);
   readonly vectors: PgVectorIndex;
 
   private constructor(
@@ -89,6 +94,8 @@ export class PgStore implements Store {
     this.rateLimits = new PgRateLimits(new PgDb(pool));
     this.authFailures = new PgAuthFailures(new PgDb(pool));
     this.vectors = new PgVectorIndex((work) => this.transaction(work));
+    // The shared rate limit (PostgreSQL only) follows the agent, so a rename does not refill it.
+    this.agents = new SqlAgents(pgDb, this.vectors, [["rate_buckets", "agent_id"]]);
     this.maintenance = new PgMaintenance(pool, url);
   }
 
@@ -112,7 +119,7 @@ export class PgStore implements Store {
   }
 
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    return runTransaction(this.pool, this.guards, work, this.onHookError);
+    return runTransaction(this.pool, this.guards, work, this.onHookError, this.hookScope);
   }
 
   addGuard(guard: TransactionGuard): void {

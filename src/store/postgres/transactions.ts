@@ -1,3 +1,4 @@
+import type { AsyncResource } from "node:async_hooks";
 import type pg from "pg";
 import { InternalError } from "../../core/errors.js";
 import { ConstraintViolation, type Reader, type TransactionGuard, type Tx } from "../store.js";
@@ -160,6 +161,8 @@ export async function runTransaction<T>(
   guards: readonly TransactionGuard[],
   work: (tx: Tx) => Promise<T>,
   onHookError: (error: unknown) => void,
+  /** Where after-commit hooks run: the store's own context, never the caller's request context. */
+  hookScope: AsyncResource,
 ): Promise<T> {
   const client = await pool.connect();
   let broken = false;
@@ -170,7 +173,7 @@ export async function runTransaction<T>(
       try {
         await client.query("BEGIN");
         result = await work(asTx(tx));
-        for (const guard of guards) await guard(asTx(tx));
+        for (const guard of guards) await guard(asTx(tx), result);
         await client.query("COMMIT");
       } catch (error) {
         tx.finish();
@@ -184,13 +187,15 @@ export async function runTransaction<T>(
         throw error;
       }
       tx.finish();
-      for (const hook of tx.hooks) {
-        try {
-          hook();
-        } catch (error) {
-          onHookError(error);
+      hookScope.runInAsyncScope(() => {
+        for (const hook of tx.hooks) {
+          try {
+            hook();
+          } catch (error) {
+            onHookError(error);
+          }
         }
-      }
+      });
       return result;
     }
   } finally {

@@ -182,6 +182,16 @@ export class PgVectorIndex implements VectorIndex {
     return vectors;
   }
 
+  // The table exists only once a model has set the index up.
+  async renameAgent(tx: Tx, from: string, to: string): Promise<void> {
+    const db = connectionOf(tx);
+    const present = await db.get<{ found: boolean }>(`SELECT to_regclass('${TABLE}') IS NOT NULL AS found`);
+    if (!present?.found) return;
+    await db.run(`UPDATE ${TABLE} SET agent_id = ? WHERE agent_id = ?`, to, from);
+    await db.run(`UPDATE ${TABLE} SET owner_key = ? WHERE owner_key = ?`, to, from);
+    await db.run(`UPDATE ${TABLE} SET vis_key = 'a:' || ?::text WHERE vis_key = 'a:' || ?::text`, to, from);
+  }
+
   /**
    * Every filter is in the WHERE of one HNSW scan ordered by cosine distance, so `k` counts only
    * matching rows. HNSW gathers `hnsw.ef_search` candidates and filters them afterwards, which

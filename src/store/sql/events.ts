@@ -1,6 +1,8 @@
-import type { EventFilters } from "../events.js";
+import type { EventFilters, EventRow, EventStore, NewEventRow } from "../events.js";
+import type { Reader, Tx } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
-import { visibleEvent } from "./visibility.js";
+import type { SqlDb } from "./dialect.js";
+import { visibleEvent, type SqlFragment } from "./visibility.js";
 
 /** The events a viewpoint may see after a point (or before a seq, newest first): one statement for both backends. */
 export function eventListQuery(
@@ -38,4 +40,95 @@ export function eventListQuery(
   }
   const order = beforeSeq === undefined ? "e.seq" : "e.seq DESC";
   return { sql: `SELECT e.* FROM events e WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ?`, params: [...params, limit] };
+}
+
+/**
+ * What a backend does around the insert of an event row, so that readers never pass a seq whose
+ * transaction has not committed. `insert` runs the one INSERT of the row, reading it from `from`
+ * (a FROM clause; none by default), and resolves to the seq drawn.
+ */
+export type EventAppend = (tx: Tx, insert: (from?: SqlFragment) => Promise<number>) => Promise<number>;
+
+const PRUNED_THROUGH = "events_pruned_through";
+
+export class SqlEvents implements EventStore {
+  /** `append`: the backend's part of an event's insert (sqlite/events.ts, postgres/events.ts). */
+  constructor(
+    private readonly db: SqlDb,
+    private readonly append: EventAppend,
+  ) {}
+
+  async insert(tx: Tx, row: NewEventRow, audience?: string[]): Promise<number> {
+    const seq = await this.append(tx, async (from = { sql: "", params: [] }) => {
+      const [inserted] = await this.db.all<{ seq: unknown }>(
+        tx,
+        `INSERT INTO events (id, type, agent_id, project, private_to, payload, created_at, restricted)
+         SELECT ?, ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER) ${from.sql} RETURNING seq`,
+        row.id, row.type, row.agent_id, row.project, row.private_to, row.payload, row.created_at, audience ? 1 : 0,
+        ...from.params,
+      );
+      return Number(inserted?.seq);
+    });
+    const agents = [...new Set(audience ?? [])];
+    if (agents.length > 0) {
+      const listed = this.db.dialect.listRows(agents, "a");
+      await this.db.run(tx, `INSERT INTO event_audience (event_seq, agent_id) SELECT CAST(? AS BIGINT), a.value FROM ${listed.sql}`, seq, ...listed.params);
+    }
+    return seq;
+  }
+
+  list(
+    r: Reader,
+    viewpoint: Viewpoint,
+    start: { afterSeq: number } | { since: string },
+    filters: EventFilters,
+    limit: number,
+    beforeSeq?: number,
+  ): Promise<EventRow[]> {
+    const query = eventListQuery(viewpoint, start, filters, limit, beforeSeq);
+    return this.db.all<EventRow>(r, query.sql, ...query.params);
+  }
+
+  // The audience in the order of SQLite's primary key (event_seq, agent_id).
+  async since(r: Reader, afterSeq: number, limit: number): Promise<(EventRow & { audience: string[] | null })[]> {
+    const rows = await this.db.all<EventRow & { audience: string | null }>(
+      r,
+      `SELECT e.*, CASE WHEN e.restricted = 1
+         THEN (SELECT ${this.db.dialect.jsonArray("a.agent_id", "a.agent_id")} FROM event_audience a WHERE a.event_seq = e.seq) END AS audience
+       FROM events e WHERE e.seq > ? ORDER BY e.seq LIMIT ?`,
+      afterSeq,
+      limit,
+    );
+    return rows.map((row) => ({ ...row, audience: row.audience === null ? null : (JSON.parse(row.audience) as string[]) }));
+  }
+
+  async maxSeq(r: Reader): Promise<number> {
+    return (await this.db.get<{ seq: number | null }>(r, "SELECT max(seq) AS seq FROM events"))?.seq ?? 0;
+  }
+
+  async prunedThrough(r: Reader): Promise<number> {
+    return Number((await this.db.get<{ value: string }>(r, "SELECT value FROM meta WHERE key = ?", PRUNED_THROUGH))?.value ?? 0);
+  }
+
+  // Batches keep a large backlog from holding the write lock (SQLite) or many row locks (PostgreSQL) for long.
+  async pruneBatch(tx: Tx, before: string, batch: number): Promise<number> {
+    const last = (
+      await this.db.get<{ seq: number | null }>(
+        tx,
+        "SELECT max(seq) AS seq FROM (SELECT seq FROM events WHERE created_at < ? ORDER BY seq LIMIT ?) AS oldest",
+        before,
+        batch,
+      )
+    )?.seq;
+    if (last === null || last === undefined) return 0;
+    const removed = await this.db.run(tx, "DELETE FROM events WHERE seq <= ? AND created_at < ?", last, before);
+    await this.db.run(
+      tx,
+      `INSERT INTO meta (key, value) VALUES (?, ?)
+       ON CONFLICT (key) DO UPDATE SET value = CASE WHEN CAST(excluded.value AS BIGINT) > CAST(meta.value AS BIGINT) THEN excluded.value ELSE meta.value END`,
+      PRUNED_THROUGH,
+      String(last),
+    );
+    return removed;
+  }
 }

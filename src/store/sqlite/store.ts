@@ -1,31 +1,33 @@
 import type { Reader, Store, TransactionGuard, Tx } from "../store.js";
-import { SqliteAgents } from "./agents.js";
-import { SqliteArchivist } from "./archivist.js";
-import { SqliteAuditReads } from "./audit.js";
+import { SqlAgents } from "../sql/agents.js";
+import { SqlArchivist } from "../sql/archivist.js";
+import { SqlAuditReads } from "../sql/audit.js";
 import { connect, type Db } from "./connection.js";
 import { SqlCaptures } from "../sql/captures.js";
 import { SqlCompile } from "../sql/compile.js";
-import { SqliteDecisions } from "./decisions.js";
-import { SqliteEvents } from "./events.js";
-import { SqliteGraph } from "./graph.js";
+import { SqlDecisions } from "../sql/decisions.js";
+import { SqlEvents } from "../sql/events.js";
+import { sqliteEventAppend } from "./events.js";
+import { SqlGraph } from "../sql/graph.js";
 import { SqlKnowledgeReads } from "../sql/knowledge.js";
 import { sqliteDb } from "./run.js";
 import { SqlBlueprints } from "../sql/blueprints.js";
 import { SqlBlueprintRuns } from "../sql/blueprint-runs.js";
-import { SqliteHandoffs } from "./handoffs.js";
-import { SqliteIdempotency } from "./idempotency.js";
-import { SqliteJobs } from "./jobs.js";
-import { SqliteLogs } from "./logs.js";
+import { SqlHandoffs } from "../sql/handoffs.js";
+import { SqlIdempotency } from "../sql/idempotency.js";
+import { SqlJobs } from "../sql/jobs.js";
+import { SqlLogs } from "../sql/logs.js";
 import { SqliteMaintenance } from "./maintenance.js";
-import { SqliteKeywordIndex, SqliteMemory } from "./memory.js";
-import { SqliteMessages } from "./messages.js";
+import { SqliteKeywordIndex, sqliteDecisionMatch } from "./keywords.js";
+import { SqlMemory } from "../sql/memory.js";
+import { SqlMessages } from "../sql/messages.js";
 import { runMigrations } from "./migrate.js";
-import { SqliteOAuth } from "./oauth.js";
-import { SqliteProjects } from "./projects.js";
-import { SqliteTasks } from "./tasks.js";
-import { SqliteTransfer } from "./transfer.js";
+import { SqlOAuth } from "../sql/oauth.js";
+import { SqlProjects } from "../sql/projects.js";
+import { SqlTasks } from "../sql/tasks.js";
+import { SqlTransfer } from "../sql/transfer.js";
 import { asReader, SqliteReader, TransactionQueue } from "./transactions.js";
-import { SqliteUiSessions } from "./ui-sessions.js";
+import { SqlUiSessions } from "../sql/ui-sessions.js";
 import { SqliteVectorIndex } from "./vectors.js";
 
 export interface SqliteStoreOptions {
@@ -46,30 +48,30 @@ export class SqliteStore implements Store {
   readonly reader: Reader;
   private readonly queue: TransactionQueue;
 
-  readonly agents: SqliteAgents;
-  readonly archivist = new SqliteArchivist();
-  readonly audit = new SqliteAuditReads();
+  readonly agents: SqlAgents;
+  readonly archivist = new SqlArchivist(sqliteDb);
+  readonly audit = new SqlAuditReads(sqliteDb);
   readonly captures = new SqlCaptures(sqliteDb);
   readonly compile = new SqlCompile(sqliteDb);
-  readonly decisions = new SqliteDecisions();
-  readonly events = new SqliteEvents();
-  readonly graph = new SqliteGraph();
+  readonly decisions = new SqlDecisions(sqliteDb, sqliteDecisionMatch);
+  readonly events = new SqlEvents(sqliteDb, sqliteEventAppend);
+  readonly graph = new SqlGraph(sqliteDb);
   readonly knowledge = new SqlKnowledgeReads(sqliteDb);
   readonly blueprints = new SqlBlueprints(sqliteDb);
   readonly blueprintRuns = new SqlBlueprintRuns(sqliteDb);
-  readonly handoffs = new SqliteHandoffs();
-  readonly idempotency = new SqliteIdempotency();
-  readonly jobs = new SqliteJobs();
+  readonly handoffs = new SqlHandoffs(sqliteDb);
+  readonly idempotency = new SqlIdempotency(sqliteDb);
+  readonly jobs = new SqlJobs(sqliteDb);
   readonly keywords = new SqliteKeywordIndex();
-  readonly logs = new SqliteLogs();
+  readonly logs = new SqlLogs(sqliteDb);
   readonly maintenance: SqliteMaintenance;
-  readonly memory = new SqliteMemory();
-  readonly messages = new SqliteMessages();
-  readonly oauth = new SqliteOAuth();
-  readonly projects = new SqliteProjects();
-  readonly tasks = new SqliteTasks();
-  readonly transfer = new SqliteTransfer();
-  readonly uiSessions = new SqliteUiSessions();
+  readonly memory = new SqlMemory(sqliteDb);
+  readonly messages = new SqlMessages(sqliteDb);
+  readonly oauth = new SqlOAuth(sqliteDb);
+  readonly projects = new SqlProjects(sqliteDb);
+  readonly tasks = new SqlTasks(sqliteDb);
+  readonly transfer = new SqlTransfer(sqliteDb);
+  readonly uiSessions = new SqlUiSessions(sqliteDb);
   readonly vectors: SqliteVectorIndex;
 
   private constructor(
@@ -80,7 +82,7 @@ export class SqliteStore implements Store {
     this.reader = asReader(new SqliteReader(writer, readerDb));
     this.queue = new TransactionQueue(writer, options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })));
     this.vectors = new SqliteVectorIndex((work) => this.transaction(work));
-    this.agents = new SqliteAgents(this.vectors);
+    this.agents = new SqlAgents(sqliteDb, this.vectors);
     this.maintenance = new SqliteMaintenance(readerDb, (work) => this.transaction(work));
   }
 

@@ -106,6 +106,12 @@ export class TransactionQueue {
   private readonly queued: Job[] = [];
   private readonly guards: TransactionGuard[] = [];
   private draining: Promise<void> | null = null;
+  /**
+   * The drain and the after-commit hooks run in the context the queue was made in, not in that of
+   * whichever caller happened to start a drain: a hook that starts work of its own (a backfill)
+   * must not carry that caller's request context (its fencing token, its idempotency key) along.
+   */
+  private readonly startDrain = AsyncResource.bind(() => this.drain());
 
   constructor(
     private readonly writer: Db,
@@ -124,11 +130,11 @@ export class TransactionQueue {
       // while its work and the guards run inside the shared transaction.
       const run = AsyncResource.bind(async (tx: SqliteTx) => {
         const result = await work(asTx(tx));
-        for (const guard of this.guards) await guard(asTx(tx));
+        for (const guard of this.guards) await guard(asTx(tx), result);
         return result;
       });
       this.queued.push({ run, resolve: resolve as (value: unknown) => void, reject });
-      this.draining ??= this.drain();
+      this.draining ??= this.startDrain();
     });
   }
 

@@ -177,8 +177,8 @@ export class SqliteVectorIndex implements VectorIndex {
     return vectors;
   }
 
-  /** Moves an agent's rows to its new id, inside the caller's transaction (`SqliteAgents.rename`). */
-  renameAgent(db: Db, from: string, to: string): void {
+  async renameAgent(tx: Tx, from: string, to: string): Promise<void> {
+    const db = connectionOf(tx);
     if (!this.modelOf(db)) return;
     const rows = db.all<StoredMeta & { pk: number }>(
       `SELECT pk, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms FROM ${TABLE} WHERE agent_id = ?`,

@@ -1,16 +1,15 @@
 import type { EdgeFilters, EdgeRow, GraphStore, NewEdge } from "../graph.js";
-import { visibleMemory } from "../sql/visibility.js";
 import type { Reader, Tx } from "../store.js";
 import type { ImportedEdge } from "../transfer.js";
 import type { Viewpoint } from "../visibility.js";
-import type { PgDb } from "./connection.js";
-import { connectionOf } from "./transactions.js";
+import type { SqlDb } from "./dialect.js";
+import { visibleMemory, type SqlFragment } from "./visibility.js";
 
 const SELECT_EDGE = `SELECT e.pk, e.id, s.id AS src, d.id AS dst, e.rel, e.note, e.project, e.agent_id, e.created_at, e.updated_at
   FROM graph_edges e JOIN memory s ON s.pk = e.src_pk JOIN memory d ON d.pk = e.dst_pk`;
 
 /** Both ends visible to `viewpoint` and live: the only edges anyone is ever shown. */
-function bothEndsVisible(viewpoint: Viewpoint, nowIso: string): { sql: string; params: unknown[] } {
+function bothEndsVisible(viewpoint: Viewpoint, nowIso: string): SqlFragment {
   const src = visibleMemory("s", viewpoint);
   const dst = visibleMemory("d", viewpoint);
   return {
@@ -21,48 +20,35 @@ function bothEndsVisible(viewpoint: Viewpoint, nowIso: string): { sql: string; p
 }
 
 /** Inserts an edge with its own id and times (an import keeps another instance's); returns its row key. */
-export async function insertEdge(db: PgDb, edge: ImportedEdge): Promise<number> {
-  const inserted = await db.get<{ pk: number }>(
+export async function insertEdge(db: SqlDb, tx: Tx, edge: ImportedEdge): Promise<number> {
+  const [inserted] = await db.all<{ pk: unknown }>(
+    tx,
     `INSERT INTO graph_edges (id, src_pk, dst_pk, rel, note, project, agent_id, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
-    edge.id,
-    edge.srcPk,
-    edge.dstPk,
-    edge.rel,
-    edge.note,
-    edge.project,
-    edge.agentId,
-    edge.createdAt,
-    edge.updatedAt,
+    edge.id, edge.srcPk, edge.dstPk, edge.rel, edge.note, edge.project, edge.agentId, edge.createdAt, edge.updatedAt,
   );
   return Number(inserted?.pk);
 }
 
-export class PgGraph implements GraphStore {
-  // Two transactions recording the same new edge at once both find none and insert; the second
-  // breaks the (src, dst, rel) key, and its transaction runs again and takes the update path.
+export class SqlGraph implements GraphStore {
+  constructor(private readonly db: SqlDb) {}
+
+  // On PostgreSQL two transactions recording the same new edge at once both find none and insert;
+  // the second breaks the (src, dst, rel) key, and its transaction runs again and takes the update path.
   async upsert(tx: Tx, edge: NewEdge): Promise<{ pk: number; created: boolean }> {
-    const db = connectionOf(tx);
-    const existing = await db.get<{ pk: number }>(
-      "SELECT pk FROM graph_edges WHERE src_pk = ? AND dst_pk = ? AND rel = ?",
-      edge.srcPk,
-      edge.dstPk,
-      edge.rel,
-    );
+    const existing = await this.db.get<{ pk: number }>(tx, "SELECT pk FROM graph_edges WHERE src_pk = ? AND dst_pk = ? AND rel = ?", edge.srcPk, edge.dstPk, edge.rel);
     if (existing) {
-      await db.run("UPDATE graph_edges SET note = ?, updated_at = ? WHERE pk = ?", edge.note, edge.at, existing.pk);
+      await this.db.run(tx, "UPDATE graph_edges SET note = ?, updated_at = ? WHERE pk = ?", edge.note, edge.at, existing.pk);
       return { pk: existing.pk, created: false };
     }
-    return { pk: await insertEdge(db, { ...edge, createdAt: edge.at, updatedAt: edge.at }), created: true };
+    return { pk: await insertEdge(this.db, tx, { ...edge, createdAt: edge.at, updatedAt: edge.at }), created: true };
   }
 
-  async byPk(r: Reader, pk: number): Promise<EdgeRow | undefined> {
-    const db = connectionOf(r);
-    return db.get<EdgeRow>(`${SELECT_EDGE} WHERE e.pk = ?`, pk);
+  byPk(r: Reader, pk: number): Promise<EdgeRow | undefined> {
+    return this.db.get<EdgeRow>(r, `${SELECT_EDGE} WHERE e.pk = ?`, pk);
   }
 
-  async list(r: Reader, viewpoint: Viewpoint, nowIso: string, filters: EdgeFilters, beforePk: number | null, limit: number): Promise<EdgeRow[]> {
-    const db = connectionOf(r);
+  list(r: Reader, viewpoint: Viewpoint, nowIso: string, filters: EdgeFilters, beforePk: number | null, limit: number): Promise<EdgeRow[]> {
     const visible = bothEndsVisible(viewpoint, nowIso);
     const sql = [visible.sql];
     const params = [...visible.params];
@@ -79,13 +65,12 @@ export class PgGraph implements GraphStore {
       sql.push("e.pk < ?");
       params.push(beforePk);
     }
-    return db.all<EdgeRow>(`${SELECT_EDGE} WHERE ${sql.join(" AND ")} ORDER BY e.pk DESC LIMIT ?`, ...params, limit);
+    return this.db.all<EdgeRow>(r, `${SELECT_EDGE} WHERE ${sql.join(" AND ")} ORDER BY e.pk DESC LIMIT ?`, ...params, limit);
   }
 
-  async edgesOf(r: Reader, viewpoint: Viewpoint, nowIso: string, memoryPk: number, direction: "out" | "in", limit: number): Promise<EdgeRow[]> {
-    const db = connectionOf(r);
+  edgesOf(r: Reader, viewpoint: Viewpoint, nowIso: string, memoryPk: number, direction: "out" | "in", limit: number): Promise<EdgeRow[]> {
     const visible = bothEndsVisible(viewpoint, nowIso);
     const column = direction === "out" ? "e.src_pk" : "e.dst_pk";
-    return db.all<EdgeRow>(`${SELECT_EDGE} WHERE ${column} = ? AND ${visible.sql} ORDER BY e.pk DESC LIMIT ?`, memoryPk, ...visible.params, limit);
+    return this.db.all<EdgeRow>(r, `${SELECT_EDGE} WHERE ${column} = ? AND ${visible.sql} ORDER BY e.pk DESC LIMIT ?`, memoryPk, ...visible.params, limit);
   }
 }

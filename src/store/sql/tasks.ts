@@ -15,15 +15,14 @@ import {
 } from "../tasks.js";
 import type { TaskStatus } from "../../wire/tasks.js";
 import type { Viewpoint } from "../visibility.js";
-import type { PgDb } from "./connection.js";
-import { connectionOf, isTx, rowLock } from "./transactions.js";
-import { idMatch, visibleInProject } from "../sql/visibility.js";
+import type { SqlDb, SqlDialect } from "./dialect.js";
+import { idMatch, visibleInProject } from "./visibility.js";
 
-// Every read of a task computes its dependencies and whether one of them is still unfinished.
-// The dependency ids come in depends_on_pk order, as SQLite's walk of its (task_pk, depends_on_pk) key gives them.
-const TASK_COLUMNS = `t.*,
-  COALESCE((SELECT json_agg(dt.id ORDER BY d.depends_on_pk) FROM task_dependencies d JOIN tasks dt ON dt.pk = d.depends_on_pk WHERE d.task_pk = t.pk)::text, '[]') AS depends_on,
-  (EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks dt ON dt.pk = d.depends_on_pk WHERE d.task_pk = t.pk AND dt.status != 'completed'))::int AS blocked`;
+// Every read of a task computes its dependencies (their ids in depends_on_pk order, as SQLite's
+// walk of its (task_pk, depends_on_pk) key gives them) and whether one of them is still unfinished.
+const taskColumns = (dialect: SqlDialect): string => `t.*,
+  (SELECT ${dialect.jsonArray("dt.id", "d.depends_on_pk")} FROM task_dependencies d JOIN tasks dt ON dt.pk = d.depends_on_pk WHERE d.task_pk = t.pk) AS depends_on,
+  CAST((EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks dt ON dt.pk = d.depends_on_pk WHERE d.task_pk = t.pk AND dt.status != 'completed')) AS INTEGER) AS blocked`;
 
 const TASK_PATCHABLE = new Set<string>(TASK_PATCHABLE_COLUMNS);
 
@@ -51,18 +50,16 @@ function taskWhere(viewpoint: Viewpoint, filters: TaskFilters): { where: string[
   return { where, params };
 }
 
-async function replaceTags(db: PgDb, pk: number, tags: string[]): Promise<void> {
-  await db.run("DELETE FROM task_tags WHERE task_pk = ?", pk);
-  for (const tag of tags) await db.run("INSERT INTO task_tags (tag, task_pk) VALUES (?, ?)", tag, pk);
-}
+export class SqlTasks implements TaskStore {
+  private readonly columns: string;
 
-const addDependency = async (db: PgDb, taskPk: number, dependsOnPk: number): Promise<boolean> =>
-  (await db.run("INSERT INTO task_dependencies (task_pk, depends_on_pk) VALUES (?, ?) ON CONFLICT DO NOTHING", taskPk, dependsOnPk)).changes > 0;
+  constructor(private readonly db: SqlDb) {
+    this.columns = taskColumns(db.dialect);
+  }
 
-export class PgTasks implements TaskStore {
   async insert(tx: Tx, row: NewTaskRow, tags: string[], dependsOnPks: number[]): Promise<number> {
-    const db = connectionOf(tx);
-    const result = await db.run(
+    const [inserted] = await this.db.all<{ pk: unknown }>(
+      tx,
       `INSERT INTO tasks (id, title, description, status, created_by, assigned_to, reserved, project, priority, tags, due_at,
        expected_outcome, result, created_at, updated_at, claimed_at, completed_at, lease_expires_at, run_id, node_key, gate)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
@@ -88,26 +85,47 @@ export class PgTasks implements TaskStore {
       row.node_key,
       row.gate,
     );
-    const pk = Number(result.rows[0]?.pk);
-    await replaceTags(db, pk, tags);
-    for (const dependency of dependsOnPks) await addDependency(db, pk, dependency);
+    const pk = Number(inserted?.pk);
+    await this.insertTags(tx, pk, tags);
+    for (const dependency of dependsOnPks) await this.addDependency(tx, pk, dependency);
     return pk;
   }
 
   async replaceTags(tx: Tx, pk: number, tags: string[]): Promise<void> {
-    await replaceTags(connectionOf(tx), pk, tags);
+    await this.db.run(tx, "DELETE FROM task_tags WHERE task_pk = ?", pk);
+    await this.insertTags(tx, pk, tags);
+  }
+
+  /** All of a task's tags in one statement. */
+  private async insertTags(tx: Tx, pk: number, tags: string[]): Promise<void> {
+    if (tags.length === 0) return;
+    const rows = this.db.dialect.listRows(tags, "v");
+    await this.db.run(tx, `INSERT INTO task_tags (tag, task_pk) SELECT v.value, CAST(? AS BIGINT) FROM ${rows.sql}`, pk, ...rows.params);
   }
 
   async byPk(r: Reader, pk: number): Promise<TaskRow | undefined> {
-    const db = connectionOf(r);
-    return db.get<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.pk = ?${rowLock(r)}`, pk);
+    return (await this.lockedRead(r, "t.pk = ?", [pk]))[0];
   }
 
-  async findVisible(r: Reader, viewpoint: Viewpoint, match: IdRef): Promise<TaskRow[]> {
-    const db = connectionOf(r);
+  findVisible(r: Reader, viewpoint: Viewpoint, match: IdRef): Promise<TaskRow[]> {
     const visible = visibleInProject("t", viewpoint);
     const id = idMatch("t.id", match);
-    return db.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${id.sql} AND ${visible.sql} LIMIT 2${rowLock(r)}`, ...id.params, ...visible.params);
+    return this.lockedRead(r, `${id.sql} AND ${visible.sql}`, [...id.params, ...visible.params]);
+  }
+
+  /**
+   * Up to two tasks matching `where`. In a transaction where rows are locked (PostgreSQL), the rows
+   * are locked by one statement and read by the next: a statement that waited for a lock sees the
+   * locked row as it now is, but its subqueries (`blocked`, `depends_on`) still see the database
+   * as it was when the statement began, before the dependency that the other transaction added.
+   */
+  private async lockedRead(r: Reader, where: string, params: unknown[]): Promise<TaskRow[]> {
+    const lock = this.db.dialect.lockRows(r, "t");
+    if (lock === "") return this.db.all<TaskRow>(r, `SELECT ${this.columns} FROM tasks t WHERE ${where} LIMIT 2`, ...params);
+    const locked = await this.db.all<{ pk: number }>(r, `SELECT t.pk FROM tasks t WHERE ${where} LIMIT 2${lock}`, ...params);
+    if (locked.length === 0) return [];
+    const pks = this.db.dialect.inKeys("t.pk", locked.map((row) => row.pk));
+    return this.db.all<TaskRow>(r, `SELECT ${this.columns} FROM tasks t WHERE ${pks.sql}`, ...pks.params);
   }
 
   /**
@@ -116,24 +134,24 @@ export class PgTasks implements TaskStore {
    * commits, find it changed and touch nothing.
    */
   async patch(tx: Tx, pk: number, patch: TaskPatch, expectedStatus?: TaskStatus): Promise<boolean> {
-    const db = connectionOf(tx);
     const entries = Object.entries(patch).filter(([column, value]) => TASK_PATCHABLE.has(column) && value !== undefined);
     if (entries.length === 0) return true;
     const guard = expectedStatus === undefined ? "" : " AND status = ?";
-    const result = await db.run(
+    const changed = await this.db.run(
+      tx,
       `UPDATE tasks SET ${entries.map(([column]) => `${column} = ?`).join(", ")} WHERE pk = ?${guard}`,
       ...entries.map(([, value]) => value),
       pk,
       ...(expectedStatus === undefined ? [] : [expectedStatus]),
     );
-    return result.changes > 0;
+    return changed > 0;
   }
 
   /** Counts every status in one scan. */
   async count(r: Reader, viewpoint: Viewpoint, filters: Omit<TaskFilters, "status" | "unblocked">): Promise<TaskCountsRow> {
-    const db = connectionOf(r);
     const { where, params } = taskWhere(viewpoint, filters);
-    const row = await db.get<TaskCountsRow>(
+    const row = await this.db.get<TaskCountsRow>(
+      r,
       `SELECT
        count(*) FILTER (WHERE t.status = 'open') AS open,
        count(*) FILTER (WHERE t.status = 'open' AND NOT (${UNBLOCKED})) AS blocked,
@@ -146,22 +164,22 @@ export class PgTasks implements TaskStore {
     return row ?? { open: 0, blocked: 0, claimed: 0, completed: 0, failed: 0 };
   }
 
-  async list(r: Reader, viewpoint: Viewpoint, filters: TaskFilters, after: { at: string; pk: number } | null, limit: number): Promise<TaskRow[]> {
-    const db = connectionOf(r);
+  list(r: Reader, viewpoint: Viewpoint, filters: TaskFilters, after: { at: string; pk: number } | null, limit: number): Promise<TaskRow[]> {
     const { where, params } = taskWhere(viewpoint, filters);
     if (after) {
       where.push("(t.created_at < ? OR (t.created_at = ? AND t.pk < ?))");
       params.push(after.at, after.at, after.pk);
     }
-    return db.all<TaskRow>(
-      `SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${where.join(" AND ")} ORDER BY t.created_at DESC, t.pk DESC LIMIT ?`,
+    return this.db.all<TaskRow>(
+      r,
+      `SELECT ${this.columns} FROM tasks t WHERE ${where.join(" AND ")} ORDER BY t.created_at DESC, t.pk DESC LIMIT ?`,
       ...params,
       limit,
     );
   }
 
-  async recommended(r: Reader, viewpoint: Viewpoint, project: string | null | undefined, limit: number): Promise<RecommendedRow[]> {
-    const db = connectionOf(r);
+  // PostgreSQL's sum() of a bigint is numeric, which pg hands over as a string: affinity is cast back to an integer.
+  recommended(r: Reader, viewpoint: Viewpoint, project: string | null | undefined, limit: number): Promise<RecommendedRow[]> {
     const visible = visibleInProject("t", viewpoint);
     const where = [visible.sql, UNBLOCKED, "(t.assigned_to IS NULL OR t.assigned_to = ?)"];
     const params: unknown[] = [...visible.params, viewpoint.agentId];
@@ -170,13 +188,13 @@ export class PgTasks implements TaskStore {
       where.push("t.project = ?");
       params.push(project);
     }
-    // sum() of a bigint is numeric, which pg hands over as a string: affinity is cast back to bigint.
-    return db.all<RecommendedRow>(
+    return this.db.all<RecommendedRow>(
+      r,
       `WITH earned AS (
        SELECT tag.value AS tag, sum(CASE o.outcome WHEN 'completed' THEN 1 ELSE -1 END) AS score
-       FROM task_outcomes o, json_array_elements_text(o.tags::json) AS tag(value) WHERE o.agent_id = ? GROUP BY tag.value)
-     SELECT ${TASK_COLUMNS},
-       coalesce((SELECT sum(e.score) FROM task_tags tt JOIN earned e ON e.tag = tt.tag WHERE tt.task_pk = t.pk), 0)::bigint AS affinity
+       FROM task_outcomes o, ${this.db.dialect.jsonElements("o.tags", "tag")} WHERE o.agent_id = ? GROUP BY tag.value)
+     SELECT ${this.columns},
+       CAST(coalesce((SELECT sum(e.score) FROM task_tags tt JOIN earned e ON e.tag = tt.tag WHERE tt.task_pk = t.pk), 0) AS BIGINT) AS affinity
      FROM tasks t WHERE ${where.join(" AND ")}
      ORDER BY affinity DESC, CASE t.priority WHEN 'high' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END, t.created_at, t.pk
      LIMIT ?`,
@@ -186,38 +204,43 @@ export class PgTasks implements TaskStore {
     );
   }
 
-  async unblockedDependents(r: Reader, pk: number): Promise<TaskRow[]> {
-    const db = connectionOf(r);
-    return db.all<TaskRow>(
-      `SELECT ${TASK_COLUMNS} FROM task_dependencies dep JOIN tasks t ON t.pk = dep.task_pk WHERE dep.depends_on_pk = ? AND ${UNBLOCKED}`,
+  // SQLite's CROSS JOIN keeps its planner on the dependency index: from the tasks side it would walk every open task.
+  async lockDependents(tx: Tx, pk: number): Promise<void> {
+    const lock = this.db.dialect.lockRows(tx, "t");
+    if (lock === "") return;
+    await this.db.all(tx, `SELECT t.pk FROM tasks t WHERE t.pk IN (SELECT task_pk FROM task_dependencies WHERE depends_on_pk = ?) ORDER BY t.pk${lock}`, pk);
+  }
+
+  unblockedDependents(r: Reader, pk: number): Promise<TaskRow[]> {
+    return this.db.all<TaskRow>(
+      r,
+      `SELECT ${this.columns} FROM task_dependencies dep ${this.db.dialect.orderedJoin} tasks t ON t.pk = dep.task_pk WHERE dep.depends_on_pk = ? AND ${UNBLOCKED}`,
       pk,
     );
   }
 
   async addDependency(tx: Tx, taskPk: number, dependsOnPk: number): Promise<boolean> {
-    return addDependency(connectionOf(tx), taskPk, dependsOnPk);
+    return (await this.db.run(tx, "INSERT INTO task_dependencies (task_pk, depends_on_pk) VALUES (?, ?) ON CONFLICT DO NOTHING", taskPk, dependsOnPk)) > 0;
   }
 
   async removeDependency(tx: Tx, taskPk: number, dependsOnPk: number): Promise<boolean> {
-    const db = connectionOf(tx);
-    return (await db.run("DELETE FROM task_dependencies WHERE task_pk = ? AND depends_on_pk = ?", taskPk, dependsOnPk)).changes > 0;
+    return (await this.db.run(tx, "DELETE FROM task_dependencies WHERE task_pk = ? AND depends_on_pk = ?", taskPk, dependsOnPk)) > 0;
   }
 
   async dependsTransitively(r: Reader, fromPk: number, toPk: number): Promise<boolean> {
-    const db = connectionOf(r);
-    return (
-      (await db.get(
-        `WITH RECURSIVE reach(pk) AS (SELECT ?::bigint UNION SELECT d.depends_on_pk FROM task_dependencies d JOIN reach r ON d.task_pk = r.pk)
+    const reached = await this.db.get(
+      r,
+      `WITH RECURSIVE reach(pk) AS (SELECT CAST(? AS BIGINT) UNION SELECT d.depends_on_pk FROM task_dependencies d JOIN reach r ON d.task_pk = r.pk)
        SELECT 1 FROM reach WHERE pk = ?`,
-        fromPk,
-        toPk,
-      )) !== undefined
+      fromPk,
+      toPk,
     );
+    return reached !== undefined;
   }
 
   async insertComment(tx: Tx, taskPk: number, row: Omit<CommentRow, "task_id">): Promise<void> {
-    const db = connectionOf(tx);
-    await db.run(
+    await this.db.run(
+      tx,
       "INSERT INTO task_comments (id, task_pk, agent_id, kind, comment, created_at) VALUES (?, ?, ?, ?, ?, ?)",
       row.id,
       taskPk,
@@ -228,9 +251,9 @@ export class PgTasks implements TaskStore {
     );
   }
 
-  async comments(r: Reader, taskPk: number, afterPk: number, limit: number): Promise<(CommentRow & { pk: number })[]> {
-    const db = connectionOf(r);
-    return db.all<CommentRow & { pk: number }>(
+  comments(r: Reader, taskPk: number, afterPk: number, limit: number): Promise<(CommentRow & { pk: number })[]> {
+    return this.db.all<CommentRow & { pk: number }>(
+      r,
       `SELECT c.pk, c.id, t.id AS task_id, c.agent_id, c.kind, c.comment, c.created_at
      FROM task_comments c JOIN tasks t ON t.pk = c.task_pk WHERE c.task_pk = ? AND c.pk > ? ORDER BY c.pk LIMIT ?`,
       taskPk,
@@ -240,8 +263,8 @@ export class PgTasks implements TaskStore {
   }
 
   async insertOutcome(tx: Tx, row: NewOutcomeRow): Promise<void> {
-    const db = connectionOf(tx);
-    await db.run(
+    await this.db.run(
+      tx,
       "INSERT INTO task_outcomes (task_pk, agent_id, outcome, tags, claimed_at, finished_at) VALUES (?, ?, ?, ?, ?, ?)",
       row.task_pk,
       row.agent_id,
@@ -252,43 +275,42 @@ export class PgTasks implements TaskStore {
     );
   }
 
-  // EXTRACT gives numeric, which pg hands over as a string: seconds are cast to float8, a number as SQLite's REAL.
-  async outcomes(r: Reader, viewpoint: Viewpoint, tag?: string): Promise<OutcomeRow[]> {
-    const db = connectionOf(r);
+  outcomes(r: Reader, viewpoint: Viewpoint, tag?: string): Promise<OutcomeRow[]> {
+    const { dialect } = this.db;
     const visible = visibleInProject("t", viewpoint);
-    const byTag = tag === undefined ? "" : "AND EXISTS (SELECT 1 FROM json_array_elements_text(o.tags::json) AS tag(value) WHERE tag.value = ?)";
-    return db.all<OutcomeRow>(
-      `SELECT o.agent_id, o.outcome, o.tags, EXTRACT(EPOCH FROM (o.finished_at::timestamptz - o.claimed_at::timestamptz))::float8 AS seconds
+    const byTag = tag === undefined ? "" : `AND EXISTS (SELECT 1 FROM ${dialect.jsonElements("o.tags", "tag")} WHERE tag.value = ?)`;
+    return this.db.all<OutcomeRow>(
+      r,
+      `SELECT o.agent_id, o.outcome, o.tags, ${dialect.secondsBetween("o.claimed_at", "o.finished_at")} AS seconds
      FROM task_outcomes o JOIN tasks t ON t.pk = o.task_pk WHERE ${visible.sql} ${byTag} ORDER BY o.agent_id, o.pk`,
       ...visible.params,
       ...(tag === undefined ? [] : [tag]),
     );
   }
 
-  async lapsedClaims(r: Reader, nowIso: string, limit: number): Promise<TaskRow[]> {
-    const db = connectionOf(r);
-    return db.all<TaskRow>(
-      `SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.status = 'claimed' AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at <= ?
-     ORDER BY t.lease_expires_at LIMIT ?${isTx(r) ? " FOR UPDATE OF t SKIP LOCKED" : ""}`,
+  // In a transaction the expired claims are locked, and those another server is already expiring are passed over.
+  lapsedClaims(r: Reader, nowIso: string, limit: number): Promise<TaskRow[]> {
+    return this.db.all<TaskRow>(
+      r,
+      `SELECT ${this.columns} FROM tasks t WHERE t.status = 'claimed' AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at <= ?
+     ORDER BY t.lease_expires_at LIMIT ?${this.db.dialect.skipLocked(r, "t")}`,
       nowIso,
       limit,
     );
   }
 
-  async extendLeases(tx: Tx, agentId: string, until: string): Promise<number> {
-    const db = connectionOf(tx);
-    return (
-      await db.run("UPDATE tasks SET lease_expires_at = ? WHERE assigned_to = ? AND status = 'claimed' AND lease_expires_at IS NOT NULL", until, agentId)
-    ).changes;
+  extendLeases(tx: Tx, agentId: string, until: string): Promise<number> {
+    return this.db.run(tx, "UPDATE tasks SET lease_expires_at = ? WHERE assigned_to = ? AND status = 'claimed' AND lease_expires_at IS NOT NULL", until, agentId);
   }
 
   async claimedIdsByAgent(r: Reader, agentIds: string[], viewpoint: Viewpoint): Promise<Map<string, string[]>> {
-    const db = connectionOf(r);
+    const agents = this.db.dialect.inList("t.assigned_to", agentIds);
     const visible = visibleInProject("t", viewpoint);
-    const rows = await db.all<{ assigned_to: string; id: string }>(
+    const rows = await this.db.all<{ assigned_to: string; id: string }>(
+      r,
       `SELECT t.assigned_to, t.id FROM tasks t
-       WHERE t.assigned_to = ANY(?::text[]) AND t.status = 'claimed' AND ${visible.sql} ORDER BY t.claimed_at, t.pk`,
-      agentIds,
+       WHERE ${agents.sql} AND t.status = 'claimed' AND ${visible.sql} ORDER BY t.claimed_at, t.pk`,
+      ...agents.params,
       ...visible.params,
     );
     const claimed = new Map<string, string[]>();
@@ -300,15 +322,13 @@ export class PgTasks implements TaskStore {
     return claimed;
   }
 
-  async claimedBy(r: Reader, agentId: string, limit: number): Promise<TaskRow[]> {
-    const db = connectionOf(r);
-    return db.all<TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.assigned_to = ? AND t.status = 'claimed' ORDER BY t.claimed_at, t.pk LIMIT ?`, agentId, limit);
+  claimedBy(r: Reader, agentId: string, limit: number): Promise<TaskRow[]> {
+    return this.db.all<TaskRow>(r, `SELECT ${this.columns} FROM tasks t WHERE t.assigned_to = ? AND t.status = 'claimed' ORDER BY t.claimed_at, t.pk LIMIT ?`, agentId, limit);
   }
 
   async deleteProject(tx: Tx, project: string): Promise<number> {
-    const db = connectionOf(tx);
     // A project's blueprint runs go with its tasks (their node rows with them).
-    await db.run("DELETE FROM blueprint_runs WHERE project = ?", project);
-    return (await db.run("DELETE FROM tasks WHERE project = ?", project)).changes;
+    await this.db.run(tx, "DELETE FROM blueprint_runs WHERE project = ?", project);
+    return this.db.run(tx, "DELETE FROM tasks WHERE project = ?", project);
   }
 }

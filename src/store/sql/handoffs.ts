@@ -1,11 +1,13 @@
 import type { HandoffRow, HandoffStore } from "../handoffs.js";
 import type { Reader, Tx } from "../store.js";
-import { connectionOf } from "./transactions.js";
+import type { SqlDb } from "./dialect.js";
 
-export class PgHandoffs implements HandoffStore {
+export class SqlHandoffs implements HandoffStore {
+  constructor(private readonly db: SqlDb) {}
+
   async insert(tx: Tx, row: HandoffRow): Promise<void> {
-    const db = connectionOf(tx);
-    await db.run(
+    await this.db.run(
+      tx,
       "INSERT INTO handoffs (id, agent_id, host, summary, in_progress, next_steps, memory_refs, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       row.id,
       row.agent_id,
@@ -18,17 +20,17 @@ export class PgHandoffs implements HandoffStore {
     );
   }
 
-  async last(r: Reader, agentId: string): Promise<HandoffRow | undefined> {
-    const db = connectionOf(r);
-    return db.get<HandoffRow>(
+  last(r: Reader, agentId: string): Promise<HandoffRow | undefined> {
+    return this.db.get<HandoffRow>(
+      r,
       "SELECT id, agent_id, host, summary, in_progress, next_steps, memory_refs, created_at FROM handoffs WHERE agent_id = ? ORDER BY pk DESC LIMIT 1",
       agentId,
     );
   }
 
-  async latest(r: Reader, beforePk: number | null, limit: number): Promise<(HandoffRow & { pk: number })[]> {
-    const db = connectionOf(r);
-    return db.all<HandoffRow & { pk: number }>(
+  latest(r: Reader, beforePk: number | null, limit: number): Promise<(HandoffRow & { pk: number })[]> {
+    return this.db.all<HandoffRow & { pk: number }>(
+      r,
       `SELECT h.pk, h.id, h.agent_id, h.host, h.summary, h.in_progress, h.next_steps, h.memory_refs, h.created_at
      FROM handoffs h JOIN agents a ON a.agent_id = h.agent_id AND a.deleted_at IS NULL
      WHERE h.pk IN (SELECT max(pk) FROM handoffs GROUP BY agent_id) AND h.pk < ?

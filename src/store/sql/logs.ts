@@ -1,11 +1,13 @@
 import type { LogFilters, LogRow, LogStore } from "../logs.js";
 import type { Reader, Tx } from "../store.js";
-import { connectionOf } from "./transactions.js";
+import type { SqlDb } from "./dialect.js";
 
-export class PgLogs implements LogStore {
+export class SqlLogs implements LogStore {
+  constructor(private readonly db: SqlDb) {}
+
   async insert(tx: Tx, row: Omit<LogRow, "pk">): Promise<number> {
-    const db = connectionOf(tx);
-    const inserted = await db.get<{ pk: number }>(
+    const [inserted] = await this.db.all<{ pk: unknown }>(
+      tx,
       "INSERT INTO logs (id, level, source, action, message, details, agent_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk",
       row.id,
       row.level,
@@ -19,8 +21,7 @@ export class PgLogs implements LogStore {
     return Number(inserted?.pk);
   }
 
-  async list(r: Reader, filters: LogFilters, beforePk: number | null, limit: number): Promise<LogRow[]> {
-    const db = connectionOf(r);
+  list(r: Reader, filters: LogFilters, beforePk: number | null, limit: number): Promise<LogRow[]> {
     const sql: string[] = [];
     const params: unknown[] = [];
     if (filters.level !== undefined) {
@@ -44,11 +45,10 @@ export class PgLogs implements LogStore {
       params.push(beforePk);
     }
     const where = sql.length > 0 ? `WHERE ${sql.join(" AND ")}` : "";
-    return db.all<LogRow>(`SELECT * FROM logs ${where} ORDER BY pk DESC LIMIT ?`, ...params, limit);
+    return this.db.all<LogRow>(r, `SELECT * FROM logs ${where} ORDER BY pk DESC LIMIT ?`, ...params, limit);
   }
 
-  async prune(tx: Tx, before: string): Promise<number> {
-    const db = connectionOf(tx);
-    return (await db.run("DELETE FROM logs WHERE created_at < ?", before)).changes;
+  prune(tx: Tx, before: string): Promise<number> {
+    return this.db.run(tx, "DELETE FROM logs WHERE created_at < ?", before);
   }
 }

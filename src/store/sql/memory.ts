@@ -1,0 +1,314 @@
+import type { IdRef } from "../../core/ids.js";
+import {
+  KIND_ORDER,
+  MEMORY_PATCHABLE_COLUMNS,
+  type DuplicateKey,
+  type Keyset,
+  type MemoryFilters,
+  type MemoryOrder,
+  type MemoryPatch,
+  type MemoryRow,
+  type MemoryStore,
+  type NewMemoryRow,
+  type ReadRecord,
+} from "../memory.js";
+import type { Reader, Tx } from "../store.js";
+import type { Viewpoint } from "../visibility.js";
+import type { SqlDb } from "./dialect.js";
+import { idMatch, visibleMemory } from "./visibility.js";
+
+/**
+ * Every column of an entry (as `m`) but PostgreSQL's generated keyword column `search`, which
+ * SQLite's table does not have, in SQLite's table order: the audit log writes a snapshot in the
+ * order it is read and compares snapshots across stores.
+ */
+export const MEMORY_COLUMNS = `m.pk, m.id, m.type, m.agent_id, m.project, m.scope, m.content, m.content_key, m.confidence, m.parents, m.tags,
+  m.headline, m.created_at, m.updated_at, m.version, m.expires_at, m.read_count, m.distinct_readers, m.reinforcement_count,
+  m.last_reinforced_at, m.superseded_by, m.embedding_model, m.deleted_at, m.source, m.source_kind, m.stale_since, m.stale_reason`;
+
+/** The kind order's rank in SQL, written from the list `kindRank` reads. */
+export const KIND_RANK = `CASE m.type ${KIND_ORDER.map((type, rank) => `WHEN '${type}' THEN ${rank}`).join(" ")} ELSE ${KIND_ORDER.length} END`;
+
+/** WHERE conditions (joined with AND) and their parameters, in order. */
+export interface MemoryClause {
+  sql: string[];
+  params: unknown[];
+}
+
+/** Adds a listing's or search's filters on entries `m` to `clause`. */
+export function addMemoryFilters(filters: MemoryFilters, clause: MemoryClause): void {
+  const add = (sql: string, ...params: unknown[]): void => {
+    clause.sql.push(sql);
+    clause.params.push(...params);
+  };
+  if (filters.type !== undefined) add("m.type = ?", filters.type);
+  if (filters.tag !== undefined) add("m.pk IN (SELECT memory_pk FROM memory_tags WHERE tag = ?)", filters.tag);
+  if (filters.agent !== undefined) add("m.agent_id = ?", filters.agent);
+  if (filters.project === null) add("m.project IS NULL");
+  else if (filters.project !== undefined) add("m.project = ?", filters.project);
+  if (filters.scope !== undefined) add("m.scope = ?", filters.scope);
+  if (filters.confidenceMin !== undefined) add("m.confidence >= ?", filters.confidenceMin);
+  if (filters.updatedBefore !== undefined) add("m.updated_at < ?", filters.updatedBefore);
+  if (filters.createdBefore !== undefined) add("m.created_at < ?", filters.createdBefore);
+  if (filters.minVersion !== undefined) add("m.version >= ?", filters.minVersion);
+  if (filters.minDistinctReaders !== undefined) add("m.distinct_readers >= ?", filters.minDistinctReaders);
+  if (filters.sourceKind !== undefined) add("m.source_kind = ?", filters.sourceKind);
+}
+
+/** Entries `m` visible to `viewpoint` and live (not deleted, not expired at `nowIso`). */
+export function liveMemoryClause(viewpoint: Viewpoint, nowIso: string): MemoryClause {
+  const visible = visibleMemory("m", viewpoint);
+  return {
+    sql: [visible.sql, "m.deleted_at IS NULL", "(m.expires_at IS NULL OR m.expires_at > ?)"],
+    params: [...visible.params, nowIso],
+  };
+}
+
+const PATCHABLE = new Set<string>(MEMORY_PATCHABLE_COLUMNS);
+
+export class SqlMemory implements MemoryStore {
+  constructor(private readonly db: SqlDb) {}
+
+  async insert(tx: Tx, row: NewMemoryRow, tags: string[]): Promise<number> {
+    const [inserted] = await this.db.all<{ pk: unknown }>(
+      tx,
+      `INSERT INTO memory (id, type, agent_id, project, scope, content, content_key, confidence, parents, tags,
+       created_at, updated_at, version, expires_at, embedding_model, source, source_kind)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING pk`,
+      row.id, row.type, row.agent_id, row.project, row.scope, row.content, row.content_key, row.confidence, row.parents, row.tags,
+      row.created_at, row.updated_at, row.version, row.expires_at, row.embedding_model, row.source, row.source_kind,
+    );
+    const pk = Number(inserted?.pk);
+    await this.replaceTags(tx, pk, tags);
+    return pk;
+  }
+
+  async replaceTags(tx: Tx, pk: number, tags: string[]): Promise<void> {
+    await this.db.run(tx, "DELETE FROM memory_tags WHERE memory_pk = ?", pk);
+    if (tags.length === 0) return;
+    const listed = this.db.dialect.listRows(tags, "t");
+    await this.db.run(tx, `INSERT INTO memory_tags (tag, memory_pk) SELECT t.value, CAST(? AS BIGINT) FROM ${listed.sql}`, pk, ...listed.params);
+  }
+
+  // In a transaction the row is locked until it ends: of two transactions changing one entry, the
+  // second reads it as the first left it.
+  byPk(r: Reader, pk: number): Promise<MemoryRow | undefined> {
+    return this.db.get<MemoryRow>(r, `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE m.pk = ?${this.db.dialect.lockRows(r, "m")}`, pk);
+  }
+
+  async byPks(r: Reader, pks: number[]): Promise<Map<number, MemoryRow>> {
+    const listed = this.db.dialect.inKeys("m.pk", pks);
+    const rows = await this.db.all<MemoryRow>(r, `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE ${listed.sql}`, ...listed.params);
+    return new Map(rows.map((row) => [row.pk, row]));
+  }
+
+  async lockByPks(tx: Tx, pks: number[]): Promise<Map<number, MemoryRow>> {
+    if (pks.length === 0) return new Map();
+    const listed = this.db.dialect.inKeys("m.pk", pks);
+    const rows = await this.db.all<MemoryRow>(tx, `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE ${listed.sql} ORDER BY m.pk${this.db.dialect.lockRows(tx, "m")}`, ...listed.params);
+    return new Map(rows.map((row) => [row.pk, row]));
+  }
+
+  findLive(r: Reader, viewpoint: Viewpoint, nowIso: string, match: IdRef): Promise<MemoryRow[]> {
+    const live = liveMemoryClause(viewpoint, nowIso);
+    const id = idMatch("m.id", match);
+    return this.db.all<MemoryRow>(
+      r,
+      `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE ${id.sql} AND ${live.sql.join(" AND ")} LIMIT 2${this.db.dialect.lockRows(r, "m")}`,
+      ...id.params,
+      ...live.params,
+    );
+  }
+
+  async mergedInto(r: Reader, viewpoint: Viewpoint, id: string): Promise<string | null> {
+    const visible = visibleMemory("m", viewpoint);
+    const row = await this.db.get<{ superseded_by: string }>(
+      r,
+      `SELECT m.superseded_by FROM memory m WHERE m.id = ? AND m.deleted_at IS NOT NULL AND m.superseded_by IS NOT NULL AND ${visible.sql}`,
+      id,
+      ...visible.params,
+    );
+    return row?.superseded_by ?? null;
+  }
+
+  list(
+    r: Reader,
+    viewpoint: Viewpoint,
+    nowIso: string,
+    filters: MemoryFilters,
+    after: (Keyset & { rank?: number | undefined }) | null,
+    limit: number,
+    order: MemoryOrder = "recent",
+  ): Promise<MemoryRow[]> {
+    const clause = liveMemoryClause(viewpoint, nowIso);
+    addMemoryFilters(filters, clause);
+    const byKind = order === "kind";
+    if (after && byKind) {
+      clause.sql.push(`(${KIND_RANK} > ? OR (${KIND_RANK} = ? AND (m.updated_at < ? OR (m.updated_at = ? AND m.pk < ?))))`);
+      clause.params.push(after.rank ?? 0, after.rank ?? 0, after.at, after.at, after.pk);
+    } else if (after) {
+      clause.sql.push("(m.updated_at < ? OR (m.updated_at = ? AND m.pk < ?))");
+      clause.params.push(after.at, after.at, after.pk);
+    }
+    return this.db.all<MemoryRow>(
+      r,
+      `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE ${clause.sql.join(" AND ")}
+        ORDER BY ${byKind ? `${KIND_RANK}, ` : ""}m.updated_at DESC, m.pk DESC LIMIT ?`,
+      ...clause.params,
+      limit,
+    );
+  }
+
+  delta(
+    r: Reader,
+    viewpoint: Viewpoint,
+    since: string,
+    filters: Pick<MemoryFilters, "agent" | "project" | "type">,
+    after: Keyset | null,
+    limit: number,
+  ): Promise<MemoryRow[]> {
+    const visible = visibleMemory("m", viewpoint);
+    const clause: MemoryClause = { sql: [visible.sql, "m.updated_at > ?"], params: [...visible.params, since] };
+    addMemoryFilters(filters, clause);
+    if (after) {
+      clause.sql.push("(m.updated_at > ? OR (m.updated_at = ? AND m.pk > ?))");
+      clause.params.push(after.at, after.at, after.pk);
+    }
+    return this.db.all<MemoryRow>(
+      r,
+      `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE ${clause.sql.join(" AND ")} ORDER BY m.updated_at, m.pk LIMIT ?`,
+      ...clause.params,
+      limit,
+    );
+  }
+
+  directives(r: Reader, viewpoint: Viewpoint, nowIso: string, project: string | undefined, limit: number): Promise<MemoryRow[]> {
+    const clause = liveMemoryClause(viewpoint, nowIso);
+    clause.sql.push("m.type = 'directive'");
+    if (project !== undefined) {
+      clause.sql.push("(m.project IS NULL OR m.project = ?)");
+      clause.params.push(project);
+    }
+    return this.db.all<MemoryRow>(
+      r,
+      `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE ${clause.sql.join(" AND ")}
+        ORDER BY CASE WHEN m.scope = 'agent' THEN 2 WHEN m.project IS NULL THEN 0 ELSE 1 END,
+                 coalesce(m.project, ''), m.created_at, m.pk
+        LIMIT ?`,
+      ...clause.params,
+      limit,
+    );
+  }
+
+  exactDuplicate(r: Reader, key: DuplicateKey, nowIso: string): Promise<MemoryRow | undefined> {
+    return this.db.get<MemoryRow>(
+      r,
+      `SELECT ${MEMORY_COLUMNS} FROM memory m
+        WHERE m.content_key = ? AND m.deleted_at IS NULL AND m.type = ? AND m.scope = ? AND m.project IS NOT DISTINCT FROM CAST(? AS TEXT)
+          AND (m.scope = 'project' OR m.agent_id = ?) AND (m.expires_at IS NULL OR m.expires_at > ?)
+        ORDER BY m.pk LIMIT 1`,
+      key.contentKey, key.type, key.scope, key.project, key.agentId, nowIso,
+    );
+  }
+
+  async patch(tx: Tx, pk: number, patch: MemoryPatch): Promise<void> {
+    const entries = Object.entries(patch).filter(([column, value]) => PATCHABLE.has(column) && value !== undefined);
+    if (entries.length === 0) return;
+    await this.db.run(
+      tx,
+      `UPDATE memory SET ${entries.map(([column]) => `${column} = ?`).join(", ")} WHERE pk = ?`,
+      ...entries.map(([, value]) => value),
+      pk,
+    );
+  }
+
+  // One upsert per read rather than a look-then-write: two transactions recording the same agent's
+  // first read of an entry at once (PostgreSQL's overlap) would otherwise both insert, and one
+  // would be retried. A reader row holds `reads = 1` exactly when this statement inserted it; no
+  // row comes back when the entry is gone.
+  async recordReads(tx: Tx, reads: ReadRecord[]): Promise<void> {
+    for (const read of reads) {
+      const recorded = await this.db.get<{ reads: number }>(
+        tx,
+        `INSERT INTO memory_readers (memory_pk, agent_id, reads, first_read_at, last_read_at, last_context)
+         SELECT pk, CAST(? AS TEXT), 1, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT) FROM memory WHERE pk = ?
+         ON CONFLICT (memory_pk, agent_id) DO UPDATE
+           SET reads = memory_readers.reads + 1, last_read_at = excluded.last_read_at,
+               last_context = coalesce(excluded.last_context, memory_readers.last_context)
+         RETURNING reads`,
+        read.agentId,
+        read.at,
+        read.at,
+        read.context,
+        read.pk,
+      );
+      if (!recorded) continue;
+      await this.db.run(
+        tx,
+        "UPDATE memory SET read_count = read_count + 1, distinct_readers = distinct_readers + CAST(? AS INTEGER) WHERE pk = ?",
+        recorded.reads === 1 ? 1 : 0,
+        read.pk,
+      );
+    }
+  }
+
+  expired(r: Reader, nowIso: string, limit: number): Promise<MemoryRow[]> {
+    return this.db.all<MemoryRow>(
+      r,
+      `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE m.expires_at IS NOT NULL AND m.expires_at <= ? AND m.deleted_at IS NULL ORDER BY m.expires_at LIMIT ?${this.db.dialect.skipLocked(r, "m")}`,
+      nowIso,
+      limit,
+    );
+  }
+
+  unembedded(r: Reader, limit: number): Promise<MemoryRow[]> {
+    return this.db.all<MemoryRow>(r, `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE m.embedding_model IS NULL AND m.deleted_at IS NULL ORDER BY m.pk LIMIT ?`, limit);
+  }
+
+  /** Entries not deleted that have no vector yet: the backfill's queue (a partial index keeps this count cheap). */
+  async unembeddedCount(r: Reader): Promise<number> {
+    const row = await this.db.get<{ count: number }>(r, "SELECT count(*) AS count FROM memory WHERE embedding_model IS NULL AND deleted_at IS NULL");
+    return row?.count ?? 0;
+  }
+
+  notDeletedAfter(r: Reader, afterPk: number, limit: number): Promise<MemoryRow[]> {
+    return this.db.all<MemoryRow>(r, `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE m.deleted_at IS NULL AND m.pk > ? ORDER BY m.pk LIMIT ?`, afterPk, limit);
+  }
+
+  async visibleIds(r: Reader, viewpoint: Viewpoint, ids: string[]): Promise<Set<string>> {
+    const visible = visibleMemory("m", viewpoint);
+    const listed = this.db.dialect.inList("m.id", ids);
+    const rows = await this.db.all<{ id: string }>(r, `SELECT m.id FROM memory m WHERE ${listed.sql} AND ${visible.sql}`, ...listed.params, ...visible.params);
+    return new Set(rows.map((row) => row.id));
+  }
+
+  projectShared(r: Reader, project: string): Promise<MemoryRow[]> {
+    return this.db.all<MemoryRow>(
+      r,
+      `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE m.project = ? AND m.scope = 'project' AND m.deleted_at IS NULL ORDER BY m.pk${this.db.dialect.lockRows(r, "m")}`,
+      project,
+    );
+  }
+
+  changesSince(r: Reader, viewpoint: Viewpoint, since: string | null, limit: number): Promise<MemoryRow[]> {
+    const visible = visibleMemory("m", viewpoint);
+    return this.db.all<MemoryRow>(
+      r,
+      `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE ${visible.sql} AND m.updated_at > ? ORDER BY m.updated_at, m.pk LIMIT ?`,
+      ...visible.params,
+      since ?? "",
+      limit,
+    );
+  }
+
+  changesAt(r: Reader, viewpoint: Viewpoint, at: string, limit: number): Promise<MemoryRow[]> {
+    const visible = visibleMemory("m", viewpoint);
+    return this.db.all<MemoryRow>(
+      r,
+      `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE ${visible.sql} AND m.updated_at = ? ORDER BY m.pk LIMIT ?`,
+      ...visible.params,
+      at,
+      limit,
+    );
+  }
+}

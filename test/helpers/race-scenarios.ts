@@ -1,0 +1,264 @@
+import { expect } from "vitest";
+import type { Message } from "../../src/wire/messages.js";
+import type { Task } from "../../src/wire/tasks.js";
+import { eventsAfter, type Cluster } from "./group.js";
+import type { Credentials } from "./server.js";
+
+// The store's promises raced through the API: each scenario runs against one server (whose
+// PostgreSQL pool overlaps transactions as separate servers would) and against three server
+// processes on one PostgreSQL database, spreading its requests over whatever servers there are.
+// docs/architecture.md lists each promise with the mechanism that keeps it.
+
+const post = <T>(cluster: Cluster, index: number, path: string, as: Credentials, body: unknown = {}, headers: Record<string, string> = {}) =>
+  cluster.on(index)<T>(path, { as, body, headers });
+
+/** Sends `count` direct messages from `from` to `to`; returns their ids in order. */
+async function sendMany(cluster: Cluster, from: Credentials, to: Credentials, count: number, label: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let n = 0; n < count; n++) {
+    const sent = await post<Message>(cluster, n, "/messages", from, { to: to.agentId, body: `${label} ${n}` });
+    expect(sent.status, sent.text).toBe(201);
+    ids.push(sent.body.id);
+  }
+  return ids;
+}
+
+const duplicates = (ids: string[]): string[] => ids.filter((id, index) => ids.indexOf(id) !== index);
+
+/** Concurrent consumes hand each unread message to exactly one caller, and mark exactly those read. */
+export async function consumeExactlyOnce(cluster: Cluster, rounds = 3): Promise<void> {
+  const sender = await cluster.agent("consume-sender", 0);
+  const reader = await cluster.agent("consume-reader", 1);
+  for (let round = 0; round < rounds; round++) {
+    const sent = await sendMany(cluster, sender, reader, 24, `round ${round} message`);
+    const batches = await Promise.all(Array.from({ length: 8 }, (_, index) => post<Message[]>(cluster, index, "/messages/inbox/consume", reader, { limit: 5 })));
+    for (const batch of batches) expect(batch.status, batch.text).toBe(200);
+    const consumed = batches.flatMap((batch) => batch.body.map((message) => message.id));
+    expect(duplicates(consumed), `round ${round}: handed out twice`).toEqual([]);
+    expect(new Set(consumed)).toEqual(new Set(sent));
+    for (const batch of batches) for (const message of batch.body) expect(message.read).toBe(true);
+    expect((await post<Message[]>(cluster, round, "/messages/inbox/consume", reader)).body).toEqual([]);
+    expect((await cluster.on(round)<{ unread: number }>("/messages/inbox/count", { as: reader })).body.unread).toBe(0);
+  }
+  const reads = await eventsAfter(cluster.on(0), reader, 0, "message.read");
+  const marked = reads.flatMap((event) => event.payload.message_ids as string[]);
+  expect(duplicates(marked)).toEqual([]);
+  expect(marked).toHaveLength(rounds * 24);
+}
+
+/** Read-all racing consumes: every message is marked read by exactly one of them, and counted once. */
+export async function readAllRacesConsume(cluster: Cluster, rounds = 3): Promise<void> {
+  const sender = await cluster.agent("read-all-sender", 0);
+  const reader = await cluster.agent("read-all-reader", 1);
+  for (let round = 0; round < rounds; round++) {
+    const sent = await sendMany(cluster, sender, reader, 20, `read-all round ${round}`);
+    const [consumes, readAlls] = await Promise.all([
+      Promise.all(Array.from({ length: 4 }, (_, index) => post<Message[]>(cluster, index, "/messages/inbox/consume", reader, { limit: 4 }))),
+      Promise.all(Array.from({ length: 3 }, (_, index) => post<{ marked: number }>(cluster, index + 1, "/messages/inbox/read-all", reader))),
+    ]);
+    const consumed = consumes.flatMap((batch) => batch.body.map((message) => message.id));
+    expect(duplicates(consumed)).toEqual([]);
+    const marked = readAlls.reduce((sum, answer) => sum + answer.body.marked, 0);
+    expect(consumed.length + marked, `round ${round}: ${consumed.length} consumed, ${marked} marked`).toBe(sent.length);
+    expect((await cluster.on(0)<{ unread: number }>("/messages/inbox/count", { as: reader })).body.unread).toBe(0);
+  }
+}
+
+/** Marking one message read from many requests at once changes it once: one message.read event. */
+export async function markReadOnce(cluster: Cluster): Promise<void> {
+  const sender = await cluster.agent("mark-sender", 0);
+  const reader = await cluster.agent("mark-reader", 1);
+  const ids = await sendMany(cluster, sender, reader, 5, "marked once");
+  await Promise.all(ids.flatMap((id) => Array.from({ length: 6 }, (_, index) => post(cluster, index, `/messages/${id}/read`, reader))));
+  const reads = await eventsAfter(cluster.on(2), reader, 0, "message.read");
+  expect(reads.flatMap((event) => event.payload.message_ids as string[]).sort()).toEqual([...ids].sort());
+}
+
+/**
+ * Two dependencies that would close a cycle together, added at once on disjoint tasks: one is
+ * refused. (With b → c and d → a in place, a → b and c → d each pass a check that does not see
+ * the other: a → b → c → d → a.)
+ */
+export async function dependencyCycleOnce(cluster: Cluster, rounds = 12): Promise<void> {
+  const planner = await cluster.agent("cycle-planner", 0);
+  const create = async (title: string, index: number): Promise<string> => (await post<Task>(cluster, index, "/tasks", planner, { title })).body.id;
+  const depend = (index: number, task: string, on: string) => post(cluster, index, `/tasks/${task}/dependencies`, planner, { depends_on: on });
+  for (let round = 0; round < rounds; round++) {
+    const [a, b, c, d] = await Promise.all(["a", "b", "c", "d"].map((name, index) => create(`cycle ${name} ${round}`, index)));
+    if (!a || !b || !c || !d) throw new Error("tasks not created");
+    expect((await depend(round, b, c)).status).toBe(201);
+    expect((await depend(round + 1, d, a)).status).toBe(201);
+    const answers = await Promise.all([depend(round, a, b), depend(round + 1, c, d)]);
+    expect(answers.map((answer) => answer.status).sort(), `round ${round}`).toEqual([201, 409]);
+  }
+}
+
+/** The same Idempotency-Key sent to every server at once acts once, and every answer is the first's. */
+export async function sameKeyActsOnce(cluster: Cluster, rounds = 5): Promise<void> {
+  const agent = await cluster.agent("same-key-agent", 0);
+  for (let round = 0; round < rounds; round++) {
+    const body = { title: `keyed once, round ${round}` };
+    const headers = { "idempotency-key": `same-key-${round}` };
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, index) => post<Task>(cluster, index, "/tasks", agent, body, headers)));
+    for (const answer of answers) expect(answer.status, answer.text).toBe(201);
+    expect(new Set(answers.map((answer) => answer.body.id)).size).toBe(1);
+    const listed = await cluster.on(round)<Task[]>(`/tasks?limit=500&agent=${agent.agentId}`, { as: agent });
+    expect(listed.body.filter((task) => task.title === body.title)).toHaveLength(1);
+  }
+}
+
+/**
+ * A claim racing a new dependency of the same task: either the claim goes first (and says the task
+ * was not blocked) or it is refused as blocked — never a claim that answers "claimed, blocked".
+ */
+export async function claimRacesNewDependency(cluster: Cluster, rounds = 20): Promise<void> {
+  const planner = await cluster.agent("blocking-planner", 0);
+  const worker = await cluster.agent("blocked-worker", 1);
+  for (let round = 0; round < rounds; round++) {
+    const task = (await post<Task>(cluster, round, "/tasks", planner, { title: `claimable ${round}` })).body;
+    const blocker = (await post<Task>(cluster, round + 1, "/tasks", planner, { title: `blocker ${round}` })).body;
+    const [added, claim] = await Promise.all([
+      post<Task>(cluster, round, `/tasks/${task.id}/dependencies`, planner, { depends_on: blocker.id }),
+      post<Task>(cluster, round + 1, `/tasks/${task.id}/claim`, worker),
+    ]);
+    expect(added.status, added.text).toBe(201);
+    if (claim.status === 200) expect(claim.body.blocked, `round ${round}: claimed while blocked`).toBe(false);
+    else expect(claim.body, `round ${round}`).toMatchObject({ detail: "task is blocked" });
+  }
+}
+
+/** A task waiting on several, whose last ones complete at once: exactly one `task.unblocked` for it. */
+export async function fanInUnblockedOnce(cluster: Cluster, rounds = 10): Promise<void> {
+  const planner = await cluster.agent("fan-in-planner", 0);
+  const workers = await Promise.all(Array.from({ length: 4 }, (_, index) => cluster.agent(`fan-in-worker-${index}`, index)));
+  const start = (await eventsAfter(cluster.on(0), planner, 0)).at(-1)?.seq ?? 0;
+  const joins: string[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const parts = await Promise.all(workers.map(async (worker, index) => {
+      const task = (await post<Task>(cluster, index, "/tasks", planner, { title: `part ${index} of ${round}` })).body;
+      expect((await post(cluster, index, `/tasks/${task.id}/claim`, worker)).status).toBe(200);
+      return task.id;
+    }));
+    const join = (await post<Task>(cluster, round, "/tasks", planner, { title: `join ${round}`, depends_on: parts })).body;
+    joins.push(join.id);
+    const done = await Promise.all(workers.map((worker, index) => post(cluster, index + round, `/tasks/${parts[index] ?? ""}/complete`, worker)));
+    for (const answer of done) expect(answer.status, answer.text).toBe(200);
+  }
+  const unblocked = (await eventsAfter(cluster.on(1), planner, start, "task.unblocked")).map((event) => event.payload.task_id);
+  for (const join of joins) expect(unblocked.filter((id) => id === join), `join ${join}`).toHaveLength(1);
+}
+
+/**
+ * Removing a task's dependency while another of its dependencies completes: however they
+ * interleave, the task is announced unblocked exactly once when it ends unblocked.
+ */
+export async function removeDependencyRacesCompletion(cluster: Cluster, rounds = 12): Promise<void> {
+  const planner = await cluster.agent("unblock-planner", 0);
+  const worker = await cluster.agent("unblock-worker", 1);
+  for (let round = 0; round < rounds; round++) {
+    const open = (await post<Task>(cluster, round, "/tasks", planner, { title: `left open ${round}` })).body;
+    const claimed = (await post<Task>(cluster, round, "/tasks", planner, { title: `finished ${round}` })).body;
+    expect((await post(cluster, round, `/tasks/${claimed.id}/claim`, worker)).status).toBe(200);
+    // Both shapes: the removed dependency is the open one (the other completes), or the one completing.
+    const removed = round % 2 === 0 ? open : claimed;
+    const dependsOn = round % 2 === 0 ? [open.id, claimed.id] : [claimed.id];
+    const waiting = (await post<Task>(cluster, round, "/tasks", planner, { title: `waiting ${round}`, depends_on: dependsOn })).body;
+    const before = (await eventsAfter(cluster.on(0), planner, 0)).at(-1)?.seq ?? 0;
+    const [removal, completion] = await Promise.all([
+      cluster.on(round)(`/tasks/${waiting.id}/dependencies/${removed.id}`, { as: planner, method: "DELETE" }),
+      post(cluster, round + 1, `/tasks/${claimed.id}/complete`, worker),
+    ]);
+    expect(completion.status, completion.text).toBe(200);
+    // Removing the dependency the other request completes may find it already complete: either answer is whole.
+    expect([200, 404], removal.text).toContain(removal.status);
+    const state = (await cluster.on(round)<Task>(`/tasks/${waiting.id}`, { as: planner })).body;
+    const announced = (await eventsAfter(cluster.on(round + 1), planner, before, "task.unblocked")).filter((event) => event.payload.task_id === waiting.id);
+    expect(announced, `round ${round}`).toHaveLength(state.blocked ? 0 : 1);
+  }
+}
+
+interface Entry {
+  id: string;
+  version: number;
+  confidence: number;
+  content: string;
+}
+
+/** Writing an entry's exact content again while its author edits it: the edit is never lost to the reinforcement. */
+export async function reinforcementKeepsEdits(cluster: Cluster, rounds = 12): Promise<void> {
+  const author = await cluster.agent("edited-author", 0);
+  const echo = await cluster.agent("echoing-writer", 1);
+  for (let round = 0; round < rounds; round++) {
+    const content = `the deploy script for round ${round} needs the staging token`;
+    const entry = (await post<Entry>(cluster, round, "/memory", author, { content, project: null, confidence: 0.5 })).body;
+    const [edit, again] = await Promise.all([
+      cluster.on(round)<Entry>(`/memory/${entry.id}`, { as: author, method: "PATCH", body: { confidence: 0.9 }, headers: { "if-match": `"${entry.version}"` } }),
+      post<Entry>(cluster, round + 1, "/memory", echo, { content, project: null }),
+    ]);
+    expect(edit.status, edit.text).toBe(200);
+    expect([200, 201]).toContain(again.status);
+    const final = (await cluster.on(round + 2)<Entry>(`/memory/${entry.id}`, { as: author })).body;
+    // The edit first then a reinforcement of it (0.92), or a new entry after the edit (0.9); never the edit lost (0.6).
+    expect([0.9, 0.92], `round ${round}: ${final.confidence}`).toContain(final.confidence);
+  }
+}
+
+/** A project cleared while one of its entries moves to another project: the moved entry survives. */
+export async function clearRacesMove(cluster: Cluster, rounds = 12): Promise<void> {
+  const owner = await cluster.agent("clear-owner", 0);
+  for (let round = 0; round < rounds; round++) {
+    const [from, to] = [`clear-from-${round}`, `clear-to-${round}`];
+    for (const name of [from, to]) expect((await post(cluster, round, "/projects", owner, { name })).status).toBe(201);
+    const entry = (await post<Entry>(cluster, round, "/memory", owner, { content: `moved note ${round}`, project: from })).body;
+    const [cleared, moved] = await Promise.all([
+      post(cluster, round, `/projects/${from}/clear`, owner, { memory: true }),
+      cluster.on(round + 1)<Entry>(`/memory/${entry.id}`, { as: owner, method: "PATCH", body: { project: to } }),
+    ]);
+    expect(cleared.status, cleared.text).toBe(200);
+    if (moved.status === 200) expect((await cluster.on(round + 2)(`/memory/${entry.id}`, { as: owner })).status, `round ${round}`).toBe(200);
+    else expect(moved.status).toBe(404);
+  }
+}
+
+/** An agent deleted by the owner while it renames itself: one of the two wins; a delete that answers 204 deleted it. */
+export async function deleteRacesRename(cluster: Cluster, rounds = 12): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    const agent = await cluster.agent(`renaming-${round}`, round);
+    const [removal, rename] = await Promise.all([
+      cluster.on(round)(`/agents/${agent.agentId}`, { as: cluster.owner, method: "DELETE" }),
+      cluster.on(round + 1)(`/agents/me`, { as: agent, method: "PATCH", body: { agent_id: `renamed-${round}` } }),
+    ]);
+    const renamed = { agentId: `renamed-${round}`, apiKey: agent.apiKey };
+    const alive = (await cluster.on(round + 2)("/agents/me", { as: renamed })).status === 200;
+    if (removal.status === 204) expect(alive, `round ${round}: deleted yet alive as renamed-${round}`).toBe(false);
+    else expect([removal.status, rename.status, alive]).toEqual([404, 200, true]);
+  }
+}
+
+/** Wrong keys for one agent id sent all at once: no more are checked than the throttle allows. */
+export async function guessingBurstThrottled(cluster: Cluster, limit: number): Promise<void> {
+  const target = await cluster.agent("guessed-at-once", 0);
+  const answers = await Promise.all(
+    Array.from({ length: limit * 3 }, (_, index) => cluster.on(index)("/agents/me", { as: { agentId: target.agentId, apiKey: `cairn_wrong_${index}` } })),
+  );
+  const statuses = answers.map((answer) => answer.status);
+  expect(statuses.filter((status) => status !== 401 && status !== 429)).toEqual([]);
+  expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(limit * cluster.size);
+  expect((await cluster.on(1)("/agents/me", { as: target })).status).toBe(429);
+}
+
+/** Two sessions of one agent loading their handoff at once: the memory cursor ends at the later, never back. */
+export async function handoffCursorNeverBack(cluster: Cluster, rounds = 10): Promise<void> {
+  const reader = await cluster.agent("handoff-reader", 0);
+  const writer = await cluster.agent("handoff-writer", 1);
+  for (let round = 0; round < rounds; round++) {
+    expect((await post(cluster, round, "/memory", writer, { content: `first news of round ${round}`, project: null })).status).toBe(201);
+    const first = cluster.on(round)("/sessions/handoff", { as: reader });
+    expect((await post(cluster, round + 1, "/memory", writer, { content: `second news of round ${round}`, project: null })).status).toBe(201);
+    const second = cluster.on(round + 1)("/sessions/handoff", { as: reader });
+    await Promise.all([first, second]);
+    const peek = await cluster.on(round + 2)<{ memory_delta_since_last_seen: unknown[] }>("/sessions/handoff?peek=true", { as: reader });
+    expect(peek.status, peek.text).toBe(200);
+    expect(peek.body.memory_delta_since_last_seen, `round ${round}`).toEqual([]);
+  }
+}
