@@ -1,7 +1,7 @@
 // Coordination primitives under load: claiming tasks, sending and reading messages, and starting
 // a session with a large memory delta. Each benchmark gets a fresh server and data directory.
 import { noteStream, seededRandom } from "./corpus.js";
-import { expectStatus, judge, newDataDir, progress, registerMany, rowOf, runClients, withServer, type Credentials, type Section, type ServerProcess } from "./lib.js";
+import { expectStatus, judge, newDataDir, progress, registerMany, round, rowOf, runClients, withServer, type Credentials, type Row, type Section, type ServerProcess } from "./lib.js";
 
 export interface ClaimOptions {
   agents: number;
@@ -130,6 +130,8 @@ export async function runMessageBench(options: MessageOptions): Promise<Section>
       const reads = await runClients(server, clients, options.timed, (index, client) => inbox(clients === 1 ? index : client));
       rows.push(rowOf(`GET /messages/inbox, ${label}`, reads, server.memory().rssMb));
     }
+    const consumed = await consumeQueue(server, agents, options.timed);
+    rows.push(consumed.row);
     const [sendOne, inboxOne] = rows;
     const total = options.seeded + 2 * options.timed;
     return {
@@ -140,9 +142,41 @@ export async function runMessageBench(options: MessageOptions): Promise<Section>
         { what: "POST /messages p95, 1 client", goal: "≤ 15 ms", measured: `${sendOne?.p95Ms} ms`, met: judge(sendOne?.p95Ms, (p95) => p95 <= 15) },
         { what: "GET /messages/inbox p95, 1 client", goal: "≤ 15 ms", measured: `${inboxOne?.p95Ms} ms`, met: judge(inboxOne?.p95Ms, (p95) => p95 <= 15) },
       ],
-      details: { inbox_page: 50, project_members: team.length },
+      details: { inbox_page: 50, project_members: team.length, consume: consumed.details },
     };
   });
+}
+
+const CONSUMERS = 8;
+const CONSUME_BATCH = 10;
+
+/**
+ * One inbox drained as a work queue: `count` messages to one agent, taken by CONSUMERS clients
+ * at once with `POST /messages/inbox/consume {limit: 10}` until it is empty. Each message should
+ * reach exactly one of them; how many were handed out twice is reported.
+ */
+async function consumeQueue(server: ServerProcess, agents: Credentials[], count: number): Promise<{ row: Row; details: Record<string, number> }> {
+  const queue = (await registerMany(server, "bench-queue", 1))[0] as Credentials;
+  progress(`messages: ${count} messages to one inbox, consumed by ${CONSUMERS} clients`);
+  await runClients(server, 8, count, async (index) => {
+    const from = agents[index % agents.length] as Credentials;
+    expectStatus("POST /messages", await server.client.post("/messages", { to: queue.agentId, body: `job ${index}` }, from), 201);
+  });
+  const taken: string[] = [];
+  let empty = 0;
+  const calls = Math.ceil(count / CONSUME_BATCH) + CONSUMERS * 4;
+  const run = await runClients(server, CONSUMERS, calls, async () => {
+    if (empty >= CONSUMERS) return;
+    const reply = expectStatus("POST /messages/inbox/consume", await server.client.post("/messages/inbox/consume", { limit: CONSUME_BATCH }, queue), 200);
+    const batch = JSON.parse(reply.body) as { id: string }[];
+    if (batch.length === 0) empty += 1;
+    taken.push(...batch.map((message) => message.id));
+  });
+  const distinct = new Set(taken).size;
+  return {
+    row: rowOf(`POST /messages/inbox/consume (limit ${CONSUME_BATCH}), ${CONSUMERS} clients on one inbox`, run, server.memory().rssMb),
+    details: { messages: count, handed_out: taken.length, distinct, handed_out_twice: taken.length - distinct, messages_per_second: round((distinct * 1000) / run.wallMs, 1) },
+  };
 }
 
 /**

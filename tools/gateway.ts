@@ -151,6 +151,14 @@ export class OperationGateway {
     return this.services.bus.subscribe(listener);
   }
 
+  /**
+   * How long each transaction held the events' lock (seconds), where the store has one
+   * (PostgreSQL); false where it has none. The function given stops the listening.
+   */
+  onEventsLockHeld(listener: (seconds: number) => void): (() => void) | false {
+    return this.services.store.eventsLock?.onHeld(listener) ?? false;
+  }
+
   /** Counts a request against the agent's rate limit, for routes outside the catalogue (/metrics). */
   takeRequest(agentId: string): Promise<void> {
     return this.services.rateLimiter.take(agentId);

@@ -16,6 +16,7 @@ type Snapshot = Awaited<ReturnType<OperationGateway["metrics"]["snapshot"]>>;
 
 const EMBEDDING_STATES = ["loading", "ready", "unavailable"] as const;
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const LOCK_BUCKETS = [0.0002, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.02, 0.05, 0.1, 0.25, 1];
 
 const digest = (text: string): Buffer => createHash("sha256").update(text).digest();
 /** Constant time whatever the lengths: both sides are hashed to the same size first. */
@@ -62,6 +63,13 @@ export class ServerMetrics {
       registers,
     });
     new Gauge({ name: "cairn_build_info", help: "The running version", labelNames: ["version"], registers }).set({ version: packageVersion }, 1);
+    const lockHolds = new Histogram({
+      name: "cairn_events_lock_hold_seconds",
+      help: "PostgreSQL only: how long each transaction that wrote events held the events' lock (from its first event to its end)",
+      buckets: LOCK_BUCKETS,
+      registers: [],
+    });
+    if (gateway.onEventsLockHeld((seconds) => lockHolds.observe(seconds))) this.registry.registerMetric(lockHolds);
     new Gauge({
       name: "cairn_event_streams_open",
       help: "Open server-sent event streams",

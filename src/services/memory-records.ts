@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { newId } from "../core/ids.js";
-import type { MemoryRow } from "../store/memory.js";
+import type { MemoryRow, UnsavedMemoryRow } from "../store/memory.js";
 import { NO_EXPIRY, ownerKeyFor, visKeyFor, type VectorMeta } from "../store/vectors.js";
 import type { EntrySource, MemoryChange, MemoryEntry, MemoryType, Scope, StaleReason, Tombstone } from "../wire/memory.js";
 
@@ -83,7 +83,7 @@ export interface NewEntryFields {
 }
 
 /** A row for a new entry by `agentId`, created and updated `at`. */
-export function newMemoryRow(agentId: string, fields: NewEntryFields, at: string): Omit<MemoryRow, "pk"> {
+export function newMemoryRow(agentId: string, fields: NewEntryFields, at: string): UnsavedMemoryRow {
   return {
     id: newId(),
     type: fields.type,

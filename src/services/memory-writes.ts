@@ -1,8 +1,8 @@
 import { ambiguousIdPrefix, notFound } from "../core/errors.js";
 import { parseIdRef, type IdRef } from "../core/ids.js";
 import { now } from "../core/time.js";
-import type { EventBus } from "../events/bus.js";
-import type { MemoryPatch, MemoryRow } from "../store/memory.js";
+import type { BusEvent, EventBus } from "../events/bus.js";
+import type { MemoryPatch, MemoryRow, UnsavedMemoryRow } from "../store/memory.js";
 import type { Reader, Store, Tx } from "../store/store.js";
 import type { Viewpoint } from "../store/visibility.js";
 import type { ServerEventPayloads } from "../wire/events.js";
@@ -28,7 +28,7 @@ export type DeleteReason = ServerEventPayloads["memory.deleted"]["reason"];
 export type Provenance = NonNullable<ServerEventPayloads["memory.written"]["reason"]>;
 
 /** Whether a row brings a past (an imported or replicated entry's) that the insert leaves at a new entry's defaults. */
-const hasHistory = (row: Omit<MemoryRow, "pk">): boolean =>
+const hasHistory = (row: UnsavedMemoryRow): boolean =>
   row.headline !== null || row.last_reinforced_at !== null || row.reinforcement_count > 0 || row.superseded_by !== null;
 
 /**
@@ -69,7 +69,7 @@ export class MemoryWrites {
   async create(
     tx: Tx,
     actor: string,
-    row: Omit<MemoryRow, "pk">,
+    row: UnsavedMemoryRow,
     tags: string[],
     vector: Float32Array | null,
     provenance?: Provenance,
@@ -84,9 +84,9 @@ export class MemoryWrites {
       });
     }
     if (row.read_count > 0 || row.distinct_readers > 0) await this.store.transfer.restoreReadCounts(tx, pk, row.read_count, row.distinct_readers);
-    const stored: MemoryRow = { ...row, pk };
+    const stored: MemoryRow = { ...row, pk, change_seq: 0 };
     if (vector) stored.embedding_model = await this.embeddings.store(tx, pk, vector, stored);
-    await this.emitChange(tx, "memory.written", actor, stored, provenance === undefined ? {} : { reason: provenance });
+    stored.change_seq = await this.emitChange(tx, "memory.written", actor, stored, provenance === undefined ? {} : { reason: provenance });
     return stored;
   }
 
@@ -118,7 +118,12 @@ export class MemoryWrites {
   }
 
   /** Announces a change to an entry as `actor`'s; an event about a private entry is its author's alone. */
-  async emitChange(tx: Tx, ...[type, actor, row, extra]: MemoryEventArgs): Promise<void> {
+  /**
+   * Announces a change of the entry, and marks the entry with the event's seq as its `change_seq`:
+   * the order of changes is then the order of commits (seqs are drawn in commit order), which a
+   * cursor over them (the handoff delta) relies on. Returns that seq.
+   */
+  async emitChange(tx: Tx, ...[type, actor, row, extra]: MemoryEventArgs): Promise<number> {
     const addressing = { agentId: actor, project: row.project, privateTo: row.scope === "agent" ? row.agent_id : null };
     const entry = {
       memory_id: row.id,
@@ -128,18 +133,21 @@ export class MemoryWrites {
       version: row.version,
       ...(row.source_kind ? { source_kind: row.source_kind } : {}),
     };
+    let event: BusEvent;
     // One case per type: each payload is checked against its own event type.
     switch (type) {
       case "memory.written":
-        await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
-        return;
+        event = await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
+        break;
       case "memory.updated":
-        await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
-        return;
+        event = await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
+        break;
       case "memory.deleted":
-        await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
-        return;
+        event = await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
+        break;
     }
+    await this.store.memory.setChangeSeq(tx, row.id, event.seq);
+    return event.seq;
   }
 
   /**

@@ -23,8 +23,6 @@ export interface HandoffInput {
 }
 
 const DELTA_LIMIT = 200;
-/** Entries changed in one millisecond that a delta page still returns together. */
-const SAME_INSTANT_LIMIT = 5000;
 const UNREAD_LIMIT = 100;
 const CLAIMED_LIMIT = 100;
 const DIRECTIVE_LIMIT = 1000;
@@ -88,13 +86,14 @@ export class SessionService {
     const viewpoint: Viewpoint = { agentId, allProjects: seesAllProjects(target.role) };
     const privateOk = (author: string, scope: string): boolean => scope !== "agent" || author === caller.agentId;
 
-    const since = await this.store.agents.memorySeenAt(r, agentId);
+    const since = await this.store.agents.memorySeenSeq(r, agentId);
     const at = now();
     const page = await this.deltaPage(viewpoint, since);
     const delta = page.rows
       .filter((row) => own || privateOk(row.agent_id, row.scope))
       .map((row) => toChange(row, at));
-    const seenUntil = page.rows.at(-1)?.updated_at ?? since ?? at;
+    const last = page.rows.at(-1);
+    const seenUntil = last?.updated_at ?? at;
     const unread = (await this.store.messages.unread(r, agentId, 0, UNREAD_LIMIT))
       .filter((row) => own || row.sender === caller.agentId)
       .map(toMessage);
@@ -110,7 +109,7 @@ export class SessionService {
       claimed_tasks: claimed.map(toTask),
       directives: directives.filter((row) => own || privateOk(row.agent_id, row.scope)).map((row) => toEntry(row)),
     };
-    if (own && !peek && seenUntil !== since) await this.advanceSeen(agentId, seenUntil);
+    if (own && !peek && last) await this.advanceSeen(agentId, last.change_seq);
     return pack;
   }
 
@@ -119,22 +118,21 @@ export class SessionService {
    * transaction, so two of the agent's sessions loading at once may both get here: the cursor
    * keeps the later of the two, as if they had loaded one after the other, and never moves back.
    */
-  private advanceSeen(agentId: string, seenUntil: string): Promise<void> {
-    return this.store.transaction((tx) => this.store.agents.advanceMemorySeenAt(tx, agentId, seenUntil));
+  private advanceSeen(agentId: string, seq: number): Promise<void> {
+    return this.store.transaction((tx) => this.store.agents.advanceMemorySeenSeq(tx, agentId, seq));
   }
 
   /**
-   * The oldest changes after the cursor, at most DELTA_LIMIT. A page never ends inside a
-   * millisecond: the cursor is a timestamp, so rows sharing the last one are all in this page or
-   * all in the next. Nothing is skipped; a truncated delta continues on the next call.
+   * The oldest changes after the cursor, at most DELTA_LIMIT, in the order they committed (by
+   * `change_seq`, which every change takes from the event that announces it): a change that commits
+   * after the cursor has moved past others always comes after them. A truncated delta continues on
+   * the next call.
    */
-  private async deltaPage(viewpoint: Viewpoint, since: string | null): Promise<{ rows: MemoryRow[]; truncated: boolean }> {
-    const rows = await this.store.memory.changesSince(this.store.reader, viewpoint, since, DELTA_LIMIT + 1);
+  private async deltaPage(viewpoint: Viewpoint, afterSeq: number): Promise<{ rows: MemoryRow[]; truncated: boolean }> {
+    const rows = await this.store.memory.changesSince(this.store.reader, viewpoint, afterSeq, DELTA_LIMIT + 1);
     if (rows.length <= DELTA_LIMIT) return { rows, truncated: false };
-    const overflow = rows.pop() as MemoryRow;
-    const boundary = overflow.updated_at;
-    const whole = rows.filter((row) => row.updated_at !== boundary);
-    if (whole.length > 0) return { rows: whole, truncated: true };
-    return { rows: await this.store.memory.changesAt(this.store.reader, viewpoint, boundary, SAME_INSTANT_LIMIT), truncated: true };
+    rows.pop();
+    return { rows, truncated: true };
   }
+
 }

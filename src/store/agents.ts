@@ -12,12 +12,13 @@ export interface AgentRow {
   last_seen_at: string | null;
   current_project: string | null;
   deleted_at: string | null;
-  memory_seen_at: string | null;
+  /** The `change_seq` of the last change the agent's context pack delivered (0: none yet). */
+  memory_seen_seq: number;
 }
 
 export const AGENT_ROW_COLUMNS = rowColumns<AgentRow>("agents", {
   agent_id: true, display_name: true, role: true, key_hash: true, key_source: true, created_at: true,
-  last_seen_at: true, current_project: true, deleted_at: true, memory_seen_at: true,
+  last_seen_at: true, current_project: true, deleted_at: true, memory_seen_seq: true,
 });
 
 export type NewAgentRow = Pick<AgentRow, "agent_id" | "display_name" | "role" | "key_hash" | "key_source" | "created_at">;
@@ -55,8 +56,8 @@ export interface AgentStore {
   setCurrentProject(tx: Tx, agentId: string, projectId: string | null): Promise<void>;
   /** Clears the agent's current project only while it is `projectId`. */
   clearCurrentProject(tx: Tx, agentId: string, projectId: string): Promise<void>;
-  /** Where the agent's memory cursor stands (the last change its context pack delivered). */
-  memorySeenAt(r: Reader, agentId: string): Promise<string | null>;
-  /** Moves the memory cursor forward to `at`; never back (a later cursor already there stays). */
-  advanceMemorySeenAt(tx: Tx, agentId: string, at: string): Promise<void>;
+  /** Where the agent's memory cursor stands: the `change_seq` of the last change its context pack delivered. */
+  memorySeenSeq(r: Reader, agentId: string): Promise<number>;
+  /** Moves the memory cursor forward to `seq`; never back (a later cursor already there stays). */
+  advanceMemorySeenSeq(tx: Tx, agentId: string, seq: number): Promise<void>;
 }

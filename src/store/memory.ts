@@ -34,17 +34,23 @@ export interface MemoryRow {
   /** Set by compile when the code the entry is about changed (§18), with the reason as JSON; null while fresh. */
   stale_since: string | null;
   stale_reason: string | null;
+  /** The seq of the event of the entry's last change: changes in commit order. */
+  change_seq: number;
 }
 
 export const MEMORY_ROW_COLUMNS = rowColumns<MemoryRow>("memory", {
   pk: true, id: true, type: true, agent_id: true, project: true, scope: true, content: true, content_key: true, confidence: true, parents: true, tags: true,
   headline: true, created_at: true, updated_at: true, version: true, expires_at: true, read_count: true, distinct_readers: true, reinforcement_count: true,
   last_reinforced_at: true, superseded_by: true, embedding_model: true, deleted_at: true, source: true, source_kind: true, stale_since: true, stale_reason: true,
+  change_seq: true,
 });
+
+/** An entry as a writer makes it: the store gives it its row key, and its first change its `change_seq`. */
+export type UnsavedMemoryRow = Omit<MemoryRow, "pk" | "change_seq">;
 
 export type NewMemoryRow = Omit<
   MemoryRow,
-  "pk" | "read_count" | "distinct_readers" | "reinforcement_count" | "last_reinforced_at" | "superseded_by" | "headline" | "deleted_at" | "stale_since" | "stale_reason"
+  "pk" | "read_count" | "distinct_readers" | "reinforcement_count" | "last_reinforced_at" | "superseded_by" | "headline" | "deleted_at" | "stale_since" | "stale_reason" | "change_seq"
 >;
 
 export interface MemoryFilters {
@@ -170,10 +176,10 @@ export interface MemoryStore {
   visibleIds(r: Reader, viewpoint: Viewpoint, ids: string[]): Promise<Set<string>>;
   /** A project's shared entries not deleted (private entries stay their authors'). */
   projectShared(r: Reader, project: string): Promise<MemoryRow[]>;
-  /** Visible entries changed after `since` (null: ever), oldest change first. */
-  changesSince(r: Reader, viewpoint: Viewpoint, since: string | null, limit: number): Promise<MemoryRow[]>;
-  /** Visible entries whose last change has exactly the timestamp `at`. */
-  changesAt(r: Reader, viewpoint: Viewpoint, at: string, limit: number): Promise<MemoryRow[]>;
+  /** Visible entries whose last change came after `afterSeq`, in the order the changes committed. */
+  changesSince(r: Reader, viewpoint: Viewpoint, afterSeq: number, limit: number): Promise<MemoryRow[]>;
+  /** Records that the entry's latest change is the one announced by the event `seq` (in the same transaction). */
+  setChangeSeq(tx: Tx, id: string, seq: number): Promise<void>;
 }
 
 /** The keyword index over content and tags, kept in step with the entries by the store itself. */

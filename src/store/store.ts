@@ -91,6 +91,11 @@ export interface Store {
   readonly rateLimits?: SharedRateLimits;
   /** Failed authentications, where several processes share the database (one process keeps them in memory). */
   readonly authFailures?: SharedFailureLog;
+  /**
+   * Present where transactions writing events hold one lock until they commit (so that seqs are
+   * visible in commit order): how long each held it, for /metrics and the benchmarks.
+   */
+  readonly eventsLock?: LockHolds;
 
   readonly agents: AgentStore;
   readonly archivist: ArchivistStore;
@@ -123,6 +128,11 @@ export interface Store {
 export interface EventWakeups {
   /** Resolves once listening; the function it gives stops. */
   subscribe(listener: () => void): Promise<() => void>;
+}
+
+export interface LockHolds {
+  /** Calls `listener` with the seconds each transaction held the lock, once it has ended; the function it gives stops. */
+  onHeld(listener: (seconds: number) => void): () => void;
 }
 
 export interface SharedRateLimits {

@@ -26,8 +26,8 @@ export const contextPack = z
     memory_delta_since_last_seen: z
       .array(memoryChange)
       .describe("visible entries changed since the memory cursor: the oldest 200 changes at most, newest last; deleted ones as tombstones"),
-    delta_truncated: z.boolean().describe("more changes follow; the next call (its cursor now at seen_until) returns them"),
-    seen_until: timestamp.describe("the last change this delta holds: the memory cursor after this call unless peek"),
+    delta_truncated: z.boolean().describe("more changes follow: the next call returns them"),
+    seen_until: timestamp.describe("when the last change this delta holds was made (the cursor moves past it unless peek)"),
     unread_messages: z.array(message),
     claimed_tasks: z.array(task),
     directives: z.array(memoryEntry),

@@ -262,3 +262,175 @@ export async function handoffCursorNeverBack(cluster: Cluster, rounds = 10): Pro
     expect(peek.body.memory_delta_since_last_seen, `round ${round}`).toEqual([]);
   }
 }
+
+interface Comment {
+  agent_id: string;
+  kind: string;
+}
+
+/** Replays a task's log: each step must be legal from the state the steps before it left. */
+function replayLog(log: Comment[], label: string): { status: string; assignee: string | null } {
+  let status = "open";
+  let assignee: string | null = null;
+  for (const step of log) {
+    if (step.kind === "claim") {
+      expect(status, `${label}: claimed while ${status}`).toBe("open");
+      [status, assignee] = ["claimed", step.agent_id];
+    } else if (step.kind === "unclaim") {
+      expect(status, `${label}: released while ${status}`).toBe("claimed");
+      [status, assignee] = ["open", null];
+    } else if (step.kind === "complete") {
+      expect(status, `${label}: completed while ${status}`).toBe("claimed");
+      expect(step.agent_id, `${label}: completed by another than its assignee`).toBe(assignee);
+      status = "completed";
+    }
+  }
+  return { status, assignee };
+}
+
+/**
+ * Claims whose leases lapse while their assignee comes back to complete them, rivals claim them
+ * and the owner releases some: every task's log is a legal sequence, and ends as the task is.
+ */
+export async function leaseExpiryRacesClaims(cluster: Cluster, leaseSeconds: number): Promise<void> {
+  const worker = await cluster.agent("lapsing-worker", 0);
+  const rivals = await Promise.all(Array.from({ length: 3 }, (_, index) => cluster.agent(`lease-rival-${index}`, index + 1)));
+  const tasks: string[] = [];
+  for (let n = 0; n < 12; n++) {
+    const task = (await post<Task>(cluster, n, "/tasks", cluster.owner, { title: `lapsing ${n}` })).body;
+    expect((await post(cluster, n, `/tasks/${task.id}/claim`, worker)).status).toBe(200);
+    tasks.push(task.id);
+  }
+  // Silent past the lease, then everyone at once: the worker completing, rivals claiming, the owner releasing.
+  await new Promise((resolve) => setTimeout(resolve, leaseSeconds * 1000 + 300));
+  const deadline = Date.now() + (leaseSeconds + 8) * 1000;
+  await Promise.all([
+    ...tasks.map((id, index) => post(cluster, index, `/tasks/${id}/complete`, worker)),
+    ...tasks.filter((_, index) => index % 4 === 0).map((id, index) => post(cluster, index + 1, `/tasks/${id}/unclaim`, cluster.owner)),
+    ...rivals.map(async (rival, index) => {
+      for (let round = 0; Date.now() < deadline; round++) {
+        const open = await cluster.on(index + round)<Task[]>("/tasks?status=open&limit=50", { as: rival });
+        const mine = open.body.filter((task) => tasks.includes(task.id));
+        if (mine.length === 0 && round > 3) return;
+        await Promise.all(mine.map((task) => post(cluster, index + round, `/tasks/${task.id}/claim`, rival)));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }),
+  ]);
+  for (const [index, id] of tasks.entries()) {
+    const log = (await cluster.on(index)<Comment[]>(`/tasks/${id}/comments?limit=100`, { as: cluster.owner })).body;
+    const replayed = replayLog(log, `task ${index}`);
+    const stored = (await cluster.on(index + 1)<Task>(`/tasks/${id}`, { as: cluster.owner })).body;
+    expect({ status: stored.status, assignee: stored.status === "open" ? null : stored.assigned_to }, `task ${index}`).toEqual(replayed);
+  }
+}
+
+/**
+ * Writes into several projects at once while an agent keeps loading its handoff: every entry
+ * written reaches it in some delta (a cursor of writers' clocks skipped a write that took its time
+ * earlier and committed later).
+ */
+export async function handoffMissesNothing(cluster: Cluster, seconds = 4): Promise<void> {
+  const reader = await cluster.agent("delta-reader", 0);
+  const writers = await Promise.all(Array.from({ length: 6 }, (_, index) => cluster.agent(`delta-writer-${index}`, index)));
+  for (const [index, writer] of writers.entries()) {
+    expect((await post(cluster, index, "/projects", writer, { name: `delta-${index}` })).status).toBe(201);
+    expect((await post(cluster, index, `/projects/delta-${index}/join`, reader)).status).toBe(200);
+  }
+  const written = new Set<string>();
+  const seen = new Set<string>();
+  const load = async (index: number): Promise<void> => {
+    for (;;) {
+      const pack = await cluster.on(index)<{ memory_delta_since_last_seen: { id: string }[]; delta_truncated: boolean }>("/sessions/handoff", { as: reader });
+      expect(pack.status, pack.text).toBe(200);
+      for (const change of pack.body.memory_delta_since_last_seen) seen.add(change.id);
+      if (!pack.body.delta_truncated) return;
+    }
+  };
+  let writing = true;
+  const writes = Promise.all(writers.map(async (writer, index) => {
+    for (let n = 0; writing; n++) {
+      const entry = await post<Entry>(cluster, index + n, "/memory", writer, { content: `delta note ${n} of writer ${index}`, project: `delta-${index}`, allow_duplicate: true });
+      expect(entry.status, entry.text).toBe(201);
+      written.add(entry.body.id);
+    }
+  }));
+  const stopAt = Date.now() + seconds * 1000;
+  for (let n = 0; Date.now() < stopAt; n++) await load(n);
+  writing = false;
+  await writes;
+  await load(0);
+  expect([...written].filter((id) => !seen.has(id))).toEqual([]);
+  expect(written.size).toBeGreaterThan(20);
+}
+
+/** Two decisions superseding the same one at once: one supersedes it, the other is refused. */
+export async function supersedeOnce(cluster: Cluster, rounds = 10): Promise<void> {
+  const author = await cluster.agent("superseding-author", 0);
+  for (let round = 0; round < rounds; round++) {
+    const first = await post<{ id: string }>(cluster, round, "/decisions", author, { decision: `use plan A, round ${round}`, rationale: "cheapest", project: null });
+    expect(first.status, first.text).toBe(201);
+    const answers = await Promise.all(
+      ["B", "C"].map((plan, index) => post(cluster, round + index, "/decisions", author, { decision: `use plan ${plan}, round ${round}`, rationale: "changed our mind", project: null, supersedes: first.body.id })),
+    );
+    expect(answers.map((answer) => answer.status).sort(), `round ${round}`).toEqual([201, 409]);
+  }
+}
+
+const unitSha = (text: string): string => [...text].reduce((hash, char) => (Math.imul(hash, 31) + char.charCodeAt(0)) >>> 0, 7).toString(16).padStart(8, "0").repeat(8);
+
+/** A compile rewriting a unit's entry while the entry is deleted: a deleted entry never comes back into search. */
+export async function compileRacesDelete(cluster: Cluster, rounds = 8): Promise<void> {
+  const coder = await cluster.agent("compiling-coder", 0);
+  const unit = (round: number, version: number) => ({
+    path: `src/race-${round}.ts`,
+    symbol: "build",
+    kind: "function",
+    lang: "typescript",
+    start_line: 1,
+    end_line: 5,
+    sha: unitSha(`build ${round} v${version}`),
+    signature: "function build(): void",
+    description: `function build(): void\nAssembles the bundle for release train ${round}, version ${version}.`,
+    deps: [],
+  });
+  for (let round = 0; round < rounds; round++) {
+    const first = await post<{ memory_ids: string[] }>(cluster, round, "/compile", coder, { project: null, units: [unit(round, 1)] });
+    expect(first.status, first.text).toBe(200);
+    const entry = first.body.memory_ids[0] as string;
+    const [removed, again] = await Promise.all([
+      cluster.on(round)(`/memory/${entry}`, { as: coder, method: "DELETE" }),
+      post<{ memory_ids: string[] }>(cluster, round + 1, "/compile", coder, { project: null, units: [unit(round, 2)] }),
+    ]);
+    expect(removed.status, removed.text).toBe(204);
+    expect(again.status, again.text).toBe(200);
+    const found = await cluster.on(round + 2)<{ id: string }[]>(`/memory/search?q=${encodeURIComponent(`release train ${round} version 2`)}&limit=20`, { as: coder });
+    expect(found.body.map((hit) => hit.id), `round ${round}: the deleted entry is found`).not.toContain(entry);
+    const [anchor] = (await cluster.on(round)<{ memory_id: string | null }[]>(`/compile/anchors?path=${encodeURIComponent(`src/race-${round}.ts`)}`, { as: coder })).body;
+    if (anchor?.memory_id) expect((await cluster.on(round)(`/memory/${anchor.memory_id}`, { as: coder })).status, `round ${round}: the anchor's entry`).toBe(200);
+  }
+}
+
+/** Entries expiring while their author extends them: an extension that answered 200 keeps its entry. */
+export async function expiryRacesExtension(cluster: Cluster, rounds = 3): Promise<void> {
+  const author = await cluster.agent("extending-author", 0);
+  for (let round = 0; round < rounds; round++) {
+    const expiresAt = new Date(Date.now() + 1500).toISOString();
+    const entries = await Promise.all(
+      Array.from({ length: 10 }, async (_, index) => (await post<Entry>(cluster, index, "/memory", author, { content: `fleeting ${round}.${index}`, project: null, expires_at: expiresAt })).body),
+    );
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() - 60));
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const extended = await Promise.all(
+      entries.map(async (entry, index) => {
+        await new Promise((resolve) => setTimeout(resolve, index * 12));
+        return cluster.on(index)<Entry>(`/memory/${entry.id}`, { as: author, method: "PATCH", body: { expires_at: later } });
+      }),
+    );
+    for (const [index, answer] of extended.entries()) {
+      const entry = entries[index] as Entry;
+      if (answer.status === 200) expect((await cluster.on(index + 1)(`/memory/${entry.id}`, { as: author })).status, `round ${round}: ${entry.id} extended, then gone`).toBe(200);
+      else expect(answer.status).toBe(404);
+    }
+  }
+}

@@ -115,6 +115,17 @@ describe("GET /metrics", () => {
     expect(await eventually(async () => written(await scrape(server)) === before + 1)).toBe(true);
   });
 
+  it("times the hold of the events' lock on PostgreSQL, one observation per event-writing transaction; has no such family on SQLite", async ({ server, ann }) => {
+    const holds = (exposition: Exposition): number => value(exposition, "cairn_events_lock_hold_seconds_count", {}) ?? 0;
+    const before = await scrape(server);
+    expect(before.types.has("cairn_events_lock_hold_seconds")).toBe(onPostgres);
+    for (const content of ["held once", "held twice"]) expect((await server.request("/memory", { as: ann, body: { content, project: null } })).status).toBe(201);
+    const after = await scrape(server);
+    if (!onPostgres) return;
+    expect(holds(after) - holds(before)).toBe(2);
+    expect(value(after, "cairn_events_lock_hold_seconds_sum", {})).toBeGreaterThan(0);
+  });
+
   it("reports open event streams and MCP sessions", async ({ server, ann }) => {
     const stream = openStream(server, ann);
     await stream.opened;

@@ -57,7 +57,38 @@ describe("promises raced on one server", () => {
     await races.guessingBurstThrottled(clusterOf(server), FAILURES_PER_MINUTE);
   });
 
+  test("writes into several projects while the agent keeps loading its handoff: every one reaches it", async ({ server }) => {
+    await races.handoffMissesNothing(clusterOf(server));
+  });
+
+  test("two decisions superseding one at once: one is refused", async ({ server }) => {
+    await races.supersedeOnce(clusterOf(server));
+  });
+
+  test("a compile rewriting an entry while it is deleted never brings it back", async ({ server }) => {
+    await races.compileRacesDelete(clusterOf(server));
+  });
+
   test("two handoff loads at once leave the memory cursor at the later", async ({ server }) => {
     await races.handoffCursorNeverBack(clusterOf(server));
+  });
+});
+
+describe("leases raced on one server", () => {
+  const it = test;
+  it.override("serverEnv", { TASK_LEASE_SECONDS: "1" });
+  it.override("serverOptions", { leaseSweepIntervalMs: 100 });
+
+  it("claims lapsing while their assignee completes, rivals claim and the owner releases: every log is legal", async ({ server }) => {
+    await races.leaseExpiryRacesClaims(clusterOf(server), 1);
+  });
+});
+
+describe("expiry raced on one server", () => {
+  const it = test;
+  it.override("serverOptions", { sweepIntervalMs: 20 });
+
+  it("entries expiring while their author extends them: an extension that answered 200 keeps its entry", async ({ server }) => {
+    await races.expiryRacesExtension(clusterOf(server));
   });
 });

@@ -23,5 +23,7 @@ export const pgEventAppend: EventAppend = async (tx, insert) => {
   });
   state.holdLock(EVENTS_LOCK);
   state.eventsLocked = true;
+  // Held from here (the statement that took it may have waited for it first: not held then).
+  state.eventsLockedAt = performance.now();
   return seq;
 };

@@ -1,7 +1,7 @@
 import { PgAuthFailures } from "./auth-failures.js";
 import { AsyncResource } from "node:async_hooks";
 import pg from "pg";
-import type { Reader, Store, TransactionGuard, Tx } from "../store.js";
+import type { LockHolds, Reader, Store, TransactionGuard, Tx } from "../store.js";
 import { SqlAgents } from "../sql/agents.js";
 import { SqlArchivist } from "../sql/archivist.js";
 import { SqlAuditReads } from "../sql/audit.js";
@@ -35,6 +35,20 @@ import { SqlUiSessions } from "../sql/ui-sessions.js";
 import { PgVectorIndex } from "./vectors.js";
 import { PgEventWakeups } from "./wakeups.js";
 
+/** Who is told each hold of the events' lock. */
+class HoldListeners implements LockHolds {
+  private readonly listeners = new Set<(seconds: number) => void>();
+
+  onHeld(listener: (seconds: number) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  readonly report = (seconds: number): void => {
+    for (const listener of this.listeners) listener(seconds);
+  };
+}
+
 export interface PgStoreOptions {
   /** Apply pending migrations (default true). */
   migrate?: boolean;
@@ -57,6 +71,8 @@ export class PgStore implements Store {
   private closed = false;
   // Made with the store, outside any request: after-commit hooks run here (see runTransaction).
   private readonly hookScope = new AsyncResource("cairn:after-commit");
+  private readonly lockHolds = new HoldListeners();
+  readonly eventsLock: LockHolds = this.lockHolds;
 
   readonly agents: SqlAgents;
   readonly archivist = new SqlArchivist(pgDb);
@@ -119,7 +135,7 @@ export class PgStore implements Store {
   }
 
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    return runTransaction(this.pool, this.guards, work, this.onHookError, this.hookScope);
+    return runTransaction(this.pool, this.guards, work, this.onHookError, this.hookScope, this.lockHolds.report);
   }
 
   addGuard(guard: TransactionGuard): void {

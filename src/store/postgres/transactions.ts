@@ -27,6 +27,8 @@ class PgTx extends Handle {
   private held = new Set<string>();
   /** Set once the transaction wrote an event: the events' lock is held until it ends. */
   eventsLocked = false;
+  /** When the events' lock was taken (performance.now()), for the hold time. */
+  eventsLockedAt: number | null = null;
 
   constructor(private readonly connection: PgDb) {
     super();
@@ -63,6 +65,7 @@ class PgTx extends Handle {
     // after it: what this transaction holds goes back to what it held before.
     const held = new Set(this.held);
     const eventsLocked = this.eventsLocked;
+    const eventsLockedAt = this.eventsLockedAt;
     this.hooks = [];
     await this.db.exec(`SAVEPOINT ${name}`);
     try {
@@ -76,6 +79,7 @@ class PgTx extends Handle {
       this.hooks = outer;
       this.held = held;
       this.eventsLocked = eventsLocked;
+      this.eventsLockedAt = eventsLockedAt;
       throw error;
     }
   }
@@ -163,6 +167,8 @@ export async function runTransaction<T>(
   onHookError: (error: unknown) => void,
   /** Where after-commit hooks run: the store's own context, never the caller's request context. */
   hookScope: AsyncResource,
+  /** Told how long a transaction held the events' lock, once it released it. */
+  onEventsLockReleased: (seconds: number) => void,
 ): Promise<T> {
   const client = await pool.connect();
   let broken = false;
@@ -182,11 +188,14 @@ export async function runTransaction<T>(
         } catch (rollbackError) {
           broken = true;
           throw rollbackError;
+        } finally {
+          if (tx.eventsLockedAt !== null) onEventsLockReleased((performance.now() - tx.eventsLockedAt) / 1000);
         }
         if (attempt < ATTEMPTS && retryable(error)) continue;
         throw error;
       }
       tx.finish();
+      if (tx.eventsLockedAt !== null) onEventsLockReleased((performance.now() - tx.eventsLockedAt) / 1000);
       hookScope.runInAsyncScope(() => {
         for (const hook of tx.hooks) {
           try {

@@ -123,12 +123,12 @@ export class SqlAgents implements AgentStore {
     await this.db.run(tx, "UPDATE agents SET current_project = NULL WHERE agent_id = ? AND current_project = ?", agentId, projectId);
   }
 
-  async memorySeenAt(r: Reader, agentId: string): Promise<string | null> {
-    return (await this.db.get<{ memory_seen_at: string | null }>(r, "SELECT memory_seen_at FROM agents WHERE agent_id = ?", agentId))?.memory_seen_at ?? null;
+  async memorySeenSeq(r: Reader, agentId: string): Promise<number> {
+    return (await this.db.get<{ memory_seen_seq: number }>(r, "SELECT memory_seen_seq FROM agents WHERE agent_id = ?", agentId))?.memory_seen_seq ?? 0;
   }
 
   // Conditional, so two loads finishing together leave the later cursor whatever order they commit in.
-  async advanceMemorySeenAt(tx: Tx, agentId: string, at: string): Promise<void> {
-    await this.db.run(tx, "UPDATE agents SET memory_seen_at = ? WHERE agent_id = ? AND (memory_seen_at IS NULL OR memory_seen_at < ?)", at, agentId, at);
+  async advanceMemorySeenSeq(tx: Tx, agentId: string, seq: number): Promise<void> {
+    await this.db.run(tx, "UPDATE agents SET memory_seen_seq = ? WHERE agent_id = ? AND memory_seen_seq < ?", seq, agentId, seq);
   }
 }

@@ -24,7 +24,7 @@ import { idMatch, visibleMemory } from "./visibility.js";
  */
 export const MEMORY_COLUMNS = `m.pk, m.id, m.type, m.agent_id, m.project, m.scope, m.content, m.content_key, m.confidence, m.parents, m.tags,
   m.headline, m.created_at, m.updated_at, m.version, m.expires_at, m.read_count, m.distinct_readers, m.reinforcement_count,
-  m.last_reinforced_at, m.superseded_by, m.embedding_model, m.deleted_at, m.source, m.source_kind, m.stale_since, m.stale_reason`;
+  m.last_reinforced_at, m.superseded_by, m.embedding_model, m.deleted_at, m.source, m.source_kind, m.stale_since, m.stale_reason, m.change_seq`;
 
 /** The kind order's rank in SQL, written from the list `kindRank` reads. */
 export const KIND_RANK = `CASE m.type ${KIND_ORDER.map((type, rank) => `WHEN '${type}' THEN ${rank}`).join(" ")} ELSE ${KIND_ORDER.length} END`;
@@ -290,25 +290,19 @@ export class SqlMemory implements MemoryStore {
     );
   }
 
-  changesSince(r: Reader, viewpoint: Viewpoint, since: string | null, limit: number): Promise<MemoryRow[]> {
+  changesSince(r: Reader, viewpoint: Viewpoint, afterSeq: number, limit: number): Promise<MemoryRow[]> {
     const visible = visibleMemory("m", viewpoint);
     return this.db.all<MemoryRow>(
       r,
-      `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE ${visible.sql} AND m.updated_at > ? ORDER BY m.updated_at, m.pk LIMIT ?`,
+      `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE m.change_seq > ? AND ${visible.sql} ORDER BY m.change_seq LIMIT ?`,
+      afterSeq,
       ...visible.params,
-      since ?? "",
       limit,
     );
   }
 
-  changesAt(r: Reader, viewpoint: Viewpoint, at: string, limit: number): Promise<MemoryRow[]> {
-    const visible = visibleMemory("m", viewpoint);
-    return this.db.all<MemoryRow>(
-      r,
-      `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE ${visible.sql} AND m.updated_at = ? ORDER BY m.pk LIMIT ?`,
-      ...visible.params,
-      at,
-      limit,
-    );
+  async setChangeSeq(tx: Tx, id: string, seq: number): Promise<void> {
+    await this.db.run(tx, "UPDATE memory SET change_seq = ? WHERE id = ?", seq, id);
   }
+
 }
