@@ -22,6 +22,7 @@ import {
   type ServerProcess,
 } from "./lib.js";
 import { backendCpu, backendCpuDelta, createDatabase, databaseUrl, dropDatabase, query } from "./postgres.js";
+import { holdsBetween, readHolds, summarise } from "./lock-holds.js";
 import { registerWriters, writeNote } from "./write.js";
 
 export interface ScaleOptions {
@@ -257,9 +258,27 @@ async function serverCount(options: ScaleOptions, count: number, stream: number)
   try {
     progress(`scale: starting ${count} server(s) on ${database}`);
     const servers = await startServers(count, databaseUrl(database), Math.max(options.agents, options.writeClients), started);
+    const beforeClaims = await readHolds(servers);
     const claimed = await claims(options, servers, database);
+    const afterClaims = await readHolds(servers);
     const written = await writes(options, servers, database, stream);
-    return { rows: [...claimed.rows, ...written.rows], details: { claims: claimed.details, writes: written.details } };
+    const afterWrites = await readHolds(servers);
+    const lock = { claims: summarise(holdsBetween(beforeClaims, afterClaims)), writes: summarise(holdsBetween(afterClaims, afterWrites)) };
+    const lockRows = (["claims", "writes"] as const).flatMap((phase): Row[] => {
+      const held = lock[phase];
+      if (!held) return [];
+      return [{
+        scenario: `  events' lock held, ${phase}, ${count} server${count === 1 ? "" : "s"}`,
+        n: held.transactions,
+        p50Ms: held.p50Ms,
+        p95Ms: held.p95Ms,
+        opsPerSec: held.ceilingPerSecond,
+        cpuMsPerOp: null,
+        rssMb: null,
+        note: `mean ${held.meanMs} ms; ops/s = 1 / mean hold: the most event-writing transactions a second any number of servers could commit`,
+      }];
+    });
+    return { rows: [...claimed.rows, ...written.rows, ...lockRows], details: { claims: claimed.details, writes: written.details, events_lock: lock } };
   } catch (error) {
     const tails = started.map((server, index) => `server ${index + 1} (${server.exitCode() === undefined ? "running" : `exited ${server.exitCode()}`}):\n${server.stderrTail() || "(empty)"}`);
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${tails.join("\n")}`, { cause: error });

@@ -1,37 +1,16 @@
-import { PgAuthFailures } from "./auth-failures.js";
 import { AsyncResource } from "node:async_hooks";
 import pg from "pg";
+import { SqlRepositories } from "../sql/repositories.js";
 import type { LockHolds, Reader, Store, TransactionGuard, Tx } from "../store.js";
-import { SqlAgents } from "../sql/agents.js";
-import { SqlArchivist } from "../sql/archivist.js";
-import { SqlAuditReads } from "../sql/audit.js";
+import { PgAuthFailures } from "./auth-failures.js";
 import { PgDb } from "./connection.js";
-import { SqlCaptures } from "../sql/captures.js";
-import { SqlCompile } from "../sql/compile.js";
-import { SqlDecisions } from "../sql/decisions.js";
-import { SqlEvents } from "../sql/events.js";
 import { pgEventAppend } from "./events.js";
-import { SqlGraph } from "../sql/graph.js";
-import { SqlKnowledgeReads } from "../sql/knowledge.js";
-import { pgDb } from "./run.js";
-import { SqlBlueprints } from "../sql/blueprints.js";
-import { SqlBlueprintRuns } from "../sql/blueprint-runs.js";
-import { SqlHandoffs } from "../sql/handoffs.js";
-import { SqlIdempotency } from "../sql/idempotency.js";
-import { SqlJobs } from "../sql/jobs.js";
-import { SqlLogs } from "../sql/logs.js";
-import { PgMaintenance } from "./maintenance.js";
 import { PgKeywordIndex, pgDecisionMatch } from "./keywords.js";
-import { SqlMemory } from "../sql/memory.js";
-import { SqlMessages } from "../sql/messages.js";
+import { PgMaintenance } from "./maintenance.js";
 import { runMigrations } from "./migrate.js";
-import { SqlOAuth } from "../sql/oauth.js";
-import { SqlProjects } from "../sql/projects.js";
 import { PgRateLimits } from "./rate-limits.js";
-import { SqlTasks } from "../sql/tasks.js";
-import { SqlTransfer } from "../sql/transfer.js";
+import { pgDb } from "./run.js";
 import { readerOf, runTransaction } from "./transactions.js";
-import { SqlUiSessions } from "../sql/ui-sessions.js";
 import { PgVectorIndex } from "./vectors.js";
 import { PgEventWakeups } from "./wakeups.js";
 
@@ -62,56 +41,43 @@ export interface PgStoreOptions {
  * PostgreSQL with pgvector, shared by any number of server processes: a pool of connections for
  * reads and transactions, one more connection listening for the events other processes commit.
  */
-export class PgStore implements Store {
+export class PgStore extends SqlRepositories<PgVectorIndex> implements Store {
   readonly reader: Reader;
   readonly eventWakeups: PgEventWakeups;
   readonly rateLimits: PgRateLimits;
   readonly authFailures: PgAuthFailures;
-  private readonly guards: TransactionGuard[] = [];
-  private closed = false;
-  // Made with the store, outside any request: after-commit hooks run here (see runTransaction).
-  private readonly hookScope = new AsyncResource("cairn:after-commit");
-  private readonly lockHolds = new HoldListeners();
-  readonly eventsLock: LockHolds = this.lockHolds;
-
-  readonly agents: SqlAgents;
-  readonly archivist = new SqlArchivist(pgDb);
-  readonly audit = new SqlAuditReads(pgDb);
-  readonly captures = new SqlCaptures(pgDb);
-  readonly compile = new SqlCompile(pgDb);
-  readonly decisions = new SqlDecisions(pgDb, pgDecisionMatch);
-  readonly events = new SqlEvents(pgDb, pgEventAppend);
-  readonly graph = new SqlGraph(pgDb);
-  readonly knowledge = new SqlKnowledgeReads(pgDb);
-  readonly blueprints = new SqlBlueprints(pgDb);
-  readonly blueprintRuns = new SqlBlueprintRuns(pgDb);
-  readonly handoffs = new SqlHandoffs(pgDb);
-  readonly idempotency = new SqlIdempotency(pgDb);
-  readonly jobs = new SqlJobs(pgDb);
-  readonly keywords = new PgKeywordIndex();
-  readonly logs = new SqlLogs(pgDb);
   readonly maintenance: PgMaintenance;
-  readonly memory = new SqlMemory(pgDb);
-  readonly messages = new SqlMessages(pgDb);
-  readonly oauth = new SqlOAuth(pgDb);
-  readonly projects = new SqlProjects(pgDb);
-  readonly tasks = new SqlTasks(pgDb);
-  readonly transfer = new SqlTransfer(pgDb);
-  readonly uiSessions = new SqlUiSessions(pgDb);
-  readonly vectors: PgVectorIndex;
+  readonly eventsLock: LockHolds;
+  private readonly guards: TransactionGuard[];
+  private readonly run: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
+  private closed = false;
 
   private constructor(
     private readonly pool: pg.Pool,
     url: string,
-    private readonly onHookError: (error: unknown) => void,
+    onHookError: (error: unknown) => void,
   ) {
+    const guards: TransactionGuard[] = [];
+    // Made with the store, outside any request: after-commit hooks run here (see runTransaction).
+    const hookScope = new AsyncResource("cairn:after-commit");
+    const holds = new HoldListeners();
+    const run = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => runTransaction(pool, guards, work, onHookError, hookScope, holds.report);
+    super({
+      db: pgDb,
+      vectors: new PgVectorIndex(run),
+      keywords: new PgKeywordIndex(),
+      decisionMatch: pgDecisionMatch,
+      eventAppend: pgEventAppend,
+      // The shared rate limit (PostgreSQL only) follows the agent, so a rename does not refill it.
+      agentColumns: [["rate_buckets", "agent_id"]],
+    });
+    this.guards = guards;
+    this.run = run;
+    this.eventsLock = holds;
     this.reader = readerOf(pool);
     this.eventWakeups = new PgEventWakeups({ connectionString: url });
     this.rateLimits = new PgRateLimits(new PgDb(pool));
     this.authFailures = new PgAuthFailures(new PgDb(pool));
-    this.vectors = new PgVectorIndex((work) => this.transaction(work));
-    // The shared rate limit (PostgreSQL only) follows the agent, so a rename does not refill it.
-    this.agents = new SqlAgents(pgDb, this.vectors, [["rate_buckets", "agent_id"]]);
     this.maintenance = new PgMaintenance(pool, url);
   }
 
@@ -135,7 +101,7 @@ export class PgStore implements Store {
   }
 
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    return runTransaction(this.pool, this.guards, work, this.onHookError, this.hookScope, this.lockHolds.report);
+    return this.run(work);
   }
 
   addGuard(guard: TransactionGuard): void {

@@ -1,33 +1,12 @@
 import type { Reader, Store, TransactionGuard, Tx } from "../store.js";
-import { SqlAgents } from "../sql/agents.js";
-import { SqlArchivist } from "../sql/archivist.js";
-import { SqlAuditReads } from "../sql/audit.js";
+import { SqlRepositories } from "../sql/repositories.js";
 import { connect, type Db } from "./connection.js";
-import { SqlCaptures } from "../sql/captures.js";
-import { SqlCompile } from "../sql/compile.js";
-import { SqlDecisions } from "../sql/decisions.js";
-import { SqlEvents } from "../sql/events.js";
 import { sqliteEventAppend } from "./events.js";
-import { SqlGraph } from "../sql/graph.js";
-import { SqlKnowledgeReads } from "../sql/knowledge.js";
-import { sqliteDb } from "./run.js";
-import { SqlBlueprints } from "../sql/blueprints.js";
-import { SqlBlueprintRuns } from "../sql/blueprint-runs.js";
-import { SqlHandoffs } from "../sql/handoffs.js";
-import { SqlIdempotency } from "../sql/idempotency.js";
-import { SqlJobs } from "../sql/jobs.js";
-import { SqlLogs } from "../sql/logs.js";
-import { SqliteMaintenance } from "./maintenance.js";
 import { SqliteKeywordIndex, sqliteDecisionMatch } from "./keywords.js";
-import { SqlMemory } from "../sql/memory.js";
-import { SqlMessages } from "../sql/messages.js";
+import { SqliteMaintenance } from "./maintenance.js";
 import { runMigrations } from "./migrate.js";
-import { SqlOAuth } from "../sql/oauth.js";
-import { SqlProjects } from "../sql/projects.js";
-import { SqlTasks } from "../sql/tasks.js";
-import { SqlTransfer } from "../sql/transfer.js";
+import { sqliteDb } from "./run.js";
 import { asReader, SqliteReader, TransactionQueue } from "./transactions.js";
-import { SqlUiSessions } from "../sql/ui-sessions.js";
 import { SqliteVectorIndex } from "./vectors.js";
 
 export interface SqliteStoreOptions {
@@ -44,46 +23,25 @@ export interface SqliteStoreOptions {
  * a second connection for reads outside transactions, which WAL lets see only what is committed
  * while a write is in progress.
  */
-export class SqliteStore implements Store {
+export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements Store {
   readonly reader: Reader;
-  private readonly queue: TransactionQueue;
-
-  readonly agents: SqlAgents;
-  readonly archivist = new SqlArchivist(sqliteDb);
-  readonly audit = new SqlAuditReads(sqliteDb);
-  readonly captures = new SqlCaptures(sqliteDb);
-  readonly compile = new SqlCompile(sqliteDb);
-  readonly decisions = new SqlDecisions(sqliteDb, sqliteDecisionMatch);
-  readonly events = new SqlEvents(sqliteDb, sqliteEventAppend);
-  readonly graph = new SqlGraph(sqliteDb);
-  readonly knowledge = new SqlKnowledgeReads(sqliteDb);
-  readonly blueprints = new SqlBlueprints(sqliteDb);
-  readonly blueprintRuns = new SqlBlueprintRuns(sqliteDb);
-  readonly handoffs = new SqlHandoffs(sqliteDb);
-  readonly idempotency = new SqlIdempotency(sqliteDb);
-  readonly jobs = new SqlJobs(sqliteDb);
-  readonly keywords = new SqliteKeywordIndex();
-  readonly logs = new SqlLogs(sqliteDb);
   readonly maintenance: SqliteMaintenance;
-  readonly memory = new SqlMemory(sqliteDb);
-  readonly messages = new SqlMessages(sqliteDb);
-  readonly oauth = new SqlOAuth(sqliteDb);
-  readonly projects = new SqlProjects(sqliteDb);
-  readonly tasks = new SqlTasks(sqliteDb);
-  readonly transfer = new SqlTransfer(sqliteDb);
-  readonly uiSessions = new SqlUiSessions(sqliteDb);
-  readonly vectors: SqliteVectorIndex;
 
   private constructor(
     private readonly writer: Db,
     private readonly readerDb: Db,
-    options: SqliteStoreOptions,
+    private readonly queue: TransactionQueue,
   ) {
+    const transact = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => queue.run(work);
+    super({
+      db: sqliteDb,
+      vectors: new SqliteVectorIndex(transact),
+      keywords: new SqliteKeywordIndex(),
+      decisionMatch: sqliteDecisionMatch,
+      eventAppend: sqliteEventAppend,
+    });
     this.reader = asReader(new SqliteReader(writer, readerDb));
-    this.queue = new TransactionQueue(writer, options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })));
-    this.vectors = new SqliteVectorIndex((work) => this.transaction(work));
-    this.agents = new SqlAgents(sqliteDb, this.vectors);
-    this.maintenance = new SqliteMaintenance(readerDb, (work) => this.transaction(work));
+    this.maintenance = new SqliteMaintenance(readerDb, transact);
   }
 
   static open(file: string, options: SqliteStoreOptions = {}): SqliteStore {
@@ -92,7 +50,8 @@ export class SqliteStore implements Store {
     try {
       if (options.migrate ?? !readonly) runMigrations(writer);
       const reader = readonly ? writer : connect(file, { queryOnly: true });
-      return new SqliteStore(writer, reader, options);
+      const queue = new TransactionQueue(writer, options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })));
+      return new SqliteStore(writer, reader, queue);
     } catch (error) {
       writer.close();
       throw error;
