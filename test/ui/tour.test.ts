@@ -501,7 +501,10 @@ describeInBrowser("Blueprints and stale marks", () => {
         await page.getByRole("dialog").locator(".detail").waitFor();
         await screenshot(page, "memory-stale-detail");
         await page.keyboard.press("Escape");
+        // A modal dialog makes the page behind it inert: filling the filter before it has closed does nothing.
+        await page.getByRole("dialog").waitFor({ state: "hidden" });
         await page.locator(".filters").getByLabel("Tag", { exact: true }).fill("");
+        await expect.poll(() => page.locator(".filters").getByLabel("Tag", { exact: true }).inputValue()).toBe("");
         await page.locator(".filters").getByLabel("Type").selectOption("compiled");
         await page.locator(".filters").getByLabel("Type").blur();
         await page.locator(".memory-card .compiled-source").first().waitFor();
