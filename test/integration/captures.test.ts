@@ -46,7 +46,7 @@ const it = test.extend("alice", ({ server }) => server.agent("alice")).extend("b
 
 describe("adding a capture", () => {
   it("stores the text redacted, counts the secrets, and answers with a receipt that expires after ttl_hours", async ({ server, alice }) => {
-    const key = `cairn_${"k".repeat(43)}`;
+    const key = `cairn_${"k7Q".repeat(15).slice(0, 43)}`;
     const receipt = await added(server, alice, { content: `we deployed; the key was ${key} and password=hunter2`, session_id: "s-1", host: "claude-code", project: null, ttl_hours: 2 });
     expect(receipt).toMatchObject({ project: null, session_id: "s-1", redactions: 2 });
     expect(Date.parse(receipt.expires_at) - Date.parse(receipt.created_at)).toBe(2 * 3600_000);

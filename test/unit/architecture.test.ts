@@ -68,8 +68,9 @@ const packages: Record<Layer, string[]> = {
   store: ["better-sqlite3", "sqlite-vec", "pg"],
   embed: ["onnxruntime-node", "onnxruntime-common", "@anush008/tokenizers", "tar"],
   events: [],
-  // ajv checks blueprint output contracts (CONTRACT §17).
-  services: ["zod", "ipaddr.js", "ajv"],
+  // ajv checks blueprint output contracts (CONTRACT §17); re2js runs the secret rules of capture
+  // redaction in linear time (§13).
+  services: ["zod", "ipaddr.js", "ajv", "re2js"],
   tools: ["zod"],
   http: ["express", "ipaddr.js", "prom-client", "zod"],
   openapi: ["zod"],

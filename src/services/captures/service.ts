@@ -11,7 +11,7 @@ import type { Capture, CaptureReceipt, DigestReport } from "../../wire/captures.
 import { checkProjectWrite } from "../access.js";
 import type { Caller } from "../caller.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "../paging.js";
-import { redactSecrets } from "./redaction.js";
+import { redactSecrets, redactSecretsInTurns, warmRedaction } from "./redaction.js";
 import { locks } from "../locks.js";
 
 export interface AddCaptureInput {
@@ -71,7 +71,10 @@ export class CaptureService {
     private readonly store: Store,
     private readonly bus: EventBus,
     private readonly config: Config,
-  ) {}
+  ) {
+    // In the background, a few rules a turn: a server starts without waiting for it.
+    void warmRedaction();
+  }
 
   /** Who hears of a capture: its author and the archivist. */
   private audienceOf(row: Pick<CaptureRow, "agent_id">): string[] {
@@ -82,7 +85,7 @@ export class CaptureService {
     checkByteSize(input.content, this.config.CAPTURE_MAX_BYTES, "capture content exceeds");
     const project =
       input.project === undefined ? ((await this.store.agents.get(this.store.reader, caller.agentId))?.current_project ?? null) : input.project;
-    const { text, redactions } = redactSecrets(input.content);
+    const { text, redactions } = await redactSecretsInTurns(input.content);
     const contentHash = createHash("sha256").update(text, "utf8").digest("hex");
     const sessionId = input.session_id ?? null;
     return this.store.transaction(async (tx) => {
@@ -160,7 +163,9 @@ export class CaptureService {
     if (result.outcome === "digested") {
       outcome = (await this.store.captures.markDigested(tx, row.pk, memoryIds, at)) ? "digested" : null;
     } else {
-      const status = await this.store.captures.markFailed(tx, row.pk, (result.error ?? "failed").slice(0, MAX_ERROR_CHARS), this.config.CAPTURE_MAX_ATTEMPTS);
+      // Its author reads the error: a model's words quoted in it are redacted like the capture was.
+      const error = redactSecrets((result.error ?? "failed").slice(0, MAX_ERROR_CHARS)).text;
+      const status = await this.store.captures.markFailed(tx, row.pk, error, this.config.CAPTURE_MAX_ATTEMPTS);
       outcome = status === null ? null : status === "dead" ? "dead" : "failed";
     }
     if (outcome === null) return null;

@@ -1,0 +1,189 @@
+import { RE2JS } from "re2js";
+import type { SecretRule } from "./engine.js";
+
+/**
+ * What secret-detection rule sets leave to the caller: secrets known by where they stand rather
+ * than by their shape. A password after `user:` in a URL, after `-p` on a mysql command line,
+ * after a name such as `PGPASSWORD=` or `"clientSecret":`. The name stays and the value goes, so a
+ * digest still knows a secret was set. Patterns are RE2 syntax, run by the same linear engine.
+ */
+
+/** A value: single- or double-quoted (whole), or bare (up to white space or a separator). */
+const VALUE = String.raw`(?:'([^'\n]+)'|"([^"\n]+)"|([^\s'"\x60,;&<>)}\]]+))`;
+const VALUE_GROUPS = [1, 2, 3];
+
+/**
+ * The words that make a name a secret's, at its end: `PGPASSWORD`, `DB_PASS`, `MYSQL_PWD`,
+ * `SECRET_KEY_BASE`, `clientSecret`, `X-API-Key`. `pwd` and `pass` need something before them
+ * (`PWD` is the working directory), and `_base` may follow (Rails' `SECRET_KEY_BASE`). What comes
+ * before the word is not matched: any name may end so, and a pattern that opened on the name's
+ * first character would keep a thread alive for every character of every identifier.
+ */
+const SECRET_NAME = String.raw`(?:passw(?:or)?d|passphrase|secret|token|api[_.-]?key|apikey|(?:access|account|private|secret|encryption|signing|master|app|session|client|auth)[_.-]?key|[a-z0-9][_.-]?(?:pwd|pass))(?:[_.-]?base)?`;
+
+/** Values that stand for a secret without being one: placeholders, references, types, empties. */
+const NOT_A_VALUE =
+  /^(?:null|nil|none|true|false|undefined|yes|no|on|off|string|str|number|int|integer|float|bool|boolean|bytes|any|unknown|object|required|optional|redacted|password|passwd|secret|token|your[_-].*|typeof|await|new|this|self|function|async|void|\*+|x+|\.+)$|…|\.\.\.$/i;
+/** A reference to a secret kept elsewhere: `$VAR`, `${VAR}`, `{{ var }}`, `{env:VAR}`, `%VAR%`, `<token>`, or the variable's own name. */
+const REFERENCE = /^(?:\$|\{|%[A-Za-z(]|<|#\{|@\{)|^[A-Z][A-Z0-9_]*_(?:KEY|TOKEN|SECRET|PASSWORD|PASS|PWD)$/;
+/** A bare value that is code: `config.apiKey`, `caller?.role`, `process.env.TOKEN`, `getPassword(`. */
+const CODE = /^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$|\(/;
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+/**
+ * `spaced`: white space stood before the value, as in code (`key = config.key`; a `.env` line has
+ * none). `operator`: code went on after it (`token: current ? …`, `apiKey: generated,`).
+ */
+function isValue(value: string, quoted: boolean, spaced = true, operator = false): boolean {
+  if (NOT_A_VALUE.test(value) || REFERENCE.test(value)) return false;
+  if (quoted) return true;
+  return value.length >= 3 && !(spaced && (CODE.test(value) || (operator && IDENTIFIER.test(value))));
+}
+
+/** The value VALUE found in `match`: quoted or not, spaced or not, and what followed it. */
+function acceptValue(secret: string, match: string): boolean {
+  const at = match.lastIndexOf(secret);
+  const quote = match[at - 1];
+  const quoted = (quote === "'" || quote === '"') && match[at + secret.length] === quote;
+  const before = match[at - (quoted ? 2 : 1)];
+  const after = match.slice(at + secret.length + (quoted ? 1 : 0)).trim();
+  return isValue(secret, quoted, before === " " || before === "\t", after !== "");
+}
+
+interface RuleSource extends Omit<SecretRule, "pattern"> {
+  /** RE2 syntax. */
+  pattern: string;
+}
+
+/** Ranks: a provider's token names a redaction before a password by place, and that before an assignment. */
+export const RANK = { privateKey: 0, provider: 1, place: 2, assignment: 3, longToken: 4 } as const;
+
+const SOURCES: RuleSource[] = [
+  // `scheme://user:password@host` for any scheme; the user stays.
+  {
+    kind: "url_password",
+    pattern: String.raw`://[^\s:/?#@"'<>\x60]*:([^\s/?#@"'<>\x60]+)@`,
+    keywords: ["://"],
+    groups: [1],
+    rank: RANK.place,
+    accept: (secret) => isValue(secret, true),
+  },
+  // A key as a URL's user, the way Sentry DSNs carry theirs.
+  { kind: "url_key", pattern: String.raw`://([0-9a-fA-F]{32})[:@]`, keywords: ["://"], groups: [1], rank: RANK.place },
+  // curl and friends: `-u user:password`, `--user=user:password`; not docker's `-u 1000:1000` (a uid and gid).
+  {
+    kind: "cli_password",
+    pattern: String.raw`(?:^|\s)(?:-u|--user)(?:[ \t]+|=)["']?[^\s:"']+:([^\s"']+)`,
+    keywords: ["-u"],
+    groups: [1],
+    rank: RANK.place,
+    accept: (secret, match) => isValue(secret, true) && !/[\s=]["']?\d+:\d+$/.test(match),
+  },
+  // `mysql -pSECRET`: the value follows the flag with no space (`-p` alone prompts).
+  {
+    kind: "cli_password",
+    pattern: String.raw`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlsh|mariadb|mariadb-dump)\b[^\n|;&]*?[ \t]-p${VALUE}`,
+    keywords: ["mysql", "mariadb"],
+    groups: VALUE_GROUPS,
+    rank: RANK.place,
+    accept: (secret) => !REFERENCE.test(secret),
+  },
+  { kind: "cli_password", pattern: String.raw`\bsshpass[ \t]+-p[ \t]*${VALUE}`, keywords: ["sshpass"], groups: VALUE_GROUPS, rank: RANK.place, accept: acceptValue },
+  { kind: "cli_password", pattern: String.raw`\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]+${VALUE}`, keywords: ["redis-cli"], groups: VALUE_GROUPS, rank: RANK.place, accept: acceptValue },
+  // `--password X`, `--token=X`; never `--password-stdin`, and a value does not start with `-`.
+  {
+    kind: "cli_password",
+    pattern: String.raw`(?i)(?:^|[ \t])--?(?:password|passwd|pass|passphrase|token|api-?key|secret|client-secret|auth-token|access-token|private-token)(?:=|[ \t]+)(?:'([^'\n]+)'|"([^"\n]+)"|([^\s'"-][^\s'"]*))`,
+    keywords: ["-pass", "-token", "-api", "-secret", "-client", "-auth", "-access", "-private"],
+    groups: VALUE_GROUPS,
+    rank: RANK.place,
+    accept: acceptValue,
+  },
+  // `Authorization: Basic …`, `Bearer …`, `token …`: the scheme stays.
+  {
+    kind: "basic_auth",
+    pattern: String.raw`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+([a-z0-9+/]{4,}={0,2})`,
+    keywords: ["basic"],
+    groups: [1],
+    rank: RANK.place,
+  },
+  {
+    kind: "bearer",
+    pattern: String.raw`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:bearer|token|bot)[ \t]+([a-z0-9._~+/-]{8,}=*)`,
+    keywords: ["authorization"],
+    groups: [1],
+    rank: RANK.place,
+  },
+  { kind: "bearer", pattern: String.raw`(?i)\bbearer[ \t]+([a-z0-9._~+/-]{16,}=*)`, keywords: ["bearer"], groups: [1], rank: RANK.place },
+  // Every secret Cairn issues: API keys, OAuth access tokens, UI sessions and sign-in links.
+  // Random, so never all lower case: `cairn_http_request_duration_seconds` is a metric's name.
+  {
+    kind: "cairn_key",
+    pattern: String.raw`\bcairn_(?:at_|ui_|login_)?[A-Za-z0-9_-]{24,}`,
+    keywords: ["cairn_"],
+    groups: [],
+    rank: RANK.provider,
+    accept: (secret) => /[A-Z0-9]/.test(secret.slice(secret.indexOf("_"))),
+  },
+  // header.payload.signature, each base64url; a JWT's header always starts with `{"` → `eyJ`.
+  { kind: "jwt", pattern: String.raw`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`, keywords: ["eyj"], groups: [], rank: RANK.provider },
+  // Older key shapes than the rule set's (it wants the T3BlbkFJ marker or exact lengths); Anthropic's before OpenAI's `sk-`.
+  { kind: "anthropic_key", pattern: String.raw`\bsk-ant-[A-Za-z0-9_-]{20,}`, keywords: ["sk-ant-"], groups: [], rank: RANK.provider },
+  { kind: "openai_key", pattern: String.raw`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`, keywords: ["sk-"], groups: [], rank: RANK.provider },
+  { kind: "aws_access_key", pattern: String.raw`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`, keywords: ["akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"], groups: [], rank: RANK.provider },
+  // Token shapes the rule set lacks, or knows only in one length.
+  { kind: "slack_token", pattern: String.raw`\bxox[a-z]-[0-9A-Za-z-]{10,}`, keywords: ["xox"], groups: [], rank: RANK.provider },
+  { kind: "google_oauth_token", pattern: String.raw`\b(?:ya29\.[0-9A-Za-z_-]{20,}|1//0[0-9A-Za-z_-]{40,})`, keywords: ["ya29.", "1//0"], groups: [], rank: RANK.provider },
+  { kind: "vault_token", pattern: String.raw`\bhv[sbr]\.[0-9A-Za-z_-]{24,}`, keywords: ["hvs.", "hvb.", "hvr."], groups: [], rank: RANK.provider },
+  { kind: "mailgun_key", pattern: String.raw`\bkey-[0-9a-f]{32}\b`, keywords: ["key-"], groups: [], rank: RANK.provider },
+  { kind: "docker_pat", pattern: String.raw`\bdckr_pat_[0-9A-Za-z_-]{20,}`, keywords: ["dckr_pat_"], groups: [], rank: RANK.provider },
+  { kind: "doppler_token", pattern: String.raw`\bdp\.(?:st|ct|sa|scim|audit|pt)\.(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}\b`, keywords: ["dp."], groups: [], rank: RANK.provider },
+  {
+    kind: "discord_webhook",
+    pattern: String.raw`(?i)\bhttps://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/([0-9A-Za-z_-]{30,})`,
+    keywords: ["discord"],
+    groups: [1],
+    rank: RANK.provider,
+  },
+  // Docker's config.json: `"auth": "<base64 of user:password>"`.
+  { kind: "docker_auth", pattern: String.raw`"auth"[ \t]*:[ \t]*"([A-Za-z0-9+/]{8,}={0,2})"`, keywords: ['"auth"'], groups: [1], rank: RANK.place },
+  // .netrc: `machine h login u password p`, or `password p` on a line of its own.
+  { kind: "netrc_password", pattern: String.raw`\blogin[ \t]+\S+[ \t]+password[ \t]+(\S+)`, keywords: ["password"], groups: [1], rank: RANK.place, accept: acceptValue },
+  { kind: "netrc_password", pattern: String.raw`^[ \t]*password[ \t]+(\S+)[ \t]*$`, keywords: ["password"], groups: [1], rank: RANK.place, accept: acceptValue },
+  // Connection strings: a field after `;` (`…;Password=…;`, `;Pwd=…`, Azure's `;AccountKey=…`, `;SharedAccessKey=…`).
+  {
+    kind: "connection_string",
+    pattern: String.raw`(?i);[ \t]*(?:password|pwd|account[ _]?key|shared[ _]?access[ _]?key)[ \t]*=[ \t]*([^;"'\s]+)`,
+    keywords: [";"],
+    groups: [1],
+    rank: RANK.place,
+    accept: (secret) => isValue(secret, false),
+  },
+  // XML: `<password>…</password>`, `<apiKey>…</apiKey>`.
+  {
+    kind: "assignment",
+    pattern: String.raw`(?i)(${SECRET_NAME})>([^<\n]+)</`,
+    keywords: ["</"],
+    groups: [2],
+    rank: RANK.assignment,
+    accept: (secret) => isValue(secret, true),
+  },
+  // NAME=value, NAME: value, "name": "value", name => value; a quote may close the name.
+  {
+    kind: "assignment",
+    pattern: String.raw`(?i)(${SECRET_NAME})["']?[ \t]*(?:=|:=|=>|:)[ \t]*${VALUE}(?:[ \t]*[,;)}|?!=<>&+*/])?`,
+    keywords: ["pass", "pwd", "secret", "token", "key"],
+    groups: [2, 3, 4],
+    rank: RANK.assignment,
+    accept: acceptValue,
+  },
+];
+
+/** Each caller rule as a function that compiles it. */
+export function callerRuleBuilders(): (() => SecretRule)[] {
+  return SOURCES.map((source) => () => ({ ...source, pattern: RE2JS.compile(source.pattern) }));
+}
+
+export function callerRules(): SecretRule[] {
+  return callerRuleBuilders().map((build) => build());
+}
