@@ -34,7 +34,7 @@ export const blueprintList = defineOperation({
   input: z.strictObject({
     project: projectId.nullable().optional().describe("only this project's; null (or empty) for global ones"),
     name: z.string().min(1).max(64).optional(),
-    limit: limitParam(200, 50),
+    limit: limitParam(500, 50),
     cursor: cursorParam,
   }),
   output: blueprint,

@@ -46,7 +46,7 @@ export const memoryCentral = defineOperation({
     limit: limitParam(100, 10),
   }),
   output: z.array(centralEntry),
-  errors: ["NOT_FOUND"],
+  errors: ["NOT_FOUND", "UNAVAILABLE"],
   handle({ services, caller }, input) {
     return services.knowledge.centralEntries(caller, input);
   },
@@ -64,7 +64,7 @@ export const pulseGet = defineOperation({
   http: { method: "GET", path: "/pulse" },
   input: z.strictObject({ project: projectId.optional() }),
   output: pulse,
-  errors: ["NOT_FOUND"],
+  errors: ["NOT_FOUND", "UNAVAILABLE"],
   handle({ services, caller }, input) {
     return services.knowledge.pulse(caller, input);
   },

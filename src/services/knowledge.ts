@@ -1,27 +1,27 @@
 import type { Config } from "../core/config.js";
 import { notFound } from "../core/errors.js";
+import { databasePath } from "../core/paths.js";
 import { now } from "../core/time.js";
-import type { GraphSelection, NodeLabel } from "../store/knowledge.js";
+import type { AgentActivityRow, GraphSelection, NodeLabel, TagAffinityRow } from "../store/knowledge.js";
+import type { StoreSource } from "../store/open.js";
 import type { Store } from "../store/store.js";
 import type { MemoryType } from "../wire/memory.js";
 import type { CentralEntry, Pulse, RelatedEntry } from "../wire/knowledge.js";
 import { seesAllProjects, viewpointOf, type Caller } from "./caller.js";
 import { spreadActivation, orderRelated, type ActivatedEntry, type SimilarEntry } from "./graph/activation.js";
 import { CentralCache, selectionKey, type RankedSelection } from "./graph/central-cache.js";
-import type { GraphRel, TypedEdge } from "./graph/edges.js";
-import { pageRank, topCentral } from "./graph/pagerank.js";
+import type { GraphRel } from "./graph/edges.js";
+import { graphThread } from "./graph/graph-thread.js";
 import { round6, toEntry } from "./memory-records.js";
 import type { MemoryWrites } from "./memory-writes.js";
 import type { Presence } from "./presence.js";
 
-/** Entries and edges one central computation reads; beyond them the newest entries are ranked. */
-export const MAX_RANKED_ENTRIES = 200_000;
-export const MAX_RANKED_EDGES = 1_000_000;
 const SIMILAR_NEIGHBOURS = 10;
 const LABEL_CHARS = 110;
 const LABEL_BATCH = 1000;
 const PULSE_TTL_MS = 30_000;
 const PULSE_CACHE = 64;
+/** Also how many ranks a computation keeps: at least what central may list (limit ≤ 100). */
 const PULSE_NODES = 300;
 const PULSE_EDGES = 600;
 const PULSE_CENTRAL = 8;
@@ -53,17 +53,27 @@ export function labelOf(row: Pick<NodeLabel, "headline" | "head">): string {
  * The knowledge graph read three ways (CONTRACT §14): what is related to one entry, what the
  * team's knowledge hangs on, and a project's pulse. Every read applies the caller's visibility;
  * central and pulse read shared entries only, so they answer the same to everyone who may ask.
+ * What grows with the whole selection (ranking it, pulse's counts and aggregates) runs on the graph
+ * worker's thread; this one reads only the change stamp and the rows it shows.
  */
 export class KnowledgeService {
   private readonly central = new CentralCache();
   private readonly pulses = new Map<string, { at: number; pulse: Pulse }>();
+  private readonly source: StoreSource;
 
   constructor(
     private readonly store: Store,
     private readonly writes: MemoryWrites,
     private readonly config: Config,
     private readonly presence: Presence,
-  ) {}
+  ) {
+    this.source = { databaseUrl: config.DATABASE_URL, file: databasePath(config.DATA_DIR) };
+  }
+
+  /** Lets the graph worker close what it opened for this server's store. */
+  close(): Promise<void> {
+    return graphThread.release(this.source);
+  }
 
   async related(caller: Caller, ref: string, input: RelatedInput): Promise<RelatedEntry[]> {
     const reader = this.store.reader;
@@ -112,7 +122,7 @@ export class KnowledgeService {
   async centralEntries(caller: Caller, input: { project?: string | undefined; type?: MemoryType | undefined; limit: number }): Promise<CentralEntry[]> {
     const selection = { ...(await this.selectionFor(caller, input.project ?? null, input.project === undefined)), type: input.type };
     const { ranked } = await this.ranked(selection);
-    const top = topCentral(ranked.centrality, input.limit);
+    const top = ranked.top.slice(0, input.limit).map((entry, position) => ({ ...entry, rank: position + 1 }));
     const labels = await this.labels(top.map((entry) => entry.id));
     const rows = await this.store.memory.byPks(this.store.reader, top.flatMap((entry) => labels.get(entry.id)?.pk ?? []));
     return top.flatMap((entry) => {
@@ -122,37 +132,13 @@ export class KnowledgeService {
     });
   }
 
-  /** The ranks of a selection: from the cache while nothing in it changed, else computed now. */
+  /** The ranks of a selection: from the cache while nothing in it changed, else computed now, on the graph worker. */
   async ranked(selection: GraphSelection): Promise<{ ranked: RankedSelection; cached: boolean }> {
-    const reader = this.store.reader;
-    const stamp = await this.store.knowledge.changeStamp(reader, selection);
+    const stamp = await this.store.knowledge.changeStamp(this.store.reader, selection);
     const at = now();
     return this.central.get(selection, stamp, Date.parse(at), async () => {
-      const nodes = await this.store.knowledge.nodes(reader, selection, at, MAX_RANKED_ENTRIES + 1);
-      const keys = await this.store.knowledge.edgeKeys(reader, selection, MAX_RANKED_EDGES + 1);
-      const truncated = nodes.length > MAX_RANKED_ENTRIES || keys.length > MAX_RANKED_EDGES;
-      const kept = nodes.slice(0, MAX_RANKED_ENTRIES);
-      // An edge takes part when both its ends are entries of the selection: live, shared, visible.
-      const idOf = new Map(kept.map((node) => [node.pk, node.id]));
-      const edges: TypedEdge[] = [];
-      for (const key of keys.slice(0, MAX_RANKED_EDGES)) {
-        const src = idOf.get(key.src_pk);
-        const dst = idOf.get(key.dst_pk);
-        if (src !== undefined && dst !== undefined) edges.push({ src, dst, rel: key.rel });
-      }
-      const storedEdges = edges.length;
-      let validUntilMs = Number.POSITIVE_INFINITY;
-      const ids = new Set(idOf.values());
-      for (const node of kept) {
-        if (node.expires_at !== null) validUntilMs = Math.min(validUntilMs, Date.parse(node.expires_at));
-        if (node.parents === "[]") continue;
-        for (const parent of JSON.parse(node.parents) as string[]) if (ids.has(parent)) edges.push({ src: node.id, dst: parent, rel: "derived_from" });
-      }
-      const centrality = pageRank(
-        kept.map((node) => node.id),
-        edges,
-      );
-      return { centrality, edges, storedEdges, truncated, stamp, validUntilMs };
+      const ranking = await graphThread.run(this.source, { kind: "rank", selection, nowIso: at, keep: { entries: PULSE_NODES, edges: PULSE_EDGES } });
+      return { ...ranking, stamp };
     });
   }
 
@@ -174,56 +160,41 @@ export class KnowledgeService {
   }
 
   private async computePulse(selection: GraphSelection, project: string | null, scope: Pulse["scope"]): Promise<Pulse> {
-    const reader = this.store.reader;
     const generatedAt = now();
     const nowMs = Date.parse(generatedAt);
-    const dayAgo = new Date(nowMs - DAY_MS).toISOString();
     const { ranked } = await this.ranked(selection);
-    const { centrality } = ranked;
-    const nodeIndexes = Array.from(centrality.order.subarray(0, PULSE_NODES));
-    const nodeIds = nodeIndexes.map((index) => centrality.ids[index] as string);
-    const inGraph = new Set(nodeIds);
-    const position = new Map(nodeIds.map((id, index) => [id, index]));
-    // The edges between the best-ranked nodes first, each pair and relation once.
-    const seen = new Set<string>();
-    const candidateEdges = ranked.edges.filter((edge) => {
-      if (!inGraph.has(edge.src) || !inGraph.has(edge.dst) || edge.src === edge.dst) return false;
-      const key = `${edge.src}|${edge.dst}|${edge.rel}`;
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
+    const aggregates = await graphThread.run(this.source, {
+      kind: "aggregates",
+      selection,
+      nowIso: generatedAt,
+      dayAgoIso: new Date(nowMs - DAY_MS).toISOString(),
+      weekAgoIso: new Date(nowMs - 7 * DAY_MS).toISOString(),
+      monthAgoIso: new Date(nowMs - 30 * DAY_MS).toISOString(),
+      limits: { hot: PULSE_HOT, conflicts: PULSE_CONFLICTS, agents: MAX_AGENTS, tagRows: TAG_ROWS },
     });
-    const weight = (edge: TypedEdge): number => Math.max(position.get(edge.src) as number, position.get(edge.dst) as number);
-    candidateEdges.sort((a, b) => weight(a) - weight(b));
-    const graphEdges = candidateEdges.slice(0, PULSE_EDGES);
-
-    const hot = await this.store.knowledge.hot(reader, selection, generatedAt, new Date(nowMs - 7 * DAY_MS).toISOString(), PULSE_HOT);
-    const conflicts = await this.store.knowledge.conflicts(reader, selection, generatedAt, PULSE_CONFLICTS);
-    const central = topCentral(centrality, PULSE_CENTRAL);
-    const labels = await this.labels([...nodeIds, ...hot.map((entry) => entry.id), ...conflicts.flatMap((edge) => [edge.src, edge.dst])]);
+    const { hot, conflicts } = aggregates;
+    const central = ranked.top.slice(0, PULSE_CENTRAL);
+    const labels = await this.labels([...ranked.top.map((entry) => entry.id), ...hot.map((entry) => entry.id), ...conflicts.flatMap((edge) => [edge.src, edge.dst])]);
     const label = (id: string): string => {
       const row = labels.get(id);
       return row ? labelOf(row) : "";
     };
-
-    const counts = await this.store.knowledge.counts(reader, selection, generatedAt);
-    const { activity, online } = await this.activity(selection, dayAgo);
-    const affinities = await this.affinities(selection, generatedAt, new Date(nowMs - 30 * DAY_MS).toISOString(), new Set(activity.map((row) => row.agent_id)));
+    const { activity, online } = await this.activity(selection, aggregates.activity);
+    const affinities = this.affinities(aggregates.tags, new Set(activity.map((row) => row.agent_id)));
     return {
       project,
       scope,
       generated_at: generatedAt,
-      counts: { ...counts, edges: ranked.storedEdges, agents_online: online },
+      counts: { ...aggregates.counts, edges: ranked.storedEdges, agents_online: online },
       graph: {
-        nodes: nodeIndexes.flatMap((index) => {
-          const id = centrality.ids[index] as string;
-          const row = labels.get(id);
-          return row ? [{ id, label: labelOf(row), type: row.type, confidence: row.confidence, score: round6(centrality.scores[index] as number) }] : [];
+        nodes: ranked.top.flatMap((entry) => {
+          const row = labels.get(entry.id);
+          return row ? [{ id: entry.id, label: labelOf(row), type: row.type, confidence: row.confidence, score: round6(entry.score) }] : [];
         }),
-        edges: graphEdges.map((edge) => ({ src: edge.src, dst: edge.dst, rel: edge.rel })),
-        truncated: ranked.truncated || centrality.ids.length > PULSE_NODES || candidateEdges.length > PULSE_EDGES,
+        edges: ranked.topEdges.map((edge) => ({ src: edge.src, dst: edge.dst, rel: edge.rel })),
+        truncated: ranked.truncated || ranked.entries > PULSE_NODES || ranked.topEdgesFound > PULSE_EDGES,
       },
-      central: central.map((entry) => ({ id: entry.id, label: label(entry.id), score: round6(entry.score), rank: entry.rank })),
+      central: central.map((entry, position) => ({ id: entry.id, label: label(entry.id), score: round6(entry.score), rank: position + 1 })),
       hot: hot.map((entry) => ({ id: entry.id, label: label(entry.id), reads: entry.reads, readers: entry.readers })),
       conflicts: conflicts.map((edge) => ({ ...edge, src_label: label(edge.src), dst_label: label(edge.dst) })),
       activity,
@@ -232,9 +203,8 @@ export class KnowledgeService {
   }
 
   /** Who worked on the selection in the last day, and how many of its agents are online. */
-  private async activity(selection: GraphSelection, sinceIso: string): Promise<{ activity: Pulse["activity"]; online: number }> {
+  private async activity(selection: GraphSelection, rows: readonly AgentActivityRow[]): Promise<{ activity: Pulse["activity"]; online: number }> {
     const reader = this.store.reader;
-    const rows = await this.store.knowledge.activity(reader, selection, sinceIso, MAX_AGENTS);
     const byAgent = new Map(rows.map((row) => [row.agent_id, row]));
     const agents = await this.store.agents.list(reader, null, MAX_AGENTS);
     const members =
@@ -267,8 +237,7 @@ export class KnowledgeService {
    * Each active agent's share of its writes and reads (last 30 days) carrying each tag: the tags
    * it works on. At most five per agent, each at least 0.05.
    */
-  private async affinities(selection: GraphSelection, nowIso: string, sinceIso: string, agents: Set<string>): Promise<Pulse["affinities"]> {
-    const rows = await this.store.knowledge.tagUse(this.store.reader, selection, nowIso, sinceIso, TAG_ROWS);
+  private affinities(rows: readonly TagAffinityRow[], agents: Set<string>): Pulse["affinities"] {
     const byAgent = new Map<string, Map<string, number>>();
     for (const row of rows) {
       if (!agents.has(row.agent_id)) continue;

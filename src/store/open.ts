@@ -19,3 +19,18 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (databaseUrl !== undefined) return PgStore.open(databaseUrl, rest);
   return SqliteStore.open(file, rest);
 }
+
+/** Where a store lives: PostgreSQL's URL, else the SQLite file. */
+export interface StoreSource {
+  databaseUrl?: string | undefined;
+  file: string;
+}
+
+/**
+ * A second, read-only way into a store another part of the process opened (and migrated): for a
+ * worker thread that reads on a connection of its own, so its queries never run on the server's.
+ */
+export async function openReadOnlyStore(source: StoreSource): Promise<Store> {
+  if (source.databaseUrl !== undefined) return PgStore.open(source.databaseUrl, { migrate: false, poolSize: 2 });
+  return SqliteStore.open(source.file, { readonly: true, migrate: false });
+}

@@ -9,8 +9,17 @@ import { timestamp } from "./timestamp.js";
 
 /** As agent and project ids: a lower-case slug. */
 const slug = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "must be a lower-case slug");
+/**
+ * Names a plain object's prototype answers to: as a param or node name they would be read from the
+ * prototype (`{{params.constructor}}`) or set it (`params.__proto__ = …`) instead of holding a value.
+ */
+const RESERVED_NAMES: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
+
 /** Node and param names appear in placeholders (`{{params.region}}`): identifiers, no dots. */
-const identifier = z.string().regex(/^[a-z_][a-z0-9_-]{0,63}$/, "must start with a letter or _ and hold only a-z, 0-9, _ and -");
+const identifier = z
+  .string()
+  .regex(/^[a-z_][a-z0-9_-]{0,63}$/, "must start with a letter or _ and hold only a-z, 0-9, _ and -")
+  .refine((name) => !RESERVED_NAMES.has(name), "is a reserved name (__proto__, constructor, prototype)");
 
 export const blueprintParamType = z.enum(["string", "number", "integer", "boolean", "array", "object"]);
 
@@ -51,13 +60,16 @@ export const blueprintNode = z.strictObject({
   assign_to: z.string().min(1).max(200).optional(),
 });
 
+/** Nodes a document may hold; checked before any node is parsed, since the parse grows with them. */
+export const MAX_BLUEPRINT_NODES = 100;
+
 export const blueprintDocument = z.strictObject({
   name: slug,
   project: slug.nullable().optional(),
   title: z.string().trim().min(1).max(200),
   description: z.string().max(8000).default(""),
   params: z.array(blueprintParam).max(50).default([]),
-  nodes: z.array(blueprintNode).min(1),
+  nodes: z.array(blueprintNode).min(1).max(MAX_BLUEPRINT_NODES, `at most ${MAX_BLUEPRINT_NODES} nodes`),
 });
 export type BlueprintDocument = z.output<typeof blueprintDocument>;
 export type BlueprintNode = z.output<typeof blueprintNode>;

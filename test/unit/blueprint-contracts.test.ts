@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cachedValidators, outputProblems } from "../../src/services/blueprints/contracts.js";
+import { cachedValidators, compiledSchemas, outputProblems } from "../../src/services/blueprints/contracts.js";
 import { checkParams, dependencyKeys, nodesInOrder, type NodeSlot } from "../../src/services/blueprints/plan.js";
 import type { BlueprintDocument } from "../../src/wire/blueprints.js";
 
@@ -7,23 +7,24 @@ const schema = { type: "object", required: ["url"], properties: { url: { type: "
 
 describe("output contracts", () => {
   it("reports each problem with its path under output", () => {
-    expect(outputProblems("bp-1:node", schema, { url: "x", tags: ["a", "b", 3], more: 1 }).map((problem) => problem.path).sort()).toEqual([
+    expect(outputProblems(schema, { url: "x", tags: ["a", "b", 3], more: 1 }).map((problem) => problem.path).sort()).toEqual([
       "output.more",
       "output.tags",
       "output.tags.2",
       "output.url",
     ]);
-    expect(outputProblems("bp-1:node", schema, undefined)).toEqual([{ path: "output", message: "must be object" }]);
-    expect(outputProblems("bp-1:node", schema, { url: "https://x" })).toEqual([]);
+    expect(outputProblems(schema, undefined)).toEqual([{ path: "output", message: "must be object" }]);
+    expect(outputProblems(schema, { url: "https://x" })).toEqual([]);
   });
 
-  it("compiles a node's schema once per blueprint version and node", () => {
-    const before = cachedValidators();
-    outputProblems("bp-2:a", schema, {});
-    outputProblems("bp-2:a", schema, { url: "abcd" });
-    expect(cachedValidators()).toBe(before + 1);
-    outputProblems("bp-2:b", schema, {});
-    expect(cachedValidators()).toBe(before + 2);
+  it("compiles a schema once, whichever blueprint version and node carry it, and its every-problem form only for a failing output", () => {
+    const other = { ...schema, title: "another" };
+    const [cached, compiled] = [cachedValidators(), compiledSchemas()];
+    expect(outputProblems(other, { url: "abcd" })).toEqual([]);
+    expect(outputProblems(structuredClone(other), { url: "efgh" })).toEqual([]);
+    expect([cachedValidators(), compiledSchemas()]).toEqual([cached + 1, compiled + 1]);
+    for (let attempt = 0; attempt < 2; attempt++) expect(outputProblems(structuredClone(other), {})).toHaveLength(1);
+    expect([cachedValidators(), compiledSchemas()]).toEqual([cached + 2, compiled + 2]);
   });
 });
 

@@ -137,7 +137,7 @@ export class RunEngine implements TaskHooks {
     if (!state) return;
     const node = state.node(nodeRow.node_id);
     const problems: FieldError[] = [];
-    if (node.output_schema !== undefined) problems.push(...outputProblems(`${state.run.blueprint_id}:${node.id}`, node.output_schema, output));
+    if (node.output_schema !== undefined) problems.push(...outputProblems(node.output_schema, output));
     for (const fanOut of state.document.nodes) {
       const source = foreachSource(fanOut);
       if (source?.kind !== "output" || source.node !== node.id || !fanOut.foreach) continue;

@@ -1,6 +1,6 @@
 import type { FieldError } from "../../core/errors.js";
 import type { BlueprintDocument, BlueprintNode } from "../../wire/blueprints.js";
-import { renderTemplate } from "./template.js";
+import { renderTemplate, scanPlaceholders } from "./template.js";
 import { valueFits } from "./validate.js";
 
 // What a run is made of, worked out without touching the store: params checked against the
@@ -119,5 +119,5 @@ export function renderNode(node: BlueprintNode, blueprintName: string, context: 
 /** Whether a node's text names another node's output, so it is rendered again when that node completes. */
 export const mentionsOutputOf = (node: BlueprintNode, other: string): boolean =>
   [node.title, node.description ?? "", node.assign_to ?? "", ...(node.tags ?? []), node.gate?.kind === "human" ? (node.gate.title ?? "") : ""].some((text) =>
-    new RegExp(`\\{\\{\\s*nodes\\.${other.replace(/[-]/g, "\\-")}\\.`).test(text),
+    scanPlaceholders(text).some((span) => span.path?.[0] === "nodes" && span.path[1] === other),
   );

@@ -5,11 +5,11 @@ import { now } from "../../core/time.js";
 import type { EventBus } from "../../events/bus.js";
 import type { BlueprintRow } from "../../store/blueprints.js";
 import type { Store } from "../../store/store.js";
-import type { Blueprint } from "../../wire/blueprints.js";
+import type { Blueprint, BlueprintDocument } from "../../wire/blueprints.js";
 import { checkProjectWrite } from "../access.js";
 import { viewpointOf, type Caller } from "../caller.js";
 import { decodeCursor, pageOf, type Page } from "../paging.js";
-import { validateBlueprint } from "./validate.js";
+import { checkBlueprint } from "./validate.js";
 import { locks } from "../locks.js";
 
 /** Names that would read as a route under /blueprints. */
@@ -45,8 +45,8 @@ export class BlueprintService {
    * Saves a document as the next version of its name, or answers the current version when the
    * document is the same (`created` false). Every problem of a document comes back in one 422.
    */
-  async save(caller: Caller, raw: Record<string, unknown>): Promise<{ blueprint: Blueprint; created: boolean }> {
-    const checked = validateBlueprint(raw);
+  async save(caller: Caller, input: BlueprintDocument): Promise<{ blueprint: Blueprint; created: boolean }> {
+    const checked = checkBlueprint(input);
     if (!checked.ok) throw invalidFields(checked.problems.map((problem) => ({ path: problem.path, message: problem.detail })), "the blueprint has problems");
     const document = checked.document;
     if (RESERVED_NAMES.has(document.name)) throw invalidFields([{ path: "name", message: `${document.name} is reserved` }], "the blueprint has problems");

@@ -1,18 +1,21 @@
-import { blueprintDocument, type BlueprintDocument, type BlueprintNode } from "../../wire/blueprints.js";
+import { blueprintDocument, MAX_BLUEPRINT_NODES, type BlueprintDocument, type BlueprintNode } from "../../wire/blueprints.js";
 import { schemaCompileProblem } from "./contracts.js";
 import { durationMs, MAX_TIMER_MS } from "./duration.js";
+import { OUTPUT_SCHEMA_LIMITS, schemaBoundProblem } from "./schema-bounds.js";
 import { placeholders } from "./template.js";
 
 // The rules of a blueprint document beyond its shape (CONTRACT §17), checked at save. Every
 // problem is reported, each with the path of the part at fault, so one 422 says all there is to
 // fix. Nothing here evaluates anything: placeholders are looked up by name, schemas are only read.
+// Sizes come first and cost one look each (issue 25): a document past them is refused before any
+// rule that grows with the number of nodes, and a schema past its bounds is never compiled.
 
 export interface Problem {
   path: string;
   detail: string;
 }
 
-export const MAX_NODES = 100;
+export const MAX_NODES = MAX_BLUEPRINT_NODES;
 export const MAX_RUN_TASKS = 500;
 export const MAX_DOCUMENT_BYTES = 256 * 1024;
 
@@ -186,7 +189,14 @@ function foreachProblems(node: BlueprintNode, at: string, document: BlueprintDoc
   return [];
 }
 
-function nodeProblems(node: BlueprintNode, index: number, document: BlueprintDocument, context: { byId: Map<string, BlueprintNode>; ancestors: Map<string, Set<string>> | null }): Problem[] {
+interface NodeContext {
+  byId: Map<string, BlueprintNode>;
+  ancestors: Map<string, Set<string>> | null;
+  /** What is left of the document's output-schema values. */
+  schemaBudget: { values: number };
+}
+
+function nodeProblems(node: BlueprintNode, index: number, document: BlueprintDocument, context: NodeContext): Problem[] {
   const at = `nodes.${index}`;
   const problems: Problem[] = [];
   node.needs.forEach((need, position) => {
@@ -194,10 +204,14 @@ function nodeProblems(node: BlueprintNode, index: number, document: BlueprintDoc
     else if (!context.byId.has(need)) problems.push({ path: `${at}.needs.${position}`, detail: `unknown node ${need}` });
   });
   if (node.output_schema !== undefined) {
-    const before = problems.length;
-    schemaProblems(node.output_schema, `${at}.output_schema`, problems);
-    const compiled = problems.length === before ? schemaCompileProblem(node.output_schema) : null;
-    if (compiled !== null) problems.push({ path: `${at}.output_schema`, detail: compiled });
+    const bound = schemaBoundProblem(node.output_schema, `${at}.output_schema`, context.schemaBudget);
+    if (bound) problems.push(bound);
+    else {
+      const before = problems.length;
+      schemaProblems(node.output_schema, `${at}.output_schema`, problems);
+      const compiled = problems.length === before ? schemaCompileProblem(node.output_schema) : null;
+      if (compiled !== null) problems.push({ path: `${at}.output_schema`, detail: compiled });
+    }
   }
   node.done_check?.forEach((check, position) => {
     if (check.kind === "memory" && check.tag === undefined && check.query === undefined) problems.push({ path: `${at}.done_check.${position}`, detail: "a memory check needs a tag, a query or both" });
@@ -254,19 +268,33 @@ export function valueFits(type: string, value: unknown): boolean {
   }
 }
 
+const tooLarge = (): Problem => ({ path: "", detail: `the document exceeds ${MAX_DOCUMENT_BYTES / 1024} KiB` });
+const tooManyNodes = (): Problem => ({ path: "nodes", detail: `at most ${MAX_NODES} nodes` });
+const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? "", "utf8");
+
 /**
- * A saved document, or every problem of it. `raw` is what the client sent; its size counts as
- * JSON.
+ * A document as a client sent it (not yet parsed), or every problem of it: its size and node count
+ * are looked at before the parse, which grows with them.
  */
 export function validateBlueprint(raw: unknown): { ok: true; document: BlueprintDocument } | { ok: false; problems: Problem[] } {
-  if (Buffer.byteLength(JSON.stringify(raw) ?? "", "utf8") > MAX_DOCUMENT_BYTES) return { ok: false, problems: [{ path: "", detail: "the document exceeds 256 KiB" }] };
+  if (bytesOf(raw) > MAX_DOCUMENT_BYTES) return { ok: false, problems: [tooLarge()] };
+  const nodes = typeof raw === "object" && raw !== null ? (raw as { nodes?: unknown }).nodes : undefined;
+  if (Array.isArray(nodes) && nodes.length > MAX_NODES) return { ok: false, problems: [tooManyNodes()] };
   const parsed = blueprintDocument.safeParse(raw);
   if (!parsed.success) {
     return { ok: false, problems: parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join("."), detail: issue.message })) };
   }
-  const document = parsed.data;
+  return checkBlueprint(parsed.data);
+}
+
+/**
+ * A document parsed at the edge (its node count already held there), or every problem of it.
+ * Its size counts as JSON, defaults filled in.
+ */
+export function checkBlueprint(document: BlueprintDocument): { ok: true; document: BlueprintDocument } | { ok: false; problems: Problem[] } {
+  if (bytesOf(document) > MAX_DOCUMENT_BYTES) return { ok: false, problems: [tooLarge()] };
+  if (document.nodes.length > MAX_NODES) return { ok: false, problems: [tooManyNodes()] };
   const problems: Problem[] = [...paramProblems(document)];
-  if (document.nodes.length > MAX_NODES) problems.push({ path: "nodes", detail: `at most ${MAX_NODES} nodes` });
   const byId = new Map<string, BlueprintNode>();
   document.nodes.forEach((node, index) => {
     if (byId.has(node.id)) problems.push({ path: `nodes.${index}.id`, detail: `duplicate node id ${node.id}` });
@@ -276,7 +304,8 @@ export function validateBlueprint(raw: unknown): { ok: true; document: Blueprint
   if (cycle) problems.push({ path: "nodes", detail: `blueprint has a cycle: ${cycle.join(" → ")}` });
   else if (!document.nodes.some((node) => node.needs.length === 0)) problems.push({ path: "nodes", detail: "no root node: every node needs another" });
   const ancestors = cycle ? null : ancestorsOf(document.nodes);
-  document.nodes.forEach((node, index) => problems.push(...nodeProblems(node, index, document, { byId, ancestors })));
+  const context: NodeContext = { byId, ancestors, schemaBudget: { values: OUTPUT_SCHEMA_LIMITS.documentValues } };
+  document.nodes.forEach((node, index) => problems.push(...nodeProblems(node, index, document, context)));
   const tasks = document.nodes.reduce((sum, node) => sum + (node.foreach ? node.foreach.max_items : 1), 0);
   if (tasks > MAX_RUN_TASKS) problems.push({ path: "nodes", detail: `a run could make ${tasks} tasks; at most ${MAX_RUN_TASKS}` });
   return problems.length === 0 ? { ok: true, document } : { ok: false, problems };

@@ -1,20 +1,9 @@
 import type { GraphSelection } from "../../store/knowledge.js";
-import type { TypedEdge } from "./edges.js";
-import type { Centrality } from "./pagerank.js";
+import type { SelectionRanking } from "./rank-selection.js";
 
-/** A selection's ranks as computed, with what they were computed from. */
-export interface RankedSelection {
-  centrality: Centrality;
-  /** The selection's stored edges (merge parents included), for drawing. */
-  edges: TypedEdge[];
-  /** Of those, the stored edges (the rest are merge parents). */
-  storedEdges: number;
-  /** True when the selection had more entries or edges than one computation reads. */
-  truncated: boolean;
-  /** The change stamp the ranks were computed at. */
+/** A selection's ranks as computed (its best-ranked entries and the edges between them), and the change stamp they were computed at. */
+export interface RankedSelection extends SelectionRanking {
   stamp: number;
-  /** The ranks hold until the first entry of the selection expires. */
-  validUntilMs: number;
 }
 
 /** Selections kept; the least recently used goes first. */

@@ -1,7 +1,8 @@
 import type { GraphRel, TypedEdge } from "./edges.js";
 
 // Weighted PageRank for `GET /memory/central` (CONTRACT §14), on typed arrays so a selection of
-// 100,000 entries and 400,000 edges ranks in well under a second.
+// 100,000 entries and 400,000 edges ranks in well under a second (on the graph worker's thread:
+// see graph-worker.ts).
 //
 // Each stored edge becomes arcs along which rank flows (from the entry that vouches to the entry
 // vouched for): `supports`, `derived_from`, `grounds` 1.0 from src to dst; `relates_to` 0.5 each
@@ -59,14 +60,18 @@ const CODES = 8;
  * `edges`.
  */
 export function pageRank(ids: readonly string[], edges: readonly TypedEdge[], options: PageRankOptions = {}): Centrality {
-  const graph = buildRankGraph(ids, edges);
+  return { ids, ...rankGraph(buildRankGraph(ids, edges), options) };
+}
+
+/** PageRank of a graph built from arcs by position; the positions' order is the order ties keep. */
+export function rankGraph(graph: RankGraph, options: PageRankOptions = {}): Omit<Centrality, "ids"> {
   const { scores, iterations, converged } = rankScores(graph, options);
   const order = new Int32Array(graph.size);
   for (let i = 0; i < order.length; i++) order[i] = i;
   order.sort((a, b) => (scores[b] as number) - (scores[a] as number) || a - b);
   const ranks = new Int32Array(graph.size);
   for (let position = 0; position < order.length; position++) ranks[order[position] as number] = position + 1;
-  return { ids, scores, ranks, order, iterations, converged };
+  return { scores, ranks, order, iterations, converged };
 }
 
 /** The `limit` highest-ranked entries. */
@@ -79,24 +84,66 @@ export function topCentral(centrality: Centrality, limit: number): { id: string;
 }
 
 export function buildRankGraph(ids: readonly string[], edges: readonly TypedEdge[]): RankGraph {
-  const size = ids.length;
-  // Keys pack (src, dst, rel) exactly into a double: sorting them de-duplicates edges cheaply.
-  if (size * size * CODES > Number.MAX_SAFE_INTEGER) throw new RangeError(`too many nodes to rank: ${size}`);
   const index = new Map<string, number>();
   for (const [position, id] of ids.entries()) {
     if (index.has(id)) throw new Error(`node ${id} is listed twice`);
     index.set(id, position);
   }
-  const keys = new Float64Array(edges.length);
-  let count = 0;
+  const arcs = new ArcList(edges.length);
   for (const edge of edges) {
-    const code = relCodes[edge.rel];
     const src = index.get(edge.src);
     const dst = index.get(edge.dst);
-    if (code === undefined || src === undefined || dst === undefined || src === dst) continue;
-    keys[count++] = (src * size + dst) * CODES + code;
+    if (src !== undefined && dst !== undefined) arcs.add(src, dst, edge.rel);
   }
-  const unique = distinctSorted(keys.subarray(0, count));
+  return arcs.graph(ids.length);
+}
+
+/**
+ * Edges by the positions of their ends, gathered before a graph is built. Keys pack (src, dst,
+ * rel) exactly into a double: sorting them de-duplicates edges cheaply.
+ */
+export class ArcList {
+  private sources: Int32Array;
+  private targets: Int32Array;
+  private codes: Uint8Array;
+  private count = 0;
+
+  constructor(capacity = 1024) {
+    this.sources = new Int32Array(Math.max(1, capacity));
+    this.targets = new Int32Array(this.sources.length);
+    this.codes = new Uint8Array(this.sources.length);
+  }
+
+  /** Adds an edge; one whose relation carries no rank (`contradicts`), or a self-loop, is left out. */
+  add(src: number, dst: number, rel: GraphRel): void {
+    const code = relCodes[rel];
+    if (code === undefined || src === dst) return;
+    if (this.count === this.sources.length) {
+      const capacity = this.count * 2;
+      const sources = new Int32Array(capacity);
+      const targets = new Int32Array(capacity);
+      const codes = new Uint8Array(capacity);
+      sources.set(this.sources);
+      targets.set(this.targets);
+      codes.set(this.codes);
+      [this.sources, this.targets, this.codes] = [sources, targets, codes];
+    }
+    this.sources[this.count] = src;
+    this.targets[this.count] = dst;
+    this.codes[this.count] = code;
+    this.count += 1;
+  }
+
+  /** The graph of these arcs over `size` nodes (positions 0 … size − 1). */
+  graph(size: number): RankGraph {
+    if (size * size * CODES > Number.MAX_SAFE_INTEGER) throw new RangeError(`too many nodes to rank: ${size}`);
+    const keys = new Float64Array(this.count);
+    for (let i = 0; i < this.count; i++) keys[i] = ((this.sources[i] as number) * size + (this.targets[i] as number)) * CODES + (this.codes[i] as number);
+    return graphOfKeys(distinctSorted(keys), size);
+  }
+}
+
+function graphOfKeys(unique: Float64Array, size: number): RankGraph {
 
   const offsets = new Int32Array(size + 1);
   const outWeight = new Float64Array(size);
