@@ -41,7 +41,7 @@ export const captureList = defineOperation({
   input: z.strictObject({
     project: projectId.nullable().optional().describe("null (or empty): captures without a project"),
     mine: z.boolean().optional().describe("your own captures, newest first"),
-    limit: limitParam(200, 50),
+    limit: limitParam(500, 50),
     cursor: cursorParam,
   }),
   output: capture,

@@ -181,16 +181,24 @@ export class OperationGateway {
     return Promise.reject(invalidCredentials());
   }
 
+  /**
+   * The rules of the caller's role: a viewer only reads, and an operation for some roles refuses
+   * the others (403). Transports call it before they read the input, so a caller without the role
+   * learns nothing about what the input should be; `invoke` calls it again for any other caller.
+   */
+  authorize(operation: Operation, caller: Caller | null): void {
+    if (operation.access !== "agent") return;
+    if (!caller) throw invalidCredentials();
+    if (caller.role === "viewer" && !READ_KINDS.has(operation.kind)) throw forbidden("viewers cannot make changes");
+    if (operation.roles && !operation.roles.includes(caller.role)) {
+      throw forbidden(`this operation requires the ${operation.roles.join(" or ")} role`);
+    }
+  }
+
   async invoke(operation: Operation, invocation: Invocation): Promise<InvocationResult> {
     const { caller } = invocation;
-    if (operation.access === "agent") {
-      if (!caller) throw invalidCredentials();
-      if (caller.role === "viewer" && !READ_KINDS.has(operation.kind)) throw forbidden("viewers cannot make changes");
-      if (operation.roles && !operation.roles.includes(caller.role)) {
-        throw forbidden(`this operation requires the ${operation.roles.join(" or ")} role`);
-      }
-      await this.services.rateLimiter.take(caller.agentId);
-    }
+    this.authorize(operation, caller);
+    if (operation.access === "agent" && caller) await this.services.rateLimiter.take(caller.agentId);
     const fencingToken = caller?.role === "archivist" && !READ_KINDS.has(operation.kind) ? invocation.leaseToken : undefined;
     const execute =
       fencingToken === undefined

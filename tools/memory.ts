@@ -55,7 +55,7 @@ export const memoryWrite = defineOperation({
     source: writableSource.optional().describe("archivist only: a fact distilled from a capture, written as its author's"),
   }),
   output: memoryWriteResult,
-  errors: ["FORBIDDEN", "NOT_FOUND", "PAYLOAD_TOO_LARGE"],
+  errors: ["FORBIDDEN", "NOT_FOUND", "PAYLOAD_TOO_LARGE", "CONFLICT"],
   handle({ services, caller }, input) {
     return services.memory.write(caller, input);
   },
@@ -231,7 +231,7 @@ export const memoryUpdate = defineOperation({
     expires_at: timestampInput.nullable().optional(),
   }),
   output: memoryEntry,
-  errors: ["NOT_FOUND", "FORBIDDEN", "PRECONDITION_FAILED", "PAYLOAD_TOO_LARGE"],
+  errors: ["NOT_FOUND", "FORBIDDEN", "PRECONDITION_FAILED", "PAYLOAD_TOO_LARGE", "CONFLICT"],
   handle({ services, caller }, input) {
     const { id, if_match: expected, ...patch } = input;
     return services.memory.update(caller, id, patch, expected);

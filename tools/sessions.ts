@@ -70,7 +70,7 @@ export const sessionLatest = defineOperation({
   access: "agent",
   roles: ["owner"],
   http: { method: "GET", path: "/sessions/handoffs" },
-  input: z.strictObject({ limit: limitParam(200, 50), cursor: cursorParam }),
+  input: z.strictObject({ limit: limitParam(500, 50), cursor: cursorParam }),
   output: handoff,
   handle({ services }, input) {
     return services.sessions.latest(input.cursor, input.limit);

@@ -31,7 +31,7 @@ to stderr; stdout carries only MCP.`;
 export const statusHelp = `usage: cairn status
 
 Says whether a server answers at CAIRN_URL (and its health), and which server \`cairn serve\`
-recorded for DATA_DIR (DATA_DIR/server.pid). Exits 0 when a server answers at CAIRN_URL, 1 otherwise.`;
+recorded for DATA_DIR (its pid in DATA_DIR/server.pid, its URL in DATA_DIR/server.json). Exits 0 when a server answers at CAIRN_URL, 1 otherwise.`;
 
 export const stopHelp = `usage: cairn stop
 

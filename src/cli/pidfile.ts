@@ -1,34 +1,65 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-/** What `cairn serve` records in DATA_DIR/server.pid while it runs, for `cairn status` and `cairn stop`. */
+/** What `cairn serve` records in DATA_DIR while it runs, for `cairn status` and `cairn stop`. */
 export interface ServerRecord {
   pid: number;
   url: string;
   started_at: string;
 }
 
+// Two files: `server.pid` holds the pid alone, as every pid file does (`kill $(cat server.pid)`),
+// and `server.json` the record with the URL and start time that `cairn status` shows.
 export const pidFile = (dataDir: string): string => join(dataDir, "server.pid");
+export const recordFile = (dataDir: string): string => join(dataDir, "server.json");
 
 export function writeServerRecord(dataDir: string, record: ServerRecord): void {
-  writeFileSync(pidFile(dataDir), `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  writeFileSync(recordFile(dataDir), `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  writeFileSync(pidFile(dataDir), `${record.pid}\n`, { mode: 0o600 });
 }
 
-/** The recorded server, or null when there is none or the file is not ours. */
-export function readServerRecord(dataDir: string): ServerRecord | null {
-  const file = pidFile(dataDir);
-  if (!existsSync(file)) return null;
+const readText = (file: string): string | null => {
   try {
-    const record = JSON.parse(readFileSync(file, "utf8")) as Partial<ServerRecord>;
-    return Number.isSafeInteger(record.pid) && typeof record.url === "string" ? (record as ServerRecord) : null;
+    return existsSync(file) ? readFileSync(file, "utf8") : null;
+  } catch {
+    return null;
+  }
+};
+
+const isRecord = (value: Partial<ServerRecord> | null): value is ServerRecord =>
+  value !== null && Number.isSafeInteger(value.pid) && typeof value.url === "string" && typeof value.started_at === "string";
+
+function parseRecord(text: string | null): ServerRecord | null {
+  if (text === null) return null;
+  try {
+    const value = JSON.parse(text) as Partial<ServerRecord> | null;
+    return isRecord(value) ? value : null;
   } catch {
     return null;
   }
 }
 
+/**
+ * The recorded server, or null when there is none or the files are not ours. The pid file has the
+ * last word: a record that names another pid is from an earlier server. A pid file holding the
+ * whole record is what earlier versions wrote, still read so that a server they started stops.
+ */
+export function readServerRecord(dataDir: string): ServerRecord | null {
+  const pidText = readText(pidFile(dataDir));
+  if (pidText === null) return null;
+  const bare = /^\s*(\d+)\s*$/.exec(pidText)?.[1];
+  if (bare === undefined) return parseRecord(pidText);
+  const pid = Number(bare);
+  if (!Number.isSafeInteger(pid)) return null;
+  const record = parseRecord(readText(recordFile(dataDir)));
+  return record?.pid === pid ? record : { pid, url: "(unknown)", started_at: "(unknown)" };
+}
+
 /** Removes the record if it is still this process's: a newer server may have replaced it. */
 export function removeServerRecord(dataDir: string, pid: number): void {
-  if (readServerRecord(dataDir)?.pid === pid) rmSync(pidFile(dataDir), { force: true });
+  if (readServerRecord(dataDir)?.pid !== pid) return;
+  rmSync(pidFile(dataDir), { force: true });
+  rmSync(recordFile(dataDir), { force: true });
 }
 
 /** Whether a process with this pid exists (signal 0 checks without signalling). */

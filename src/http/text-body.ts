@@ -5,6 +5,7 @@ import { AppError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { inputLayout } from "../../tools/layout.js";
 import type { Operation } from "../../tools/operation.js";
+import { decodeUtf8 } from "./body.js";
 
 /**
  * An operation whose request body is a file of text rather than a JSON object (the import's JSON
@@ -36,7 +37,7 @@ const hasBody = (request: Request): boolean =>
 /** The body as UTF-8 text of `mediaType` (415 otherwise), at most `maxBytes` (413); none is "". */
 export function textBody(mediaType: string, maxBytes: number) {
   const accepted = new Set([mediaType, ...(TEXT_ALIASES[mediaType] ?? [])]);
-  const parse = express.text({ limit: maxBytes, type: () => true, defaultCharset: "utf-8" });
+  const parse = express.text({ limit: maxBytes, type: () => true, defaultCharset: "utf-8", verify: (_request, _response, bytes, charset) => decodeUtf8(bytes, charset) });
   return (request: Request, response: Response, next: NextFunction): void => {
     if (!hasBody(request)) {
       request.body = "";
@@ -55,6 +56,7 @@ export function textBody(mediaType: string, maxBytes: number) {
       }
       const type = (error as { type?: string }).type;
       if (type === "entity.too.large") next(new AppError("PAYLOAD_TOO_LARGE", `request body exceeds ${maxBytes} bytes`));
+      else if (type === "encoding.invalid") next(new AppError("BAD_REQUEST", "request body is not valid utf-8"));
       else if (type === "encoding.unsupported" || type === "charset.unsupported") next(new AppError("UNSUPPORTED_MEDIA_TYPE", "request body must be utf-8"));
       else next(new AppError("BAD_REQUEST", "malformed request body"));
     });

@@ -33,6 +33,8 @@ export interface ImportContext {
 
 const MAX_RESULT_BYTES = 65536;
 
+const COMPILED_NOT_IMPORTED = "compiled entries are not imported: run cairn compile against this server to make them with their anchors";
+
 /**
  * Writes the records of one import line inside the caller's transaction, with their events,
  * keeping the ids, authors, versions and times the line gives; refuses a line it cannot write
@@ -94,6 +96,9 @@ export class ImportedRecords {
   private async entry(tx: Tx, context: ImportContext, line: EntryLine, vector: Float32Array | null): Promise<Applied> {
     if (line.scope === "agent") throw new LineRefusal("private entries are not imported: only their author may write them");
     if (await this.store.transfer.memoryIdTaken(tx, line.id)) return "skipped";
+    // A compiled entry stands for an anchor, which an export does not carry: without one, nothing
+    // would mark what it grounds stale or rewrite it when its code changes (CONTRACT §18).
+    if (line.type === "compiled") throw new LineRefusal(COMPILED_NOT_IMPORTED);
     await this.requireProject(tx, line.project);
     this.requireSize("content", line.content);
     const tags = [...new Set(line.tags)];

@@ -137,10 +137,10 @@ export class ImportService {
     const taken = (id: string): Promise<boolean> => this.store.transfer.memoryIdTaken(this.store.reader, id);
     for (const line of batch) {
       const { parsed } = line;
-      if (parsed.kind === "entry" && parsed.line.scope === "project" && !(await taken(parsed.line.id))) wanted.push([line, parsed.line.content]);
+      if (parsed.kind === "entry" && parsed.line.scope === "project" && parsed.line.type !== "compiled" && !(await taken(parsed.line.id))) wanted.push([line, parsed.line.content]);
       if (parsed.kind === "entity" && !(await taken(entityEntryId(context.project, parsed.line.name)))) wanted.push([line, entityContent(parsed.line)]);
     }
-    const vectors = await Promise.all(wanted.map(([, content]) => this.embeddings.embed(content)));
+    const vectors = await Promise.all(wanted.map(([, content]) => this.embeddings.embedForBulk(content)));
     const found = new Map<Numbered, Float32Array>();
     wanted.forEach(([line], index) => {
       const vector = vectors[index];

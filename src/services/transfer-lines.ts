@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { keyProblem } from "../core/json-keys.js";
 import { normalizeTimestamp } from "../core/time.js";
 import { edgeRel } from "../wire/graph.js";
 import { entrySource, memoryType, scope } from "../wire/memory.js";
@@ -224,6 +225,8 @@ export function parseLine(text: string): ParsedLine {
     throw new LineRefusal("not valid json");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new LineRefusal("expected a json object");
+  const problem = keyProblem(text);
+  if (problem !== null) throw new LineRefusal(`${problem.error.path}: ${problem.error.message}`);
   const record = value as Record<string, unknown>;
   if ("kind" in record) {
     switch (record.kind) {

@@ -208,7 +208,8 @@ describe("cairn mcp without a running server", () => {
     expect((await fetch(`${url}/health`)).status).toBe(200);
     // Its output went to a log, its pid to a file; status finds it and stop ends it.
     expect(readFileSync(join(dataDir, "logs", "server.log"), "utf8")).toMatch(new RegExp(`cairn http://127\\.0\\.0\\.1:${port}`));
-    expect(JSON.parse(readFileSync(join(dataDir, "server.pid"), "utf8"))).toMatchObject({ pid: started, url });
+    expect(readFileSync(join(dataDir, "server.pid"), "utf8")).toBe(`${started}\n`);
+    expect(JSON.parse(readFileSync(join(dataDir, "server.json"), "utf8"))).toMatchObject({ pid: started, url });
     const control = { ...serverEnv, PATH: process.env.PATH ?? "/usr/bin:/bin", CAIRN_URL: url };
     const status = await run(["status"], control);
     expect(status.code).toBe(0);
@@ -219,6 +220,7 @@ describe("cairn mcp without a running server", () => {
     expect(stopped.stdout).toMatch(new RegExp(`stopped the cairn server \\(pid ${started}\\)`));
     await expect(fetch(`${url}/health`)).rejects.toThrow();
     expect(existsSync(join(dataDir, "server.pid"))).toBe(false);
+    expect(existsSync(join(dataDir, "server.json"))).toBe(false);
     const after = await run(["status"], control);
     expect(after.code).toBe(1);
     expect(after.stdout).toMatch(/no cairn server answers/);

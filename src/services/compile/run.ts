@@ -8,10 +8,11 @@ import type { CompileResult, CompileUnit } from "../../wire/compile.js";
 import type { Caller } from "../caller.js";
 import type { MemoryEmbeddings } from "../memory-embeddings.js";
 import type { MemoryWrites } from "../memory-writes.js";
+import type { Quotas } from "../quotas.js";
 import { projectToWrite } from "./access.js";
 import { anchorKey, DependencyLinks, type Dependent, type Placed } from "./dependencies.js";
 import { CompiledEntries, compiledContent } from "./entries.js";
-import { carryShaChanges, type ShaChange } from "./staleness.js";
+import { carryShaChanges, markedFor, markedForEveryone, type ShaChange } from "./staleness.js";
 import { locks } from "../locks.js";
 
 export interface CompileInput {
@@ -56,6 +57,7 @@ export class CompileRun {
     private readonly bus: EventBus,
     private readonly writes: MemoryWrites,
     private readonly embeddings: MemoryEmbeddings,
+    private readonly quotas: Quotas,
   ) {
     this.entries = new CompiledEntries(store, writes, embeddings);
     this.links = new DependencyLinks(store);
@@ -72,10 +74,21 @@ export class CompileRun {
       const anchor = stored.anchors.get(anchorKey(unit.path, unit.symbol));
       return !anchor || anchor.sha !== unit.sha || !stored.live.has(anchor.memory_pk);
     });
+    const contents = toWrite.map(compiledContent);
     // A commit's few changes are searchable as soon as the answer comes; a whole repository's
     // thousands are embedded by the backfill after the commit, so the client is not kept waiting
     // for the model (about 20 ms of CPU per entry).
-    const vectors = toWrite.length <= INLINE_EMBEDDINGS ? await this.entries.embedAll(toWrite.map(compiledContent)) : new Map<string, Float32Array | null>();
+    const inline = toWrite.length <= INLINE_EMBEDDINGS;
+    await this.quotas.admitCompile(caller.agentId, project, {
+      units: toWrite.length,
+      bytes: contents.reduce((sum, content) => sum + Buffer.byteLength(content, "utf8"), 0),
+      created: toWrite.filter((unit) => {
+        const anchor = stored.anchors.get(anchorKey(unit.path, unit.symbol));
+        return !anchor || !stored.live.has(anchor.memory_pk);
+      }).length,
+      bulk: !inline,
+    });
+    const vectors = inline ? await this.entries.embedAll(contents) : new Map<string, Float32Array | null>();
     let unembedded = false;
     const result = await this.store.transaction(async (tx) => {
       await tx.lock(locks.compile(project));
@@ -128,15 +141,14 @@ export class CompileRun {
       }
       await this.links.link(tx, caller.agentId, project, dependents, placed, at);
       const marked = await carryShaChanges(this.store, this.writes, tx, caller.agentId, changes, rewritten, at);
-      // The caller is told of the entries it can see; another agent's private entry is its author's news.
-      const invalidated = marked.filter((row) => row.scope === "project" || row.agent_id === caller.agentId).map((row) => row.id);
+      const invalidated = (await markedFor(this.store, tx, caller, marked)).map((row) => row.id);
       const sent = new Set(input.units.map((unit) => anchorKey(unit.path, unit.symbol)));
       const removed = await this.prune(tx, caller.agentId, project, input.prune_paths ?? [], sent);
       await this.bus.emit(tx, {
         type: "compile.completed",
         agentId: caller.agentId,
         project,
-        payload: { project, created: counts.created, updated: counts.updated, removed, invalidated_count: marked.length, commit },
+        payload: { project, created: counts.created, updated: counts.updated, removed, invalidated_count: markedForEveryone(marked, project), commit },
       });
       return { project, anchors: await this.store.compile.count(tx, project), ...counts, removed, invalidated, memory_ids: memoryIds };
     });

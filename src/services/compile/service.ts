@@ -8,6 +8,7 @@ import { viewpointOf, type Caller } from "../caller.js";
 import type { MemoryEmbeddings } from "../memory-embeddings.js";
 import { toEntry } from "../memory-records.js";
 import type { MemoryWrites } from "../memory-writes.js";
+import type { Quotas } from "../quotas.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "../paging.js";
 import { projectToRead } from "./access.js";
 import { anchorKey } from "./dependencies.js";
@@ -46,8 +47,9 @@ export class CompileService {
     bus: EventBus,
     writes: MemoryWrites,
     embeddings: MemoryEmbeddings,
+    quotas: Quotas,
   ) {
-    this.compiler = new CompileRun(store, bus, writes, embeddings);
+    this.compiler = new CompileRun(store, bus, writes, embeddings, quotas);
   }
 
   run(caller: Caller, input: CompileInput): Promise<CompileResult> {

@@ -1,7 +1,8 @@
 import type { ReachedEntry } from "../../store/compile.js";
 import type { MemoryRow } from "../../store/memory.js";
-import type { Store, Tx } from "../../store/store.js";
+import type { Reader, Store, Tx } from "../../store/store.js";
 import type { StaleReason } from "../../wire/memory.js";
+import { seesAllProjects, type Caller } from "../caller.js";
 import type { MemoryWrites } from "../memory-writes.js";
 
 // Staleness (CONTRACT §18). A mark is bookkeeping about an entry, not an edit of it: like a
@@ -80,3 +81,37 @@ export async function carryShaChanges(
   }
   return [...marked.values()];
 }
+
+// Who hears of a mark (docs/decisions.md, "Hardening part two"). Code may ground entries its
+// compiler cannot see — a global function grounds a note in a project, or someone's private note —
+// and those entries are marked all the same: their readers are the ones who need to know. But the
+// compile's answer names only what its caller may see, and its event, which everyone who sees the
+// compile's project reads, counts only what all of them see.
+
+/** The marked entries the caller may see: no id of another project's or another agent's entry. */
+export async function markedFor(store: Store, r: Reader, caller: Caller, marked: readonly MemoryRow[]): Promise<MemoryRow[]> {
+  const allProjects = seesAllProjects(caller.role);
+  const member = new Map<string, boolean>();
+  const seen: MemoryRow[] = [];
+  for (const row of marked) {
+    if (row.scope === "agent") {
+      if (row.agent_id === caller.agentId) seen.push(row);
+      continue;
+    }
+    if (row.project === null || allProjects) {
+      seen.push(row);
+      continue;
+    }
+    let isMember = member.get(row.project);
+    if (isMember === undefined) {
+      isMember = await store.projects.isMember(r, row.project, caller.agentId);
+      member.set(row.project, isMember);
+    }
+    if (isMember) seen.push(row);
+  }
+  return seen;
+}
+
+/** How many marked entries every reader of a compile's event in `project` may see: its shared ones and global ones. */
+export const markedForEveryone = (marked: readonly MemoryRow[], project: string | null): number =>
+  marked.filter((row) => row.scope === "project" && (row.project === null || row.project === project)).length;
