@@ -10,14 +10,17 @@ import { runMergeBench, runPassBench } from "./archivist.js";
 import { runAuthBench } from "./auth.js";
 import { runBlueprintBench } from "./blueprints.js";
 import { runCaptureBench } from "./captures.js";
+import { runBacklogBench } from "./backlog.js";
 import { runCompileBench } from "./compile.js";
 import { runClaimBench, runHandoffBench, runMessageBench } from "./coordination.js";
 import { runFanoutBench, runReplayBench } from "./events.js";
 import { runGraphBench } from "./graph.js";
+import { runStallBench } from "./hardening.js";
 import { runMcpBench } from "./mcp.js";
 import { runParaphraseBench } from "./paraphrase.js";
 import { runRankingBench } from "./ranking.js";
 import { runRecallBench } from "./recall.js";
+import { runRedactionBench } from "./redaction.js";
 import { progress, round, type Section } from "./lib.js";
 import { benchDatabaseUrl, closeAdmin, dropStaleDatabases, serverVersion } from "./postgres.js";
 import { environment, formatSection, writeJson } from "./report.js";
@@ -28,7 +31,7 @@ import { runStartupBench } from "./startup.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "recall", "graph", "compile", "blueprints", "scale", "seqlock"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "backlog", "scale", "seqlock"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -37,7 +40,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [recall] [graph] [compile] [blueprints] [scale] [seqlock] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [backlog] [scale] [seqlock] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -59,6 +62,10 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   graph     related (10,000 entries, 40,000 edges), central cold and cached and pulse cold and cached at 10,000/40,000 and 100,000/400,000
   compile   \`cairn compile --all\` over this repository against a fresh server: parse only, cold, and with nothing changed
   blueprints  instantiate a 100-node plan, complete run tasks with an output schema and a memory check, complete a 50-item fan-out's source
+  stalls    requests that could hold the event loop (issue 25): an 8,000-object enum contract, a 6,132-node blueprint, unclosed {{,
+            central and pulse after one write on a 150,000-entry / 750,000-edge graph built through /compile; /health asked meanwhile
+  redaction the secret table and prose (caught, touched), and CPU per 64 KiB and 1 MiB of realistic and hostile text, in process
+  backlog   search p50/p95 on an idle server, then while two 2,000-unit compiles are being embedded (use-lite), until the backlog drains
   scale     1, 2 and 3 servers on one PostgreSQL database: 20 agents claiming 2,000 tasks, and 3,000 writes by 16 clients (PostgreSQL only)
   seqlock   the events' advisory lock: event-writing transactions at concurrency 1, 4, 16 and 64, with and without it (PostgreSQL only)
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
@@ -98,6 +105,9 @@ function plan(quick: boolean) {
     // This repository, as it is: the same either way.
     compile: {},
     blueprints: { instantiations: quick ? 10 : 50, completions: quick ? 50 : 300, fanOuts: quick ? 5 : 30 },
+    redaction: { sizes: quick ? [65_536] : [65_536, 1_048_576] },
+    stalls: { graphEntries: quick ? 20_000 : 150_000, edgesPerEntry: 5 },
+    backlog: { notes: quick ? 100 : 300, idleSearches: quick ? 30 : 100, compiles: quick ? 1 : 2, unitsPerCompile: 2000, maxBacklogSeconds: quick ? 120 : 300 },
     scale: { serverCounts: [1, 2, 3], agents: 20, tasks: quick ? 200 : 2000, writeClients: 16, writes: quick ? 300 : 3000, writers: 4, warmup: quick ? 16 : 48 },
     seqlock: { concurrency: [1, 4, 16, 64], transactions: quick ? 500 : 5000, warmup: quick ? 50 : 200 },
   };
@@ -158,6 +168,12 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runGraphBench(sizes.graph);
     case "compile":
       return runCompileBench();
+    case "stalls":
+      return runStallBench(sizes.stalls);
+    case "redaction":
+      return runRedactionBench(sizes.redaction);
+    case "backlog":
+      return runBacklogBench(sizes.backlog);
     case "scale":
       return runScaleBench(sizes.scale);
     case "seqlock":

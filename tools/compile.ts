@@ -30,7 +30,10 @@ export const compileRun = defineOperation({
     "Record code as memory: for each unit (a module, function, class… with the sha of its text and a generated " +
     "description, never the source) one anchor and one compiled entry, written again only when the sha changed. " +
     "Entries grounded by changed code, and compiled entries that depend on it, are marked stale. Anchors under " +
-    "`prune_paths` that the units do not name are removed with their entries. `cairn compile` sends these.",
+    "`prune_paths` that the units do not name are removed with their entries. `cairn compile` sends these. A unit's " +
+    "description and signature are stored as sent: they are the client's claim about its code, never checked against it. " +
+    "Refused for a while past your hourly compile quota or while many of your entries wait to be embedded (the refusal " +
+    "says how long to wait), and refused when the project holds its most entries.",
   kind: "action",
   destructive: true,
   access: "agent",
@@ -42,7 +45,7 @@ export const compileRun = defineOperation({
     prune_paths: z.array(prunePath).max(MAX_PRUNE_PATHS).optional().describe("files (or directories) whose anchors the units replace"),
   }),
   output: compileResult,
-  errors: ["FORBIDDEN", "NOT_FOUND"],
+  errors: ["FORBIDDEN", "NOT_FOUND", "CONFLICT", "PAYLOAD_TOO_LARGE"],
   handle({ services, caller }, input) {
     return services.compile.run(caller, input);
   },

@@ -113,6 +113,14 @@ const settingsSchema = z.object({
   AUDIT_LOG: onOff.default("on"),
   AUDIT_COMMIT_SECONDS: int(1, 86400).default(300),
   RATE_LIMIT_PER_MINUTE: int(0, 1_000_000).default(600),
+  /** Compile units an agent may write (create or rewrite) per hour; 0: no limit. */
+  COMPILE_UNITS_PER_HOUR: int(0, 100_000_000).default(20_000),
+  /** Bytes of compiled entries an agent may write per hour; 0: no limit. */
+  COMPILE_BYTES_PER_HOUR: int(0, 1024 ** 4).default(32 * 1024 * 1024),
+  /** An agent's entries waiting for a vector at which its bulk writes are refused; 0: no limit. */
+  EMBEDDING_BACKLOG_PER_AGENT: int(0, 100_000_000).default(5_000),
+  /** Live entries a project (or global memory) may hold; 0: no limit. */
+  MAX_ENTRIES_PER_PROJECT: int(0, 1_000_000_000).default(100_000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   CAIRN_URL: url.default("http://127.0.0.1:8470"),
   CAIRN_AGENT_ID: agentId.optional(),

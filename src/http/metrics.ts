@@ -119,6 +119,26 @@ export class ServerMetrics {
         this.set(current().embedding.waiting);
       },
     });
+    new Gauge({
+      name: "cairn_embedding_texts_waiting",
+      help: "Texts waiting in this process's embedding queue, by lane (query, write, bulk; served in that order)",
+      labelNames: ["lane"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [lane, { waiting }] of Object.entries(current().embedding.lanes)) this.set({ lane }, waiting);
+      },
+    });
+    new Counter({
+      name: "cairn_embedding_texts_total",
+      help: "Texts this process has embedded since it started, by lane",
+      labelNames: ["lane"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [lane, { embedded }] of Object.entries(current().embedding.lanes)) this.inc({ lane }, embedded);
+      },
+    });
     new Counter({
       name: "cairn_events_total",
       help: "Events emitted by this server process since it started, by type",

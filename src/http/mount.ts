@@ -58,6 +58,8 @@ export function mountOperations(router: Router, gateway: OperationGateway, hosts
     const authenticate = async (request: Request, response: Response<unknown, RouteLocals>, next: NextFunction): Promise<void> => {
       response.locals.operation = operation.name;
       response.locals.caller = operation.access === "agent" ? await gateway.authenticate(credentialsOf(request, hosts)) : null;
+      // The role decides before the body is read: 403, not a 415 or 422 that describes the input.
+      gateway.authorize(operation, response.locals.caller);
       next();
     };
     const handle = async (request: Request, response: Response<unknown, RouteLocals>): Promise<void> => {

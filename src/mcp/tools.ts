@@ -264,6 +264,7 @@ export async function callTool(
   requestId: string,
 ): Promise<ToolResult> {
   try {
+    gateway.authorize(tool.operation, caller);
     const idempotencyKey = parseValue(idempotencyKeySchema, call._meta?.[IDEMPOTENCY_META_KEY], `_meta.${IDEMPOTENCY_META_KEY}`);
     const { input: raw, verbose } = toolArguments(tool, call.arguments ?? {});
     const input = parseInput(tool.operation, raw);

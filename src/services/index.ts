@@ -43,6 +43,7 @@ import { MetricsService } from "./metrics.js";
 import { agentPerformance } from "./performance.js";
 import { Presence } from "./presence.js";
 import { ProjectService } from "./projects.js";
+import { Quotas } from "./quotas.js";
 import { SessionService } from "./sessions.js";
 import { TaskService } from "./tasks.js";
 import { RateLimiter } from "./rate-limit.js";
@@ -174,7 +175,8 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const agents = new AgentService(store, bus, config, throttle, presence, bootstrap);
   // Every creation and deletion of an entry, whoever does it, goes through this one (DESIGN §4a).
   const writes = new MemoryWrites(store, bus, embeddings);
-  const memory = new MemoryService(store, writes, config, embeddings, reads);
+  const quotas = new Quotas(store, config, embeddingQueue);
+  const memory = new MemoryService(store, writes, config, embeddings, reads, quotas);
   const search = new MemorySearch(store, embeddings, reads, config);
   const projects = new ProjectService(store, bus, writes);
   const tasks = new TaskService(store, bus, config);
@@ -183,7 +185,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const runEngine = new RunEngine(store, bus, config, tasks, new StoreCheckReads(store));
   tasks.attachHooks(runEngine);
   const runs = new BlueprintRuns(store, bus, config, runEngine);
-  const compile = new CompileService(store, bus, writes, embeddings);
+  const compile = new CompileService(store, bus, writes, embeddings, quotas);
   const captures = new CaptureService(store, bus, config);
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
@@ -216,6 +218,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     if (store.authFailures) jobs.once("forget-auth-failures", 60_000, () => throttle.forgetShared());
     jobs.once("prune", 3600_000, async () => {
       await idempotency.prune();
+      await quotas.prune();
       await oauth.pruneExpired();
       await uiSessions.pruneIdle();
       const retained = new Date(Date.now() - config.EVENT_RETENTION_DAYS * 86400_000).toISOString();
@@ -287,6 +290,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
       await auditStarted;
       await audit?.close();
       await embeddingQueue.close();
+      await knowledge.close();
       await store.close();
     },
   };

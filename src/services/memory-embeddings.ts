@@ -1,5 +1,5 @@
 import type { Logger } from "../core/log.js";
-import type { EmbeddingQueue } from "../embed/queue.js";
+import type { EmbeddingLane, EmbeddingQueue } from "../embed/queue.js";
 import type { MemoryRow } from "../store/memory.js";
 import type { Reader, Store, Tx } from "../store/store.js";
 import { vectorMetaOf } from "./memory-records.js";
@@ -52,22 +52,35 @@ export class MemoryEmbeddings {
     return this.queue.status;
   }
 
-  /** The vector for `text`, or null when there is no model (the caller then goes keyword-only). */
-  async embed(text: string, waitMs = WRITE_WAIT_MS): Promise<Float32Array | null> {
+  /**
+   * The vector for `text`, or null when there is no model (the caller then goes keyword-only).
+   * `lane`: who waits for it (a query first, bulk work last; see EmbeddingQueue).
+   */
+  async embed(text: string, waitMs = WRITE_WAIT_MS, lane: EmbeddingLane = "write"): Promise<Float32Array | null> {
     if (this.queue.status === "loading") await this.queue.settled(waitMs);
     if (this.queue.status !== "ready") return null;
     // Until the index is on the loaded model, `store` would refuse the vector and the entry would
     // wait for the backfill; the setup is one short transaction, so a write waits for it instead.
     await this.indexSetup;
     try {
-      return await this.queue.embed(text);
+      return await this.queue.embed(text, lane);
     } catch {
       return null;
     }
   }
 
+  /** A search's query: served before any write or bulk text waiting. */
+  embedForQuery(text: string, waitMs: number): Promise<Float32Array | null> {
+    return this.embed(text, waitMs, "query");
+  }
+
   embedForWrite(text: string): Promise<Float32Array | null> {
     return this.embed(text);
+  }
+
+  /** A text of bulk work (an import's entries): embedded when no query or write waits. */
+  embedForBulk(text: string): Promise<Float32Array | null> {
+    return this.embed(text, WRITE_WAIT_MS, "bulk");
   }
 
   /**
@@ -138,7 +151,7 @@ export class MemoryEmbeddings {
   private async embedRows(rows: MemoryRow[]): Promise<number> {
     let vectors: Float32Array[];
     try {
-      vectors = await this.queue.embedMany(rows.map((row) => row.content));
+      vectors = await this.queue.embedMany(rows.map((row) => row.content), "bulk");
     } catch {
       return 0;
     }

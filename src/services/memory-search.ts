@@ -76,7 +76,7 @@ export class MemorySearch {
   }
 
   async search(caller: Caller, input: SearchInput): Promise<SearchResult> {
-    const vector = await this.embeddings.embed(input.q, QUERY_WAIT_MS);
+    const vector = await this.embeddings.embedForQuery(input.q, QUERY_WAIT_MS);
     const viewpoint = viewpointOf(caller);
     const at = now();
     const pool = Math.min(Math.max(input.limit * 4, 40), 200);

@@ -6,6 +6,7 @@ import { now } from "../core/time.js";
 import { kindRank, type MemoryFilters, type MemoryOrder, type MemoryPatch, type MemoryRow } from "../store/memory.js";
 import type { Store, Tx } from "../store/store.js";
 import { checkProjectWrite } from "./access.js";
+import { redactSecrets, redactSecretsInTurns } from "./captures/redaction.js";
 import { clearStaleMark } from "./compile/staleness.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
@@ -13,6 +14,7 @@ import { OverlapFinder } from "./memory-overlap.js";
 import { contentKey, newMemoryRow, toChange, toEntry, vectorMetaOf, round6 } from "./memory-records.js";
 import type { MemoryWrites } from "./memory-writes.js";
 import { decodeCursor, isKeyset, isRankedKeyset, pageOf, type Page } from "./paging.js";
+import type { Quotas } from "./quotas.js";
 import type { ReadRecorder } from "./reads.js";
 import type { BulkDeleteResult, CaptureSource, EntrySource, MemoryChange, MemoryEntry, MemoryType, Scope, SimilarEntry } from "../wire/memory.js";
 import { locks } from "./locks.js";
@@ -91,6 +93,7 @@ export class MemoryService {
     private readonly config: Config,
     private readonly embeddings: MemoryEmbeddings,
     private readonly reads: ReadRecorder,
+    private readonly quotas: Quotas,
   ) {
     this.overlap = new OverlapFinder(store, config);
   }
@@ -111,7 +114,8 @@ export class MemoryService {
   /**
    * A fact the archivist distilled from a capture is its author's entry, written as the author
    * would write it (their projects, their view for parents and duplicates), into the capture's
-   * project, or the author's private scope when the capture has none. Never a directive.
+   * project, or the author's private scope when the capture has none. Never a directive, and
+   * never a secret: its content and tags are redacted as the capture was.
    */
   private async writeFromCapture(caller: Caller, input: WriteInput, source: CaptureSource): Promise<WriteResult> {
     if (caller.role !== "archivist") throw forbidden("only the archivist writes entries from a capture");
@@ -125,7 +129,12 @@ export class MemoryService {
     const author = await this.store.agents.get(reader, capture.agent_id);
     if (!author) throw notFound("capture");
     const scope = capture.project === null ? "agent" : (input.scope ?? "project");
-    return this.writeAs({ agentId: author.agent_id, role: author.role }, { ...input, project: capture.project, scope }, source);
+    this.checkContentSize(input.content);
+    // The capture was redacted, but a model can still echo or rebuild a secret: what it writes is redacted again.
+    const content = (await redactSecretsInTurns(input.content)).text;
+    // A tag is a label; one that is a secret carries no meaning worth keeping.
+    const tags = input.tags?.filter((tag) => redactSecrets(tag).redactions === 0);
+    return this.writeAs({ agentId: author.agent_id, role: author.role }, { ...input, content, tags, project: capture.project, scope }, source);
   }
 
   private async writeAs(caller: Caller, input: WriteInput, source: EntrySource | null): Promise<WriteResult> {
@@ -150,6 +159,8 @@ export class MemoryService {
     const tags = [...new Set(input.tags ?? [])];
     const confidence = type === "directive" ? 1 : (input.confidence ?? 1);
     const key = contentKey(input.content);
+    // Told now, thrown only if the write turns out to add an entry (a duplicate reinforces one instead).
+    const full = await this.quotas.roomRefusal(reader, project, 1);
     const vector = await this.embeddings.embedForWrite(input.content);
 
     // Everything from the duplicate check to the insert is one transaction, and two writes to one
@@ -168,6 +179,7 @@ export class MemoryService {
       const again = duplicate && (await this.reinforce(tx, caller, duplicate.row, duplicate.similarity, at));
       if (again) return { created: false, entry: again };
       const fields = { type, project, scope, content: input.content, confidence, parents, tags, expiresAt: input.expires_at ?? null, source };
+      if (full) throw full;
       const row = newMemoryRow(caller.agentId, fields, at);
       const created = await this.writes.create(tx, caller.agentId, row, tags, vector);
       const similar = near ? this.overlap.similarAmong(near) : [];
@@ -272,7 +284,11 @@ export class MemoryService {
     const asked = Object.values(patch).some((value) => value !== undefined);
     if (patch.type === "compiled" && current.type !== "compiled") throw invalid("type", "compiled entries are written by the compile routes only");
     if (current.type === "compiled" && asked) throw invalid("id", "a compiled entry changes only when compile finds its code changed", "compiled entries are written by the compile routes only");
-    if (patch.project !== undefined && patch.project !== current.project) await checkProjectWrite(this.store.projects, this.store.reader, caller, patch.project);
+    if (patch.project !== undefined && patch.project !== current.project) {
+      await checkProjectWrite(this.store.projects, this.store.reader, caller, patch.project);
+      const full = await this.quotas.roomRefusal(this.store.reader, patch.project, 1);
+      if (full) throw full;
+    }
     if (patch.expires_at !== undefined) this.checkFutureExpiry(patch.expires_at);
     const contentChanged = patch.content !== undefined && patch.content !== current.content;
     const vector = contentChanged && patch.content !== undefined ? await this.embeddings.embedForWrite(patch.content) : null;

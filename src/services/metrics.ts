@@ -1,4 +1,4 @@
-import type { EmbeddingQueue } from "../embed/queue.js";
+import type { EmbeddingLane, EmbeddingQueue } from "../embed/queue.js";
 import type { EventBus } from "../events/bus.js";
 import type { Store } from "../store/store.js";
 import type { ArchivistService } from "./archivist.js";
@@ -13,7 +13,13 @@ export const OTHER_EVENT_TYPES = "other";
 export interface MetricsSnapshot {
   /** Bytes on disk per database file (SQLite's WAL too, when there is one; PostgreSQL's database by name). */
   databaseFiles: { file: string; bytes: number }[];
-  embedding: { model: string; status: "loading" | "ready" | "unavailable"; waiting: number };
+  embedding: {
+    model: string;
+    status: "loading" | "ready" | "unavailable";
+    waiting: number;
+    /** Texts waiting in each lane of this process's queue now, and embedded through it since start. */
+    lanes: Record<EmbeddingLane, { waiting: number; embedded: number }>;
+  };
   archivist: { holder: string | null; lastPassAt: string | null };
 }
 
@@ -52,9 +58,16 @@ export class MetricsService {
         model: this.configuredModel,
         status: this.embeddingQueue.status,
         waiting: await this.store.memory.unembeddedCount(this.store.reader),
+        lanes: this.lanes(),
       },
       archivist: { holder: status.holder, lastPassAt: typeof at === "string" ? at : null },
     };
+  }
+
+  private lanes(): Record<EmbeddingLane, { waiting: number; embedded: number }> {
+    const { waiting, stats } = this.embeddingQueue;
+    const lane = (name: EmbeddingLane) => ({ waiting: waiting[name], embedded: stats.lanes[name] });
+    return { query: lane("query"), write: lane("write"), bulk: lane("bulk") };
   }
 
   close(): void {

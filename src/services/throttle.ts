@@ -14,6 +14,16 @@ export const UI_PASSWORD_IDENTITY = "(ui password)";
 export const UI_LINK_IDENTITY = "(ui login link)";
 
 /**
+ * Failed web UI sign-ins one address may make in a minute (CONTRACT §2.2 says 5, §2.2a 20 for every
+ * credential: the stricter holds). A password a human chose is weaker than a generated key.
+ */
+export const UI_LOGIN_FAILURES_PER_MINUTE = 5;
+
+/** The failures an identity is allowed a minute: fewer for the web UI's sign-in, FAILURES_PER_MINUTE for the rest. */
+export const failuresAllowed = (identity: string): number =>
+  identity === UI_PASSWORD_IDENTITY || identity === UI_LINK_IDENTITY ? UI_LOGIN_FAILURES_PER_MINUTE : FAILURES_PER_MINUTE;
+
+/**
  * Where a request comes from, as the throttle counts it: an IPv4 address (also when it arrives
  * IPv4-mapped), or an IPv6 address's /64, which one host can fill with addresses at will.
  */
@@ -26,9 +36,9 @@ export function clientKey(address: string | undefined): string {
 }
 
 /**
- * Credential guessing: after FAILURES_PER_MINUTE failures for one identity from one address, further
- * attempts for it from there are refused with 429 before the credential is looked at, until the
- * oldest failure is a minute old. Other addresses, and other identities, are unaffected, so a
+ * Credential guessing: after FAILURES_PER_MINUTE failures (UI_LOGIN_FAILURES_PER_MINUTE for the web
+ * UI's sign-in) for one identity from one address, further attempts for it from there are refused
+ * with 429 before the credential is looked at, until the oldest failure is a minute old. Other addresses, and other identities, are unaffected, so a
  * guesser elsewhere cannot lock the owner of a credential out. Failures are counted in memory
  * where this process is the only server, in the store where several share it (else each server
  * would allow its own twenty).
@@ -63,8 +73,8 @@ export class FailureThrottle {
     return this.failures.size;
   }
 
-  private async recent(key: string, nowMs: number): Promise<number[]> {
-    if (this.shared) return this.shared.recent(key, nowMs - WINDOW_MS, FAILURES_PER_MINUTE);
+  private async recent(key: string, nowMs: number, limit: number): Promise<number[]> {
+    if (this.shared) return this.shared.recent(key, nowMs - WINDOW_MS, limit);
     return (this.failures.get(key) ?? []).filter((at) => nowMs - at < WINDOW_MS);
   }
 
@@ -75,8 +85,8 @@ export class FailureThrottle {
 
   /** How many failures the pair has used; 429 with Retry-After when that is all of them. */
   private async used(address: string | undefined, identity: string, nowMs = Date.now()): Promise<number> {
-    const times = await this.recent(`${clientKey(address)} ${identity}`, nowMs);
-    if (times.length < FAILURES_PER_MINUTE) return times.length;
+    const times = await this.recent(`${clientKey(address)} ${identity}`, nowMs, failuresAllowed(identity));
+    if (times.length < failuresAllowed(identity)) return times.length;
     const retryAfter = Math.max(1, Math.ceil((WINDOW_MS - (nowMs - (times[0] as number))) / 1000));
     throw new AppError("RATE_LIMITED", "too many failed attempts; try again later", { retryAfter });
   }
@@ -87,9 +97,10 @@ export class FailureThrottle {
       await this.shared.record(key, nowMs);
       return;
     }
-    const times = await this.recent(key, nowMs);
+    const allowed = failuresAllowed(identity);
+    const times = await this.recent(key, nowMs, allowed);
     times.push(nowMs);
-    this.failures.set(key, times.slice(-FAILURES_PER_MINUTE), nowMs);
+    this.failures.set(key, times.slice(-allowed), nowMs);
   }
 
   /**
@@ -133,7 +144,7 @@ export class FailureThrottle {
         const finished = turn.finished;
         const failed = await this.used(address, identity);
         if (turn.finished !== finished) continue;
-        if (failed + turn.inFlight < FAILURES_PER_MINUTE) {
+        if (failed + turn.inFlight < failuresAllowed(identity)) {
           turn.inFlight += 1;
           return turn;
         }

@@ -18,6 +18,7 @@ import type { KeywordIndex, MemoryStore } from "./memory.js";
 import type { MessageStore } from "./messages.js";
 import type { OAuthStore } from "./oauth.js";
 import type { ProjectStore } from "./projects.js";
+import type { QuotaStore } from "./quotas.js";
 import type { TaskStore } from "./tasks.js";
 import type { TransferStore } from "./transfer.js";
 import type { UiSessionStore } from "./ui-sessions.js";
@@ -118,6 +119,7 @@ export interface Store {
   readonly messages: MessageStore;
   readonly oauth: OAuthStore;
   readonly projects: ProjectStore;
+  readonly quotas: QuotaStore;
   readonly tasks: TaskStore;
   readonly transfer: TransferStore;
   readonly uiSessions: UiSessionStore;

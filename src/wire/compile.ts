@@ -55,7 +55,7 @@ export const compileResult = z
     updated: z.number().int(),
     unchanged: z.number().int(),
     removed: z.number().int(),
-    invalidated: z.array(z.uuid()).describe("entries marked stale by this compile"),
+    invalidated: z.array(z.uuid()).describe("entries marked stale by this compile that you can see"),
     memory_ids: z.array(z.uuid()).describe("the compiled entry of each unit, in the order sent"),
   })
   .meta({ id: "CompileResult" });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect } from "vitest";
 import { it, test } from "../helpers/fixtures.js";
 import { createLogger } from "../../src/core/log.js";
 import { catalogue } from "../../tools/catalogue.js";
+import { UI_LOGIN_FAILURES_PER_MINUTE } from "../../src/services/throttle.js";
 import { onPostgres, withDatabase } from "../helpers/database.js";
 import { rawRequest, type RawOptions, type RawResponse } from "../helpers/raw.js";
 import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
@@ -402,10 +403,10 @@ describe("credential guessing", () => {
 describe("the UI password", () => {
   it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  it("locks after 20 wrong passwords from one address; the owner elsewhere still signs in", async ({ server }) => {
+  it("locks after 5 wrong passwords from one address (CONTRACT §2.2's stricter limit); the owner elsewhere still signs in", async ({ server }) => {
     const login = (password: string, localAddress?: string) =>
       send(server, "/ui/login", { method: "POST", ...json({ password }), ...(localAddress ? { localAddress } : {}) });
-    for (let index = 0; index < 20; index++) expect((await login(`guess-${index}`)).status).toBe(401);
+    for (let index = 0; index < UI_LOGIN_FAILURES_PER_MINUTE; index++) expect((await login(`guess-${index}`)).status).toBe(401);
     const locked = await login(PASSWORD);
     expect(locked.status).toBe(429);
     expect(Number(locked.headers["retry-after"])).toBeGreaterThan(0);

@@ -83,6 +83,8 @@ describe("GET /metrics", () => {
       cairn_mcp_sessions_open: "gauge",
       cairn_embedding_model_state: "gauge",
       cairn_embedding_queue_entries: "gauge",
+      cairn_embedding_texts_waiting: "gauge",
+      cairn_embedding_texts_total: "counter",
       cairn_database_size_bytes: "gauge",
       cairn_events_total: "counter",
       cairn_archivist_lease_held: "gauge",

@@ -29,6 +29,7 @@ describe("the npm package", () => {
       "bin/cairn.js",
       "dist/src/cli.js",
       "dist/src/embed/onnx-worker.js",
+      "dist/src/services/graph/graph-worker.js",
       "dist/ui/index.html",
       "dist/ui/app.js",
       "dist/ui/styles.css",

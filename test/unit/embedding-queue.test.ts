@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/core/log.js";
 import { cosine } from "../../src/embed/embedder.js";
 import { hashEmbedder, hashVector } from "../../src/embed/hash.js";
-import { EmbeddingQueue, EmbeddingsUnavailableError } from "../../src/embed/queue.js";
+import { BULK_BATCH_SIZE, BULK_TURN_AFTER, EmbeddingQueue, EmbeddingsUnavailableError, type EmbeddingLane } from "../../src/embed/queue.js";
 
 describe("the embedding queue", () => {
   it("is loading until the model has loaded, then ready", async () => {
@@ -33,6 +33,69 @@ describe("the embedding queue", () => {
     expect(await queue.settled(5000)).toBe("unavailable");
     await expect(queue.embed("anything")).rejects.toBeInstanceOf(EmbeddingsUnavailableError);
     await queue.close();
+  });
+});
+
+describe("the embedding queue's lanes", () => {
+  async function readyQueue(): Promise<EmbeddingQueue> {
+    const queue = new EmbeddingQueue(() => Promise.resolve(hashEmbedder()), silentLogger, 32);
+    queue.start();
+    await queue.settled(5000);
+    return queue;
+  }
+
+  /** Queues `count` texts in `lane`, noting in `done` the lane of each as its vector arrives. */
+  const enqueue = (queue: EmbeddingQueue, lane: EmbeddingLane, count: number, done: EmbeddingLane[]): Promise<Float32Array>[] =>
+    Array.from({ length: count }, (_, index) =>
+      queue.embed(`${lane} text number ${index}`, lane).then((vector) => {
+        done.push(lane);
+        return vector;
+      }),
+    );
+
+  it("serves a query that arrives behind a bulk backlog after at most the bulk batch in progress", async () => {
+    const queue = await readyQueue();
+    const done: EmbeddingLane[] = [];
+    const bulk = enqueue(queue, "bulk", 400, done);
+    // The first bulk batch has been embedded and the next one is under way when the query comes.
+    await bulk[0];
+    const [query] = enqueue(queue, "query", 1, done);
+    await query;
+    const bulkBeforeQuery = done.indexOf("query");
+    expect(bulkBeforeQuery).toBeLessThanOrEqual(2 * BULK_BATCH_SIZE);
+    await Promise.all(bulk);
+    expect(done.filter((lane) => lane === "bulk")).toHaveLength(400);
+    expect(queue.stats.lanes).toEqual({ query: 1, write: 0, bulk: 400 });
+    await queue.close();
+  });
+
+  it("fills a batch with queries first, then writes, and embeds bulk texts BULK_BATCH_SIZE at a time when nothing else waits", async () => {
+    const queue = await readyQueue();
+    const done: EmbeddingLane[] = [];
+    const all = [...enqueue(queue, "bulk", 40, done), ...enqueue(queue, "write", 20, done), ...enqueue(queue, "query", 20, done)];
+    await Promise.all(all);
+    // One batch of 20 queries and 12 writes, one of the 8 writes left, then five bulk batches of 8.
+    expect(done.slice(0, 20).every((lane) => lane === "query")).toBe(true);
+    expect(done.slice(20, 40).every((lane) => lane === "write")).toBe(true);
+    expect(queue.stats.batches).toBe(2 + 40 / BULK_BATCH_SIZE);
+    await queue.close();
+  });
+
+  it("gives bulk work a batch after BULK_TURN_AFTER batches that passed it over", async () => {
+    const queue = await readyQueue();
+    const done: EmbeddingLane[] = [];
+    const writes = (BULK_TURN_AFTER + 4) * 32;
+    const all = [...enqueue(queue, "bulk", 1, done), ...enqueue(queue, "write", writes, done)];
+    await Promise.all(all);
+    expect(done.indexOf("bulk")).toBe(BULK_TURN_AFTER * 32);
+    await queue.close();
+  });
+
+  it("refuses what waits in every lane when it closes", async () => {
+    const queue = await readyQueue();
+    const waiting = (["query", "write", "bulk"] as const).map((lane) => queue.embed(`closing ${lane}`, lane));
+    await queue.close();
+    for (const promise of waiting) await expect(promise).rejects.toBeInstanceOf(EmbeddingsUnavailableError);
   });
 });
 

@@ -65,6 +65,7 @@ const TABLES_WITHOUT_A_ROW: Record<string, string> = {
   decision_tags: "the index of decisions.tags",
   rate_buckets: "SharedRateLimits",
   auth_failures: "SharedFailureLog",
+  quota_buckets: "QuotaStore.charge, one upsert that answers the charge",
 };
 
 // Several PostgreSQL servers share one rate limit and one count of failed sign-ins; a SQLite

@@ -4,7 +4,7 @@ import { configOrExit } from "../common.js";
 import { compileHelp } from "../help.js";
 import { clientIdentity } from "../identity.js";
 import { OwnerClient, ownerIdentity, type OwnerIdentity } from "../owner-client.js";
-import { print, printFlushed, UsageError } from "../output.js";
+import { print, printError, printFlushed, UsageError } from "../output.js";
 import { headCommit, repositoryRoot } from "./git.js";
 import { installHook } from "./hook.js";
 import { keyOf, MAX_UNITS_PER_SEND, planSend, type Limits, type Plan, type UnitStatus } from "./plan.js";
@@ -130,9 +130,11 @@ export async function compile(args: string[]): Promise<void> {
   const read = await readUnits(root, selection.files);
   const commit = await headCommit(root);
   const anchors = await anchorsInScope(client, options.project, selection.scope);
-  const statuses = await checkUnits(client, options.project, read.units, options.limits);
+  // On stderr, so --json output stays one document.
+  const onWait = (wait: number, reason: string): void => printError(`the server asks to wait ${wait} s (${reason}); waiting`);
+  const statuses = await checkUnits(client, options.project, read.units, options.limits, onWait);
   const plan = planSend(read.units, statuses, anchors, selection.scope, options.limits);
-  const result = await sendBatches(client, options.project, commit, plan.batches);
+  const result = await sendBatches(client, options.project, commit, plan.batches, onWait);
   const sent = plan.batches.reduce((count, batch) => count + batch.units.length, 0);
   if (options.json) {
     const { memory_ids: _ids, ...counts } = result;

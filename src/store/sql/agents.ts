@@ -31,6 +31,7 @@ const AGENT_COLUMNS: readonly AgentColumn[] = [
   ["graph_edges", "agent_id"],
   ["logs", "agent_id"],
   ["decisions", "agent_id"],
+  ["quota_buckets", "agent_id"],
 ];
 
 export class SqlAgents implements AgentStore {

@@ -20,6 +20,7 @@ import { SqlMemory } from "./memory.js";
 import { SqlMessages } from "./messages.js";
 import { SqlOAuth } from "./oauth.js";
 import { SqlProjects } from "./projects.js";
+import { SqlQuotas } from "./quotas.js";
 import { SqlTasks } from "./tasks.js";
 import { SqlTransfer } from "./transfer.js";
 import { SqlUiSessions } from "./ui-sessions.js";
@@ -60,6 +61,7 @@ export abstract class SqlRepositories<V extends VectorIndex> {
   readonly messages: SqlMessages;
   readonly oauth: SqlOAuth;
   readonly projects: SqlProjects;
+  readonly quotas: SqlQuotas;
   readonly tasks: SqlTasks;
   readonly transfer: SqlTransfer;
   readonly uiSessions: SqlUiSessions;
@@ -86,6 +88,7 @@ export abstract class SqlRepositories<V extends VectorIndex> {
     this.messages = new SqlMessages(db);
     this.oauth = new SqlOAuth(db);
     this.projects = new SqlProjects(db);
+    this.quotas = new SqlQuotas(db);
     this.tasks = new SqlTasks(db);
     this.transfer = new SqlTransfer(db);
     this.uiSessions = new SqlUiSessions(db);
