@@ -125,7 +125,8 @@ describeInBrowser("Blueprints tab", () => {
     // Work done by an agent shows up without a reload; the gate then waits for the UI's agent.
     await server.request(`/tasks/${taskOf(run, "build")}/claim`, { as: builder, body: {} });
     await expect.poll(() => stateOf(picture, "build"), { timeout: 10_000 }).toBe("claimed");
-    expect(await picture.getByRole("link", { name: "Build 2.4: claimed by builder" }).count()).toBe(1);
+    // The state comes with the event; who claimed it with the task read after it.
+    await expect.poll(() => picture.getByRole("link", { name: "Build 2.4: claimed by builder" }).count(), { timeout: 10_000 }).toBe(1);
     await server.request(`/tasks/${taskOf(run, "build")}/complete`, { as: builder, body: {} });
     await finish(server, builder, taskOf(run, "test"));
     await finish(server, builder, taskOf(run, "lint"));
