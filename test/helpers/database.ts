@@ -1,5 +1,4 @@
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import pg from "pg";
 import { PgDb } from "../../src/store/postgres/connection.js";
@@ -28,7 +27,41 @@ export function adminSql(sql: string): void {
   if (result.status !== 0) throw new Error(`psql failed: ${result.stderr}`);
 }
 
-const created = new Set<string>();
+/** The database of each data directory this process has given one to. */
+const assigned = new Map<string, string>();
+/**
+ * Databases cloned ahead, waiting for a server: a clone costs the server ~200 ms, so while tests
+ * run a connection of this process's own clones the next few in the background, and a server
+ * that finds one waiting takes it at once.
+ */
+const ready: string[] = [];
+const AHEAD = 3;
+let cloned = 0;
+let cloning = false;
+
+const newName = (): string => `${prefix()}${process.pid}_${(cloned++).toString(36)}`;
+
+function cloneAhead(): void {
+  if (cloning || ready.length >= AHEAD) return;
+  cloning = true;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  admin.on("error", () => undefined);
+  void (async () => {
+    try {
+      await admin.connect();
+      while (ready.length < AHEAD) {
+        const name = newName();
+        await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabase()}"`);
+        ready.push(name);
+      }
+    } catch {
+      // A server that finds none waiting clones its own.
+    } finally {
+      cloning = false;
+      await admin.end().catch(() => undefined);
+    }
+  })();
+}
 
 /**
  * The DATABASE_URL of the server whose data directory is `dataDir` (the same database for a
@@ -36,12 +69,16 @@ const created = new Set<string>();
  */
 export function databaseUrlFor(dataDir: string): string | undefined {
   if (!onPostgres) return undefined;
-  const name = `${prefix()}${createHash("sha1").update(dataDir).digest("hex").slice(0, 20)}`;
-  if (!created.has(name)) {
-    const exists = spawnSync("psql", [POSTGRES_URL as string, "-qAtX", "-c", `SELECT 1 FROM pg_database WHERE datname = '${name}'`], { encoding: "utf8" });
-    if (exists.stdout.trim() !== "1") adminSql(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabase()}"`);
-    created.add(name);
+  let name = assigned.get(dataDir);
+  if (name === undefined) {
+    name = ready.shift();
+    if (name === undefined) {
+      name = newName();
+      adminSql(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabase()}"`);
+    }
+    assigned.set(dataDir, name);
   }
+  cloneAhead();
   return databaseUrl(POSTGRES_URL as string, name);
 }
 

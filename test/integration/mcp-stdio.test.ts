@@ -134,7 +134,8 @@ describe("cairn mcp (stdio)", () => {
     expect(wrong.stderr).toMatch(/MCP_TOOLSET/);
   });
 
-  it("exits when its standard input closes, ending its session on the server, so bridges never lock an agent out", async ({ server, clients }) => {
+  // Forty bridge processes, each a Node start: a minute is too tight on a busy 2-core machine.
+  it("exits when its standard input closes, ending its session on the server, so bridges never lock an agent out", { timeout: 150_000 }, async ({ server, clients }) => {
     const cycler = await server.agent("stdio-cycler");
     const env = bridgeEnv(server.url, cycler);
     const before = await openSessions(server);

@@ -563,7 +563,8 @@ describe("REST and MCP parity", () => {
     }
   });
 
-  test.for([...Object.entries(SCENARIOS), ...TOOL_FORMS, ...REFUSALS])("%s answers the same over REST and MCP", async ([name, scenario], { restWorld, mcpWorld }) => {
+  // Each scenario has two servers of its own: a few run at once (on PostgreSQL most of a scenario is waiting for the database).
+  test.concurrent.for([...Object.entries(SCENARIOS), ...TOOL_FORMS, ...REFUSALS])("%s answers the same over REST and MCP", async ([name, scenario], { restWorld, mcpWorld }) => {
     const operation = catalogue.find((candidate) => candidate.name === name) as Operation;
     const prepare = (world: World): Promise<Prepared> => scenario.setup?.(world) ?? Promise.resolve({});
     const [restPrepared, mcpPrepared] = await Promise.all([prepare(restWorld), prepare(mcpWorld)]);
