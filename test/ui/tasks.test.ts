@@ -84,14 +84,29 @@ describeInBrowser("Tasks tab", () => {
 
   it("pages a long column, counting every matching task in its header", async ({ server, builder, browser }) => {
     for (let index = 0; index < 30; index++) await server.request("/tasks", { as: builder, body: { title: `Backlog item ${index}`, tags: ["backlog"], project: null } });
+    // Three more off the backlog, so the header's count shows when the (debounced) filter applies.
+    for (let index = 0; index < 3; index++) await server.request("/tasks", { as: builder, body: { title: `Other item ${index}`, project: null } });
     const opened = await openPage(browser);
     const page = await signIn(server, opened);
     await page.locator(".filters").getByLabel("Tag", { exact: true }).fill("backlog");
     const open = page.locator(".column-open");
     await expect.poll(() => open.locator(".column-title .count").textContent(), { timeout: 5000 }).toBe("30");
     await expect.poll(() => open.locator(".task-card").count()).toBe(25);
+    // The next page is held back while a live event refreshes the column: the refresh must
+    // still bring the page the user asked for, not take it back.
+    let heldPage: () => void = () => undefined;
+    const pageHeld = new Promise<void>((resolve) => (heldPage = resolve));
+    await page.route(/\/tasks\?.*cursor=/, async (route) => {
+      heldPage();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await route.continue();
+    });
     await open.getByRole("button", { name: "Load more" }).click();
-    await expect.poll(() => open.locator(".task-card").count()).toBe(30);
+    await pageHeld;
+    await server.request("/tasks", { as: builder, body: { title: "Not on the backlog", project: null } });
+    await expect.poll(() => open.locator(".task-card").count(), { timeout: 5000 }).toBe(30);
+    await page.waitForTimeout(1500);
+    expect(await open.locator(".task-card").count()).toBe(30);
     expect(await page.locator(".column-claimed .column-title .count").textContent()).toBe("0");
     await opened.context.close();
   });

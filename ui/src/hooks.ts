@@ -80,6 +80,9 @@ export function usePaged<T>(loadPage: PageLoader<T>, deps: readonly unknown[], p
   loaderRef.current = loadPage;
   const shown = useRef(0);
   shown.current = items.length;
+  // How many rows the user has asked for: a refresh that overtakes a "Load more" still in flight
+  // reads them all, so a live event never takes back the page the user just asked for.
+  const wanted = useRef(pageSize);
 
   const readFromStart = useCallback(
     async (count: number, mine: number) => {
@@ -120,12 +123,14 @@ export function usePaged<T>(loadPage: PageLoader<T>, deps: readonly unknown[], p
     setItems([]);
     setCursor(undefined);
     setError(undefined);
+    wanted.current = pageSize;
     load(pageSize, false);
     // The caller names the dependencies, as with useEffect.
   }, deps);
 
   const loadMore = useCallback(() => {
     if (cursor === undefined) return;
+    wanted.current = shown.current + pageSize;
     const mine = ++generation.current;
     setLoadingMore(true);
     loaderRef
@@ -144,7 +149,7 @@ export function usePaged<T>(loadPage: PageLoader<T>, deps: readonly unknown[], p
       });
   }, [cursor, pageSize]);
 
-  const refresh = useCallback(() => load(Math.max(pageSize, shown.current), true), [load, pageSize]);
+  const refresh = useCallback(() => load(Math.max(pageSize, shown.current, wanted.current), true), [load, pageSize]);
 
   const replace = useCallback((predicate: (item: T) => boolean, next: T | undefined) => {
     setItems((previous) => {
