@@ -20,6 +20,7 @@ import { runMcpBench } from "./mcp.js";
 import { runParaphraseBench } from "./paraphrase.js";
 import { runRankingBench } from "./ranking.js";
 import { runRecallBench } from "./recall.js";
+import { runRetrievalBench } from "./retrieval.js";
 import { runRedactionBench } from "./redaction.js";
 import { progress, round, type Section } from "./lib.js";
 import { benchDatabaseUrl, closeAdmin, dropStaleDatabases, serverVersion } from "./postgres.js";
@@ -31,7 +32,7 @@ import { runStartupBench } from "./startup.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "backlog", "scale", "seqlock"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "backlog", "scale", "seqlock"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -40,7 +41,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [backlog] [scale] [seqlock] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [backlog] [scale] [seqlock] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -57,6 +58,7 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   ui        web UI time to interactive (Overview, Memory) with 10,000 entries and 2,000 tasks; asset sizes
   auth      wrong key vs unknown agent timing gap, guesses checked per id and address, RSS under junk client ids
   paraphrase  duplicate and similar thresholds on paraphrase pairs; search floor: off-topic results and recall@10 per SEARCH_MIN_SIMILARITY
+  retrieval LoCoMo and Cranfield written and asked through the API: R@1/5/10, MRR, nDCG@10 for Cairn, plain BM25 and the vectors alone
   recall    the vector index's recall@10 against exact (brute-force) search at 10,000 and 100,000 entries
   ranking   the search-quality test's corpus: top-1, MRR and recall@10, hybrid and keyword-only (BM25 on SQLite, ts_rank_cd on PostgreSQL)
   graph     related (10,000 entries, 40,000 edges), central cold and cached and pulse cold and cached at 10,000/40,000 and 100,000/400,000
@@ -100,6 +102,7 @@ function plan(quick: boolean) {
     paraphrase: { models: ["use-lite", "hash"] as const, storeEntries: quick ? 2000 : 10_000, queries: quick ? 40 : 150, floors: [0, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6] },
     // The corpus is the test's, small and fixed: the same either way.
     ranking: {},
+    retrieval: quick ? { queries: 200 } : {},
     recall: { stores: quick ? [2000, 5000] : [10_000, 100_000], queries: quick ? 50 : 200 },
     graph: { stores: quick ? [2000, 5000] : [10_000, 100_000], edgesPerEntry: 4, relatedQueries: quick ? 50 : 300, coldRuns: quick ? 3 : 5, cachedRuns: quick ? 20 : 100 },
     // This repository, as it is: the same either way.
@@ -162,6 +165,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runParaphraseBench(sizes.paraphrase);
     case "ranking":
       return runRankingBench();
+    case "retrieval":
+      return runRetrievalBench(sizes.retrieval);
     case "recall":
       return runRecallBench(sizes.recall);
     case "graph":

@@ -77,6 +77,9 @@ const hostList = z.string().transform((raw, ctx) => {
 
 const url = z.url({ protocol: /^https?$/ }).transform((value) => value.replace(/\/+$/, ""));
 
+/** The fused-score floor below which a search hit is dropped, chosen on the retrieval benchmark (docs/search.md). */
+export const DEFAULT_SEARCH_MIN_SCORE = 0.09;
+
 const settingsSchema = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),
   PORT: int(0, 65535).default(8470),
@@ -146,8 +149,10 @@ const settingsSchema = z.object({
   ARCHIVIST_TOKEN_BUDGET_PER_HOUR: int(0, 100_000_000).default(200000),
   MCP_TOOLSET: z.enum(["core", "standard", "all"]).default("standard"),
   ALLOWED_HOSTS: hostList.default([]),
-  /** Semantic-only search hits below this cosine are dropped; unset: the embedder's measured default. */
+  /** The cosine at which a search hit's semantic half starts to count; unset: the embedder's measured default. */
   SEARCH_MIN_SIMILARITY: ratio.optional(),
+  /** Search hits whose fused score (0..1) is below this are dropped. */
+  SEARCH_MIN_SCORE: ratio.default(DEFAULT_SEARCH_MIN_SCORE),
   /** A bearer token that may read /metrics besides the owner role; empty: owner only. */
   METRICS_TOKEN: z.string().default(""),
 });

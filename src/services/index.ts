@@ -166,7 +166,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   await bus.start();
   const embeddingQueue = new EmbeddingQueue(options.embedderLoader ?? embedderLoaderFor(config), log.child({ component: "embeddings" }));
   const embeddings = new MemoryEmbeddings(store, embeddingQueue, log.child({ component: "embeddings" }));
-  const reads = new ReadRecorder(store);
+  const reads = new ReadRecorder(store, log.child({ component: "reads" }));
   const throttle = new FailureThrottle(options.throttleCapacity, store.authFailures);
   const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_MINUTE, options.throttleCapacity, store.rateLimits);
   const auth = new AuthService(store, config, throttle);

@@ -182,12 +182,30 @@ export interface MemoryStore {
   setChangeSeq(tx: Tx, id: string, seq: number): Promise<void>;
 }
 
+/** BM25's parameters, the same on both backends (FTS5's fixed ones). */
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+
+/** A word's inverse document frequency as FTS5's bm25() computes it, never quite zero. */
+export const bm25Idf = (documents: number, withWord: number): number => Math.max(1e-6, Math.log((documents - withWord + 0.5) / (withWord + 0.5)));
+
+export interface KeywordMatches {
+  /** Best first; `score` is the entry's Okapi BM25 for the query (higher is better). */
+  hits: { pk: number; score: number }[];
+  /**
+   * What an entry that holds each of the query's words once, at average length, would score: the
+   * sum of the words' idf. A hit's score over it says how much of the query it answers, which
+   * makes scores comparable across queries (a word no entry holds still counts, at the highest idf).
+   */
+  ceiling: number;
+}
+
 /** The keyword index over content and tags, kept in step with the entries by the store itself. */
 export interface KeywordIndex {
   /**
-   * Visible live entries matching the query's words, best first (rank: lower is better), with
-   * visibility and filters applied inside the query. `words` are plain words, already stripped of
-   * syntax; any one of them may match.
+   * Visible live entries matching the query's words, best first by BM25, with visibility and
+   * filters applied inside the query. `words` are plain words, already stripped of syntax; any one
+   * of them may match.
    */
-  search(r: Reader, viewpoint: Viewpoint, nowIso: string, words: string[], filters: MemoryFilters, limit: number): Promise<{ pk: number; rank: number }[]>;
+  search(r: Reader, viewpoint: Viewpoint, nowIso: string, words: string[], filters: MemoryFilters, limit: number): Promise<KeywordMatches>;
 }

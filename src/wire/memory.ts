@@ -84,7 +84,7 @@ export type MemoryWriteResult = z.output<typeof memoryWriteResult>;
 
 export const searchHit = memoryEntry
   .extend({
-    score: z.number().describe("fused rank score; higher is better"),
+    score: z.number().describe("fused relevance, 0..1 (1: the query's own text); higher is better"),
     similarity: z.number().nullable().describe("cosine similarity, null for keyword-only hits"),
     match: z.enum(["semantic", "keyword", "both"]),
     truncated: z.literal(true).optional(),

@@ -434,3 +434,32 @@ export async function expiryRacesExtension(cluster: Cluster, rounds = 3): Promis
     }
   }
 }
+
+/** Searches and reads of the same entries from many callers at once: each read counted exactly once. */
+export async function searchReadsCountedOnce(cluster: Cluster, searchesPerReader = 12): Promise<void> {
+  const author = await cluster.agent("counted-author", 0);
+  const readers = await Promise.all(Array.from({ length: 4 }, (_, index) => cluster.agent(`counted-reader-${index}`, index)));
+  const ids: string[] = [];
+  for (let index = 0; index < 6; index++) {
+    const written = await post<Entry>(cluster, index, "/memory", author, { content: `the quokka ledger keeps invoice batch ${index} for the auditors`, project: null });
+    expect(written.status, written.text).toBe(201);
+    ids.push(written.body.id);
+  }
+  await Promise.all(
+    readers.flatMap((reader, index) => [
+      ...Array.from({ length: searchesPerReader }, async (_, n) => {
+        const hits = await cluster.on(index + n)<Entry[]>("/memory/search?q=quokka%20ledger%20invoice&limit=10", { as: reader });
+        expect(hits.status, hits.text).toBe(200);
+        expect(hits.body.map((hit) => hit.id).sort()).toEqual([...ids].sort());
+      }),
+      ...ids.map(async (id, n) => expect((await cluster.on(index + n + 1)(`/memory/${id}`, { as: reader })).status).toBe(200)),
+    ]),
+  );
+  // Search reads are written a moment later, on whichever server answered the search.
+  const expected = readers.length * (searchesPerReader + 1);
+  for (const id of ids) {
+    await expect
+      .poll(async () => (await cluster.on(0)<Entry & { read_count: number; distinct_readers: number }>(`/memory/${id}`, { as: author })).body, { timeout: 15_000 })
+      .toMatchObject({ read_count: expected, distinct_readers: readers.length });
+  }
+}

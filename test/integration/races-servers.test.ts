@@ -55,6 +55,10 @@ describe.runIf(onPostgres)("promises raced across three servers", () => {
     await races.reinforcementKeepsEdits(group);
   });
 
+  it("searches and reads of the same entries on every server count each read once", async () => {
+    await races.searchReadsCountedOnce(group);
+  });
+
   it("a project cleared while an entry moves out keeps the moved entry", async () => {
     await races.clearRacesMove(group);
   });

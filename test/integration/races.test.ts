@@ -45,6 +45,10 @@ describe("promises raced on one server", () => {
     await races.reinforcementKeepsEdits(clusterOf(server));
   });
 
+  test("searches and reads of the same entries from many callers count each read once", async ({ server }) => {
+    await races.searchReadsCountedOnce(clusterOf(server));
+  });
+
   test("a project cleared while an entry moves out keeps the moved entry", async ({ server }) => {
     await races.clearRacesMove(clusterOf(server));
   });

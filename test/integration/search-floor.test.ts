@@ -55,17 +55,17 @@ describe("the search floor with the bundled model (use-lite)", () => {
 });
 
 describe("an explicit SEARCH_MIN_SIMILARITY with the bundled model", () => {
-  const open = serverForSuite({ EMBEDDING_MODEL: "use-lite", SEARCH_MIN_SIMILARITY: "0" });
+  const open = serverForSuite({ EMBEDDING_MODEL: "use-lite", SEARCH_MIN_SIMILARITY: "0", SEARCH_MIN_SCORE: "0" });
   const openReader = agentForSuite(open, "open-reader");
   writeNotesBeforeAll(open, openReader);
   const strict = serverForSuite({ EMBEDDING_MODEL: "use-lite", SEARCH_MIN_SIMILARITY: "0.95" });
   const strictReader = agentForSuite(strict, "strict-reader");
   writeNotesBeforeAll(strict, strictReader);
 
-  it("replaces the model's default: at 0 an off-topic query gets its nearest neighbours back", async () => {
+  it("replaces the model's default: at 0, with no score floor, an off-topic query gets its nearest neighbours back", async () => {
     const hits = await search(open, openReader, "zebras grazing on the savanna", "limit=5");
     expect(hits).toHaveLength(5);
-    expect(hits.every((hit) => hit.match === "semantic" && (hit.similarity ?? 1) < SEARCH_FLOORS["use-lite"])).toBe(true);
+    expect(hits.every((hit) => hit.match === "semantic")).toBe(true);
   });
 
   it("replaces the model's default: at 0.95 a paraphrase without a shared keyword is dropped, a keyword match is not", async () => {

@@ -43,7 +43,7 @@ export class StoreCheckReads implements CheckReads {
     const words = keywordTerms(check.query);
     if (words.length === 0) return false;
     const matches = await this.store.keywords.search(r, viewpoint, at, words, filters, MATCHES_READ);
-    const rows = await this.store.memory.byPks(r, matches.map((match) => match.pk));
+    const rows = await this.store.memory.byPks(r, matches.hits.map((match) => match.pk));
     return [...rows.values()].some((row) => row.updated_at >= since);
   }
 

@@ -1,19 +1,10 @@
-import type { KeywordIndex, MemoryFilters } from "../memory.js";
+import { BM25_B, BM25_K1, bm25Idf, type KeywordIndex, type KeywordMatches, type MemoryFilters } from "../memory.js";
 import { addMemoryFilters, liveMemoryClause } from "../sql/memory.js";
 import type { SqlFragment } from "../sql/visibility.js";
 import type { Reader } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
+import { TermStats } from "../sql/term-stats.js";
 import { pgDb } from "./run.js";
-
-/**
- * The query of plain words, any one of which may match: each word becomes its own
- * `plainto_tsquery('english', word)` (stemmed; a stopword gives an empty query and is dropped),
- * parenthesised and joined with `|`. The words are bound as one text array, never spliced into the
- * SQL, and `plainto_tsquery` treats its input as text, not query syntax. When every word is a
- * stopword the aggregate is NULL, and `search @@ NULL` matches nothing.
- */
-const WORDS_QUERY = `(SELECT string_agg('(' || plainto_tsquery('english', w)::text || ')', ' | ')::tsquery AS q
-   FROM unnest(?::text[]) AS w WHERE plainto_tsquery('english', w)::text <> '')`;
 
 /**
  * Decisions (as `d`) whose decision or rationale holds every one of the words: plainto_tsquery
@@ -23,26 +14,79 @@ const WORDS_QUERY = `(SELECT string_agg('(' || plainto_tsquery('english', w)::te
 export const pgDecisionMatch = (words: string[]): SqlFragment => ({ sql: "d.search @@ plainto_tsquery('english', ?)", params: [words.join(" ")] });
 
 /**
- * PostgreSQL full-text search over content and tags (`memory.search`, a stored generated tsvector
- * with the 'english' configuration, GIN-indexed). The rank is `ts_rank_cd` (cover density,
- * normalised to 0..1 by flag 32), negated so that lower is better as the interface says. It is
- * not BM25 (SQLite's FTS5 rank): it has no inverse document frequency, so the order of matches
- * differs from SQLite's; search quality is measured against SQLite's.
+ * Okapi BM25 over PostgreSQL's full-text index of content and tags (`memory.search`, a stored
+ * tsvector with the 'english' configuration: stemmed, stop words dropped; GIN-indexed), with
+ * FTS5's formula and parameters so that both backends rank alike. PostgreSQL has no BM25 of its
+ * own: the query finds the visible entries holding any of the words through the index, reads each
+ * one's term frequencies from its tsvector, and takes the document frequencies from the whole
+ * live table (a GIN count per word, see TermStats). An entry's length is its number of distinct
+ * lexemes (what a tsvector keeps), against the table's average.
  */
+/**
+ * Scoring reads each candidate's whole tsvector, so the candidates are bounded: they are the
+ * entries holding the query's rarest lexemes, taken rarest first while their document frequencies
+ * add up to at most MAX_CANDIDATES (always at least the rarest one). The common lexemes still
+ * score on those candidates; an entry holding only common ones would rank low anyway (low idf).
+ * When even the rarest lexeme is that common, the newest MAX_CANDIDATES of its entries are scored.
+ */
+const MAX_CANDIDATES = 1_000;
+
+function selectiveLexemes(frequencies: Map<string, number>): string[] {
+  const chosen: string[] = [];
+  let postings = 0;
+  for (const [lexeme, documents] of [...frequencies].filter(([, documents]) => documents > 0).sort((a, b) => a[1] - b[1])) {
+    if (chosen.length > 0 && postings + documents > MAX_CANDIDATES) break;
+    chosen.push(lexeme);
+    postings += documents;
+  }
+  return chosen;
+}
+
 export class PgKeywordIndex implements KeywordIndex {
-  search(r: Reader, viewpoint: Viewpoint, nowIso: string, words: string[], filters: MemoryFilters, limit: number): Promise<{ pk: number; rank: number }[]> {
-    if (words.length === 0) return Promise.resolve([]);
+  private readonly stats = new TermStats();
+
+  async search(r: Reader, viewpoint: Viewpoint, nowIso: string, words: string[], filters: MemoryFilters, limit: number): Promise<KeywordMatches> {
+    if (words.length === 0) return { hits: [], ceiling: 0 };
+    const { documents, averageLength } = await this.stats.corpusSize(async () => {
+      const row = await pgDb.get<{ documents: string; average_length: number | null }>(r, "SELECT count(*) AS documents, avg(length(search))::float8 AS average_length FROM memory");
+      return { documents: Number(row?.documents ?? 0), averageLength: Math.max(1, row?.average_length ?? 1) };
+    });
+    // Each word's lexemes (a stop word has none: it neither matches nor counts).
+    const lexemes = (await pgDb.all<{ lexeme: string }>(r, "SELECT DISTINCT t.lexeme FROM unnest(?::text[]) AS w, unnest(to_tsvector('english', w)) AS t", words)).map((row) => row.lexeme);
+    // How many rows hold each: the GIN index answers every count.
+    const frequencies = await this.stats.frequencies(documents, lexemes, async (lexeme) =>
+      Number((await pgDb.get<{ n: string }>(r, "SELECT count(*) AS n FROM memory m WHERE m.search @@ phraseto_tsquery('simple', ?)", lexeme))?.n ?? 0),
+    );
+    const idf = new Map<string, number>();
+    let ceiling = 0;
+    for (const [lexeme, withLexeme] of frequencies) {
+      const weight = bm25Idf(Math.max(documents, withLexeme), withLexeme);
+      ceiling += weight;
+      idf.set(lexeme, weight);
+    }
+    if (idf.size === 0) return { hits: [], ceiling: 0 };
     const clause = liveMemoryClause(viewpoint, nowIso);
     addMemoryFilters(filters, clause);
-    return pgDb.all<{ pk: number; rank: number }>(
+    const hits = await pgDb.all<{ pk: number; score: number }>(
       r,
-      `SELECT m.pk AS pk, (-ts_rank_cd(m.search, query.q, 32))::float8 AS rank
-        FROM ${WORDS_QUERY} AS query JOIN memory m ON m.search @@ query.q
-        WHERE ${clause.sql.join(" AND ")}
-        ORDER BY rank, m.pk LIMIT ?`,
-      words,
+      `SELECT c.pk AS pk, sum(w.idf * t.tf * ${BM25_K1 + 1} / (t.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * length(c.search) / ?::float8)))::float8 AS score
+         FROM (SELECT m.pk, m.search
+                 FROM (SELECT string_agg(phraseto_tsquery('simple', l)::text, ' | ')::tsquery AS q FROM unnest(?::text[]) AS l) AS query
+                 JOIN memory m ON m.search @@ query.q
+                WHERE ${clause.sql.join(" AND ")}
+                ORDER BY m.pk DESC LIMIT ?) AS c
+         CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf FROM unnest(c.search) AS u) AS t
+         JOIN unnest(?::text[], ?::float8[]) AS w(lexeme, idf) ON w.lexeme = t.lexeme
+        GROUP BY c.pk
+        ORDER BY score DESC, c.pk LIMIT ?`,
+      averageLength,
+      selectiveLexemes(frequencies),
       ...clause.params,
+      MAX_CANDIDATES,
+      [...idf.keys()],
+      [...idf.values()],
       limit,
     );
+    return { hits, ceiling };
   }
 }

@@ -227,7 +227,10 @@ export class SqlMemory implements MemoryStore {
   // would be retried. A reader row holds `reads = 1` exactly when this statement inserted it; no
   // row comes back when the entry is gone.
   async recordReads(tx: Tx, reads: ReadRecord[]): Promise<void> {
-    for (const read of reads) {
+    // In key order, so that transactions recording overlapping reads (several flushes, several
+    // servers) lock the counters in one order and never wait on each other in a cycle.
+    const ordered = [...reads].sort((a, b) => a.pk - b.pk || (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+    for (const read of ordered) {
       const recorded = await this.db.get<{ reads: number }>(
         tx,
         `INSERT INTO memory_readers (memory_pk, agent_id, reads, first_read_at, last_read_at, last_context)
