@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { GraphRel, TypedEdge } from "../../src/services/graph/edges.js";
-import { MAX_ITERATIONS, pageRank, topCentral, type Centrality } from "../../src/services/graph/pagerank.js";
+import { MAX_ITERATIONS } from "../../src/services/graph/pagerank.js";
+import { pageRank, topCentral, type Centrality } from "../helpers/pagerank.js";
 
 const d = 0.85;
 

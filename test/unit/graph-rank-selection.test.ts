@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { EdgeKey, SelectionNode } from "../../src/store/knowledge.js";
 import type { GraphRel } from "../../src/services/graph/edges.js";
-import { pageRank } from "../../src/services/graph/pagerank.js";
+import { pageRank } from "../helpers/pagerank.js";
 import { MAX_RANKED_ENTRIES, rankSelection } from "../../src/services/graph/rank-selection.js";
 
 // What the graph worker computes from the rows it reads (CONTRACT §14, issue 25): the same ranks

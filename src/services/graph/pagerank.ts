@@ -1,4 +1,4 @@
-import type { GraphRel, TypedEdge } from "./edges.js";
+import type { GraphRel } from "./edges.js";
 
 // Weighted PageRank for `GET /memory/central` (CONTRACT §14), on typed arrays so a selection of
 // 100,000 entries and 400,000 edges ranks in well under a second (on the graph worker's thread:
@@ -36,13 +36,12 @@ export interface RankGraph {
   readonly dangling: Int32Array;
 }
 
-export interface Centrality {
-  readonly ids: readonly string[];
-  /** By position in `ids`; they sum to 1. */
+export interface GraphRanking {
+  /** By position; they sum to 1. */
   readonly scores: Float64Array;
-  /** 1 is the highest score; equal scores keep the order of `ids`. */
+  /** 1 is the highest score; equal scores keep the order of the positions. */
   readonly ranks: Int32Array;
-  /** Positions in `ids`, highest score first. */
+  /** Positions, highest score first. */
   readonly order: Int32Array;
   readonly iterations: number;
   readonly converged: boolean;
@@ -55,16 +54,8 @@ const SUPERSEDES = 4;
 const relCodes: Partial<Record<GraphRel, number>> = { supports: 0, derived_from: 1, grounds: 2, relates_to: RELATES_TO, supersedes: SUPERSEDES, depends_on: 5 };
 const CODES = 8;
 
-/**
- * PageRank of `ids` (each once; pass them in the order ties should keep, e.g. newest first) over
- * `edges`.
- */
-export function pageRank(ids: readonly string[], edges: readonly TypedEdge[], options: PageRankOptions = {}): Centrality {
-  return { ids, ...rankGraph(buildRankGraph(ids, edges), options) };
-}
-
 /** PageRank of a graph built from arcs by position; the positions' order is the order ties keep. */
-export function rankGraph(graph: RankGraph, options: PageRankOptions = {}): Omit<Centrality, "ids"> {
+export function rankGraph(graph: RankGraph, options: PageRankOptions = {}): GraphRanking {
   const { scores, iterations, converged } = rankScores(graph, options);
   const order = new Int32Array(graph.size);
   for (let i = 0; i < order.length; i++) order[i] = i;
@@ -72,30 +63,6 @@ export function rankGraph(graph: RankGraph, options: PageRankOptions = {}): Omit
   const ranks = new Int32Array(graph.size);
   for (let position = 0; position < order.length; position++) ranks[order[position] as number] = position + 1;
   return { scores, ranks, order, iterations, converged };
-}
-
-/** The `limit` highest-ranked entries. */
-export function topCentral(centrality: Centrality, limit: number): { id: string; score: number; rank: number }[] {
-  return Array.from(centrality.order.subarray(0, limit), (index, position) => ({
-    id: centrality.ids[index] as string,
-    score: centrality.scores[index] as number,
-    rank: position + 1,
-  }));
-}
-
-export function buildRankGraph(ids: readonly string[], edges: readonly TypedEdge[]): RankGraph {
-  const index = new Map<string, number>();
-  for (const [position, id] of ids.entries()) {
-    if (index.has(id)) throw new Error(`node ${id} is listed twice`);
-    index.set(id, position);
-  }
-  const arcs = new ArcList(edges.length);
-  for (const edge of edges) {
-    const src = index.get(edge.src);
-    const dst = index.get(edge.dst);
-    if (src !== undefined && dst !== undefined) arcs.add(src, dst, edge.rel);
-  }
-  return arcs.graph(ids.length);
 }
 
 /**
