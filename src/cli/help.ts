@@ -119,7 +119,7 @@ ahead of the database, as after restoring a backup) and the embedding model. It 
 missing DATA_DIR or database is reported. Prints one line per check (ok, WARN or FAIL); exits 1 if
 any check fails.`;
 
-export const compileHelp = `usage: cairn compile [PATH...] [--all] [--project P] [--dry-run] [--json]
+export const compileHelp = `usage: cairn compile [PATH...] [--all] [--exclude PATTERN]... [--project P] [--dry-run] [--json]
        cairn compile --install-hook [--project P]
 
 Turns the code of the git repository holding the working directory into \`compiled\` memory
@@ -127,10 +127,16 @@ entries, one per module, declaration and method (CONTRACT §18). Only hashes and
 descriptions (signature, doc comment's first paragraph, members, names used) leave the machine,
 never source text. It reads \`git ls-files\` (tracked files, and new ones git does not ignore):
 with PATHs, the files at or under them; with --all, every file; with neither, the files the last
-commit changed and those changed since. Binary files and files over 1 MiB are skipped. It asks
+commit changed and those changed since. Binary files and files over 1 MiB are skipped, and so
+are tests, fixtures, vendored and generated code (test/, *.test.*, fixtures/, vendor/, dist/,
+*.min.js, ... : docs/compile.md lists them); a .cairnignore at the repository's root, in
+.gitignore syntax, adds patterns or brings files back with !PATTERN. It asks
 the server which units are fresh, sends the others, and prunes what is gone: a deleted file's
 entries, and a removed symbol's. The commit sent is HEAD. --project P compiles into P (default: the agent's current project).
 
+--exclude PATTERN
+            leaves out the files PATTERN matches (.gitignore syntax), after the defaults and
+            .cairnignore; repeatable
 --dry-run   prints each unit that would be sent (status, kind, sha, path, symbol) and the paths
             that would be pruned, asking the server only what is fresh; it writes nothing, and
             without a server it lists every unit

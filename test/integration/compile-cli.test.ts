@@ -121,7 +121,7 @@ interface DryRun {
   checked: boolean;
   files: number;
   units: number;
-  skipped: { missing: number; oversized: number; binary: number };
+  skipped: { missing: number; oversized: number; binary: number; excluded: number };
   sending: { fresh: number; stale: number; unknown: number };
   prune_paths: string[];
   units_to_send: { path: string; symbol: string; kind: string; sha: string; description: string }[];
@@ -144,6 +144,36 @@ interface Compiled {
 const unitNames = (dry: DryRun): string[] => dry.units_to_send.map((unit) => `${unit.path} ${unit.symbol}`.trim()).sort();
 
 describe("cairn compile: choosing files", () => {
+  it("leaves out tests, fixtures, vendored and generated code by default; .cairnignore and --exclude add rules, and !pattern brings files back", async () => {
+    const repo = repository();
+    write(repo, "src/store.test.ts", "export function testAdd(): void {}\n");
+    write(repo, "test/helpers.ts", "export function helper(): number { return 1; }\n");
+    write(repo, "fixtures/sample.py", "def sample():\n    return 1\n");
+    write(repo, "vendor/lib.js", "export function vendored() { return 1; }\n");
+    write(repo, "dist/store.js", "export function built() { return 1; }\n");
+    write(repo, "scripts/release.py", "def release():\n    return 1\n");
+    git(repo, ["add", "-A"]);
+    git(repo, ["commit", "-q", "-m", "the rest"]);
+    const env = cliEnv();
+    const files = (dry: DryRun): string[] => [...new Set(dry.units_to_send.map((unit) => unit.path))].sort();
+
+    const defaults = await json<DryRun>(repo, ["compile", "--all", "--dry-run"], env);
+    expect(files(defaults)).toEqual(["README.md", "scripts/release.py", "src/store.ts", "src/util.py"]);
+    expect(defaults.skipped).toMatchObject({ binary: 1, excluded: 5 });
+
+    const excluded = await json<DryRun>(repo, ["compile", "--all", "--dry-run", "--exclude", "scripts/", "--exclude", "*.md"], env);
+    expect(files(excluded)).toEqual(["src/store.ts", "src/util.py"]);
+
+    write(repo, ".cairnignore", "# our own rules\nsrc/util.py\n!test/\n");
+    const own = await json<DryRun>(repo, ["compile", "--all", "--dry-run"], env);
+    expect(files(own)).toEqual(["README.md", "scripts/release.py", "src/store.ts", "test/helpers.ts"]);
+    // --exclude comes last, so it wins over a .cairnignore that brought a folder back.
+    expect(files(await json<DryRun>(repo, ["compile", "--all", "--dry-run", "--exclude", "test/"], env))).not.toContain("test/helpers.ts");
+    // Named explicitly, an excluded file is still left out, and counted.
+    const named = await json<DryRun>(repo, ["compile", "vendor/lib.js", "--dry-run"], env);
+    expect(named).toMatchObject({ files: 0, skipped: { excluded: 1 } });
+  });
+
   it("compiles given files and directories, every file with --all, and by default the last commit's files and those changed since", async () => {
     const repo = repository();
     const env = cliEnv();

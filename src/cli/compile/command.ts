@@ -86,7 +86,7 @@ function summary(read: ReadResult, sent: number, result: CompileResult, commit: 
   return `compiled ${plural(read.compiled.length, "file")}, ${plural(read.units.length, "unit")}${skippedNote(read)}: sent ${sent}, created ${result.created}, updated ${result.updated}, unchanged ${result.unchanged}, removed ${result.removed}${stale}${project}${at} in ${seconds(started)}`;
 }
 
-/** `cairn compile [paths…] [--all] [--project p] [--dry-run] [--install-hook] [--json]` (CONTRACT §18). */
+/** `cairn compile [paths…] [--all] [--exclude pattern]… [--project p] [--dry-run] [--install-hook] [--json]` (CONTRACT §18). */
 export async function compile(args: string[]): Promise<void> {
   const started = performance.now();
   const { values, positionals } = parseArgs({
@@ -98,6 +98,7 @@ export async function compile(args: string[]): Promise<void> {
       "dry-run": { type: "boolean", default: false },
       "install-hook": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
+      exclude: { type: "string", multiple: true, default: [] },
     },
   });
   const cwd = process.cwd();
@@ -111,7 +112,7 @@ export async function compile(args: string[]): Promise<void> {
 
   const config = configOrExit();
   const options: Options = { project: values.project, json: values.json, limits: { units: MAX_UNITS_PER_SEND, bytes: config.MAX_BODY_BYTES } };
-  const selection = await selectFiles(root, cwd, positionals, values.all);
+  const selection = await selectFiles(root, cwd, positionals, values.all, values.exclude);
 
   if (values["dry-run"]) {
     let client: OwnerClient | null = null;
@@ -122,12 +123,12 @@ export async function compile(args: string[]): Promise<void> {
       // No identity or no server: the dry run still shows what compile extracts.
       client = null;
     }
-    await dryRun(client, selection, await readUnits(root, selection.files), options, started);
+    await dryRun(client, selection, await readUnits(root, selection.files, selection.excluded), options, started);
     return;
   }
 
   const client = new OwnerClient(compileIdentity(config));
-  const read = await readUnits(root, selection.files);
+  const read = await readUnits(root, selection.files, selection.excluded);
   const commit = await headCommit(root);
   const anchors = await anchorsInScope(client, options.project, selection.scope);
   // On stderr, so --json output stays one document.

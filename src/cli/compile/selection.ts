@@ -1,5 +1,6 @@
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { UsageError } from "../output.js";
+import { compileExclusions, withoutExcluded } from "./exclusions.js";
 import { recentlyChangedFiles, repositoryFiles } from "./git.js";
 
 /**
@@ -11,6 +12,8 @@ export interface Selection {
   files: string[];
   /** "all": the whole project; otherwise paths, each covering itself and everything under it. */
   scope: "all" | string[];
+  /** How many files the ignore rules left out (exclusions.ts). */
+  excluded: number;
 }
 
 /** `path` is `prefix` or lies under it. */
@@ -28,17 +31,23 @@ function repositoryPath(root: string, cwd: string, given: string): string {
 /**
  * `--all`: every file of the repository (tracked, or new and not ignored). Paths: those at or under
  * each. Neither: the files the last commit changed and those changed since (what the post-commit
- * hook compiles).
+ * hook compiles). Then the ignore rules (the defaults, `.cairnignore`, `--exclude`) leave files out;
+ * an anchor in scope whose file they leave out is pruned like one whose file is gone.
  */
-export async function selectFiles(root: string, cwd: string, paths: string[], all: boolean): Promise<Selection> {
+export async function selectFiles(root: string, cwd: string, paths: string[], all: boolean, excludes: readonly string[] = []): Promise<Selection> {
   if (all && paths.length > 0) throw new UsageError("give paths or --all, not both");
-  if (all) return { files: await repositoryFiles(root), scope: "all" };
+  const rules = await compileExclusions(root, excludes);
+  const kept = (files: string[]): { files: string[]; excluded: number } => {
+    const left = withoutExcluded(rules, files);
+    return { files: left, excluded: files.length - left.length };
+  };
+  if (all) return { ...kept(await repositoryFiles(root)), scope: "all" };
   if (paths.length === 0) {
     const files = await recentlyChangedFiles(root);
-    return { files, scope: files };
+    return { ...kept(files), scope: files };
   }
   const prefixes = [...new Set(paths.map((given) => repositoryPath(root, cwd, given)))];
-  if (prefixes.includes("")) return { files: await repositoryFiles(root), scope: "all" };
+  if (prefixes.includes("")) return { ...kept(await repositoryFiles(root)), scope: "all" };
   const files = await repositoryFiles(root);
-  return { files: files.filter((path) => prefixes.some((prefix) => covers(prefix, path))), scope: prefixes };
+  return { ...kept(files.filter((path) => prefixes.some((prefix) => covers(prefix, path)))), scope: prefixes };
 }

@@ -3,8 +3,11 @@ import { join } from "node:path";
 import { extractUnits } from "./extract.js";
 import { MAX_FILE_BYTES, type Unit } from "./units.js";
 
-/** Why a selected file gave no units: gone from disk (or not a regular file), too big, or binary. */
-export type SkipReason = "missing" | "oversized" | "binary";
+/**
+ * Why a file gave no units: gone from disk (or not a regular file), too big, binary, or left out
+ * by the ignore rules before it was read (exclusions.ts).
+ */
+export type SkipReason = "missing" | "oversized" | "binary" | "excluded";
 
 export interface ReadResult {
   units: Unit[];
@@ -30,8 +33,8 @@ async function readSource(root: string, path: string): Promise<{ text: string } 
 }
 
 /** The units of each file, read from the work tree; the text never leaves this function. */
-export async function readUnits(root: string, paths: string[]): Promise<ReadResult> {
-  const result: ReadResult = { units: [], compiled: [], skipped: { missing: 0, oversized: 0, binary: 0 } };
+export async function readUnits(root: string, paths: string[], excluded = 0): Promise<ReadResult> {
+  const result: ReadResult = { units: [], compiled: [], skipped: { missing: 0, oversized: 0, binary: 0, excluded } };
   for (const path of paths) {
     const source = await readSource(root, path);
     if ("skip" in source) {
