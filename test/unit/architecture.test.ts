@@ -74,8 +74,9 @@ const packages: Record<Layer, string[]> = {
   tools: ["zod"],
   http: ["express", "ipaddr.js", "prom-client", "zod"],
   openapi: ["zod"],
-  // tree-sitter and its grammars are loaded only by `cairn compile` (DESIGN §4a).
-  cli: ["web-tree-sitter", "@vscode/tree-sitter-wasm"],
+  // tree-sitter and its grammars are loaded only by `cairn compile` (DESIGN §4a); `ignore` matches
+  // its .gitignore-syntax exclusion rules.
+  cli: ["web-tree-sitter", "@vscode/tree-sitter-wasm", "ignore"],
   mcp: ["@modelcontextprotocol/sdk", "express", "zod"],
   app: [],
   archivist: ["zod", "eventsource-parser"],
