@@ -114,7 +114,7 @@ export class MemorySearch {
       : [];
     const words = keywordTerms(input.q);
     // With a distance bound, only hits with a known distance can satisfy it; the keyword list then
-    // only marks (and scores) those that also match a word, which exempts them from the floor.
+    // only adds its half to those that also match a word.
     const bounded = vector !== null && input.max_distance !== undefined;
     const filters = { project: input.project, type: input.type, agent: input.agent, tag: input.tag, confidenceMin: input.confidence_min };
     const keyword = words.length > 0 ? await this.store.keywords.search(reader, viewpoint, at, words, filters, pool) : { hits: [], ceiling: 0 };
