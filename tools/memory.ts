@@ -117,7 +117,7 @@ export const memorySearch = defineOperation({
   name: "memory_search",
   title: "Search memory",
   description:
-    "Find entries by meaning and by keywords at once (vector similarity and BM25, fused by rank). Search before " +
+    "Find entries by meaning and by keywords at once (vector similarity and BM25, fused into one 0-1 score). Search before " +
     "starting work to reuse what the team already knows. Filters apply before ranking, so `limit` is honoured. " +
     "Each hit has `similarity` (cosine, null for keyword-only hits) and `match`. Without an embedding model the " +
     "search is keyword-only.",
