@@ -81,8 +81,9 @@ describeInBrowser("Directives in the Memory tab", () => {
   it("orders search results by score, best first, even when a directive also matches", async ({ server, ids, browser }) => {
     const opened = await openPage(browser);
     const page = await signIn(server, opened);
-    // The memory matches every word, the directive only "test": a directive-first order would lead with the weaker hit.
-    await page.getByLabel("Search memory (meaning and keywords)").fill("flaky test cart spec");
+    // The memory matches "flaky", "cart" and "spec", the directive only "change" ("test", in both,
+    // tells them apart by nothing): a directive-first order would lead with the weaker hit.
+    await page.getByLabel("Search memory (meaning and keywords)").fill("flaky test cart spec change");
     await page.getByRole("button", { name: "Search", exact: true }).click();
     await page.locator(".memory-card .scores").first().waitFor();
     const cards = await page.locator(".memory-card").all();
