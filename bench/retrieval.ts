@@ -52,6 +52,9 @@ async function politely(send: () => Promise<Reply>): Promise<Reply> {
   }
 }
 
+/** The project a group's documents are written to and its queries asked in. */
+const projectOf = (group: string): string => `bench-${group.toLowerCase().replace(/[^a-z0-9-]/g, "-")}`;
+
 interface Stored {
   /** Document key → the id of the entry that holds it. */
   entryOf: Map<string, string>;
@@ -61,14 +64,13 @@ interface Stored {
 
 export async function storeSet(server: ServerProcess, set: RetrievalSet, writers: Credentials[]): Promise<Stored> {
   const groups = [...new Set(set.docs.map((doc) => doc.group))];
-  const projectOf = new Map(groups.map((group) => [group, `bench-${group.toLowerCase().replace(/[^a-z0-9-]/g, "-")}`]));
-  for (const project of projectOf.values()) {
+  for (const project of groups.map(projectOf)) {
     expectStatus("POST /projects", await server.client.post("/projects", { name: project }, writers[0]), 201);
     for (const writer of writers.slice(1)) expectStatus("join", await server.client.request("POST", `/projects/${project}/join`, { as: writer }), 200);
   }
   const entryOf = new Map<string, string>();
   await inParallel(set.docs, writers.length, async (doc, worker) => {
-    const reply = await politely(() => server.client.post("/memory", { content: doc.content, project: projectOf.get(doc.group) }, writers[worker]));
+    const reply = await politely(() => server.client.post("/memory", { content: doc.content, project: projectOf(doc.group) }, writers[worker]));
     if (reply.status !== 201 && reply.status !== 200) throw new Error(`POST /memory: ${reply.status} ${reply.body}`);
     const body = JSON.parse(reply.body) as { id: string };
     entryOf.set(doc.key, body.id);
@@ -119,7 +121,6 @@ async function measureSet(set: RetrievalSet, other: RetrievalSet, options: Retri
     for (let index = 1; index <= WRITERS; index++) writers.push(await server.client.registerAgent(`bench-retrieval-${index}`));
     progress(`retrieval: ${set.name}: writing ${set.docs.length} entries through POST /memory`);
     const { entryOf, groups } = await storeSet(server, set, writers);
-    const projectOf = (group: string): string => `bench-${group.toLowerCase().replace(/[^a-z0-9-]/g, "-")}`;
 
     progress(`retrieval: ${set.name}: ${queries.length} queries`);
     const embedder = await embedderLoaderFor({ EMBEDDING_MODEL: "use-lite", DATA_DIR: CACHE_DIR })();
