@@ -3,7 +3,7 @@ import { defineOperation } from "./operation.js";
 import { memoryType } from "../src/wire/memory.js";
 import { edgeRel } from "../src/wire/graph.js";
 import { centralEntry, pulse, relatedEntry } from "../src/wire/knowledge.js";
-import { idRef, limitParam, projectId } from "./schemas.js";
+import { idRef, includeCode, limitParam, projectId } from "./schemas.js";
 
 export const memoryRelated = defineOperation({
   name: "memory_related",
@@ -43,6 +43,7 @@ export const memoryCentral = defineOperation({
   input: z.strictObject({
     project: projectId.optional().describe("only this project's shared entries"),
     type: memoryType.optional(),
+    include_code: includeCode,
     limit: limitParam(100, 10),
   }),
   output: z.array(centralEntry),
@@ -62,7 +63,7 @@ export const pulseGet = defineOperation({
   kind: "read",
   access: "agent",
   http: { method: "GET", path: "/pulse" },
-  input: z.strictObject({ project: projectId.optional() }),
+  input: z.strictObject({ project: projectId.optional(), include_code: includeCode }),
   output: pulse,
   errors: ["NOT_FOUND", "UNAVAILABLE"],
   handle({ services, caller }, input) {

@@ -16,6 +16,7 @@ import {
   content,
   cursorParam,
   idRef,
+  includeCode,
   ifMatchVersion,
   limitParam,
   projectId,
@@ -83,6 +84,7 @@ export const memoryList = defineOperation({
     min_version: z.number().int().min(1).optional(),
     min_distinct_readers: z.number().int().min(0).optional(),
     source_kind: sourceKind.optional().describe("only entries with this provenance (capture: distilled from a session by the archivist; compile: describes code)"),
+    include_code: includeCode,
     include_embedding: includeEmbedding,
     order: z
       .enum(["recent", "kind"])
@@ -105,6 +107,7 @@ export const memoryList = defineOperation({
       minVersion: input.min_version,
       minDistinctReaders: input.min_distinct_readers,
       sourceKind: input.source_kind,
+      includeCode: input.include_code,
       includeEmbedding: input.include_embedding,
       order: input.order,
       cursor: input.cursor,
@@ -137,6 +140,8 @@ export const memorySearch = defineOperation({
     agent: z.string().min(1).max(64).optional().describe("author"),
     max_distance: z.number().min(0).max(2).optional().describe("cosine distance bound (1 - similarity); drops keyword-only hits"),
     confidence_min: confidence.optional(),
+    source_kind: sourceKind.optional().describe("only entries with this provenance"),
+    include_code: includeCode,
     max_content_length: z.number().int().min(1).max(1_000_000).optional().describe("truncate content to this many characters"),
     diversify: z.boolean().optional().describe("re-rank with maximal marginal relevance to avoid near-duplicates"),
     context: z.string().max(200).optional().describe("a free label recorded with the read (what the search was for)"),

@@ -62,3 +62,6 @@ export const content = z
   .describe("markdown; at most MAX_CONTENT_BYTES bytes");
 
 export const comment = z.string().max(8000).describe("recorded in the task's comment log");
+
+/** Code takes part in reads of memory only when asked for (docs/search.md "Code where it belongs"). */
+export const includeCode = z.boolean().optional().describe("also compiled entries (code), left out unless type=compiled or source_kind=compile");

@@ -74,11 +74,12 @@ missing). Exits 1 when a line was refused.
 
 ${asTheOwner}`;
 
-export const searchHelp = `usage: cairn search QUERY [--limit N] [--project P] [--type TYPE] [--tag TAG] [--json]
+export const searchHelp = `usage: cairn search QUERY [--limit N] [--project P] [--type TYPE] [--tag TAG] [--code] [--json]
 
 Searches memory (words and meaning, as agents do) and prints each hit with its id, type, project,
 author and a preview; --json prints the results as the API returns them. The owner sees every
-project's shared entries, never another agent's private ones.
+project's shared entries, never another agent's private ones. Compiled code takes part only with
+--code (or --type compiled).
 
 ${asTheOwner}`;
 

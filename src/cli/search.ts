@@ -37,6 +37,7 @@ export async function search(args: string[]): Promise<void> {
       project: { type: "string" },
       type: { type: "string" },
       tag: { type: "string" },
+      code: { type: "boolean", default: false },
       json: { type: "boolean", default: false },
     },
   });
@@ -48,6 +49,7 @@ export async function search(args: string[]): Promise<void> {
     const value = values[key];
     if (value !== undefined) query.set(key, value);
   }
+  if (values.code) query.set("include_code", "true");
   const client = new OwnerClient(ownerIdentity(configOrExit()));
   const { body: hits } = await client.json<Hit[]>(`/memory/search?${query.toString()}`);
   if (values.json) print(JSON.stringify(hits, null, 2));

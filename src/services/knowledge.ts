@@ -119,8 +119,11 @@ export class KnowledgeService {
     });
   }
 
-  async centralEntries(caller: Caller, input: { project?: string | undefined; type?: MemoryType | undefined; limit: number }): Promise<CentralEntry[]> {
-    const selection = { ...(await this.selectionFor(caller, input.project ?? null, input.project === undefined)), type: input.type };
+  async centralEntries(
+    caller: Caller,
+    input: { project?: string | undefined; type?: MemoryType | undefined; include_code?: boolean | undefined; limit: number },
+  ): Promise<CentralEntry[]> {
+    const selection = { ...(await this.selectionFor(caller, input.project ?? null, input.project === undefined)), type: input.type, code: input.include_code === true };
     const { ranked } = await this.ranked(selection);
     const top = ranked.top.slice(0, input.limit).map((entry, position) => ({ ...entry, rank: position + 1 }));
     const labels = await this.labels(top.map((entry) => entry.id));
@@ -142,13 +145,13 @@ export class KnowledgeService {
     });
   }
 
-  async pulse(caller: Caller, input: { project?: string | undefined }): Promise<Pulse> {
+  async pulse(caller: Caller, input: { project?: string | undefined; include_code?: boolean | undefined }): Promise<Pulse> {
     const reader = this.store.reader;
     // The roles that see every project get everything when they name none; an agent its current project.
     const everything = input.project === undefined && seesAllProjects(caller.role);
     let project = input.project ?? null;
     if (input.project === undefined && !everything) project = (await this.store.agents.get(reader, caller.agentId))?.current_project ?? null;
-    const selection = await this.selectionFor(caller, project, false, everything);
+    const selection = { ...(await this.selectionFor(caller, project, false, everything)), code: input.include_code === true };
     const key = selectionKey(selection);
     const held = this.pulses.get(key);
     if (held && Date.now() - held.at < PULSE_TTL_MS) return held.pulse;

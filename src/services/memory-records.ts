@@ -8,6 +8,14 @@ import type { EntrySource, MemoryChange, MemoryEntry, MemoryType, Scope, StaleRe
 export const round6 = (value: number): number => Math.round(value * 1e6) / 1e6;
 
 /** The one mapping from a stored row to the entry clients see (the embedding only when asked for). */
+/**
+ * Whether a read leaves `compiled` entries out: code takes part in searches, lists and the pulse
+ * only when the caller asks for it by type, by provenance or with `include_code`, so that one
+ * compile's thousands of entries do not bury what the team decided (docs/search.md).
+ */
+export const leavesCodeOut = (input: { type?: string | undefined; sourceKind?: string | undefined; includeCode?: boolean | undefined }): boolean =>
+  input.type !== "compiled" && input.sourceKind !== "compile" && input.includeCode !== true;
+
 export function toEntry(row: MemoryRow, embedding?: Float32Array): MemoryEntry {
   const entry: MemoryEntry = {
     id: row.id,

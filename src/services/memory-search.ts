@@ -5,9 +5,9 @@ import { now } from "../core/time.js";
 import type { Store } from "../store/store.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
-import { toEntry, round6 } from "./memory-records.js";
+import { leavesCodeOut, toEntry, round6 } from "./memory-records.js";
 import type { ReadRecorder } from "./reads.js";
-import type { MemoryType, SearchHit } from "../wire/memory.js";
+import { memoryType, type MemoryType, type SearchHit } from "../wire/memory.js";
 
 export interface SearchInput {
   q: string;
@@ -18,6 +18,8 @@ export interface SearchInput {
   agent?: string | undefined;
   max_distance?: number | undefined;
   confidence_min?: number | undefined;
+  source_kind?: "capture" | "compile" | undefined;
+  include_code?: boolean | undefined;
   max_content_length?: number | undefined;
   diversify?: boolean | undefined;
   context?: string | undefined;
@@ -45,6 +47,8 @@ export const fusedScore = (keyword: number, semantic: number): number => {
   // Divided by what the same text scores (both halves whole), so that it scores 1.
   return (Math.max(keyword, weighted) + AGREEMENT_WEIGHT * Math.min(keyword, weighted)) / (1 + AGREEMENT_WEIGHT * SEMANTIC_WEIGHT);
 };
+/** Every type but `compiled`: what the vector half looks in when code is left out. */
+const SHARED_TYPES = memoryType.options.filter((type) => type !== "compiled");
 const MMR_LAMBDA = 0.7;
 const NEAR_COPY = 0.9;
 const QUERY_WAIT_MS = 5_000;
@@ -99,13 +103,16 @@ export class MemorySearch {
     const at = now();
     const pool = Math.min(Math.max(input.limit * 4, 40), 200);
     const reader = this.store.reader;
+    const withoutCode = leavesCodeOut({ type: input.type, sourceKind: input.source_kind, includeCode: input.include_code });
+    // Only compiled entries come from compile: that provenance is a type the vector index can filter on.
+    const types = input.type !== undefined ? [input.type] : input.source_kind === "compile" ? ["compiled"] : withoutCode ? SHARED_TYPES : undefined;
 
-    const semantic = vector
+    let semantic = vector
       ? await this.store.vectors.nearest(reader, vector, pool, {
           within: { viewpoint },
           nowMs: Date.parse(at),
           ...(input.project === undefined ? {} : { projectKey: input.project ?? "" }),
-          ...(input.type === undefined ? {} : { types: [input.type] }),
+          ...(types === undefined ? {} : { types }),
           ...(input.agent === undefined ? {} : { agentId: input.agent }),
           ...(input.confidence_min === undefined ? {} : { confidenceMin: input.confidence_min }),
           ...(input.max_distance === undefined ? {} : { maxDistance: input.max_distance }),
@@ -116,9 +123,22 @@ export class MemorySearch {
     // With a distance bound, only hits with a known distance can satisfy it; the keyword list then
     // only adds its half to those that also match a word.
     const bounded = vector !== null && input.max_distance !== undefined;
-    const filters = { project: input.project, type: input.type, agent: input.agent, tag: input.tag, confidenceMin: input.confidence_min };
+    const filters = {
+      project: input.project,
+      type: input.type,
+      agent: input.agent,
+      tag: input.tag,
+      confidenceMin: input.confidence_min,
+      sourceKind: input.source_kind,
+      excludeCompiled: withoutCode,
+    };
     const keyword = words.length > 0 ? await this.store.keywords.search(reader, viewpoint, at, words, filters, pool) : { hits: [], ceiling: 0 };
 
+    // The vector index keeps no provenance: its hits are held to `source_kind` by their rows.
+    if (input.source_kind !== undefined && semantic.length > 0) {
+      const rows = await this.store.memory.byPks(reader, semantic.map((hit) => hit.pk));
+      semantic = semantic.filter((hit) => rows.get(hit.pk)?.source_kind === input.source_kind);
+    }
     const halves = new Map<number, { keyword: number; semantic: number; similarity: number | null; matchedSemantic: boolean; matchedKeyword: boolean }>();
     for (const hit of semantic) {
       const similarity = 1 - hit.distance;

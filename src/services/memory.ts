@@ -11,7 +11,7 @@ import { clearStaleMark } from "./compile/staleness.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { OverlapFinder } from "./memory-overlap.js";
-import { contentKey, newMemoryRow, toChange, toEntry, vectorMetaOf, round6 } from "./memory-records.js";
+import { contentKey, leavesCodeOut, newMemoryRow, toChange, toEntry, vectorMetaOf, round6 } from "./memory-records.js";
 import type { MemoryWrites } from "./memory-writes.js";
 import { decodeCursor, isKeyset, isRankedKeyset, pageOf, type Page } from "./paging.js";
 import type { Quotas } from "./quotas.js";
@@ -52,6 +52,8 @@ export interface ListInput extends MemoryFilters {
   cursor?: string | undefined;
   limit: number;
   includeEmbedding?: boolean | undefined;
+  /** Also compiled entries, which a listing leaves out unless its type or provenance names them. */
+  includeCode?: boolean | undefined;
 }
 
 const DIRECTIVE_DENIED = "directive writes require elevated permission";
@@ -241,7 +243,8 @@ export class MemoryService {
     const order = input.order ?? "recent";
     const after = decodeCursor(input.cursor, order === "kind" ? isRankedKeyset : isKeyset);
     const reader = this.store.reader;
-    const rows = await this.store.memory.list(reader, viewpointOf(caller), now(), input, after, input.limit + 1, order);
+    const filters = { ...input, excludeCompiled: leavesCodeOut(input) };
+    const rows = await this.store.memory.list(reader, viewpointOf(caller), now(), filters, after, input.limit + 1, order);
     const vectors = input.includeEmbedding ? await this.store.vectors.get(reader, rows.map((row) => row.pk)) : undefined;
     const keyOf = (row: MemoryRow) => (order === "kind" ? { rank: kindRank(row.type), at: row.updated_at, pk: row.pk } : { at: row.updated_at, pk: row.pk });
     return pageOf(rows, input.limit, (row) => toEntry(row, vectors?.get(row.pk)), keyOf);

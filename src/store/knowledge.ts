@@ -25,6 +25,8 @@ export interface GraphSelection {
   projects: string[] | null;
   global: boolean;
   type?: MemoryType | undefined;
+  /** Whether `compiled` entries take part when no type is named (docs/search.md: code only when asked for). */
+  code?: boolean | undefined;
 }
 
 /** A node of a selection, newest change first. */

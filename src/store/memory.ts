@@ -66,6 +66,8 @@ export interface MemoryFilters {
   minVersion?: number | undefined;
   minDistinctReaders?: number | undefined;
   sourceKind?: string | undefined;
+  /** Leave `compiled` entries out (code takes part only when asked for: docs/search.md). */
+  excludeCompiled?: boolean | undefined;
 }
 
 export interface Keyset {
@@ -176,7 +178,7 @@ export interface MemoryStore {
   visibleIds(r: Reader, viewpoint: Viewpoint, ids: string[]): Promise<Set<string>>;
   /** A project's shared entries not deleted (private entries stay their authors'). */
   projectShared(r: Reader, project: string): Promise<MemoryRow[]>;
-  /** Visible entries whose last change came after `afterSeq`, in the order the changes committed. */
+  /** Visible entries but compiled ones whose last change came after `afterSeq`, in the order the changes committed. */
   changesSince(r: Reader, viewpoint: Viewpoint, afterSeq: number, limit: number): Promise<MemoryRow[]>;
   /** Records that the entry's latest change is the one announced by the event `seq` (in the same transaction). */
   setChangeSeq(tx: Tx, id: string, seq: number): Promise<void>;

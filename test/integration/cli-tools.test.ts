@@ -202,6 +202,18 @@ describe("cairn search", () => {
     const none = await cairn(["search", "xylophone quartet"], envFor(target));
     expect(none.stdout.trim()).toBe("no matches");
   });
+
+  it("leaves compiled code out unless --code asks for it", async () => {
+    const target = await server();
+    const alice = await target.agent("alice");
+    const note = await write(target, alice, { content: "Nightly reset of the staging database happens at two", project: null });
+    const unit = { path: "ops/reset.ts", symbol: "resetStaging", kind: "function", lang: "typescript", start_line: 1, end_line: 5, sha: "a".repeat(64), signature: "function resetStaging(): void", description: "Resets the staging database.", deps: [] };
+    const compiled = await target.request<{ memory_ids: string[] }>("/compile", { as: alice, body: { project: null, units: [unit] } });
+    expect(compiled.status, compiled.text).toBe(200);
+    const ids = async (...extra: string[]) => (JSON.parse((await cairn(["search", "staging database reset", "--json", ...extra], envFor(target))).stdout) as { id: string }[]).map((hit) => hit.id).sort();
+    expect(await ids()).toEqual([note]);
+    expect(await ids("--code")).toEqual([note, compiled.body.memory_ids[0]].sort());
+  });
 });
 
 describe("cairn agent list", () => {

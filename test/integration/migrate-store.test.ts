@@ -124,7 +124,7 @@ async function snapshot(target: TestServer, agents: Credentials[]): Promise<Reco
   const views: Record<string, unknown> = {};
   for (const agent of agents) {
     views[agent.agentId] = {
-      memory: await ok(target, "/memory?limit=500", agent),
+      memory: await ok(target, "/memory?limit=500&include_code=true", agent),
       // Every authenticated request may renew the caller's claims: the lease is checked apart.
       tasks: withoutLease(await ok(target, "/tasks?limit=500", agent)),
       decisions: await ok(target, "/decisions?include_superseded=true&limit=500", agent),

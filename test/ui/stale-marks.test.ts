@@ -43,7 +43,14 @@ describeInBrowser("Stale marks", () => {
     const card = page.locator(`.memory-card[data-entry-id="${entry}"]`);
     await card.waitFor({ timeout: 10_000 });
     expect(await card.locator(".pill-stale").count()).toBe(0);
+    // Code is listed only when asked for: "all but code" is the default.
     const compiledCard = page.locator(`.memory-card[data-entry-id="${compiled}"]`);
+    expect(await compiledCard.count()).toBe(0);
+    const typeFilter = page.locator(".filters").getByLabel("Type");
+    expect(await typeFilter.locator("option:checked").textContent()).toBe("all but code");
+    await typeFilter.selectOption({ label: "all with code" });
+    await compiledCard.waitFor({ timeout: 10_000 });
+    await card.waitFor();
     expect(await compiledCard.locator(".compiled-source").textContent()).toBe(`compiled from src/a.ts::f at ${OLD.slice(0, 8)}, commit 4f2a9c1e7d`);
     // Only compile changes a compiled entry: the card offers no Edit, though its author may delete it.
     expect(await compiledCard.getByRole("button", { name: "Edit" }).count()).toBe(0);

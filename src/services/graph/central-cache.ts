@@ -10,7 +10,7 @@ export interface RankedSelection extends SelectionRanking {
 const CAPACITY = 32;
 
 export const selectionKey = (selection: GraphSelection): string =>
-  JSON.stringify([selection.projects === null ? null : [...selection.projects].sort(), selection.global, selection.type ?? null]);
+  JSON.stringify([selection.projects === null ? null : [...selection.projects].sort(), selection.global, selection.type ?? null, selection.code === true]);
 
 /**
  * Ranks per selection, kept until the selection changes: a change to any entry or edge of its

@@ -65,6 +65,7 @@ export class SqlKnowledgeReads implements KnowledgeReads {
   private member(alias: string, selection: GraphSelection, nowIso: string): SqlFragment {
     const where = new Where().add(`${alias}.scope = 'project'`).fragment(this.inProjects(`${alias}.project`, selection)).fragment(live(alias, nowIso));
     if (selection.type !== undefined) where.add(`${alias}.type = ?`, selection.type);
+    else if (!selection.code) where.add(`${alias}.type <> 'compiled'`);
     return { sql: where.sql, params: where.params };
   }
 
@@ -129,7 +130,10 @@ export class SqlKnowledgeReads implements KnowledgeReads {
   }
 
   async edgeKeys(r: Reader, selection: GraphSelection, limit: number): Promise<EdgeKey[]> {
-    const where = this.inProjects("e.project", selection);
+    const where = new Where().fragment(this.inProjects("e.project", selection));
+    // Compile's edges have a compiled entry at one end at least: without code they would only use up the bound.
+    const withCode = selection.type === undefined ? selection.code === true : selection.type === "compiled";
+    if (!withCode) where.add("e.rel NOT IN ('grounds', 'depends_on')");
     const rows = await this.db.all<EdgeKey>(r, `SELECT e.src_pk, e.dst_pk, e.rel FROM graph_edges e WHERE ${where.sql} LIMIT ?`, ...where.params, limit);
     return rows.map((row) => ({ src_pk: Number(row.src_pk), dst_pk: Number(row.dst_pk), rel: row.rel }));
   }

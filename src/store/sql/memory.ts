@@ -53,6 +53,7 @@ export function addMemoryFilters(filters: MemoryFilters, clause: MemoryClause): 
   if (filters.minVersion !== undefined) add("m.version >= ?", filters.minVersion);
   if (filters.minDistinctReaders !== undefined) add("m.distinct_readers >= ?", filters.minDistinctReaders);
   if (filters.sourceKind !== undefined) add("m.source_kind = ?", filters.sourceKind);
+  if (filters.excludeCompiled) add("m.type <> 'compiled'");
 }
 
 /** Entries `m` visible to `viewpoint` and live (not deleted, not expired at `nowIso`). */
@@ -295,9 +296,10 @@ export class SqlMemory implements MemoryStore {
 
   changesSince(r: Reader, viewpoint: Viewpoint, afterSeq: number, limit: number): Promise<MemoryRow[]> {
     const visible = visibleMemory("m", viewpoint);
+    // Code is not news: a compile's entries would fill every session's delta (docs/search.md).
     return this.db.all<MemoryRow>(
       r,
-      `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE m.change_seq > ? AND ${visible.sql} ORDER BY m.change_seq LIMIT ?`,
+      `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE m.change_seq > ? AND m.type <> 'compiled' AND ${visible.sql} ORDER BY m.change_seq LIMIT ?`,
       afterSeq,
       ...visible.params,
       limit,

@@ -21,7 +21,8 @@ import { TYPE_ORDER } from "./memory-order.js";
 import { MemoryWriteDialog } from "./memory-write.js";
 
 interface Filters {
-  type: "" | MemoryType;
+  /** "": every type but code (what the server lists unless asked); "all": code too. */
+  type: "" | "all" | MemoryType;
   project: string;
   tag: string;
   agent: string;
@@ -33,7 +34,8 @@ const SEARCH_MAX = 100;
 
 function filterParams(filters: Filters) {
   return {
-    type: filters.type || undefined,
+    type: filters.type === "all" ? undefined : filters.type || undefined,
+    include_code: filters.type === "all" ? true : undefined,
     project: projectValue(filters.project),
     tag: filters.tag.trim() || undefined,
     agent: filters.agent || undefined,
@@ -97,7 +99,8 @@ export function MemoryTab() {
         <legend class="visually-hidden">Filters</legend>
         <Field label="Type">
           <select value={filters.type} onChange={(event) => set({ type: event.currentTarget.value as Filters["type"] })}>
-            <option value="">any type</option>
+            <option value="">all but code</option>
+            <option value="all">all with code</option>
             {TYPE_ORDER.map((type) => (
               <option key={type} value={type}>
                 {type}
@@ -174,7 +177,11 @@ function EntryList({ filters, actions }: { filters: Filters; actions: CardAction
   useLiveRefresh(["memory.*"], paged.refresh);
   return (
     <section aria-label="Entries" class="card-list-section">
-      <PagedList paged={paged} empty={filters.type || filters.project || filters.tag || filters.agent ? "No entry matches these filters." : "No memory yet. Write the first entry with “New entry”."}>
+      <PagedList paged={paged} empty={
+          filters.type || filters.project || filters.tag || filters.agent
+            ? "No entry matches these filters."
+            : "No memory yet (compiled code is listed with “all with code”). Write the first entry with “New entry”."
+        }>
         {(items) => (
           <div class="card-list">
             {items.map((entry) => (

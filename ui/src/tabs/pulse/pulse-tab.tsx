@@ -55,8 +55,10 @@ function scopeText(pulse: Pulse, asked: string): string {
 export function PulseTab() {
   const { projects } = useApp();
   const [project, setProject] = useState("");
+  const [code, setCode] = useState(false);
   const [entry, setEntry] = useState<string | undefined>(undefined);
-  const pulse = useLoad(async () => (await api.get<Pulse>("/pulse" + query({ project: project || undefined }))).data, [project]);
+  // Compiled code takes part only when asked for: a compile's thousands of entries would fill the picture.
+  const pulse = useLoad(async () => (await api.get<Pulse>("/pulse" + query({ project: project || undefined, include_code: code || undefined }))).data, [project, code]);
   useLivePulse(pulse.data?.generated_at, pulse.reload);
   const data = pulse.data;
 
@@ -75,6 +77,10 @@ export function PulseTab() {
               ))}
             </select>
           </Field>
+          <label class="check filter-check">
+            <input type="checkbox" checked={code} onChange={(event) => setCode(event.currentTarget.checked)} />
+            Include compiled code
+          </label>
         </fieldset>
         {data && (
           <p class="pulse-scope muted small" role="status">
