@@ -65,8 +65,7 @@ export const blueprintInstantiate = defineOperation({
   name: "blueprint_instantiate",
   title: "Run a blueprint",
   description:
-    "Turn a blueprint into tasks at once, each waiting on the tasks it needs (fan-outs expand when their source " +
-    "completes). `dry_run`: show the tasks, create nothing.",
+    "Turn a blueprint into tasks, each waiting on the tasks it needs. `dry_run`: show them, create nothing.",
   kind: "create",
   access: "agent",
   http: { method: "POST", path: "/blueprints/:name/instantiate", otherStatuses: [{ status: 200, description: "dry_run: the tasks it would create" }] },

@@ -8,9 +8,7 @@ export const captureAdd = defineOperation({
   name: "capture_add",
   title: "Hand session text to the archivist",
   description:
-    "Hand raw session text (a transcript excerpt, a summary before compaction) to the archivist, which distils its " +
-    "durable facts into memory. Secrets are redacted; only you and the archivist can read it. The same text again " +
-    "in a session within a day returns the first, with `duplicate_of`.",
+    "Hand raw session text (a transcript excerpt, a summary) to the archivist, which distils its lasting facts into memory. Secrets are redacted; only you and the archivist read it.",
   kind: "create",
   access: "agent",
   http: { method: "POST", path: "/captures", otherStatuses: [{ status: 200, description: "a duplicate: the earlier capture, with duplicate_of" }] },

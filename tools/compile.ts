@@ -55,7 +55,8 @@ export const compileCheck = defineOperation({
   name: "compile_check",
   title: "Check code against its anchors",
   // Listed in the standard tool set, so every word here is in every session's prompt.
-  description: "Whether each piece of code is fresh, stale (its sha changed) or unknown (never compiled), with its compiled entry's id.",
+  description:
+    "For each piece of code: fresh, stale (its sha changed) or unknown (never compiled), with its compiled entry's id.",
   kind: "read",
   access: "agent",
   http: { method: "POST", path: "/compile/check" },

@@ -14,9 +14,7 @@ export const decisionRecord = defineOperation({
   name: "decision_record",
   title: "Record a decision",
   description:
-    "Record a choice others should build on: the `decision` in a line, its `rationale`, the `alternatives` you " +
-    "rejected, the `task_id` it settles (its log gets a comment) and the `memory_refs` it rests on, all of one " +
-    "project. Never edited: to change course, record one that `supersedes` it.",
+    "Record a choice others should build on: the `decision` in a line, its `rationale`, the `alternatives` rejected, the `task_id` it settles, the `memory_refs` it rests on. Never edited: record one that `supersedes` it.",
   kind: "create",
   access: "agent",
   http: { method: "POST", path: "/decisions" },
@@ -41,8 +39,7 @@ export const decisionList = defineOperation({
   name: "decision_list",
   title: "List decisions",
   description:
-    "Decisions you can see, newest first: check them before reopening a settled question. `agent` is who recorded " +
-    "one; `q` keywords must all appear in the decision or its rationale; superseded ones only with `include_superseded`.",
+    "Decisions you can see, newest first: check them before reopening a settled question. `q`: words all in the decision or its rationale.",
   kind: "list",
   access: "agent",
   http: { method: "GET", path: "/decisions" },

@@ -80,8 +80,7 @@ export const eventWait = defineOperation({
   name: "event_wait",
   title: "Wait for an event",
   description:
-    "Wait for an event you may see, of one of `types`, that happens after the call began (or after `after_seq`), " +
-    "and return it; nothing when `timeout` seconds (1–60, default 30) pass first. Use it instead of polling.",
+    "Wait for an event of one of `types` after this call (or after `after_seq`) and return it; nothing after `timeout` seconds (1-60, default 30). Use it instead of polling.",
   kind: "read",
   access: "agent",
   http: { method: "GET", path: "/events/wait", otherStatuses: [{ status: 204, description: "nothing happened before the timeout" }] },

@@ -119,7 +119,7 @@ export class OperationGateway {
   readonly log: Logger;
   readonly ui: UiSessionPort;
   readonly oauth: Pick<OAuthService, "issue">;
-  readonly metrics: Pick<MetricsService, "snapshot" | "eventCounts">;
+  readonly metrics: Pick<MetricsService, "snapshot" | "eventCounts" | "served" | "tokensServed">;
   readonly maintenance: MaintenancePort;
 
   constructor(private readonly services: Services) {

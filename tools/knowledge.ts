@@ -9,8 +9,7 @@ export const memoryRelated = defineOperation({
   name: "memory_related",
   title: "Entries related to one entry",
   description:
-    "Before deep work on entry `id`: what memory links to it (typed links, and its nearest entries by meaning with " +
-    "include_similar), strongest first, each with its `path`. Contradicting entries come too: read them first.",
+    "Entries linked to `id` (and its nearest by meaning), strongest first, each with its `path`. Read contradicting ones first.",
   kind: "read",
   access: "agent",
   http: { method: "GET", path: "/memory/:id/related" },

@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { defineOperation, reply } from "./operation.js";
+import { compactWrite } from "../src/services/memory-records.js";
 import {
   bulkDeleteResult,
+  compactHit,
+  compactWriteResult,
   confidence,
   memoryChange,
   memoryEntry,
@@ -14,9 +17,11 @@ import {
 } from "../src/wire/memory.js";
 import {
   content,
+  compactFlag,
   cursorParam,
   idRef,
   includeCode,
+  maxTokens,
   ifMatchVersion,
   limitParam,
   projectId,
@@ -24,18 +29,14 @@ import {
   timestampInput,
 } from "./schemas.js";
 
-const projectFilter = projectId.nullable().optional().describe("only this project; null (or empty) for global entries");
+const projectFilter = projectId.nullable().optional().describe("only this project; null (or empty): global entries");
 const includeEmbedding = z.boolean().optional().describe("include the stored embedding vector");
 
 export const memoryWrite = defineOperation({
   name: "memory_write",
   title: "Write a memory entry",
   description:
-    "Store a finding, decision or piece of knowledge in shared memory. If a near-identical entry of the same type, " +
-    "project and scope exists, nothing new is written: that entry is reinforced and returned with `duplicate_of`. " +
-    "Otherwise you get the new entry and `similar` (up to 3 overlapping entries worth reading). `type` is memory " +
-    "(default), doc, skill or directive (needs elevated permission, DIRECTIVE_WRITERS). `scope=agent` keeps it " +
-    "private to you.",
+    "Save what you learned for the team. A near-identical entry (same type, project and scope) is reinforced instead and returned, with `duplicate_of`; a new entry comes with `similar` entries worth reading. `scope=agent` keeps it private.",
   kind: "create",
   access: "agent",
   http: {
@@ -45,30 +46,31 @@ export const memoryWrite = defineOperation({
   },
   input: z.strictObject({
     content,
-    type: z.enum(["memory", "doc", "directive", "skill"]).optional().describe("default memory"),
-    scope: scope.optional().describe("project (default): visible to the project; agent: only you"),
-    project: projectId.nullable().optional().describe("omitted: your current project; null: global"),
+    type: z.enum(["memory", "doc", "directive", "skill"]).optional().describe("default memory; directive needs DIRECTIVE_WRITERS"),
+    scope: scope.optional().describe("default project"),
+    project: projectId.nullable().optional().describe("default: your current project; null: global"),
     tags: tags.optional(),
-    confidence: confidence.optional().describe("0 to 1, default 1; always 1 for directives"),
-    parents: z.array(z.uuid()).max(32).optional().describe("ids of entries this one derives from"),
-    expires_at: timestampInput.nullable().optional().describe("after this time the entry disappears"),
-    allow_duplicate: z.boolean().optional().describe("write even when a duplicate exists"),
+    confidence: confidence.optional().describe("0-1, default 1"),
+    parents: z.array(z.uuid()).max(32).optional().describe("ids of entries it derives from"),
+    expires_at: timestampInput.nullable().optional().describe("when it disappears"),
+    allow_duplicate: z.boolean().optional().describe("write even if a duplicate exists"),
     source: writableSource.optional().describe("archivist only: a fact distilled from a capture, written as its author's"),
+    compact: compactFlag.describe("answer with {id, version, created, duplicate_of?, similarity?, similar?} instead of the entry"),
   }),
-  output: memoryWriteResult,
+  output: z.union([memoryWriteResult, compactWriteResult]),
   errors: ["FORBIDDEN", "NOT_FOUND", "PAYLOAD_TOO_LARGE", "CONFLICT"],
-  handle({ services, caller }, input) {
-    return services.memory.write(caller, input);
+  async handle({ services, caller }, input) {
+    const { compact, ...write } = input;
+    return { written: await services.memory.write(caller, write), compact: compact === true };
   },
-  respond: (result) => reply(result.entry, { status: result.created ? 201 : 200 }),
+  respond: ({ written, compact }) => reply(compact ? compactWrite(written) : written.entry, { status: written.created ? 201 : 200 }),
 });
 
 export const memoryList = defineOperation({
   name: "memory_list",
   title: "List memory entries",
   description:
-    "List the entries you can see, newest change first, with filters. Directives are included unless filtered " +
-    "out; `type` directive, `scope` project and a `project` read one project's directives.",
+    "Entries you can see, newest change first. Compiled code is left out unless `include_code`.",
   kind: "list",
   access: "agent",
   http: { method: "GET", path: "/memory" },
@@ -120,19 +122,19 @@ export const memorySearch = defineOperation({
   name: "memory_search",
   title: "Search memory",
   description:
-    "Find entries by meaning and by keywords at once (vector similarity and BM25, fused into one 0-1 score). Search before " +
-    "starting work to reuse what the team already knows. Filters apply before ranking, so `limit` is honoured. " +
-    "Each hit has `similarity` (cosine, null for keyword-only hits) and `match`. Without an embedding model the " +
-    "search is keyword-only.",
+    "Search shared memory by meaning and keywords, best first (`score` 0-1). Search before starting work. Compiled code is left out unless `include_code`.",
   kind: "read",
   access: "agent",
   http: {
     method: "GET",
     path: "/memory/search",
-    responseHeaders: { "X-Search-Mode": "hybrid, or keyword when embeddings are unavailable" },
+    responseHeaders: {
+      "X-Search-Mode": "hybrid, or keyword when embeddings are unavailable",
+      "X-Left-Out": "with max_tokens: how many hits qualified but did not fit",
+    },
   },
   input: z.strictObject({
-    q: z.string().trim().min(1).max(2000).describe("what to look for, in plain words"),
+    q: z.string().trim().min(1).max(2000).describe("in plain words"),
     limit: limitParam(100, 10),
     project: projectFilter,
     tag: z.string().min(1).max(64).optional(),
@@ -146,11 +148,15 @@ export const memorySearch = defineOperation({
     diversify: z.boolean().optional().describe("re-rank with maximal marginal relevance to avoid near-duplicates"),
     context: z.string().max(200).optional().describe("a free label recorded with the read (what the search was for)"),
     include_embedding: includeEmbedding,
+    compact: compactFlag.describe("each hit as {id, type, score, age, headline, snippet?}"),
+    max_tokens: maxTokens,
   }),
-  output: z.array(searchHit),
+  output: z.array(z.union([searchHit, compactHit])),
   async handle({ services, caller }, input) {
     const result = await services.search.search(caller, input);
-    return reply(result.hits, { headers: { "X-Search-Mode": result.mode } });
+    const headers: Record<string, string> = { "X-Search-Mode": result.mode };
+    if (input.max_tokens !== undefined) headers["X-Left-Out"] = String(result.leftOut);
+    return reply(result.hits, { headers });
   },
 });
 
@@ -197,7 +203,8 @@ export const memoryDirectives = defineOperation({
 export const memoryGet = defineOperation({
   name: "memory_get",
   title: "Read a memory entry",
-  description: "One entry by id or unique id prefix. Its `version` is what memory_update takes as `if_match`.",
+  description:
+    "One entry by id or unique prefix. Its `version` is memory_update's `if_match`.",
   kind: "read",
   access: "agent",
   http: { method: "GET", path: "/memory/:id", responseHeaders: { ETag: 'the entry version, quoted: "3"' } },
@@ -218,9 +225,7 @@ export const memoryUpdate = defineOperation({
   name: "memory_update",
   title: "Update a memory entry",
   description:
-    "Change an entry's content, tags, confidence, type, scope, project or expiry. Allowed for its author; for " +
-    "entries other than directives also for the archivist and owners. With `if_match` (the version you read) a " +
-    "change made since is not overwritten: the update is refused. A real change bumps `version`.",
+    "Change an entry: its author, or the archivist or an owner (not a directive). With `if_match` (the version you read) it is refused if changed since.",
   kind: "update",
   access: "agent",
   http: { method: "PATCH", path: "/memory/:id", headers: { if_match: "if-match" } },
@@ -246,7 +251,8 @@ export const memoryUpdate = defineOperation({
 export const memoryDelete = defineOperation({
   name: "memory_delete",
   title: "Delete a memory entry",
-  description: "Soft-delete an entry (same permission as update). It disappears from every read; delta reports a tombstone.",
+  description:
+    "Delete an entry (the same rights as update); delta reports a tombstone.",
   kind: "delete",
   access: "agent",
   http: { method: "DELETE", path: "/memory/:id" },

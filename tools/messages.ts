@@ -9,8 +9,7 @@ export const messageSend = defineOperation({
   name: "message_send",
   title: "Send a message",
   description:
-    "Send to one agent (its id), to every agent (`broadcast`) or to a project's members (`project:<id>`, members " +
-    "only). Each recipient has its own read state. `reply_to` threads it under an earlier message.",
+    "Send to an agent (its id), to everyone (`broadcast`) or to a project's members (`project:<id>`). `reply_to` threads it.",
   kind: "create",
   access: "agent",
   http: { method: "POST", path: "/messages" },
@@ -32,7 +31,8 @@ export const messageSend = defineOperation({
 export const messageInbox = defineOperation({
   name: "message_inbox",
   title: "Your unread messages",
-  description: "Unread messages to you (direct, broadcast, your projects'), oldest first. Reading them here does not mark them read.",
+  description:
+    "Your unread messages (direct, broadcast, your projects'), oldest first; not marked read.",
   kind: "list",
   access: "agent",
   http: { method: "GET", path: "/messages/inbox" },
@@ -60,7 +60,8 @@ export const messageUnreadCount = defineOperation({
 export const messageConsume = defineOperation({
   name: "message_consume",
   title: "Take your unread messages",
-  description: "Return your unread messages and mark exactly those read, atomically. A retry with the same idempotency key returns the same batch.",
+  description:
+    "Your unread messages, marked read in the same step. A retry with the same idempotency key returns the same batch.",
   kind: "action",
   access: "agent",
   http: { method: "POST", path: "/messages/inbox/consume" },

@@ -56,7 +56,8 @@ export const projectMine = defineOperation({
 export const projectJoin = defineOperation({
   name: "project_join",
   title: "Join a project",
-  description: "Join a project and make it your current one: writes that name no project go there.",
+  description:
+    "Join a project; it becomes your current one, where writes naming no project go.",
   kind: "action",
   access: "agent",
   http: { method: "POST", path: "/projects/:id/join" },

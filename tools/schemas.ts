@@ -64,4 +64,10 @@ export const content = z
 export const comment = z.string().max(8000).describe("recorded in the task's comment log");
 
 /** Code takes part in reads of memory only when asked for (docs/search.md "Code where it belongs"). */
-export const includeCode = z.boolean().optional().describe("also compiled entries (code), left out unless type=compiled or source_kind=compile");
+export const includeCode = z.boolean().optional().describe("also compiled code (left out unless type=compiled or source_kind=compile)");
+
+/** A read's answer in compact form (MCP's default: a tool takes `verbose` instead). */
+export const compactFlag = z.boolean().optional();
+
+/** A budget for what a read answers, in tokens (4 characters of JSON each): filled best first, nothing cut, the rest counted. */
+export const maxTokens = z.number().int().min(100).max(1_000_000).optional().describe("fit the answer in this many tokens; what does not fit is counted");

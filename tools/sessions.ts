@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { contextPack, handoff } from "../src/wire/sessions.js";
-import { agentId, cursorParam, limitParam } from "./schemas.js";
+import { agentId, cursorParam, limitParam, maxTokens } from "./schemas.js";
 
 const lines = z.array(z.string().max(2000)).max(100);
 
@@ -9,8 +9,7 @@ export const sessionHandoff = defineOperation({
   name: "session_handoff",
   title: "Hand off at the end of a session",
   description:
-    "Save where you stopped: a summary, the tasks in progress, next steps and the entries that matter. The next " +
-    "session gets it back from session_start.",
+    "Save where you stopped (summary, tasks in progress, next steps, entries that matter) for your next session_start.",
   kind: "create",
   access: "agent",
   http: { method: "POST", path: "/sessions/handoff" },
@@ -33,15 +32,14 @@ export const sessionStart = defineOperation({
   name: "session_start",
   title: "Start a session",
   description:
-    "Everything a session starts with, in one call: your last handoff, the memory changed since you last looked, " +
-    "unread messages, your claimed tasks and the standing directives. Moves your memory cursor unless `peek`.",
+    "Start every session here: your last handoff, memory changed since you last looked, unread messages, your claimed tasks and the directives. Moves your memory cursor unless `peek`.",
   kind: "read",
   access: "agent",
   http: { method: "GET", path: "/sessions/handoff" },
-  input: z.strictObject({ peek: z.boolean().optional().describe("do not move the memory cursor") }),
+  input: z.strictObject({ peek: z.boolean().optional().describe("do not move the memory cursor"), max_tokens: maxTokens }),
   output: contextPack,
   handle({ services, caller }, input) {
-    return services.sessions.load(caller, caller.agentId, input.peek ?? false);
+    return services.sessions.load(caller, caller.agentId, input.peek ?? false, input.max_tokens);
   },
 });
 
@@ -54,11 +52,11 @@ export const sessionLoadAgent = defineOperation({
   kind: "read",
   access: "agent",
   http: { method: "GET", path: "/sessions/handoff/:agent_id" },
-  input: z.strictObject({ agent_id: agentId, peek: z.boolean().optional().describe("for yourself: do not move the memory cursor") }),
+  input: z.strictObject({ agent_id: agentId, peek: z.boolean().optional().describe("for yourself: do not move the memory cursor"), max_tokens: maxTokens }),
   output: contextPack,
   errors: ["NOT_FOUND", "FORBIDDEN"],
   handle({ services, caller }, input) {
-    return services.sessions.load(caller, input.agent_id, input.agent_id !== caller.agentId || (input.peek ?? false));
+    return services.sessions.load(caller, input.agent_id, input.agent_id !== caller.agentId || (input.peek ?? false), input.max_tokens);
   },
 });
 

@@ -10,9 +10,7 @@ export const taskCreate = defineOperation({
   name: "task_create",
   title: "Create a task",
   description:
-    "Create a unit of work for any agent to claim. `depends_on` lists tasks that must be completed first " +
-    "(the task is blocked until then); `assigned_to` reserves it for one agent. Goes to your current project " +
-    "unless `project` says otherwise (null: global).",
+    "Create a task for any agent to claim; blocked until its `depends_on` tasks are completed. `assigned_to` reserves it. Default project: your current one (null: global).",
   kind: "create",
   access: "agent",
   http: { method: "POST", path: "/tasks" },
@@ -37,7 +35,8 @@ export const taskCreate = defineOperation({
 export const taskList = defineOperation({
   name: "task_list",
   title: "List tasks",
-  description: "Tasks you can see, newest first. `unblocked=true` keeps open tasks whose dependencies are all completed.",
+  description:
+    "Tasks you can see, newest first. `unblocked=true`: open tasks whose dependencies are all completed.",
   kind: "list",
   access: "agent",
   http: { method: "GET", path: "/tasks" },
@@ -84,8 +83,7 @@ export const taskRecommended = defineOperation({
   name: "task_recommended",
   title: "Tasks to take next",
   description:
-    "Open, unblocked tasks you may claim, best first: by your earned affinity for their tags (completions " +
-    "raise it, failures lower it), then priority, then age.",
+    "Open, unblocked tasks for you, best first: your record on their tags, then priority, then age.",
   kind: "read",
   access: "agent",
   http: { method: "GET", path: "/tasks/recommended" },
@@ -114,7 +112,8 @@ export const taskGet = defineOperation({
 export const taskUpdate = defineOperation({
   name: "task_update",
   title: "Update a task",
-  description: "Change title, description, priority, tags, due date or expected outcome. By its creator, its assignee or an owner; not once completed or failed.",
+  description:
+    "Change a task's title, description, priority, tags, due date or expected outcome: its creator, assignee or an owner, until it is finished.",
   kind: "update",
   access: "agent",
   http: { method: "PATCH", path: "/tasks/:id" },
@@ -138,9 +137,7 @@ export const taskClaim = defineOperation({
   name: "task_claim",
   title: "Claim a task",
   description:
-    "Take an open, unblocked task before working on it. Exactly one of several racing agents wins; the others are " +
-    "refused (`task not open` or `task is blocked`). Any call of yours, or task_heartbeat, keeps the claim alive; a " +
-    "silent claim lapses after TASK_LEASE_SECONDS.",
+    "Claim an open, unblocked task before working on it; of racing agents one wins. Your calls keep the claim alive; a silent claim lapses after TASK_LEASE_SECONDS.",
   kind: "action",
   access: "agent",
   http: { method: "POST", path: "/tasks/:id/claim" },
@@ -155,7 +152,8 @@ export const taskClaim = defineOperation({
 export const taskUnclaim = defineOperation({
   name: "task_unclaim",
   title: "Release a claim",
-  description: "Give a claimed task back: it is open again. By its assignee, or by an owner for any claim.",
+  description:
+    "Give a claimed task back: it is open again. Its assignee, or an owner.",
   kind: "action",
   access: "agent",
   http: { method: "POST", path: "/tasks/:id/unclaim" },
@@ -170,7 +168,8 @@ export const taskUnclaim = defineOperation({
 export const taskComplete = defineOperation({
   name: "task_complete",
   title: "Complete a task",
-  description: "Finish a claimed task (assignee only), optionally with `output` (any JSON up to 64 KiB, stored as `result`). Unblocks its dependents.",
+  description:
+    "Finish your claimed task, optionally with `output` (JSON up to 64 KiB, stored as `result`). Unblocks its dependents.",
   kind: "action",
   access: "agent",
   http: { method: "POST", path: "/tasks/:id/complete" },
@@ -185,7 +184,8 @@ export const taskComplete = defineOperation({
 export const taskFail = defineOperation({
   name: "task_fail",
   title: "Fail a task",
-  description: "Record that a claimed task could not be done (assignee only). Its creator or an owner may reopen it.",
+  description:
+    "Record that your claimed task could not be done. Its creator or an owner may reopen it.",
   kind: "action",
   access: "agent",
   http: { method: "POST", path: "/tasks/:id/fail" },
@@ -245,7 +245,8 @@ export const taskComments = defineOperation({
 export const taskComment = defineOperation({
   name: "task_comment",
   title: "Comment on a task",
-  description: "Add a free-form comment to a task's log.",
+  description:
+    "Add a comment to a task's log.",
   kind: "create",
   access: "agent",
   http: { method: "POST", path: "/tasks/:id/comments" },

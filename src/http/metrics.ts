@@ -149,6 +149,26 @@ export class ServerMetrics {
         for (const [type, count] of gateway.metrics.eventCounts()) this.inc({ type }, count);
       },
     });
+    new Counter({
+      name: "cairn_agent_tokens_served_total",
+      help: "Tokens (4 characters of the answer each) served to each agent by this server process since it started, over REST and MCP",
+      labelNames: ["agent"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [agent, tokens] of gateway.metrics.tokensServed().byAgent) this.inc({ agent }, tokens);
+      },
+    });
+    new Counter({
+      name: "cairn_tokens_served_total",
+      help: "Tokens (4 characters of the answer each) served to agents by this server process since it started, by operation (a tool's name over MCP) and transport",
+      labelNames: ["operation", "transport"],
+      registers,
+      collect() {
+        this.reset();
+        for (const { operation, transport, tokens } of gateway.metrics.tokensServed().byOperation) this.inc({ operation, transport }, tokens);
+      },
+    });
     new Gauge({
       name: "cairn_archivist_lease_held",
       help: "1 while an archivist holds the lease (labelled with its holder name), else 0",

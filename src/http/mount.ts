@@ -9,6 +9,7 @@ import { inputLayout } from "../../tools/layout.js";
 import { credentialsOf } from "./credentials.js";
 import type { HostPolicy } from "./hosts.js";
 import { isTextStream, sendTextStream, textBody, textBodyOf } from "./text-body.js";
+import { tokensOfChars } from "../core/tokens.js";
 
 interface RouteLocals {
   requestId: string;
@@ -90,7 +91,12 @@ export function mountOperations(router: Router, gateway: OperationGateway, hosts
       response.status(result.status);
       if (result.status === 204 || result.body === undefined) response.end();
       else if (operation.http.contentType && typeof result.body === "string") response.type(operation.http.contentType).send(result.body);
-      else response.json(result.body);
+      else {
+        const json = JSON.stringify(result.body);
+        const caller = response.locals.caller;
+        if (caller) gateway.metrics.served(caller.agentId, operation.name, "rest", tokensOfChars(json.length));
+        response.type("application/json").send(json);
+      }
     };
     const text = textBodyOf(operation);
     const handlers = text

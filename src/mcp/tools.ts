@@ -7,6 +7,9 @@ import { parseInput, type Operation } from "../../tools/operation.js";
 import { idempotencyKey as idempotencyKeySchema, type Caller, type OperationGateway } from "../../tools/gateway.js";
 import { parseValue } from "../../tools/validation.js";
 import { textBodyOf } from "../http/text-body.js";
+import { tokensOfChars } from "../core/tokens.js";
+import { RENDERERS } from "./render.js";
+import { compactSchema } from "./schema-size.js";
 
 export const TOOLSETS = ["core", "standard", "all"] as const;
 /** The header that chooses a session's tool set on /mcp (the server's MCP_TOOLSET otherwise). */
@@ -26,8 +29,8 @@ export interface McpTool {
   };
   /** How the operation's result becomes the tool's object-shaped structured content. */
   shape: "object" | "list" | "wrapped" | "none";
-  /** The fields each result item keeps unless the call asks for `verbose`; absent: results are whole. */
-  compactFields?: readonly string[];
+  /** The operation has a compact form (a `compact` input): the tool answers with it unless the call asks for `verbose`. */
+  compacts: boolean;
   /** Input fields that take a list or, as in a query string, one comma-separated string. */
   listFields: readonly string[];
 }
@@ -49,19 +52,56 @@ const CORE = new Set([
   "session_handoff",
   "wait_for",
 ]);
-const STANDARD_FAMILIES = ["memory_", "task_", "message_", "project_"];
-/** Of those families, what serves a dashboard rather than an agent's session: listed only with `all`. */
-const DASHBOARD_ONLY = new Set(["task_counts", "message_unread_count", "memory_central"]);
-/** Tools of other families that `standard` lists too, by name (CONTRACT §11); the rest of their families wait for `all`. */
-const STANDARD_TOOLS = new Set(["decision_record", "decision_list", "capture_add", "memory_related", "compile_check", "blueprint_instantiate", "blueprint_run_get"]);
+/**
+ * What `standard` adds to `core`: reading and changing what the session touches, and the part-two
+ * tools an agent uses in a session (CONTRACT §11). Administration, dashboards, paging aids and
+ * what `session_start` already returns wait for `all`: `standard` must fit in 4,000 tokens.
+ */
+const STANDARD_TOOLS = new Set([
+  "memory_get",
+  "memory_update",
+  "memory_delete",
+  "memory_list",
+  "memory_related",
+  "task_get",
+  "task_update",
+  "task_unclaim",
+  "task_fail",
+  "task_comment",
+  "task_recommended",
+  "message_consume",
+  "project_join",
+  "decision_record",
+  "decision_list",
+  "capture_add",
+  "compile_check",
+  "blueprint_instantiate",
+  "blueprint_run_get",
+]);
 
 /**
- * What a model needs of a search hit to decide what to read: the rest (counts, versions, score,
- * embedding model…) is bookkeeping that nearly doubles a search result. `verbose: true` returns it all.
+ * Inputs a tool accepts but does not list: filters for dashboards and the archivist, vectors no
+ * model reads. Every one still works when passed, exactly as over REST.
  */
-const COMPACT_HIT_FIELDS = ["id", "type", "project", "agent_id", "content", "similarity", "match", "tags", "updated_at"] as const;
-const COMPACT_RESULTS: Record<string, readonly string[]> = { memory_search: COMPACT_HIT_FIELDS };
+const UNLISTED_INPUTS: Record<string, readonly string[]> = {
+  memory_list: ["updated_before", "created_before", "min_version", "min_distinct_readers", "include_embedding", "order", "confidence_min", "scope"],
+  memory_search: ["include_embedding", "max_content_length", "context", "max_distance", "confidence_min", "diversify", "source_kind"],
+  memory_get: ["include_embedding", "context"],
+  memory_related: ["min_activation", "hops", "include_similar", "rels"],
+  memory_write: ["source"],
+  task_list: ["run_id", "node_key"],
+  session_handoff: ["agent_id", "host"],
+  capture_add: ["ttl_hours", "host"],
+};
+
+/** Fields whose name says enough in a tool's schema: their shared description is left to the API reference. */
+const SELF_EVIDENT = new Set(["id", "limit", "cursor", "tags", "comment", "task_id", "run_id", "reply_to", "content", "body", "description"]);
+
+/** The input field of an operation with a compact form: a tool sets it unless the call asks for `verbose`. */
+const COMPACT = "compact";
 const VERBOSE = "verbose";
+/** The response header of a read filled to `max_tokens`: a tool's result carries it as `left_out`. */
+const LEFT_OUT_HEADER = "X-Left-Out";
 
 /**
  * Reads that change something all the same: these move the caller's memory cursor unless `peek`
@@ -72,30 +112,13 @@ const MOVES_CURSOR = new Set(["session_start", "session_load_agent"]);
 const inToolset = (name: string, toolset: Toolset): boolean =>
   toolset === "all" ||
   CORE.has(name) ||
-  (toolset === "standard" && (STANDARD_TOOLS.has(name) || (!DASHBOARD_ONLY.has(name) && STANDARD_FAMILIES.some((family) => name.startsWith(family)))));
+  (toolset === "standard" && STANDARD_TOOLS.has(name));
 
 const toJson = (schema: z.ZodType): JsonSchema => {
   const json = z.toJSONSchema(schema, { io: "output", unrepresentable: "any" }) as JsonSchema;
   delete json.$schema;
   return json;
 };
-
-/**
- * What a model needs to call a tool well: types, enums, descriptions, which fields are required.
- * Lengths, patterns and formats stay on the server, which checks every call and names the field
- * that is wrong; leaving them out keeps `tools/list` small enough to sit in every prompt.
- */
-const KEPT_KEYWORDS = new Set(["type", "enum", "const", "description", "items", "properties", "required", "anyOf", "default"]);
-
-function compact(schema: unknown, isPropertyMap = false): unknown {
-  if (Array.isArray(schema)) return schema.map((item) => compact(item));
-  if (schema === null || typeof schema !== "object") return schema;
-  return Object.fromEntries(
-    Object.entries(schema)
-      .filter(([key]) => isPropertyMap || KEPT_KEYWORDS.has(key))
-      .map(([key, value]) => [key, compact(value, key === "properties" && !isPropertyMap)]),
-  );
-}
 
 /** List fields that REST reads from a query string, where a list is written as `a,b`: a tool takes that form too. */
 function listFieldsOf(operation: Operation): string[] {
@@ -104,16 +127,26 @@ function listFieldsOf(operation: Operation): string[] {
   return layout.rest.filter((key) => layout.properties[key]?.type === "array");
 }
 
-function inputSchema(operation: Operation, listFields: readonly string[], compactResults: boolean): JsonSchema & { type: "object" } {
+function inputSchema(operation: Operation, listFields: readonly string[], compacts: boolean): JsonSchema & { type: "object" } {
   // Fields REST reads from a header (memory_update's `if_match`) are plain arguments of a tool.
-  const json = compact(z.toJSONSchema(operation.input, { io: "input", unrepresentable: "any" })) as JsonSchema;
-  const properties = { ...json.properties };
+  const json = compactSchema(z.toJSONSchema(operation.input, { io: "input", unrepresentable: "any" }), { references: false }) as JsonSchema;
+  const unlisted = new Set([...(UNLISTED_INPUTS[operation.name] ?? []), COMPACT]);
+  const properties = Object.fromEntries(
+    Object.entries(json.properties ?? {})
+      .filter(([key]) => !unlisted.has(key))
+      .map(([key, field]) => {
+        if (!SELF_EVIDENT.has(key)) return [key, field];
+        const { description: _shared, ...rest } = field;
+        return [key, rest];
+      }),
+  );
   for (const key of listFields) {
+    if (unlisted.has(key)) continue;
     const { description, ...list } = properties[key] ?? {};
     properties[key] = { ...(description === undefined ? {} : { description }), anyOf: [list, { type: "string" }] };
   }
-  if (compactResults) properties[VERBOSE] = { type: "boolean", description: "every field of each hit (score, version, counts…), not only the main ones" };
-  const required = json.required ?? [];
+  if (compacts) properties[VERBOSE] = { type: "boolean", description: "whole records, every field" };
+  const required = (json.required ?? []).filter((key) => !unlisted.has(key));
   return { type: "object", properties, ...(required.length > 0 ? { required } : {}) };
 }
 
@@ -133,10 +166,9 @@ function annotations(operation: Operation): McpTool["definition"]["annotations"]
  * `$defs`: the root is resolved to its definition, and wrappers carry the `$defs` at their own
  * root, where every `#/$defs/…` reference still points.
  */
-function outputShape(operation: Operation, compactFields?: readonly string[]): Pick<McpTool, "shape"> & { outputSchema?: JsonSchema & { type: "object" } } {
+function outputShape(operation: Operation): Pick<McpTool, "shape"> & { outputSchema?: JsonSchema & { type: "object" } } {
   if (operation.output === undefined) return { shape: "none" };
-  const { $defs, ...item } = toJson(operation.output) as JsonSchema & { $defs?: Record<string, JsonSchema> };
-  if (compactFields) relaxRequired(item, $defs, compactFields);
+  const { $defs, ...item } = compactSchema(toJson(operation.output), { references: true }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
   const defs = $defs ? { $defs } : {};
   const wrap = (properties: Record<string, JsonSchema>, required: string[]): JsonSchema & { type: "object" } => ({ type: "object", properties, required, ...defs });
   if (operation.kind === "list") {
@@ -149,21 +181,28 @@ function outputShape(operation: Operation, compactFields?: readonly string[]): P
     };
   }
   // An operation that may answer with nothing (204) still returns an object: `{result: null}`.
+  const leftOut = LEFT_OUT_HEADER in (operation.http.responseHeaders ?? {}) ? { left_out: { type: "integer", description: "with max_tokens: results that did not fit" } } : {};
   if ((operation.http.otherStatuses ?? []).some((other) => other.status === 204)) {
     return { shape: "wrapped", outputSchema: wrap({ result: { anyOf: [item, { type: "null" }] } }, ["result"]) };
   }
   const ref = typeof item.$ref === "string" ? /^#\/\$defs\/(.+)$/.exec(item.$ref)?.[1] : undefined;
   const root = ref !== undefined && $defs?.[ref] ? $defs[ref] : item;
-  if (root.type === "object") return { shape: "object", outputSchema: { ...root, type: "object", ...defs } };
-  return { shape: "wrapped", outputSchema: wrap({ result: item }, ["result"]) };
+  if (root.type === "object") return { shape: "object", outputSchema: { ...root, type: "object", ...withoutUnused($defs, root) } };
+  // One of several objects (an entry, or its compact form): still an object at the root.
+  const branches = Array.isArray(item.anyOf) ? item.anyOf : [];
+  const resolve = (branch: JsonSchema): JsonSchema => {
+    const name = typeof branch.$ref === "string" ? /^#\/\$defs\/(.+)$/.exec(branch.$ref)?.[1] : undefined;
+    return name !== undefined && $defs?.[name] ? $defs[name] : branch;
+  };
+  if (branches.length > 0 && branches.every((branch) => resolve(branch).type === "object")) return { shape: "object", outputSchema: { type: "object", anyOf: branches, ...defs } };
+  return { shape: "wrapped", outputSchema: wrap({ result: item, ...leftOut }, ["result"]) };
 }
 
-/** A compact result must still satisfy the listed schema: only its fields stay required of each item. */
-function relaxRequired(schema: JsonSchema, $defs: Record<string, JsonSchema> | undefined, kept: readonly string[]): void {
-  const item = schema.type === "array" && schema.items ? schema.items : schema;
-  const ref = typeof item.$ref === "string" ? /^#\/\$defs\/(.+)$/.exec(item.$ref)?.[1] : undefined;
-  const target = ref !== undefined && $defs?.[ref] ? $defs[ref] : item;
-  if (target.required) target.required = target.required.filter((key) => kept.includes(key));
+/** The definitions `root` (and they themselves) still refer to: the one it was resolved from is now the root itself. */
+function withoutUnused($defs: Record<string, JsonSchema> | undefined, root: JsonSchema): { $defs?: Record<string, JsonSchema> } {
+  if ($defs === undefined) return {};
+  const kept = Object.entries($defs).filter(([name]) => JSON.stringify([root, ...Object.values($defs).filter((def) => def !== $defs[name])]).includes(`"#/$defs/${name}"`));
+  return kept.length === 0 ? {} : { $defs: Object.fromEntries(kept) };
 }
 
 /**
@@ -179,20 +218,20 @@ export function mcpTools(operations: readonly Operation[], toolset: Toolset, rol
     .map((operation) => ({ operation, name: TOOL_NAMES[operation.name] ?? operation.name }))
     .filter(({ name }) => inToolset(name, toolset))
     .map(({ operation, name }) => {
-      const compactFields = COMPACT_RESULTS[name];
+      const compacts = COMPACT in operation.input.shape;
       const listFields = listFieldsOf(operation);
-      const { shape, outputSchema } = outputShape(operation, compactFields);
+      const { shape, outputSchema } = outputShape(operation);
       return {
         name,
         operation,
         shape,
         listFields,
-        ...(compactFields ? { compactFields } : {}),
+        compacts,
         definition: {
           // No separate title: the snake_case name says as much, and every character here is in every prompt.
           name,
           description: operation.description,
-          inputSchema: inputSchema(operation, listFields, compactFields !== undefined),
+          inputSchema: inputSchema(operation, listFields, compacts),
           ...(outputSchema && toolset === "all" ? { outputSchema } : {}),
           annotations: annotations(operation),
         },
@@ -230,27 +269,26 @@ export const IDEMPOTENCY_META_KEY = "idempotency_key";
  * What only a tool takes (`verbose`, a list written as one string) is settled here; the operation
  * validates everything else exactly as it does for REST.
  */
-function toolArguments(tool: McpTool, raw: unknown): { input: unknown; verbose: boolean } {
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { input: raw, verbose: false };
+function toolArguments(tool: McpTool, raw: unknown): { input: unknown; compact: boolean } {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { input: raw, compact: false };
   const input: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
-  let verbose = false;
-  if (tool.compactFields && VERBOSE in input) {
+  let compact = false;
+  if (tool.compacts) {
     const value = input[VERBOSE];
-    if (typeof value !== "boolean") {
+    if (value !== undefined && typeof value !== "boolean") {
       throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: VERBOSE, message: "expected a boolean" }] });
     }
-    verbose = value;
     delete input[VERBOSE];
+    // A call may still name `compact` itself, as over REST; otherwise it is what `verbose` is not.
+    if (input[COMPACT] === undefined) input[COMPACT] = value !== true;
+    compact = input[COMPACT] === true;
   }
   for (const key of tool.listFields) {
     const value = input[key];
     if (typeof value === "string") input[key] = value.split(",").map((item) => item.trim()).filter((item) => item !== "");
   }
-  return { input, verbose };
+  return { input, compact };
 }
-
-const keepFields = (item: unknown, fields: readonly string[]): unknown =>
-  item !== null && typeof item === "object" ? Object.fromEntries(fields.filter((field) => field in item).map((field) => [field, (item as Record<string, unknown>)[field]])) : item;
 
 /**
  * Runs a tool for `caller` through the same gateway as REST: validation, roles, limits, services.
@@ -266,7 +304,7 @@ export async function callTool(
   try {
     gateway.authorize(tool.operation, caller);
     const idempotencyKey = parseValue(idempotencyKeySchema, call._meta?.[IDEMPOTENCY_META_KEY], `_meta.${IDEMPOTENCY_META_KEY}`);
-    const { input: raw, verbose } = toolArguments(tool, call.arguments ?? {});
+    const { input: raw, compact } = toolArguments(tool, call.arguments ?? {});
     const input = parseInput(tool.operation, raw);
     const outcome = await gateway.invoke(tool.operation, { caller, input, requestId, idempotencyKey });
     // A replayed refusal comes back as the stored answer's status and error body.
@@ -274,17 +312,18 @@ export async function callTool(
       const body = outcome.body as { detail: string; code: string; errors?: unknown };
       return refusalResult(body);
     }
-    let body = outcome.body;
-    if (tool.compactFields && !verbose) {
-      const fields = tool.compactFields;
-      body = Array.isArray(body) ? body.map((item) => keepFields(item, fields)) : keepFields(body, fields);
-    }
+    const body = outcome.body;
     let structured: Record<string, unknown> | undefined;
     if (tool.shape === "list") structured = { items: body, next_cursor: outcome.nextCursor ?? null };
     else if (tool.shape === "object" && body !== undefined) structured = body as Record<string, unknown>;
     else if (tool.shape === "wrapped") structured = { result: body ?? null };
     if (structured === undefined) return { content: [{ type: "text", text: "done" }] };
-    return { content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured };
+    const leftOut = outcome.headers[LEFT_OUT_HEADER];
+    if (leftOut !== undefined) structured.left_out = Number(leftOut);
+    const render = compact ? RENDERERS[tool.name] : undefined;
+    const text = render ? render(structured as never) : JSON.stringify(structured);
+    gateway.metrics.served(caller.agentId, tool.name, "mcp", tokensOfChars(text.length));
+    return { content: [{ type: "text", text }], structuredContent: structured };
   } catch (error) {
     if (error instanceof AppError) return refusalResult(error.toBody() as { detail: string; code: string; errors?: unknown });
     gateway.log.error("tool failed", { tool: tool.name, request_id: requestId, error });

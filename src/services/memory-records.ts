@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { newId } from "../core/ids.js";
 import type { MemoryRow, UnsavedMemoryRow } from "../store/memory.js";
 import { NO_EXPIRY, ownerKeyFor, visKeyFor, type VectorMeta } from "../store/vectors.js";
-import type { EntrySource, MemoryChange, MemoryEntry, MemoryType, Scope, StaleReason, Tombstone } from "../wire/memory.js";
+import type { CompactWriteResult, EntrySource, MemoryChange, MemoryEntry, MemoryType, Scope, SimilarEntry, StaleReason, Tombstone } from "../wire/memory.js";
 
 /** Scores and similarities go out with six decimals: enough to rank, no float noise. */
 export const round6 = (value: number): number => Math.round(value * 1e6) / 1e6;
@@ -15,6 +15,19 @@ export const round6 = (value: number): number => Math.round(value * 1e6) / 1e6;
  */
 export const leavesCodeOut = (input: { type?: string | undefined; sourceKind?: string | undefined; includeCode?: boolean | undefined }): boolean =>
   input.type !== "compiled" && input.sourceKind !== "compile" && input.includeCode !== true;
+
+/** A write's answer in compact form (docs/search.md "Budgets"). */
+export function compactWrite(written: { created: boolean; entry: MemoryEntry & { similar?: SimilarEntry[]; duplicate_of?: string; similarity?: number } }): CompactWriteResult {
+  const { entry } = written;
+  return {
+    id: entry.id,
+    version: entry.version,
+    created: written.created,
+    ...(entry.duplicate_of === undefined ? {} : { duplicate_of: entry.duplicate_of }),
+    ...(entry.similarity === undefined ? {} : { similarity: entry.similarity }),
+    ...(entry.similar === undefined || entry.similar.length === 0 ? {} : { similar: entry.similar.map(({ id, similarity }) => ({ id, similarity })) }),
+  };
+}
 
 export function toEntry(row: MemoryRow, embedding?: Float32Array): MemoryEntry {
   const entry: MemoryEntry = {

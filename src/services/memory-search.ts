@@ -7,7 +7,9 @@ import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { leavesCodeOut, toEntry, round6 } from "./memory-records.js";
 import type { ReadRecorder } from "./reads.js";
-import { memoryType, type MemoryType, type SearchHit } from "../wire/memory.js";
+import { memoryType, type CompactHit, type MemoryType, type SearchHit } from "../wire/memory.js";
+import { packByTokens } from "./budget.js";
+import { compactEntry } from "./compact-entries.js";
 
 export interface SearchInput {
   q: string;
@@ -24,11 +26,17 @@ export interface SearchInput {
   diversify?: boolean | undefined;
   context?: string | undefined;
   include_embedding?: boolean | undefined;
+  /** Each hit in compact form (docs/search.md "Budgets"). */
+  compact?: boolean | undefined;
+  /** Hits best first while they fit, as served, in this many tokens; the rest are counted in `leftOut`. */
+  max_tokens?: number | undefined;
 }
 
 export interface SearchResult {
   mode: "hybrid" | "keyword";
-  hits: SearchHit[];
+  hits: (SearchHit | CompactHit)[];
+  /** Hits that qualified but did not fit `max_tokens`. */
+  leftOut: number;
 }
 
 // The fused score (docs/search.md), on 0..1. Each half is on 0..1: the keyword half is an entry's
@@ -190,14 +198,19 @@ export class MemorySearch {
       }
       hits.push(hit);
     }
+    const nowMs = Date.parse(at);
+    const served: (SearchHit | CompactHit)[] = input.compact ? hits.map((hit) => compactEntry(hit, input.q, hit.score, nowMs)) : hits;
+    const packed = input.max_tokens === undefined ? { kept: served, leftOut: 0 } : packByTokens(served, input.max_tokens, "skip");
     if (caller.role !== "archivist") {
+      // Only what the caller was given counts as read.
+      const given = new Set(packed.kept.map((hit) => hit.id));
       const readPks = ranked.filter((pk) => {
-        const author = rows.get(pk)?.agent_id;
-        return author !== undefined && author !== caller.agentId;
+        const row = rows.get(pk);
+        return row !== undefined && row.agent_id !== caller.agentId && given.has(row.id);
       });
       this.reads.record(readPks.map((pk) => ({ pk, agentId: caller.agentId, at, context: input.context ?? null })));
     }
-    return { mode: vector ? "hybrid" : "keyword", hits };
+    return { mode: vector ? "hybrid" : "keyword", hits: packed.kept, leftOut: packed.leftOut };
   }
 }
 

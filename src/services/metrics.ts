@@ -9,6 +9,12 @@ import type { ArchivistService } from "./archivist.js";
  */
 export const MAX_EVENT_TYPES = 200;
 export const OTHER_EVENT_TYPES = "other";
+/** Agents counted by name in the tokens served; past this many, the rest are counted together. */
+export const MAX_AGENT_LABELS = 500;
+export const OTHER_AGENTS = "other";
+
+/** How an answer reached an agent. */
+export type Transport = "rest" | "mcp";
 
 export interface MetricsSnapshot {
   /** Bytes on disk per database file (SQLite's WAL too, when there is one; PostgreSQL's database by name). */
@@ -30,6 +36,8 @@ export interface MetricsSnapshot {
  */
 export class MetricsService {
   private readonly events = new Map<string, number>();
+  private readonly tokensByAgent = new Map<string, number>();
+  private readonly tokensByOperation = new Map<string, { operation: string; transport: Transport; tokens: number }>();
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -47,6 +55,23 @@ export class MetricsService {
 
   eventCounts(): ReadonlyMap<string, number> {
     return this.events;
+  }
+
+  /**
+   * Counts what an answer cost the agent that read it, in tokens (docs/search.md "Budgets"): per
+   * agent, and per operation (a tool's name over MCP) and transport. Operations are a fixed set.
+   */
+  served(agentId: string, operation: string, transport: Transport, tokens: number): void {
+    const agent = this.tokensByAgent.has(agentId) || this.tokensByAgent.size < MAX_AGENT_LABELS ? agentId : OTHER_AGENTS;
+    this.tokensByAgent.set(agent, (this.tokensByAgent.get(agent) ?? 0) + tokens);
+    const key = `${transport} ${operation}`;
+    const held = this.tokensByOperation.get(key) ?? { operation, transport, tokens: 0 };
+    held.tokens += tokens;
+    this.tokensByOperation.set(key, held);
+  }
+
+  tokensServed(): { byAgent: ReadonlyMap<string, number>; byOperation: Iterable<{ operation: string; transport: Transport; tokens: number }> } {
+    return { byAgent: this.tokensByAgent, byOperation: this.tokensByOperation.values() };
   }
 
   async snapshot(): Promise<MetricsSnapshot> {

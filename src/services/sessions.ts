@@ -12,6 +12,8 @@ import { toChange, toEntry } from "./memory-records.js";
 import { toMessage } from "./messages.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
 import { toTask } from "./task-records.js";
+import { packByTokens } from "./budget.js";
+import { tokensOf } from "../core/tokens.js";
 
 export interface HandoffInput {
   agent_id?: string | undefined;
@@ -37,6 +39,40 @@ const toHandoff = (row: HandoffRow): Handoff => ({
   memory_refs: JSON.parse(row.memory_refs) as string[],
   created_at: row.created_at,
 });
+
+/** A pack's parts, each a list (the last handoff a list of at most one), in the order a budget fills them. */
+interface PackParts {
+  last_handoff: Handoff[];
+  directives: ContextPack["directives"];
+  claimed_tasks: ContextPack["claimed_tasks"];
+  unread_messages: ContextPack["unread_messages"];
+  memory_delta: ContextPack["memory_delta_since_last_seen"];
+}
+
+/**
+ * The parts that fit in `budget` tokens, filled in order of what a session cannot do without:
+ * where it stopped, the standing directives, the tasks it holds, its messages, then what changed
+ * (a prefix, so the cursor stays exact). No item is cut; what is left out is counted.
+ */
+function fitPack(parts: PackParts, budget: number): { kept: PackParts; leftOut: NonNullable<ContextPack["left_out"]> } {
+  // The frame: every key with empty lists, and the counts themselves.
+  const frame = { last_handoff: null, memory_delta_since_last_seen: [], delta_truncated: true, seen_until: "2026-01-01T00:00:00.000Z", unread_messages: [], claimed_tasks: [], directives: [], left_out: { last_handoff: 0, directives: 0, claimed_tasks: 0, unread_messages: 0, memory_delta: 0 } };
+  let left = budget - tokensOf(frame);
+  const fill = <T>(items: T[], mode: "skip" | "prefix"): { kept: T[]; leftOut: number } => {
+    const packed = packByTokens(items, Math.max(0, left), mode);
+    if (packed.kept.length > 0) left -= packed.tokens;
+    return packed;
+  };
+  const handoff = fill(parts.last_handoff, "skip");
+  const directives = fill(parts.directives, "skip");
+  const claimed = fill(parts.claimed_tasks, "skip");
+  const unread = fill(parts.unread_messages, "skip");
+  const delta = fill(parts.memory_delta, "prefix");
+  return {
+    kept: { last_handoff: handoff.kept, directives: directives.kept, claimed_tasks: claimed.kept, unread_messages: unread.kept, memory_delta: delta.kept },
+    leftOut: { last_handoff: handoff.leftOut, directives: directives.leftOut, claimed_tasks: claimed.leftOut, unread_messages: unread.leftOut, memory_delta: delta.leftOut },
+  };
+}
 
 const isPk = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
 
@@ -76,7 +112,7 @@ export class SessionService {
    * advances to `seen_until` (unless `peek`). An owner reading another agent's pack sees only what
    * both may see, and never moves that agent's cursor.
    */
-  async load(caller: Caller, agentId: string, peek: boolean): Promise<ContextPack> {
+  async load(caller: Caller, agentId: string, peek: boolean, maxTokens?: number): Promise<ContextPack> {
     const own = agentId === caller.agentId;
     if (!own && caller.role !== "owner") throw forbidden("only an owner may read another agent's handoff");
     const r = this.store.reader;
@@ -89,27 +125,35 @@ export class SessionService {
     const since = await this.store.agents.memorySeenSeq(r, agentId);
     const at = now();
     const page = await this.deltaPage(viewpoint, since);
-    const delta = page.rows
-      .filter((row) => own || privateOk(row.agent_id, row.scope))
-      .map((row) => toChange(row, at));
-    const last = page.rows.at(-1);
-    const seenUntil = last?.updated_at ?? at;
+    const changes = page.rows.filter((row) => own || privateOk(row.agent_id, row.scope)).map((row) => ({ row, change: toChange(row, at) }));
     const unread = (await this.store.messages.unread(r, agentId, 0, UNREAD_LIMIT))
       .filter((row) => own || row.sender === caller.agentId)
       .map(toMessage);
     const lastHandoff = await this.store.handoffs.last(r, agentId);
     const claimed = await this.store.tasks.claimedBy(r, agentId, CLAIMED_LIMIT);
     const directives = await this.store.memory.directives(r, viewpoint, at, undefined, DIRECTIVE_LIMIT);
-    const pack: ContextPack = {
-      last_handoff: lastHandoff ? toHandoff(lastHandoff) : null,
-      memory_delta_since_last_seen: delta,
-      delta_truncated: page.truncated,
-      seen_until: seenUntil,
-      unread_messages: unread,
-      claimed_tasks: claimed.map(toTask),
+    const parts: PackParts = {
+      last_handoff: lastHandoff ? [toHandoff(lastHandoff)] : [],
       directives: directives.filter((row) => own || privateOk(row.agent_id, row.scope)).map((row) => toEntry(row)),
+      claimed_tasks: claimed.map(toTask),
+      unread_messages: unread,
+      memory_delta: changes.map((item) => item.change),
     };
-    if (own && !peek && last) await this.advanceSeen(agentId, last.change_seq);
+    const fitted = maxTokens === undefined ? null : fitPack(parts, maxTokens);
+    const kept = fitted?.kept ?? parts;
+    // The cursor moves past what the pack holds, and only that: a delta the budget cut continues next time.
+    const lastShown = changes[kept.memory_delta.length - 1]?.row ?? (changes.length === 0 ? page.rows.at(-1) : undefined);
+    const pack: ContextPack = {
+      last_handoff: kept.last_handoff[0] ?? null,
+      memory_delta_since_last_seen: kept.memory_delta,
+      delta_truncated: page.truncated || kept.memory_delta.length < changes.length,
+      seen_until: lastShown?.updated_at ?? at,
+      unread_messages: kept.unread_messages,
+      claimed_tasks: kept.claimed_tasks,
+      directives: kept.directives,
+      ...(fitted ? { left_out: fitted.leftOut } : {}),
+    };
+    if (own && !peek && lastShown) await this.advanceSeen(agentId, lastShown.change_seq);
     return pack;
   }
 

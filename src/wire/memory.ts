@@ -92,6 +92,32 @@ export const searchHit = memoryEntry
   .meta({ id: "SearchHit" });
 export type SearchHit = z.output<typeof searchHit>;
 
+/** A hit as MCP answers by default and REST with `compact=true` (docs/search.md "Budgets"). */
+export const compactHit = z
+  .object({
+    id: z.uuid(),
+    type: memoryType,
+    score: z.number().optional().describe("fused relevance, 0..1"),
+    age: z.string().describe("since its last change: now, 5m, 3h, 2d, 6w, 4mo, 2y"),
+    headline: z.string().describe("its headline, or its first line"),
+    snippet: z.string().optional().describe("the words around what matched, when the headline does not show them all"),
+  })
+  .meta({ id: "CompactHit" });
+export type CompactHit = z.output<typeof compactHit>;
+
+/** A write's answer in compact form: what the writer needs, not the record it sent. */
+export const compactWriteResult = z
+  .object({
+    id: z.uuid(),
+    version: z.number().int(),
+    created: z.boolean().describe("false: a duplicate, reinforced instead"),
+    duplicate_of: z.uuid().optional(),
+    similarity: z.number().optional(),
+    similar: z.array(z.object({ id: z.uuid(), similarity: z.number() })).optional(),
+  })
+  .meta({ id: "CompactWriteResult" });
+export type CompactWriteResult = z.output<typeof compactWriteResult>;
+
 /** What a deleted (or expired) entry leaves behind in a delta. */
 export const tombstone = z
   .object({

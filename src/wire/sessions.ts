@@ -31,6 +31,16 @@ export const contextPack = z
     unread_messages: z.array(message),
     claimed_tasks: z.array(task),
     directives: z.array(memoryEntry),
+    left_out: z
+      .object({
+        last_handoff: z.number().int(),
+        directives: z.number().int(),
+        claimed_tasks: z.number().int(),
+        unread_messages: z.number().int(),
+        memory_delta: z.number().int(),
+      })
+      .optional()
+      .describe("with max_tokens: what did not fit, by part (the delta's rest comes on the next call)"),
   })
   .meta({ id: "ContextPack" });
 export type ContextPack = z.output<typeof contextPack>;

@@ -78,10 +78,10 @@ describe("cairn mcp (stdio)", () => {
     expect(client.getInstructions()).toMatch(/session_handoff/);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(["memory_write", "task_claim", "session_start", "wait_for"]));
-    const written = await callTool<{ id: string; agent_id: string }>(client, "memory_write", { content: "written through the stdio bridge" });
-    expect(written.structured.agent_id).toBe(agent.agentId);
-    const read = await server.request<{ content: string }>(`/memory/${written.structured.id}`, { as: agent });
-    expect(read.body.content).toBe("written through the stdio bridge");
+    const written = await callTool<{ id: string; created: boolean }>(client, "memory_write", { content: "written through the stdio bridge" });
+    expect(written.structured.created).toBe(true);
+    const read = await server.request<{ content: string; agent_id: string }>(`/memory/${written.structured.id}`, { as: agent });
+    expect(read.body).toMatchObject({ content: "written through the stdio bridge", agent_id: agent.agentId });
     const refused = await callTool<{ code: string; detail: string }>(client, "memory_write", { content: "a rule", type: "directive" });
     expect(refused.isError).toBe(true);
     expect(refused.structured).toEqual({ detail: "directive writes require elevated permission", code: "FORBIDDEN" });

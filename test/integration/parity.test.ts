@@ -413,6 +413,7 @@ const SCENARIOS: Record<string, Scenario> = {
  */
 const TOOL_FORMS: [string, Scenario][] = [
   ["memory_search", { setup: someNotes, args: { q: "when do deploys go out", verbose: true } }],
+  ["memory_write", { args: { content: "Parity note: the whole entry on request", verbose: true } }],
   ["event_wait", { args: { types: "never.happens,also.never", timeout: 1 } }],
 ];
 
@@ -469,15 +470,13 @@ function mask(value: unknown, key = ""): unknown {
 
 const tools = new Map(mcpTools(catalogue, "all").map((tool) => [tool.operation.name, tool]));
 
-/** The fields of a search hit over MCP unless the call asks for `verbose` (the contract's list). */
-const COMPACT_HIT = ["id", "type", "project", "agent_id", "content", "similarity", "match", "tags", "updated_at"];
-const compactHit = (hit: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(COMPACT_HIT.filter((key) => key in hit).map((key) => [key, hit[key]]));
-
 /** The REST answer in the shape the tool answers with. */
 async function viaRest(world: World, operation: Operation, as: Credentials, args: Record<string, unknown>): Promise<unknown> {
   const layout = inputLayout(operation);
   let path = operation.http.path;
-  const { verbose, ...rest } = args;
+  const { verbose, ...given } = args;
+  // A tool with a compact form answers with it unless asked for `verbose`: over REST that is `compact=true`.
+  const rest: Record<string, unknown> = tools.get(operation.name)?.compacts && verbose !== true ? { ...given, compact: true } : given;
   for (const name of layout.path) {
     path = path.replace(`:${name}`, encodeURIComponent(String(rest[name])));
     delete rest[name];
@@ -494,7 +493,6 @@ async function viaRest(world: World, operation: Operation, as: Credentials, args
   const shape = tools.get(operation.name)?.shape;
   const payload = response.status === 204 ? undefined : response.body;
   if (shape === "list") return { items: payload, next_cursor: response.headers.get("x-next-cursor") };
-  if (operation.name === "memory_search" && verbose !== true) return { result: (payload as unknown as Record<string, unknown>[]).map(compactHit) };
   if (shape === "wrapped") return { result: payload ?? null };
   return payload ?? null;
 }

@@ -1,0 +1,21 @@
+import type { CompactHit } from "../wire/memory.js";
+
+// Compact results as a model reads them best: a few lines per item rather than JSON, whose keys
+// and quotes would cost as much again (docs/mcp.md "Compact results"). `structuredContent` keeps
+// the JSON for clients that read it; `verbose: true` answers with JSON text as every other tool.
+
+function hitLines(hit: CompactHit): string {
+  const head = [hit.id, hit.type, ...(hit.score === undefined ? [] : [hit.score.toFixed(2)]), hit.age].join(" ");
+  return [head, hit.headline, ...(hit.snippet === undefined ? [] : [hit.snippet])].join("\n");
+}
+
+/** A compact search: each hit as its id, type, score and age, then its headline and snippet. */
+export function renderHits(structured: { result: CompactHit[]; left_out?: number }): string {
+  const { result: hits, left_out: leftOut } = structured;
+  const lines = hits.length === 0 ? ["no entry matches"] : hits.map(hitLines);
+  if (leftOut !== undefined && leftOut > 0) lines.push(`${leftOut} more did not fit max_tokens`);
+  return lines.join("\n");
+}
+
+/** Tools whose compact results have a rendering of their own; the rest answer with JSON text. */
+export const RENDERERS: Record<string, (structured: never) => string> = { memory_search: renderHits };
