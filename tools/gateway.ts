@@ -207,7 +207,7 @@ export class OperationGateway {
     if (caller && invocation.idempotencyKey !== undefined && operation.http.method === "POST") {
       const hash = requestHash(operation.name, invocation.input);
       const replyOf = (result: unknown): Outcome | null => {
-        const reply = shaped(operation, operation.outcomeOf(result));
+        const reply = shaped(operation, operation.outcomeOf(result, invocation.input));
         return "outcome" in reply ? reply.outcome : null;
       };
       const { reply, replayed } = await this.services.idempotency.run(caller.agentId, invocation.idempotencyKey, hash, { name: operation.name, replyOf }, async () => {

@@ -59,11 +59,11 @@ export const memoryWrite = defineOperation({
   }),
   output: z.union([memoryWriteResult, compactWriteResult]),
   errors: ["FORBIDDEN", "NOT_FOUND", "PAYLOAD_TOO_LARGE", "CONFLICT"],
-  async handle({ services, caller }, input) {
-    const { compact, ...write } = input;
-    return { written: await services.memory.write(caller, write), compact: compact === true };
+  handle({ services, caller }, input) {
+    const { compact: _form, ...write } = input;
+    return services.memory.write(caller, write);
   },
-  respond: ({ written, compact }) => reply(compact ? compactWrite(written) : written.entry, { status: written.created ? 201 : 200 }),
+  respond: (written, input) => reply(input.compact === true ? compactWrite(written) : written.entry, { status: written.created ? 201 : 200 }),
 });
 
 export const memoryList = defineOperation({

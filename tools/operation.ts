@@ -120,8 +120,11 @@ export interface OperationSpec<
    * by that very transaction, so a crash leaves either no change or the change with its answer.
    */
   handle(context: ContextFor<A>, input: z.output<I>): Promise<R> | R;
-  /** Turns what `handle` returned into the reply, when they differ (a status chosen by the result). Pure: it may run inside a transaction. */
-  respond?(result: R): HandlerResult<K, O>;
+  /**
+   * Turns what `handle` returned into the reply, when they differ (a status chosen by the result, a
+   * form the input asked for). Pure: it may run inside a transaction.
+   */
+  respond?(result: R, input: z.output<I>): HandlerResult<K, O>;
 }
 
 /** What running an operation produced, before any transport shapes it. */
@@ -151,8 +154,8 @@ export interface Operation {
   output: z.ZodType | undefined;
   errors: ErrorCode[];
   run(context: AgentContext | AnonymousContext, input: unknown): Promise<Ran>;
-  /** The outcome of what `handle` returned (pure: the idempotency guard computes a reply with it inside a transaction). */
-  outcomeOf(result: unknown): Outcome;
+  /** The outcome of what `handle` returned for `input` (pure: the idempotency guard computes a reply with it inside a transaction). */
+  outcomeOf(result: unknown, input: unknown): Outcome;
 }
 
 const defaultStatus: Record<OperationKind, number> = { read: 200, list: 200, create: 201, update: 200, delete: 204, action: 200, stream: 200 };
@@ -161,14 +164,14 @@ export function defineOperation<I extends z.ZodObject, O extends z.ZodType | und
   spec: OperationSpec<I, O, K, A> & { respond?: never },
 ): Operation;
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access, R>(
-  spec: OperationSpec<I, O, K, A, R> & { respond(result: R): HandlerResult<K, O> },
+  spec: OperationSpec<I, O, K, A, R> & { respond(result: R, input: z.output<I>): HandlerResult<K, O> },
 ): Operation;
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access, R>(
   spec: OperationSpec<I, O, K, A, R>,
 ): Operation {
   const status = spec.http.status ?? (spec.output === undefined ? 204 : defaultStatus[spec.kind]);
-  const outcomeOf = (value: unknown): Outcome => {
-    const answer: unknown = spec.respond ? spec.respond(value as R) : value;
+  const outcomeOf = (value: unknown, input: unknown): Outcome => {
+    const answer: unknown = spec.respond ? spec.respond(value as R, input as z.output<I>) : value;
     if (spec.kind === "list") {
       const page = answer as Page<unknown>;
       return { status, body: page.items, headers: {}, nextCursor: page.nextCursor };
@@ -190,7 +193,7 @@ export function defineOperation<I extends z.ZodObject, O extends z.ZodType | und
     errors: spec.errors ?? [],
     async run(context, input) {
       const result: unknown = await spec.handle(context as ContextFor<A>, input as z.output<I>);
-      return { ...outcomeOf(result), result };
+      return { ...outcomeOf(result, input), result };
     },
     outcomeOf,
   };

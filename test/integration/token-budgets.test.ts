@@ -166,6 +166,14 @@ describe("compact writes", () => {
     expect(again.body).toMatchObject({ id: created.body.id, created: false, duplicate_of: created.body.id });
     const whole = await server.request<Record<string, unknown>>("/memory", { as: alice, body: { content: "CI keeps its cache under /var/cache/ci on every runner.", project: null } });
     expect(whole.body).toHaveProperty("content");
+    // A keyed write answers in the form asked for, and its retry gets that same answer.
+    const keyed = { as: alice, headers: { "idempotency-key": "compact-once" }, body: { content: "Keyed: staging resets nightly.", project: null, compact: true } };
+    const once = await server.request<Record<string, unknown>>("/memory", keyed);
+    const retried = await server.request<Record<string, unknown>>("/memory", keyed);
+    expect(once.status, once.text).toBe(201);
+    expect(Object.keys(once.body).sort()).toEqual(["created", "id", "version"]);
+    expect(retried.headers.get("idempotent-replayed")).toBe("true");
+    expect(retried.body).toEqual(once.body);
   });
 });
 
