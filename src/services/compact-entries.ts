@@ -5,8 +5,8 @@ import { keywordTerms } from "./memory-search.js";
 // the whole entry — its id, type, score, age, a headline and a few words around what matched.
 // MCP answers with it unless the call asks for `verbose`; REST on request (`compact=true`).
 
-const HEADLINE_CHARS = 72;
-const SNIPPET_CHARS = 100;
+const HEADLINE_CHARS = 64;
+const SNIPPET_CHARS = 84;
 /** How much of the text before the match a snippet keeps, so the match is read in its sentence. */
 const LEAD_CHARS = 24;
 const ELLIPSIS = "…";

@@ -51,7 +51,7 @@ describe("the compact form of an entry", () => {
     const hit = compactEntry(entry(content), "who approves large refunds", null, nowMs);
     expect(hit.headline).toBe("Checkout service notes");
     expect(hit.snippet).toMatch(/^….*Refunds above 500 euros need a second approval/);
-    expect([...(hit.snippet ?? "")].length).toBeLessThanOrEqual(100);
+    expect([...(hit.snippet ?? "")].length).toBeLessThanOrEqual(84);
     expect(hit).not.toHaveProperty("score");
   });
 
@@ -62,7 +62,7 @@ describe("the compact form of an entry", () => {
     expect(titled.snippet).toMatch(/^word word .*…$/);
     const untitled = compactEntry(entry(long), "word", 1, nowMs);
     expect(untitled.headline).toMatch(/^(word ){10,}word…$/);
-    expect([...untitled.headline].length).toBeLessThanOrEqual(72);
+    expect([...untitled.headline].length).toBeLessThanOrEqual(64);
     expect(untitled.snippet?.startsWith("…")).toBe(true);
   });
 
