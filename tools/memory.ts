@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineOperation, reply } from "./operation.js";
 import { compactWrite } from "../src/services/memory-records.js";
+import { compactEntry } from "../src/services/compact-entries.js";
 import {
   bulkDeleteResult,
   compactHit,
@@ -94,10 +95,11 @@ export const memoryList = defineOperation({
       .describe("recent: newest change first; kind: directives, then docs, then the rest, each newest change first"),
     limit: limitParam(500, 50),
     cursor: cursorParam,
+    compact: compactFlag.describe("each entry as {id, type, age, headline, snippet?}"),
   }),
-  output: memoryEntry,
-  handle({ services, caller }, input) {
-    return services.memory.list(caller, {
+  output: z.union([memoryEntry, compactHit]),
+  async handle({ services, caller }, input) {
+    const page = await services.memory.list(caller, {
       type: input.type,
       tag: input.tag,
       agent: input.agent,
@@ -115,6 +117,9 @@ export const memoryList = defineOperation({
       cursor: input.cursor,
       limit: input.limit,
     });
+    if (input.compact !== true) return page;
+    const nowMs = Date.now();
+    return { ...page, items: page.items.map((entry) => compactEntry(entry, "", null, nowMs)) };
   },
 });
 

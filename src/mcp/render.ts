@@ -17,5 +17,12 @@ export function renderHits(structured: { result: CompactHit[]; left_out?: number
   return lines.join("\n");
 }
 
+/** A compact page of entries: the same lines, then the cursor of the next page when there is one. */
+export function renderEntries(structured: { items: CompactHit[]; next_cursor: string | null }): string {
+  const lines = structured.items.length === 0 ? ["no entries"] : structured.items.map(hitLines);
+  if (structured.next_cursor !== null) lines.push(`next_cursor: ${structured.next_cursor}`);
+  return lines.join("\n");
+}
+
 /** Tools whose compact results have a rendering of their own; the rest answer with JSON text. */
-export const RENDERERS: Record<string, (structured: never) => string> = { memory_search: renderHits };
+export const RENDERERS: Record<string, (structured: never) => string> = { memory_search: renderHits, memory_list: renderEntries };

@@ -177,6 +177,13 @@ describe("/mcp over Streamable HTTP", () => {
     expect(Object.keys(rest.body[0] ?? {})).toEqual(expect.arrayContaining(["score", "version", "read_count"]));
     expect((await server.request(`/memory/search?q=staging&verbose=true`, { as: alice })).status).toBe(422);
 
+    // A page of entries is compact too, with the cursor of the next page after the lines.
+    const listed = await callTool<{ items: Record<string, unknown>[]; next_cursor: string | null }>(client, "memory_list", { limit: 1 });
+    expect(Object.keys(listed.structured.items[0] ?? {}).sort()).toEqual(["age", "headline", "id", "type"]);
+    expect(listed.text.split("\n")[1]).toBe("Compact hits: the staging database is rebuilt every Sunday night");
+    const restList = await server.request<Record<string, unknown>[]>("/memory?limit=1&compact=true", { as: alice });
+    expect(restList.body).toEqual(listed.structured.items);
+
     const wrong = await callTool<{ code: string; errors: { path: string }[] }>(client, "memory_search", { q: query, verbose: "yes" });
     expect(wrong).toMatchObject({ isError: true, structured: { code: "VALIDATION_FAILED", errors: [{ path: "verbose" }] } });
   });

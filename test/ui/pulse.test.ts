@@ -50,10 +50,20 @@ describeInBrowser("Pulse tab", () => {
     expect((await server.request("/projects/web/join", { as: carol, method: "POST" })).status).toBe(200);
     for (const reader of [bob, carol]) expect((await server.request(`/memory/${step}`, { as: reader })).status).toBe(200);
     const shared = [hub, step, prices, reuse, wrong, pager];
+    // Compiled code takes part only when asked for.
+    const unit = { path: "src/checkout.ts", symbol: "checkout", kind: "function", lang: "typescript", start_line: 1, end_line: 9, sha: "c".repeat(64), signature: "function checkout(): void", description: "Runs the three steps.", deps: [] };
+    const compiled = await server.request<{ memory_ids: string[] }>("/compile", { as: alice, body: { project: "web", units: [unit] } });
+    expect(compiled.status, compiled.text).toBe(200);
 
     const opened = await openPage(browser);
     const page = await signIn(opened.page, server.url, PASSWORD, "pulse", "main .pulse-graph");
     const graph = page.getByRole("group", { name: /^Knowledge graph: / });
+    await expect.poll(() => graph.locator(".pulse-node").count()).toBe(shared.length);
+    const withCode = page.getByLabel("Include compiled code");
+    await withCode.check();
+    await expect.poll(() => graph.locator(".pulse-node").count()).toBe(shared.length + 1);
+    expect(await graph.locator(`.pulse-node[data-id="${compiled.body.memory_ids[0]}"]`).count()).toBe(1);
+    await withCode.uncheck();
     await expect.poll(() => graph.locator(".pulse-node").count()).toBe(shared.length);
     const drawn = await graph.locator(".pulse-node").evaluateAll((nodes: DrawnNode[]) => nodes.map((node) => ({ id: node.getAttribute("data-id"), r: Number(node.getAttribute("data-r")) })));
     expect(drawn.map((node) => node.id).sort()).toEqual([...shared].sort());
