@@ -54,10 +54,9 @@ function matchAt(text: string, words: readonly string[]): number {
  * shows of it), or from `shown` when it holds none; null when nothing is left to show.
  */
 function snippetOf(text: string, words: readonly string[], shown: number): string | null {
-  const found = matchAt(text.slice(shown), words);
-  const at = found < 0 ? 0 : found;
   const tail = text.slice(shown).trimStart();
   if (tail === "") return null;
+  const at = Math.max(0, matchAt(tail, words));
   if (at <= LEAD_CHARS) return (shown > 0 ? ELLIPSIS : "") + cut(tail, SNIPPET_CHARS - (shown > 0 ? 1 : 0));
   const from = tail.lastIndexOf(" ", at - LEAD_CHARS) + 1;
   return ELLIPSIS + cut(tail.slice(from), SNIPPET_CHARS - 1);
