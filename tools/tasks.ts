@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { priority, recommendedTask, task, taskComment as commentRecord, taskCounts as countsRecord, taskStatus } from "../src/wire/tasks.js";
-import { agentId, comment, cursorParam, idRef, limitParam, projectId, tags, timestampInput } from "./schemas.js";
+import { compactTask, priority, recommendedTask, task, taskComment as commentRecord, taskCounts as countsRecord, taskStatus } from "../src/wire/tasks.js";
+import { agentId, comment, compactFlag, cursorParam, idRef, limitParam, projectId, tags, timestampInput } from "./schemas.js";
+import { toCompactTask } from "../src/services/task-records.js";
 
 const taskParam = { id: idRef.describe("task id or unique prefix") };
 const lifecycleComment = { comment: comment.optional() };
@@ -51,10 +52,15 @@ export const taskList = defineOperation({
     node_key: z.string().min(1).max(200).optional(),
     limit: limitParam(500, 50),
     cursor: cursorParam,
+    compact: compactFlag.describe("each task as {id, title, status, priority, blocked, assigned_to, age, due_at?, gate?}"),
   }),
-  output: task,
-  handle({ services, caller }, input) {
-    return services.tasks.list(caller, input);
+  output: z.union([task, compactTask]),
+  async handle({ services, caller }, input) {
+    const { compact, ...filters } = input;
+    const page = await services.tasks.list(caller, filters);
+    if (compact !== true) return page;
+    const nowMs = Date.now();
+    return { ...page, items: page.items.map((item) => toCompactTask(item, nowMs)) };
   },
 });
 

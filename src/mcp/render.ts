@@ -1,4 +1,5 @@
 import type { CompactHit } from "../wire/memory.js";
+import type { CompactTask } from "../wire/tasks.js";
 
 // Compact results as a model reads them best: a few lines per item rather than JSON, whose keys
 // and quotes would cost as much again (docs/mcp.md "Compact results"). `structuredContent` keeps
@@ -24,5 +25,22 @@ export function renderEntries(structured: { items: CompactHit[]; next_cursor: st
   return lines.join("\n");
 }
 
+function taskLines(task: CompactTask): string {
+  const marks = [
+    ...(task.blocked ? ["blocked"] : []),
+    ...(task.assigned_to === null ? [] : [`@${task.assigned_to}`]),
+    ...(task.due_at === undefined ? [] : [`due ${task.due_at}`]),
+    ...(task.gate === undefined ? [] : [`gate ${task.gate}`]),
+  ];
+  return [[task.id, task.status, task.priority, task.age, ...marks].join(" "), task.title].join("\n");
+}
+
+/** A compact page of tasks: id, status, priority, age and marks, then the title. */
+export function renderTasks(structured: { items: CompactTask[]; next_cursor: string | null }): string {
+  const lines = structured.items.length === 0 ? ["no tasks"] : structured.items.map(taskLines);
+  if (structured.next_cursor !== null) lines.push(`next_cursor: ${structured.next_cursor}`);
+  return lines.join("\n");
+}
+
 /** Tools whose compact results have a rendering of their own; the rest answer with JSON text. */
-export const RENDERERS: Record<string, (structured: never) => string> = { memory_search: renderHits, memory_list: renderEntries };
+export const RENDERERS: Record<string, (structured: never) => string> = { memory_search: renderHits, memory_list: renderEntries, task_list: renderTasks };

@@ -1,7 +1,8 @@
 import { newId } from "../core/ids.js";
 import type { NewTaskRow, TaskRow } from "../store/tasks.js";
 import type { ServerEventPayloads, ServerEventType } from "../wire/events.js";
-import type { Task, TaskStatus } from "../wire/tasks.js";
+import type { CompactTask, Task, TaskStatus } from "../wire/tasks.js";
+import { ageOf } from "./compact-entries.js";
 
 /** The one mapping from a stored row to the task clients see. (A comment row is already its wire record.) */
 export const toTask = (row: TaskRow): Task => ({
@@ -62,4 +63,17 @@ export const openTaskRow = ({ tags, at, ...fields }: OpenTaskFields): NewTaskRow
   node_key: null,
   gate: null,
   ...fields,
+});
+
+/** A task in compact form: what an agent needs to pick one; `task_get` reads the rest. */
+export const toCompactTask = (task: Task, nowMs: number): CompactTask => ({
+  id: task.id,
+  title: task.title,
+  status: task.status,
+  priority: task.priority,
+  blocked: task.blocked,
+  assigned_to: task.assigned_to,
+  age: ageOf(task.created_at, nowMs),
+  ...(task.due_at === null ? {} : { due_at: task.due_at }),
+  ...(task.gate === null ? {} : { gate: task.gate }),
 });

@@ -37,6 +37,22 @@ export const task = z
   .meta({ id: "Task" });
 export type Task = z.output<typeof task>;
 
+/** A task as a page lists it compactly (MCP's default, REST with `compact=true`): task_get reads the rest. */
+export const compactTask = z
+  .object({
+    id: z.uuid(),
+    title: z.string(),
+    status: taskStatus,
+    priority,
+    blocked: z.boolean(),
+    assigned_to: z.string().nullable(),
+    age: z.string().describe("since it was created: now, 5m, 3h, 2d, 6w, 4mo, 2y"),
+    due_at: timestamp.optional(),
+    gate: z.enum(["human", "timer", "task"]).optional(),
+  })
+  .meta({ id: "CompactTask" });
+export type CompactTask = z.output<typeof compactTask>;
+
 /** What a comment log line records: a lifecycle step, or a free comment. */
 export const commentKind = z.enum(["claim", "unclaim", "complete", "fail", "reopen", "comment"]);
 export type CommentKind = z.output<typeof commentKind>;

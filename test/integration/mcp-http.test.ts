@@ -184,6 +184,14 @@ describe("/mcp over Streamable HTTP", () => {
     const restList = await server.request<Record<string, unknown>[]>("/memory?limit=1&compact=true", { as: alice });
     expect(restList.body).toEqual(listed.structured.items);
 
+    // Tasks too: what an agent needs to pick one, the title on its own line.
+    const created = await callTool<{ id: string }>(client, "task_create", { title: "Rebuild the staging database", priority: "high" });
+    const tasks = await callTool<{ items: Record<string, unknown>[] }>(client, "task_list", { status: "open" });
+    expect(tasks.structured.items[0]).toEqual({ id: created.structured.id, title: "Rebuild the staging database", status: "open", priority: "high", blocked: false, assigned_to: null, age: "now" });
+    expect(tasks.text.split("\n")).toEqual([`${created.structured.id} open high now`, "Rebuild the staging database"]);
+    expect((await server.request<Record<string, unknown>[]>("/tasks?status=open&compact=true", { as: alice })).body).toEqual(tasks.structured.items);
+    expect(Object.keys((await callTool<{ items: Record<string, unknown>[] }>(client, "task_list", { verbose: true })).structured.items[0] ?? {})).toContain("description");
+
     const wrong = await callTool<{ code: string; errors: { path: string }[] }>(client, "memory_search", { q: query, verbose: "yes" });
     expect(wrong).toMatchObject({ isError: true, structured: { code: "VALIDATION_FAILED", errors: [{ path: "verbose" }] } });
   });
