@@ -18,12 +18,15 @@ export function renderHits(structured: { result: CompactHit[]; left_out?: number
   return lines.join("\n");
 }
 
-/** A compact page of entries: the same lines, then the cursor of the next page when there is one. */
-export function renderEntries(structured: { items: CompactHit[]; next_cursor: string | null }): string {
-  const lines = structured.items.length === 0 ? ["no entries"] : structured.items.map(hitLines);
-  if (structured.next_cursor !== null) lines.push(`next_cursor: ${structured.next_cursor}`);
-  return lines.join("\n");
+/** A compact page: each item's lines, then the cursor of the next page when there is one. */
+function pageText<T>(structured: { items: T[]; next_cursor: string | null }, lines: (item: T) => string, none: string): string {
+  const all = structured.items.length === 0 ? [none] : structured.items.map(lines);
+  if (structured.next_cursor !== null) all.push(`next_cursor: ${structured.next_cursor}`);
+  return all.join("\n");
 }
+
+/** A compact page of entries: the same lines as a search's hits. */
+export const renderEntries = (structured: { items: CompactHit[]; next_cursor: string | null }): string => pageText(structured, hitLines, "no entries");
 
 function taskLines(task: CompactTask): string {
   const marks = [
@@ -36,11 +39,7 @@ function taskLines(task: CompactTask): string {
 }
 
 /** A compact page of tasks: id, status, priority, age and marks, then the title. */
-export function renderTasks(structured: { items: CompactTask[]; next_cursor: string | null }): string {
-  const lines = structured.items.length === 0 ? ["no tasks"] : structured.items.map(taskLines);
-  if (structured.next_cursor !== null) lines.push(`next_cursor: ${structured.next_cursor}`);
-  return lines.join("\n");
-}
+export const renderTasks = (structured: { items: CompactTask[]; next_cursor: string | null }): string => pageText(structured, taskLines, "no tasks");
 
 /** Tools whose compact results have a rendering of their own; the rest answer with JSON text. */
 export const RENDERERS: Record<string, (structured: never) => string> = { memory_search: renderHits, memory_list: renderEntries, task_list: renderTasks };

@@ -1,5 +1,5 @@
 import type { CompactHit, MemoryEntry } from "../wire/memory.js";
-import { keywordTerms } from "./memory-search.js";
+import { keywordTerms } from "./keyword-terms.js";
 
 // The compact form of a memory entry (issue 26): what a model needs to decide whether to read
 // the whole entry — its id, type, score, age, a headline and a few words around what matched.

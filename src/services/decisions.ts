@@ -10,7 +10,7 @@ import type { TaskRow } from "../store/tasks.js";
 import { checkProjectWrite } from "./access.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import { toDecision } from "./decision-records.js";
-import { keywordTerms } from "./memory-search.js";
+import { keywordTerms } from "./keyword-terms.js";
 import type { MemoryWrites } from "./memory-writes.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "./paging.js";
 import type { TaskService } from "./tasks.js";

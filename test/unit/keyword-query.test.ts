@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { keywordTerms } from "../../src/services/memory-search.js";
+import { keywordTerms } from "../../src/services/keyword-terms.js";
 import { fts5Query } from "../../src/store/sqlite/keywords.js";
 
 describe("keywordTerms: the words a search looks for", () => {

@@ -4,7 +4,7 @@ import { now } from "../../core/time.js";
 import type { Reader, Store } from "../../store/store.js";
 import type { Viewpoint } from "../../store/visibility.js";
 import { viewpointOf, type Caller } from "../caller.js";
-import { keywordTerms } from "../memory-search.js";
+import { keywordTerms } from "../keyword-terms.js";
 import type { z } from "zod";
 import type { blueprintCheck } from "../../wire/blueprints.js";
 
