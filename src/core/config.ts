@@ -80,6 +80,8 @@ const url = z.url({ protocol: /^https?$/ }).transform((value) => value.replace(/
 /** The fused-score floor below which a search hit is dropped, chosen on the retrieval benchmark (docs/search.md). */
 export const DEFAULT_SEARCH_MIN_SCORE = 0.09;
 
+const INSTANCE_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
 const settingsSchema = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),
   PORT: int(0, 65535).default(8470),
@@ -89,6 +91,8 @@ const settingsSchema = z.object({
     .url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// or postgresql:// URL" })
     .optional(),
   PUBLIC_URL: url.optional(),
+  /** How this server names itself to peers and feed readers; default: the host name as a slug. */
+  INSTANCE_NAME: z.string().regex(INSTANCE_NAME_PATTERN, "must match ^[a-z0-9][a-z0-9-]{0,62}$").optional(),
   AGENT_KEYS: agentKeys.default([]),
   REGISTRATION_KEY: z.string().default(""),
   UI_AGENT_ID: agentId.default("human"),
@@ -159,8 +163,9 @@ const settingsSchema = z.object({
 
 type Settings = z.output<typeof settingsSchema>;
 
-export interface Config extends Omit<Settings, "DATA_DIR" | "PUBLIC_URL" | "DIRECTIVE_WRITERS"> {
+export interface Config extends Omit<Settings, "DATA_DIR" | "PUBLIC_URL" | "DIRECTIVE_WRITERS" | "INSTANCE_NAME"> {
   DATA_DIR: string;
+  INSTANCE_NAME: string;
   PUBLIC_URL: string;
   DIRECTIVE_WRITERS: string[];
   /** True when HOST is a loopback address; gates open self-registration. */
@@ -191,6 +196,12 @@ export function urlHostFor(host: string): string {
 
 function expandHome(path: string): string {
   return path === "~" || path.startsWith("~/") ? homedir() + path.slice(1) : path;
+}
+
+/** A host name as an instance name: lower case, runs of anything else as one dash, at most 63 characters. */
+export function hostSlug(host: string): string {
+  const slug = host.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+/, "").slice(0, 63).replace(/-+$/, "");
+  return INSTANCE_NAME_PATTERN.test(slug) ? slug : "cairn";
 }
 
 /** Parses the process environment once; throws ConfigError naming the first bad setting. */
@@ -228,6 +239,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...settings,
     DATA_DIR: resolve(expandHome(settings.DATA_DIR ?? "~/.cairn")),
     PUBLIC_URL: settings.PUBLIC_URL ?? `http://${urlHostFor(settings.HOST)}:${settings.PORT}`,
+    INSTANCE_NAME: settings.INSTANCE_NAME ?? hostSlug(hostname()),
     DIRECTIVE_WRITERS: settings.DIRECTIVE_WRITERS ?? [settings.UI_AGENT_ID],
     EMBEDDING_MODEL_DIR:
       settings.EMBEDDING_MODEL_DIR === undefined ? undefined : resolve(expandHome(settings.EMBEDDING_MODEL_DIR)),

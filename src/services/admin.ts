@@ -9,6 +9,8 @@ import { EmbeddingQueue } from "../embed/queue.js";
 import { auditPosition, verifyAudit } from "../events/audit.js";
 import { openStore } from "../store/open.js";
 import type { Store } from "../store/store.js";
+import { readSecretKey, secretKeyMode, secretKeyPath } from "../core/secret-box.js";
+import { keyOpensCheck, SECRET_KEY_CHECK } from "./instance.js";
 import { auditDir, credentialsPath, databasePath } from "../core/paths.js";
 
 export interface Check {
@@ -62,7 +64,43 @@ function dataChecks(config: Config): Check[] {
       detail: `${credentials} mode ${fileMode.toString(8)}${fileMode & 0o077 ? " (should be 600)" : ""}`,
     });
   }
+  checks.push(secretKeyFileCheck(secretKeyPath(config.DATA_DIR)));
   return checks;
+}
+
+/** The key file: there, private, 32 bytes. Whether it is the database's key is checked with the database. */
+function secretKeyFileCheck(path: string): Check {
+  if (!existsSync(path)) return { name: "secret key", status: "fail", detail: `no ${path}; ${NOTHING_CREATED}` };
+  const fileMode = secretKeyMode(path);
+  try {
+    readSecretKey(path);
+  } catch (error) {
+    return { name: "secret key", status: "fail", detail: error instanceof Error ? error.message : String(error) };
+  }
+  return {
+    name: "secret key",
+    status: verdict((fileMode & 0o077) === 0),
+    detail: `${path} mode ${fileMode.toString(8)}${fileMode & 0o077 ? " (should be 600)" : ""}`,
+  };
+}
+
+/** Whether the key file opens the database's check value: a server with another key cannot read the secrets stored. */
+async function secretKeyMatch(store: Store, path: string): Promise<Check | null> {
+  const sealed = await store.meta.get(store.reader, SECRET_KEY_CHECK);
+  if (sealed === undefined || !existsSync(path)) return null;
+  let key: Buffer;
+  try {
+    key = readSecretKey(path);
+  } catch {
+    return null;
+  }
+  return keyOpensCheck(key, sealed)
+    ? { name: "secret key matches", status: "ok", detail: "the database's secrets are encrypted with this key" }
+    : {
+        name: "secret key matches",
+        status: "fail",
+        detail: "the database's secrets are encrypted with another key: copy secret.key from the data directory of the server that first started on this database",
+      };
 }
 
 async function databaseChecks(config: Config): Promise<Check[]> {
@@ -89,6 +127,8 @@ async function databaseChecks(config: Config): Promise<Check[]> {
       status: version === latest ? "ok" : version < latest ? "warn" : "fail",
       detail: `version ${version} of ${latest}${version < latest ? "; cairn serve migrates it at start" : version > latest ? "; written by a newer cairn" : ""}`,
     });
+    const keyMatch = await secretKeyMatch(store, secretKeyPath(config.DATA_DIR));
+    if (keyMatch) checks.push(keyMatch);
     if (config.AUDIT_LOG === "on") checks.push(...(await auditChecks(store, auditDir(config.DATA_DIR))));
   } catch (error) {
     // A database that cannot even be read is a finding, not a crash.

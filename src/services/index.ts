@@ -13,6 +13,7 @@ import { UiSessionService } from "./ui-sessions.js";
 import { EventBus } from "../events/bus.js";
 import { openStore } from "../store/open.js";
 import type { Store } from "../store/store.js";
+import { openInstance, type Instance } from "./instance.js";
 import { AgentService } from "./agents.js";
 import { ArchivistService } from "./archivist.js";
 import { AuthService } from "./auth.js";
@@ -83,6 +84,8 @@ export interface Services {
   config: Config;
   log: Logger;
   store: Store;
+  /** This installation's id and name, and the key of the secrets it keeps (CONTRACT §11). */
+  instance: Instance;
   bus: EventBus;
   embeddingQueue: EmbeddingQueue;
   embeddings: MemoryEmbeddings;
@@ -162,6 +165,10 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     file: databasePath(config.DATA_DIR),
     onHookError: (error) => log.error("after-commit hook failed", { error }),
   });
+  const instance = await openInstance(store, config).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
   const bus = new EventBus(store);
   await bus.start();
   const embeddingQueue = new EmbeddingQueue(options.embedderLoader ?? embedderLoaderFor(config), log.child({ component: "embeddings" }));
@@ -236,6 +243,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     config,
     log,
     store,
+    instance,
     bus,
     embeddingQueue,
     embeddings,
@@ -276,6 +284,8 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
       return {
         status: database === "ok" && status !== "unavailable" ? "ok" : "degraded",
         version: packageVersion,
+        instance_id: instance.id,
+        instance_name: instance.name,
         embeddings: status,
         database,
       };

@@ -16,6 +16,7 @@ import type { LogStore } from "./logs.js";
 import type { Maintenance } from "./maintenance.js";
 import type { KeywordIndex, MemoryStore } from "./memory.js";
 import type { MessageStore } from "./messages.js";
+import type { MetaStore } from "./meta.js";
 import type { OAuthStore } from "./oauth.js";
 import type { ProjectStore } from "./projects.js";
 import type { QuotaStore } from "./quotas.js";
@@ -117,6 +118,7 @@ export interface Store {
   readonly maintenance: Maintenance;
   readonly memory: MemoryStore;
   readonly messages: MessageStore;
+  readonly meta: MetaStore;
   readonly oauth: OAuthStore;
   readonly projects: ProjectStore;
   readonly quotas: QuotaStore;

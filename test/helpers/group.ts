@@ -43,11 +43,13 @@ export async function startGroup(count: number, env: (index: number) => Record<s
   const databaseUrl = databaseUrlFor(first) as string;
   const servers = [await startServe(cliEnv(first, env(0)))];
   const credentials = readFileSync(join(first, "credentials.json"), "utf8");
+  const secretKey = readFileSync(join(first, "secret.key"));
   servers.push(
     ...(await Promise.all(
       Array.from({ length: count - 1 }, (_, offset) => {
         const dir = tempDir();
         writeFileSync(join(dir, "credentials.json"), credentials, { mode: 0o600 });
+        writeFileSync(join(dir, "secret.key"), secretKey, { mode: 0o600 });
         return startServe(cliEnv(dir, { ...env(offset + 1), DATABASE_URL: databaseUrl }));
       }),
     )),

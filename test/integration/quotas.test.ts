@@ -240,6 +240,7 @@ describe.runIf(onPostgres)("quotas across servers on one database", () => {
     const one = await startTestServer({ ...env, DATA_DIR: firstDir });
     // The second server gets the first one's keys, as docs/operations.md tells an operator to do.
     copyFileSync(join(firstDir, "credentials.json"), join(secondDir, "credentials.json"));
+    copyFileSync(join(firstDir, "secret.key"), join(secondDir, "secret.key"));
     const two = await startTestServer({ ...env, DATA_DIR: secondDir, DATABASE_URL: databaseUrlFor(firstDir) as string });
     try {
       const alice = await one.agent("alice");

@@ -17,6 +17,7 @@ import { SqlJobs } from "./jobs.js";
 import { SqlKnowledgeReads } from "./knowledge.js";
 import { SqlLogs } from "./logs.js";
 import { SqlMemory } from "./memory.js";
+import { SqlMeta } from "./meta.js";
 import { SqlMessages } from "./messages.js";
 import { SqlOAuth } from "./oauth.js";
 import { SqlProjects } from "./projects.js";
@@ -58,6 +59,7 @@ export abstract class SqlRepositories<V extends VectorIndex> {
   readonly knowledge: SqlKnowledgeReads;
   readonly logs: SqlLogs;
   readonly memory: SqlMemory;
+  readonly meta: SqlMeta;
   readonly messages: SqlMessages;
   readonly oauth: SqlOAuth;
   readonly projects: SqlProjects;
@@ -85,6 +87,7 @@ export abstract class SqlRepositories<V extends VectorIndex> {
     this.knowledge = new SqlKnowledgeReads(db);
     this.logs = new SqlLogs(db);
     this.memory = new SqlMemory(db);
+    this.meta = new SqlMeta(db);
     this.messages = new SqlMessages(db);
     this.oauth = new SqlOAuth(db);
     this.projects = new SqlProjects(db);
