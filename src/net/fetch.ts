@@ -89,16 +89,17 @@ function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
   };
 }
 
-function connectionFailure(url: URL, error: unknown): OutboundFailure {
+/** `body`: the response had begun, so whatever broke, broke it off. */
+function connectionFailure(url: URL, error: unknown, phase: "request" | "body"): OutboundFailure {
   if (error instanceof OutboundFailure) return error;
   const code = (error as NodeJS.ErrnoException).code;
   const what =
-    code === "ECONNREFUSED"
-      ? "connection refused"
-      : code === "ECONNRESET"
-        ? "connection reset"
-        : code === "ERR_STREAM_PREMATURE_CLOSE" || (error as Error).message === "aborted"
-          ? "the connection closed before the body ended"
+    phase === "body"
+      ? "the connection closed before the body ended"
+      : code === "ECONNREFUSED"
+        ? "connection refused"
+        : code === "ECONNRESET"
+          ? "connection reset"
           : "the connection failed";
   return new OutboundFailure("connection", url, code ? `${what} (${code})` : what, { cause: error });
 }
@@ -130,7 +131,7 @@ export class OutboundFetcher {
       }
       return { ...head, body: Buffer.concat(chunks, size) };
     } catch (error) {
-      throw deadline.reason ?? connectionFailure(deadline.url, error);
+      throw deadline.reason ?? connectionFailure(deadline.url, error, "body");
     } finally {
       response.destroy();
       deadline.clear();
@@ -156,9 +157,9 @@ export class OutboundFetcher {
         done(size > call.maxBodyBytes ? tooLarge(deadline.url, call.maxBodyBytes) : null, chunk);
       },
     });
-    response.on("error", (error) => body.destroy(deadline.reason ?? connectionFailure(deadline.url, error)));
+    response.on("error", (error) => body.destroy(deadline.reason ?? connectionFailure(deadline.url, error, "body")));
     response.on("close", () => {
-      if (!response.complete) body.destroy(deadline.reason ?? connectionFailure(deadline.url, new Error("aborted")));
+      if (!response.complete) body.destroy(deadline.reason ?? connectionFailure(deadline.url, new Error("aborted"), "body"));
     });
     body.on("close", () => {
       response.destroy();
@@ -241,9 +242,9 @@ export class OutboundFetcher {
     } catch (error) {
       if (error instanceof OutboundFailure) throw error;
       const code = (error as NodeJS.ErrnoException).code;
-      throw new OutboundFailure("resolve", url, `${host.name} does not resolve${code ? ` (${code})` : ""}`, { cause: error });
+      throw new OutboundFailure("resolve", url, `${url.hostname} does not resolve${code ? ` (${code})` : ""}`, { cause: error });
     }
-    if (answers.length === 0) throw new OutboundFailure("resolve", url, `${host.name} does not resolve`);
+    if (answers.length === 0) throw new OutboundFailure("resolve", url, `${url.hostname} does not resolve`);
     // Every answer is judged and one refused answer refuses the name (docs/decisions.md): a name
     // that points at a private address beside a public one is not trusted with either.
     const pinned: ResolvedAddress[] = [];
@@ -296,7 +297,7 @@ function send(target: Target, method: string, headers: OutgoingHttpHeaders, body
       deadline.guard(response);
       resolve(response);
     });
-    request.once("error", (error) => reject(deadline.reason ?? connectionFailure(target.url, error)));
+    request.once("error", (error) => reject(deadline.reason ?? connectionFailure(target.url, error, "request")));
     request.end(body);
   });
 }

@@ -78,7 +78,7 @@ const ARTICLE: Record<AddressKind, string> = {
   public: "a public",
   loopback: "a loopback",
   private: "a private",
-  cgnat: "a carrier-grade NAT (100.64.0.0/10)",
+  cgnat: "a carrier-grade NAT",
   "link-local": "a link-local",
   documentation: "a documentation",
   benchmarking: "a benchmarking",
