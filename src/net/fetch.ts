@@ -106,6 +106,10 @@ function connectionFailure(url: URL, error: unknown, phase: "request" | "body"):
 
 const tooLarge = (url: URL, limit: number): OutboundFailure => new OutboundFailure("too-large", url, `the body exceeds ${limit} bytes`);
 
+/** A body the response announces past the cap: refused before a byte of it is read. (A HEAD's Content-Length announces none.) */
+const announcedTooLarge = (response: IncomingMessage, call: OutboundCall): boolean =>
+  call.method !== "HEAD" && Number(response.headers["content-length"]) > call.maxBodyBytes;
+
 export class OutboundFetcher {
   private readonly settings: OutboundSettings;
   private readonly resolve: Resolver;
@@ -119,8 +123,7 @@ export class OutboundFetcher {
   async request(url: string | URL, call: OutboundCall): Promise<OutboundResponse> {
     const { response, head, deadline } = await this.open(url, call);
     try {
-      const declared = Number(response.headers["content-length"]);
-      if (declared > call.maxBodyBytes) throw tooLarge(deadline.url, call.maxBodyBytes);
+      if (announcedTooLarge(response, call)) throw tooLarge(deadline.url, call.maxBodyBytes);
       const chunks: Buffer[] = [];
       let size = 0;
       // Leaving the loop (the cap, the clock) destroys the response, and with it the socket.
@@ -144,8 +147,7 @@ export class OutboundFetcher {
    */
   async stream(url: string | URL, call: OutboundCall): Promise<OutboundStream> {
     const { response, head, deadline } = await this.open(url, call);
-    const declared = Number(response.headers["content-length"]);
-    if (declared > call.maxBodyBytes) {
+    if (announcedTooLarge(response, call)) {
       response.destroy();
       deadline.clear();
       throw tooLarge(deadline.url, call.maxBodyBytes);

@@ -452,6 +452,12 @@ describe("the body cap", () => {
     expect(response.body.length).toBe(5 * MiB);
   });
 
+  it("answers a HEAD whatever Content-Length it announces", async () => {
+    const response = await local().request(`http://127.0.0.1:${server.port}/six-mib-declared`, call({ method: "HEAD", maxBodyBytes: 1024 }));
+    expect(response).toMatchObject({ status: 200, headers: { "content-length": String(6 * MiB) } });
+    expect(response.body.length).toBe(0);
+  });
+
   it("aborts an endless body the moment it passes the cap, closing the connection", async () => {
     closedAfterBytes = [];
     const started = Date.now();
