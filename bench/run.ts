@@ -17,6 +17,7 @@ import { runFanoutBench, runReplayBench } from "./events.js";
 import { runGraphBench } from "./graph.js";
 import { runStallBench } from "./hardening.js";
 import { runMcpBench } from "./mcp.js";
+import { runOutboundRefusalBench } from "./outbound-refusals.js";
 import { runParaphraseBench } from "./paraphrase.js";
 import { runRankingBench } from "./ranking.js";
 import { runRecallBench } from "./recall.js";
@@ -32,7 +33,7 @@ import { runStartupBench } from "./startup.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "backlog", "scale", "seqlock"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "backlog", "scale", "seqlock"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -41,7 +42,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [backlog] [scale] [seqlock] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [backlog] [scale] [seqlock] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -67,6 +68,8 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   stalls    requests that could hold the event loop (issue 25): an 8,000-object enum contract, a 6,132-node blueprint, unclosed {{,
             central and pulse after one write on a 150,000-entry / 750,000-edge graph built through /compile; /health asked meanwhile
   redaction the secret table and prose (caught, touched), and CPU per 64 KiB and 1 MiB of realistic and hostile text, in process
+  outbound-refusals  every case of the outbound refusal table fetched under feeds against a loopback canary: refused at which step,
+            connections the canary saw (none), and the rules per kind of address under every policy and setting
   backlog   search p50/p95 on an idle server, then while two 2,000-unit compiles are being embedded (use-lite), until the backlog drains
   scale     1, 2 and 3 servers on one PostgreSQL database: 20 agents claiming 2,000 tasks, and 3,000 writes by 16 clients (PostgreSQL only)
   seqlock   the events' advisory lock: event-writing transactions at concurrency 1, 4, 16 and 64, with and without it (PostgreSQL only)
@@ -109,6 +112,8 @@ function plan(quick: boolean) {
     compile: {},
     blueprints: { instantiations: quick ? 10 : 50, completions: quick ? 50 : 300, fanOuts: quick ? 5 : 30 },
     redaction: { sizes: quick ? [65_536] : [65_536, 1_048_576] },
+    // The table is the test fixture's, small and fixed: the same either way.
+    "outbound-refusals": {},
     stalls: { graphEntries: quick ? 20_000 : 150_000, edgesPerEntry: 5 },
     backlog: { notes: quick ? 100 : 300, idleSearches: quick ? 30 : 100, compiles: quick ? 1 : 2, unitsPerCompile: 2000, maxBacklogSeconds: quick ? 120 : 300 },
     scale: { serverCounts: [1, 2, 3], agents: 20, tasks: quick ? 200 : 2000, writeClients: 16, writes: quick ? 300 : 3000, writers: 4, warmup: quick ? 16 : 48 },
@@ -177,6 +182,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runStallBench(sizes.stalls);
     case "redaction":
       return runRedactionBench(sizes.redaction);
+    case "outbound-refusals":
+      return runOutboundRefusalBench();
     case "backlog":
       return runBacklogBench(sizes.backlog);
     case "scale":

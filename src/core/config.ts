@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { homedir, hostname } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
@@ -73,6 +74,31 @@ const hostList = z.string().transform((raw, ctx) => {
     }
   }
   return hosts;
+});
+
+/** `true` or `false`, for settings the contract names that way. */
+const trueFalse = z.enum(["true", "false"], { error: "must be true or false" }).transform((value) => value === "true");
+
+/**
+ * `OUTBOUND_ALLOWLIST`: host names, IP addresses and CIDR ranges (`10.1.0.0/16`, `fd00::/8`).
+ * Checked here only for shape, with node's strict address syntax (no `0x7f.1` spellings in a
+ * setting); src/net/ parses the ranges.
+ */
+const outboundAllowlist = z.string().transform((raw, ctx) => {
+  const items = raw.split(",").map((part) => part.trim().toLowerCase().replace(/\.+$/, "").replace(/^\[(.*)\]$/, "$1")).filter(Boolean);
+  for (const item of items) {
+    const [address = "", prefix, ...rest] = item.split("/");
+    const family = isIP(address);
+    const width = family === 4 ? 32 : 128;
+    // A name whose last label is a number would be read as an address by a URL (`127.1`): only strict addresses here.
+    const name = HOST_NAME.test(item) && !/(^|\.)(\d+|0x[0-9a-f]*)$/.test(item);
+    const valid = prefix === undefined ? family !== 0 || name : family !== 0 && rest.length === 0 && /^\d{1,3}$/.test(prefix) && Number(prefix) <= width;
+    if (!valid) {
+      ctx.addIssue({ code: "custom", message: `${item} is not a host name, an IP address or a CIDR range` });
+      return z.NEVER;
+    }
+  }
+  return items;
 });
 
 const url = z.url({ protocol: /^https?$/ }).transform((value) => value.replace(/\/+$/, ""));
@@ -157,6 +183,12 @@ const settingsSchema = z.object({
   SEARCH_MIN_SIMILARITY: ratio.optional(),
   /** Search hits whose fused score (0..1) is below this are dropped. */
   SEARCH_MIN_SCORE: ratio.default(DEFAULT_SEARCH_MIN_SCORE),
+  /** Feed polling may reach loopback, private and CGNAT addresses (never link-local, multicast or unspecified). */
+  FEEDS_ALLOW_PRIVATE: trueFalse.default(false),
+  /** Mesh sync may reach loopback, private and CGNAT addresses (never link-local, multicast or unspecified). */
+  MESH_ALLOW_PRIVATE: trueFalse.default(true),
+  /** Hosts and ranges every outbound call may reach whatever they are (except unspecified, multicast, broadcast). */
+  OUTBOUND_ALLOWLIST: outboundAllowlist.default([]),
   /** A bearer token that may read /metrics besides the owner role; empty: owner only. */
   METRICS_TOKEN: z.string().default(""),
 });

@@ -13,6 +13,8 @@ export const errorStatus = {
   VALIDATION_FAILED: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
+  /** A call to a peer or a feed that the request waited for failed (CONTRACT §11). */
+  UPSTREAM_ERROR: 502,
   UNAVAILABLE: 503,
 } as const satisfies Record<string, number>;
 

@@ -1,34 +1,29 @@
 import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { extract } from "tar";
+import { OutboundFetcher } from "../net/fetch.js";
+import { defaultOutboundSettings } from "../net/policy.js";
+import { safeUrl } from "../net/safe-url.js";
 
 /** Models fetched on first use (an explicit opt-in to an outbound call): the folder name fastembed's archives use. */
 export const NAMED_MODELS = { "bge-small-en-v1.5": "fast-bge-small-en-v1.5" } as const;
 export type NamedModel = keyof typeof NAMED_MODELS;
 
 
+// A server that never stops sending must not fill the disk, nor hold the download forever.
 const MAX_ARCHIVE_BYTES = 512 * 1024 * 1024;
+const DOWNLOAD_TIMEOUT_MS = 15 * 60_000;
 const FILES = ["model_optimized.onnx", "tokenizer.json", "config.json", "tokenizer_config.json", "special_tokens_map.json"];
-
-/** Counts bytes through, failing past `limit`: a server that never stops sending must not fill the disk. */
-function capped(limit: number): Transform {
-  let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      seen += chunk.length;
-      done(seen > limit ? new Error(`the model archive exceeds ${limit} bytes`) : null, chunk);
-    },
-  });
-}
 
 /**
  * The model's folder under `cacheDir`, downloading and unpacking it the first time. Nothing is
  * trusted half-done: the archive is written under a temporary name and unpacked into a temporary
- * folder, and only a complete folder is moved into place.
+ * folder, and only a complete folder is moved into place. `baseUrl` is the operator's
+ * (EMBEDDING_MODEL_URL), so the outbound rules are the `operator` policy's: a mirror on the
+ * private network is fine; OUTBOUND_ALLOWLIST (`allowlist`) relaxes the rest.
  */
-export async function downloadNamedModel(model: NamedModel, cacheDir: string, baseUrl: string): Promise<string> {
+export async function downloadNamedModel(model: NamedModel, cacheDir: string, baseUrl: string, allowlist: readonly string[] = []): Promise<string> {
   const name = NAMED_MODELS[model];
   const dir = join(cacheDir, name);
   if (FILES.every((file) => existsSync(join(dir, file)))) return dir;
@@ -36,9 +31,17 @@ export async function downloadNamedModel(model: NamedModel, cacheDir: string, ba
   const archive = join(cacheDir, `${name}.tar.gz.partial`);
   const unpacked = join(cacheDir, `${name}.partial`);
   try {
-    const response = await fetch(`${baseUrl.replace(/\/+$/, "")}/${name}.tar.gz`, { redirect: "follow", signal: AbortSignal.timeout(15 * 60_000) });
-    if (!response.ok || !response.body) throw new Error(`downloading ${model} failed: HTTP ${response.status}`);
-    await pipeline(Readable.fromWeb(response.body), capped(MAX_ARCHIVE_BYTES), createWriteStream(archive, { mode: 0o600 }));
+    const fetcher = new OutboundFetcher({ settings: { ...defaultOutboundSettings, allowlist } });
+    const response = await fetcher.stream(`${baseUrl.replace(/\/+$/, "")}/${name}.tar.gz`, {
+      policy: "operator",
+      maxBodyBytes: MAX_ARCHIVE_BYTES,
+      timeoutMs: DOWNLOAD_TIMEOUT_MS,
+    });
+    if (response.status < 200 || response.status > 299) {
+      response.body.destroy();
+      throw new Error(`downloading ${model} from ${safeUrl(response.url)} failed: HTTP ${response.status}`);
+    }
+    await pipeline(response.body, createWriteStream(archive, { mode: 0o600 }));
     rmSync(unpacked, { recursive: true, force: true });
     mkdirSync(unpacked, { recursive: true });
     // Only regular files and folders, and never outside the target (tar refuses absolute paths and `..`).

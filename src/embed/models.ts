@@ -37,7 +37,7 @@ export const searchFloorFor = (config: Pick<Config, "EMBEDDING_MODEL" | "SEARCH_
 
 /** Chooses the loader for `EMBEDDING_MODEL`. */
 export function embedderLoaderFor(
-  config: Pick<Config, "EMBEDDING_MODEL" | "EMBEDDING_MODEL_DIR" | "DATA_DIR"> & Partial<Pick<Config, "EMBEDDING_MODEL_URL">>,
+  config: Pick<Config, "EMBEDDING_MODEL" | "EMBEDDING_MODEL_DIR" | "DATA_DIR"> & Partial<Pick<Config, "EMBEDDING_MODEL_URL" | "OUTBOUND_ALLOWLIST">>,
 ): EmbedderLoader {
   switch (config.EMBEDDING_MODEL) {
     case "hash":
@@ -59,7 +59,13 @@ export function embedderLoaderFor(
       return () =>
         loadOnnxEmbedder(
           "bge-small-en-v1.5",
-          { kind: "named", model: "bge-small-en-v1.5", cacheDir: join(config.DATA_DIR, "models"), baseUrl: config.EMBEDDING_MODEL_URL ?? DEFAULT_MODEL_BASE_URL },
+          {
+            kind: "named",
+            model: "bge-small-en-v1.5",
+            cacheDir: join(config.DATA_DIR, "models"),
+            baseUrl: config.EMBEDDING_MODEL_URL ?? DEFAULT_MODEL_BASE_URL,
+            allowlist: config.OUTBOUND_ALLOWLIST ?? [],
+          },
           DOWNLOAD_LOAD_TIMEOUT_MS,
         );
   }

@@ -16,7 +16,7 @@ const SESSION_OPTIONS = { graphOptimizationLevel: "all", intraOpNumThreads: 1, i
 
 export type WorkerSource =
   | { kind: "custom"; dir: string; modelFile: string }
-  | { kind: "named"; model: NamedModel; cacheDir: string; baseUrl: string };
+  | { kind: "named"; model: NamedModel; cacheDir: string; baseUrl: string; allowlist: readonly string[] };
 
 export type WorkerRequest =
   | { type: "load"; id: number; key: string; source: WorkerSource }
@@ -100,7 +100,7 @@ async function embedAll(model: Model, texts: string[]): Promise<Float32Array[]> 
 
 async function init(source: WorkerSource): Promise<Model> {
   const { dir, modelFile } =
-    source.kind === "custom" ? source : { dir: await downloadNamedModel(source.model, source.cacheDir, source.baseUrl), modelFile: "model_optimized.onnx" };
+    source.kind === "custom" ? source : { dir: await downloadNamedModel(source.model, source.cacheDir, source.baseUrl, source.allowlist), modelFile: "model_optimized.onnx" };
   const tokenizer = loadTokenizer(dir);
   const session = await ort.InferenceSession.create(join(dir, modelFile), SESSION_OPTIONS);
   const model = { tokenizer, session, dimensions: 0 };

@@ -22,6 +22,7 @@ const errorDescriptions: Record<ErrorCode, string> = {
   VALIDATION_FAILED: "the input does not match the schema",
   RATE_LIMITED: "too many requests, or too many failed credentials from this address; see Retry-After",
   INTERNAL: "unexpected server error",
+  UPSTREAM_ERROR: "a peer or a feed the request waited for failed; the detail names it by URL, without query",
   UNAVAILABLE: "shutting down or not ready; see Retry-After",
 };
 

@@ -32,7 +32,7 @@ function importsOf(file: string, options: { runtimeOnly?: boolean } = {}): strin
   return [...statics, ...text.matchAll(DYNAMIC_IMPORT)].map((match) => match[1] as string);
 }
 
-type Layer = "wire" | "core" | "store" | "embed" | "events" | "services" | "tools" | "http" | "openapi" | "cli" | "mcp" | "app" | "archivist" | "plugin";
+type Layer = "wire" | "core" | "net" | "store" | "embed" | "events" | "services" | "tools" | "http" | "openapi" | "cli" | "mcp" | "app" | "archivist" | "plugin";
 
 const ADAPTERS: Layer[] = ["http", "openapi", "cli", "mcp"];
 
@@ -41,10 +41,12 @@ const allowed: Record<Layer, Layer[]> = {
   // The wire records: what clients see, declared once, for the server, the archivist and the UI.
   wire: [],
   core: ["wire"],
+  // The one outbound fetcher (DESIGN §4a): what calls out to the network uses it.
+  net: ["core"],
   store: ["core", "wire"],
-  embed: ["core"],
+  embed: ["core", "net"],
   events: ["store", "core", "wire"],
-  services: ["store", "embed", "events", "core", "wire"],
+  services: ["store", "embed", "events", "net", "core", "wire"],
   // plugin/ holds pure renderers (data in, config text out), which the plugin operation calls.
   tools: ["services", "core", "plugin", "wire"],
   http: ["tools", "core", "wire", ...ADAPTERS],
@@ -65,6 +67,7 @@ const allowed: Record<Layer, Layer[]> = {
 const packages: Record<Layer, string[]> = {
   wire: ["zod"],
   core: ["zod"],
+  net: ["ipaddr.js"],
   store: ["better-sqlite3", "sqlite-vec", "pg"],
   embed: ["onnxruntime-node", "onnxruntime-common", "@anush008/tokenizers", "tar"],
   events: [],

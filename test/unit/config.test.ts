@@ -69,6 +69,9 @@ describe("loadConfig defaults (CONTRACT §1.1)", () => {
       PROMOTION_STABLE_DAYS: 7,
       ARCHIVIST_TOKEN_BUDGET_PER_HOUR: 200000,
       MCP_TOOLSET: "standard",
+      FEEDS_ALLOW_PRIVATE: false,
+      MESH_ALLOW_PRIVATE: true,
+      OUTBOUND_ALLOWLIST: [],
     });
     expect(config.EMBEDDING_MODEL_DIR).toBeUndefined();
     expect(config.CAIRN_AGENT_ID).toBeUndefined();
@@ -168,6 +171,16 @@ describe("invalid settings throw a ConfigError naming the setting", () => {
     ["RATE_LIMIT_PER_MINUTE", "-5"],
     ["MAX_BODY_BYTES", "10"],
     ["ARCHIVIST_LLM_PROVIDER", "llama"],
+    ["FEEDS_ALLOW_PRIVATE", "yes"],
+    ["MESH_ALLOW_PRIVATE", "1"],
+    ["OUTBOUND_ALLOWLIST", "http://feeds.lan"],
+    ["OUTBOUND_ALLOWLIST", "feeds.lan:8080"],
+    ["OUTBOUND_ALLOWLIST", "10.0.0.0/33"],
+    ["OUTBOUND_ALLOWLIST", "fd00::/129"],
+    ["OUTBOUND_ALLOWLIST", "feeds.lan/24"],
+    ["OUTBOUND_ALLOWLIST", "127.1"],
+    ["OUTBOUND_ALLOWLIST", "0x7f000001"],
+    ["OUTBOUND_ALLOWLIST", "10.0.0.0/8/8"],
   ])("%s=%s", (setting, value) => {
     const error = configError({ [setting]: value });
     expect(error).toBeInstanceOf(ConfigError);
@@ -194,6 +207,17 @@ describe("invalid settings throw a ConfigError naming the setting", () => {
   it("never echoes a secret from AGENT_KEYS", () => {
     const error = configError({ AGENT_KEYS: "ci:supersecretvalue-123:admin" });
     expect(error.message).not.toContain("supersecretvalue-123");
+  });
+});
+
+describe("the outbound settings (CONTRACT §11)", () => {
+  it("read true and false", () => {
+    expect(loadConfig({ FEEDS_ALLOW_PRIVATE: "true", MESH_ALLOW_PRIVATE: "false" })).toMatchObject({ FEEDS_ALLOW_PRIVATE: true, MESH_ALLOW_PRIVATE: false });
+  });
+
+  it("read OUTBOUND_ALLOWLIST as host names, addresses and CIDR ranges, lower-cased, without brackets or trailing dots", () => {
+    const parsed = loadConfig({ OUTBOUND_ALLOWLIST: " Feeds.LAN. , 10.1.0.0/16,127.0.0.1, [::1], fd00::/8 ,," });
+    expect(parsed.OUTBOUND_ALLOWLIST).toEqual(["feeds.lan", "10.1.0.0/16", "127.0.0.1", "::1", "fd00::/8"]);
   });
 });
 

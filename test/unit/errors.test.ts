@@ -19,6 +19,7 @@ const contractStatuses: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
+  UPSTREAM_ERROR: 502,
   UNAVAILABLE: 503,
 };
 
