@@ -190,6 +190,11 @@ describe("parseFeedDocument: the items, the same whatever the dialect", () => {
     expect(parsed.items[0]?.summaryHtml?.length).toBe(256 * 1024);
   });
 
+  it("reads a document of the right dialect that holds nothing feedsmith knows as a feed without items", () => {
+    expect(parseFeedDocument(`<rss version="2.0"></rss>`)).toEqual({ format: "rss", items: [] });
+    expect(parseFeedDocument(`<feed version="0.3" xmlns="http://purl.org/atom/ns#"><info>x</info></feed>`)).toEqual({ format: "atom", items: [] });
+  });
+
   it("leaves out what an item does not have: no empty strings, no undefined properties", () => {
     const item = parseFeedDocument(rss("<item><title>  </title><description></description><guid>g</guid><pubDate>not a date</pubDate></item>")).items[0];
     expect(item).toEqual({ guid: "g" });
@@ -225,6 +230,11 @@ describe("decodeFeedBody: the bytes as text", () => {
     expect(decodeFeedBody(Buffer.from(declared("windows-1252", "<a>\u0093quoted\u0094 café</a>"), "latin1"))).toBe(declared("windows-1252", "<a>“quoted” café</a>"));
     const big5 = Buffer.concat([Buffer.from(declared("big5", "<a>"), "latin1"), Buffer.from([0xa4, 0xa4, 0xa4, 0xe5]), Buffer.from("</a>", "latin1")]);
     expect(decodeFeedBody(big5)).toBe(declared("big5", "<a>中文</a>"));
+  });
+
+  it("reads C1 controls as the windows-1252 characters they stand for", () => {
+    expect(decodeFeedBody(Buffer.from("<a>don\u0092t \u0080 5</a>", "utf8"))).toBe("<a>don’t € 5</a>");
+    expect(decodeFeedBody(Buffer.from([0x3c, 0x61, 0x3e, 0x80, 0x93, 0x94, 0x3c]), "text/xml; charset=iso-8859-1")).toBe("<a>€“”<");
   });
 
   it("falls back to UTF-8 for an encoding it does not know, replacing bytes that are not UTF-8", () => {

@@ -3,10 +3,11 @@
  * byte order mark wins, then the `charset` of the Content-Type, then the XML declaration's
  * `encoding`, else UTF-8 (which is also what JSON is). UTF-16 and UTF-32 without a mark are
  * recognised by how `<?` is laid out in the first bytes. An encoding Node's TextDecoder does not
- * know falls back to UTF-8; undecodable bytes become U+FFFD, never an error.
+ * know falls back to UTF-8; undecodable bytes become U+FFFD, never an error; C1 controls become
+ * the windows-1252 characters they stand for.
  */
 export function decodeFeedBody(body: string | Uint8Array, contentType?: string): string {
-  if (typeof body === "string") return body.startsWith("\ufeff") ? body.slice(1) : body;
+  if (typeof body === "string") return withoutC1Controls(body);
   const marked = byteOrderMark(body);
   if (marked) return decode(body.subarray(marked.length), marked.encoding);
   const wide = wideEncodingByLayout(body);
@@ -60,15 +61,22 @@ function decode(bytes: Uint8Array, encoding: string): string {
   } catch {
     decoder = new TextDecoder("utf-8");
   }
-  let text = decoder.decode(bytes);
-  // Node 20 decodes windows-1252 (and latin1, ascii: WHATWG aliases of it) as ISO-8859-1, so
-  // 0x80–0x9F come out as C1 controls rather than curly quotes, dashes and the euro sign.
-  if (decoder.encoding === "windows-1252") text = text.replace(/[\u0080-\u009f]/g, (control) => WINDOWS_1252_HIGH[control.charCodeAt(0) - 0x80] ?? control);
-  return text.startsWith("\ufeff") ? text.slice(1) : text;
+  return withoutC1Controls(decoder.decode(bytes));
 }
 
 /** windows-1252's characters for 0x80–0x9F; its five unassigned bytes stay the C1 controls. */
 const WINDOWS_1252_HIGH = [..."€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ"];
+
+/**
+ * C1 controls in a feed's text are windows-1252 characters that went through the wrong decoder
+ * (an "’" saved as U+0092), so they are read as those characters — the HTML standard does the same
+ * for `&#146;`. It also mends Node 20, whose TextDecoder reads windows-1252 (and latin1, ascii:
+ * WHATWG aliases of it) as ISO-8859-1. Without the controls, a leading byte order mark goes too.
+ */
+function withoutC1Controls(text: string): string {
+  const mended = text.replace(/[\u0080-\u009f]/g, (control) => WINDOWS_1252_HIGH[control.charCodeAt(0) - 0x80] ?? control);
+  return mended.startsWith("\ufeff") ? mended.slice(1) : mended;
+}
 
 /** UTF-32, which TextDecoder does not offer; a code point out of range becomes U+FFFD. */
 function decodeUtf32(bytes: Uint8Array, littleEndian: boolean): string {
@@ -85,6 +93,5 @@ function decodeUtf32(bytes: Uint8Array, littleEndian: boolean): string {
     }
   }
   chunks.push(String.fromCodePoint(...codePoints));
-  const text = chunks.join("");
-  return text.startsWith("\ufeff") ? text.slice(1) : text;
+  return withoutC1Controls(chunks.join(""));
 }

@@ -1,4 +1,4 @@
-import { DetectError, parseFeed } from "feedsmith";
+import { detectAtomFeed, DetectError, detectJsonFeed, detectRdfFeed, detectRssFeed, ParseError, parseFeed } from "feedsmith";
 import type { AnyFeed, AtomFeed, JsonFeed, RdfFeed, RssFeed } from "feedsmith";
 import { decodeFeedBody } from "./document-text.js";
 import { declaresEntities } from "./entity-declarations.js";
@@ -77,6 +77,7 @@ export function parseFeedDocument(body: string | Uint8Array, contentType?: strin
   const maxItems = Math.max(0, Math.min(options.maxItems ?? MAX_FEED_ITEMS, MAX_FEED_ITEMS));
   const parsed = parseWithFeedsmith(jsonOrText(text), maxItems);
   const base = options.baseUrl;
+  if (parsed.feed === undefined) return { format: parsed.format, items: [] };
   switch (parsed.format) {
     case "rss":
       return finish("rss", parsed.feed.title, (parsed.feed.items ?? []).map((item) => rssItem(item, base)), maxItems);
@@ -99,15 +100,27 @@ function jsonOrText(text: string): string | object {
   }
 }
 
-function parseWithFeedsmith(value: string | object, maxItems: number): AnyFeed {
+function parseWithFeedsmith(value: string | object, maxItems: number): AnyFeed | { format: FeedFormat; feed: undefined } {
   try {
     return parseFeed(value, { maxItems });
   } catch (error) {
-    // DetectError: no dialect recognised. The rest (MalformedError, ParseError, and whatever else a
-    // parser throws, a RangeError included) is a document that claims a dialect and fails it.
     if (error instanceof DetectError) throw new FeedDocumentError("not-a-feed", "the document is not an RSS, Atom or JSON feed", { cause: error });
+    // ParseError: the document parses as its dialect but holds nothing feedsmith recognises (an
+    // `<rss>` without a channel, an Atom feed of unknown elements): a feed without items.
+    const format = error instanceof ParseError ? detectedFormat(value) : undefined;
+    if (format !== undefined) return { format, feed: undefined };
+    // MalformedError, and whatever else a parser throws (a RangeError included).
     throw new FeedDocumentError("malformed", "the feed does not parse", { cause: error });
   }
+}
+
+/** The dialect feedsmith's parseFeed recognised, asked in the order it asks. */
+function detectedFormat(value: string | object): FeedFormat | undefined {
+  if (detectRssFeed(value)) return "rss";
+  if (detectAtomFeed(value)) return "atom";
+  if (detectRdfFeed(value)) return "rdf";
+  if (detectJsonFeed(value)) return "json";
+  return undefined;
 }
 
 function finish(format: FeedFormat, rawTitle: string | undefined, items: FeedItem[], maxItems: number): ParsedFeed {
