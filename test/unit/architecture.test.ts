@@ -72,8 +72,9 @@ const packages: Record<Layer, string[]> = {
   embed: ["onnxruntime-node", "onnxruntime-common", "@anush008/tokenizers", "tar"],
   events: [],
   // ajv checks blueprint output contracts (CONTRACT §17); re2js runs the secret rules of capture
-  // redaction in linear time (§13).
-  services: ["zod", "ipaddr.js", "ajv", "re2js"],
+  // redaction in linear time (§13); feedsmith parses subscribed feeds and htmlparser2 turns their
+  // HTML into plain text (§15).
+  services: ["zod", "ipaddr.js", "ajv", "re2js", "feedsmith", "htmlparser2"],
   tools: ["zod"],
   http: ["express", "ipaddr.js", "prom-client", "zod"],
   openapi: ["zod"],
