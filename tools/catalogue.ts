@@ -5,6 +5,7 @@ import { blueprintOperations } from "./blueprints.js";
 import { captureOperations } from "./captures.js";
 import { compileOperations } from "./compile.js";
 import { decisionOperations } from "./decisions.js";
+import { feedOperations } from "./feeds.js";
 import { graphOperations } from "./graph.js";
 import { knowledgeOperations } from "./knowledge.js";
 import { logOperations } from "./logs.js";
@@ -28,6 +29,7 @@ export const catalogue: readonly Operation[] = [
   ...taskOperations,
   ...decisionOperations,
   ...captureOperations,
+  ...feedOperations,
   ...blueprintOperations,
   ...compileOperations,
   ...messageOperations,

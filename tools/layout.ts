@@ -14,6 +14,8 @@ export interface JsonSchema {
 export interface InputLayout {
   path: string[];
   header: Record<string, string>;
+  /** Fields read from the query string on a route whose other fields are in the body. */
+  query: string[];
   /** Fields read from the query string (GET) or the JSON body (everything else). */
   rest: string[];
   inBody: boolean;
@@ -30,9 +32,10 @@ export function inputLayout(operation: Operation): InputLayout {
   const properties = schema.properties ?? {};
   const path = [...operation.http.path.matchAll(/:([a-z_]+)/g)].map((match) => match[1] as string);
   const header = (operation.http.headers ?? {}) as Record<string, string>;
-  const rest = Object.keys(properties).filter((key) => !path.includes(key) && !(key in header));
+  const query = [...((operation.http.query ?? []) as string[])];
+  const rest = Object.keys(properties).filter((key) => !path.includes(key) && !(key in header) && !query.includes(key));
   const inBody = operation.http.method !== "GET" && rest.length > 0;
-  const layout = { path, header, rest, inBody, properties, required: schema.required ?? [] };
+  const layout = { path, header, query, rest, inBody, properties, required: schema.required ?? [] };
   layouts.set(operation, layout);
   return layout;
 }

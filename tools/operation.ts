@@ -72,6 +72,8 @@ export interface HttpBinding<Keys extends string> {
   otherStatuses?: { status: number; description: string }[];
   /** Input fields read from request headers: field → header name. */
   headers?: Partial<Record<Keys, string>>;
+  /** Input fields read from the query string although the rest come in the body (`POST /feeds?verify=false`). */
+  query?: readonly Keys[];
   /** Response headers worth documenting. */
   responseHeaders?: Record<string, string>;
   /** A success body sent as text of this media type (the output schema is a string) instead of JSON. */

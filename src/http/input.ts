@@ -41,8 +41,9 @@ export function rawInput(operation: Operation, request: Request): Record<string,
     const body: unknown = request.body ?? {};
     if (typeof body !== "object" || body === null || Array.isArray(body)) throw invalid("", "expected a JSON object");
     Object.assign(raw, body);
-    // Path and header fields cannot be smuggled in through the body.
-    for (const key of [...layout.path, ...Object.keys(layout.header)]) if (key in raw) throw invalid(key, "unknown field");
+    // Path, header and query fields cannot be smuggled in through the body.
+    for (const key of [...layout.path, ...Object.keys(layout.header), ...layout.query]) if (key in raw) throw invalid(key, "unknown field");
+    for (const key of layout.query) if (request.query[key] !== undefined) raw[key] = fromQuery(request.query[key], layout.properties[key]);
   } else if (operation.http.method === "GET") {
     for (const [key, value] of Object.entries(request.query)) raw[key] = fromQuery(value, layout.properties[key]);
   }

@@ -172,6 +172,21 @@ export class OutboundFetcher {
     return { ...head, body };
   }
 
+  /**
+   * The checks a call to `url` would pass before sending (scheme, userinfo, its address or every
+   * address its name resolves to), without connecting: what a subscription is held to when it is
+   * made. Throws OutboundRefusal, or OutboundFailure when the name does not resolve.
+   */
+  async vet(url: string | URL, policy: OutboundPolicy, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<void> {
+    const first = parseUrl(url);
+    const deadline = new Deadline(first, timeoutMs);
+    try {
+      await this.check(first, addressRules(policy, this.settings), deadline, null);
+    } finally {
+      deadline.clear();
+    }
+  }
+
   /** Checks, sends and follows redirects; resolves with the first response that is not one. */
   private async open(raw: string | URL, call: OutboundCall): Promise<{ response: IncomingMessage; head: OutboundHead; deadline: Deadline }> {
     const rules = addressRules(call.policy, this.settings);

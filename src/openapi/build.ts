@@ -66,6 +66,13 @@ function operationObject(operation: Operation, components: Json): Json {
           schema: propertySchema(name),
           ...(propertySchema(name).description ? { description: propertySchema(name).description } : {}),
         }))),
+    ...layout.query.map((name) => ({
+      name,
+      in: "query",
+      required: false,
+      schema: propertySchema(name),
+      ...(propertySchema(name).description ? { description: propertySchema(name).description } : {}),
+    })),
     ...Object.entries(layout.header).map(([name, header]) => ({
       name: header,
       in: "header",
@@ -105,7 +112,7 @@ function operationObject(operation: Operation, components: Json): Json {
     result.requestBody = { required: true, content: { [text.mediaType]: { schema: propertySchema(text.field) } } };
   } else if (layout.inBody) {
     const omit: Record<string, true> = {};
-    for (const key of [...layout.path, ...Object.keys(layout.header)]) omit[key] = true;
+    for (const key of [...layout.path, ...Object.keys(layout.header), ...layout.query]) omit[key] = true;
     const body = operation.input.omit(omit as never);
     result.requestBody = {
       required: layout.required.some((name) => layout.rest.includes(name)),

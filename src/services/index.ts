@@ -14,6 +14,13 @@ import { EventBus } from "../events/bus.js";
 import { openStore } from "../store/open.js";
 import type { Store } from "../store/store.js";
 import { openInstance, type Instance } from "./instance.js";
+import { guardedFeedFetcher } from "./feeds/guarded-fetcher.js";
+import { OutboundFetcher, type Resolver } from "../net/fetch.js";
+import { outboundSettingsOf } from "../net/policy.js";
+import { FeedParseThread } from "./feeds/parse-thread.js";
+import { FeedPoller } from "./feeds/poller.js";
+import { FeedPolls } from "./feeds/polls.js";
+import { FeedService } from "./feeds/service.js";
 import { AgentService } from "./agents.js";
 import { ArchivistService } from "./archivist.js";
 import { AuthService } from "./auth.js";
@@ -78,6 +85,10 @@ export interface ServiceOptions {
   bootstrap?: boolean;
   /** Entries each in-memory limiter and throttle table keeps at most (default 10,000). */
   throttleCapacity?: number;
+  /** How host names are resolved for outbound calls (tests play a hostile DNS with it). */
+  resolve?: Resolver;
+  /** How often the feed poller looks for due subscriptions (default 5 s). */
+  feedTickMs?: number;
 }
 
 export interface Services {
@@ -103,6 +114,8 @@ export interface Services {
   runs: BlueprintRuns;
   compile: CompileService;
   captures: CaptureService;
+  /** Feed subscriptions (CONTRACT §15); their polling runs with the jobs. */
+  feeds: FeedService;
   messages: MessageService;
   sessions: SessionService;
   events: EventService;
@@ -194,6 +207,13 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const runs = new BlueprintRuns(store, bus, config, runEngine);
   const compile = new CompileService(store, bus, writes, embeddings, quotas);
   const captures = new CaptureService(store, bus, config);
+  // The server's one way out to the network (CONTRACT §11): feeds now, mesh sync later.
+  const outbound = new OutboundFetcher({ settings: outboundSettingsOf(config), ...(options.resolve ? { resolve: options.resolve } : {}) });
+  const feedFetcher = guardedFeedFetcher(outbound);
+  const feedParser = new FeedParseThread();
+  const feedPolls = new FeedPolls(store, bus, memory, feedFetcher, feedParser, log.child({ component: "feeds" }), config.MAX_CONTENT_BYTES);
+  const feeds = new FeedService(store, bus, feedFetcher, feedPolls);
+  const feedPoller = new FeedPoller(store, feedPolls, log.child({ component: "feeds" }), options.feedTickMs ?? 5_000);
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
@@ -222,6 +242,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
       rateLimiter.sweep();
       throttle.sweep();
     });
+    feedPoller.start();
     if (store.authFailures) jobs.once("forget-auth-failures", 60_000, () => throttle.forgetShared());
     jobs.once("prune", 3600_000, async () => {
       await idempotency.prune();
@@ -259,6 +280,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     runs,
     compile,
     captures,
+    feeds,
     messages,
     sessions,
     events,
@@ -294,6 +316,8 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
       if (closed) return;
       closed = true;
       jobs.stop();
+      await feedPoller.stop();
+      await feedParser.close();
       bus.stop();
       metrics.close();
       await reads.flush();

@@ -21,7 +21,7 @@ export interface SearchInput {
   agent?: string | undefined;
   max_distance?: number | undefined;
   confidence_min?: number | undefined;
-  source_kind?: "capture" | "compile" | undefined;
+  source_kind?: "capture" | "compile" | "feed" | undefined;
   include_code?: boolean | undefined;
   max_content_length?: number | undefined;
   diversify?: boolean | undefined;

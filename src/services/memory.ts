@@ -16,7 +16,7 @@ import type { MemoryWrites } from "./memory-writes.js";
 import { decodeCursor, isKeyset, isRankedKeyset, pageOf, type Page } from "./paging.js";
 import type { Quotas } from "./quotas.js";
 import type { ReadRecorder } from "./reads.js";
-import type { BulkDeleteResult, CaptureSource, EntrySource, MemoryChange, MemoryEntry, MemoryType, Scope, SimilarEntry } from "../wire/memory.js";
+import type { BulkDeleteResult, CaptureSource, EntrySource, FeedSource, MemoryChange, MemoryEntry, MemoryType, Scope, SimilarEntry } from "../wire/memory.js";
 import { locks } from "./locks.js";
 
 export interface WriteInput {
@@ -54,6 +54,13 @@ export interface ListInput extends MemoryFilters {
   includeEmbedding?: boolean | undefined;
   /** Also compiled entries, which a listing leaves out unless its type or provenance names them. */
   includeCode?: boolean | undefined;
+}
+
+interface WriteOptions {
+  /** Who waits for the vector: a write's author (default), or nobody in particular (bulk work). */
+  lane?: "write" | "bulk";
+  /** Runs in the write's transaction with the id of the entry written or reinforced. */
+  recorded?: (tx: Tx, entryId: string) => Promise<void>;
 }
 
 const DIRECTIVE_DENIED = "directive writes require elevated permission";
@@ -139,7 +146,17 @@ export class MemoryService {
     return this.writeAs({ agentId: author.agent_id, role: author.role }, { ...input, content, tags, project: capture.project, scope }, source);
   }
 
-  private async writeAs(caller: Caller, input: WriteInput, source: EntrySource | null): Promise<WriteResult> {
+  /**
+   * An item of a subscribed feed, written by the subscriber as the subscriber would write it (its
+   * projects, its duplicates), embedded behind queries and writes. `recorded` runs in the write's
+   * transaction with the entry the item became (a new one, or the duplicate it reinforced), so the
+   * item is marked seen exactly when its entry exists.
+   */
+  writeFromFeed(subscriber: Caller, input: WriteInput, source: FeedSource, recorded: (tx: Tx, entryId: string) => Promise<void>): Promise<WriteResult> {
+    return this.writeAs(subscriber, input, source, { lane: "bulk", recorded });
+  }
+
+  private async writeAs(caller: Caller, input: WriteInput, source: EntrySource | null, options: WriteOptions = {}): Promise<WriteResult> {
     this.checkContentSize(input.content);
     const type = input.type ?? "memory";
     if (type === "compiled") throw invalid("type", "compiled entries are written by the compile routes only");
@@ -163,7 +180,7 @@ export class MemoryService {
     const key = contentKey(input.content);
     // Told now, thrown only if the write turns out to add an entry (a duplicate reinforces one instead).
     const full = await this.quotas.roomRefusal(reader, project, 1);
-    const vector = await this.embeddings.embedForWrite(input.content);
+    const vector = options.lane === "bulk" ? await this.embeddings.embedForBulk(input.content) : await this.embeddings.embedForWrite(input.content);
 
     // Everything from the duplicate check to the insert is one transaction, and two writes to one
     // project never overlap in it: on SQLite transactions run one after another anyway, on
@@ -175,15 +192,22 @@ export class MemoryService {
       const dupKey = { type, project, scope, agentId: caller.agentId, contentKey: key };
       const exact = input.allow_duplicate ? null : await this.overlap.exactDuplicate(tx, dupKey, vector, at);
       const reinforced = exact && (await this.reinforce(tx, caller, exact.row, exact.similarity, at));
-      if (reinforced) return { created: false, entry: reinforced };
+      if (reinforced) {
+        await options.recorded?.(tx, reinforced.id);
+        return { created: false, entry: reinforced };
+      }
       const near = vector ? await this.overlap.neighbourhood(tx, viewpoint, vector, at) : null;
       const duplicate = input.allow_duplicate || !near ? null : await this.overlap.nearDuplicate(tx, dupKey, input.content, near, at);
       const again = duplicate && (await this.reinforce(tx, caller, duplicate.row, duplicate.similarity, at));
-      if (again) return { created: false, entry: again };
+      if (again) {
+        await options.recorded?.(tx, again.id);
+        return { created: false, entry: again };
+      }
       const fields = { type, project, scope, content: input.content, confidence, parents, tags, expiresAt: input.expires_at ?? null, source };
       if (full) throw full;
       const row = newMemoryRow(caller.agentId, fields, at);
       const created = await this.writes.create(tx, caller.agentId, row, tags, vector);
+      await options.recorded?.(tx, created.id);
       const similar = near ? this.overlap.similarAmong(near) : [];
       return { created: true, entry: { ...toEntry(created), similar } };
     });

@@ -49,6 +49,8 @@ export const TABLES = [
   "blueprint_runs",
   "blueprint_run_nodes",
   "compile_anchors",
+  "feeds",
+  "feed_items",
 ] as const;
 
 /** Identity keys to move past the copied rows, so new rows never take a copied key. */
@@ -68,6 +70,7 @@ const IDENTITIES: Record<string, string> = {
   blueprint_runs: "pk",
   blueprint_run_nodes: "pk",
   compile_anchors: "pk",
+  feeds: "pk",
 };
 
 // Rows per INSERT: PostgreSQL takes at most 65,535 parameters in one statement. A batch also ends

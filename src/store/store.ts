@@ -5,6 +5,7 @@ import type { CaptureStore } from "./captures.js";
 import type { CompileStore } from "./compile.js";
 import type { DecisionStore } from "./decisions.js";
 import type { EventStore } from "./events.js";
+import type { FeedStore } from "./feeds.js";
 import type { GraphStore } from "./graph.js";
 import type { KnowledgeReads } from "./knowledge.js";
 import type { BlueprintStore } from "./blueprints.js";
@@ -108,6 +109,7 @@ export interface Store {
   readonly compile: CompileStore;
   readonly decisions: DecisionStore;
   readonly events: EventStore;
+  readonly feeds: FeedStore;
   readonly graph: GraphStore;
   readonly handoffs: HandoffStore;
   readonly idempotency: IdempotencyStore;

@@ -71,6 +71,11 @@ export interface ServerEventPayloads {
   "blueprint.run.cancelled": BlueprintRunEvent;
   "compile.completed": { project: string | null; created: number; updated: number; removed: number; invalidated_count: number; commit: string | null };
   "archivist.lease": { holder: string | null; previous: string | null; token: number };
+  "feed.created": { feed_id: string; project: string | null };
+  "feed.updated": { feed_id: string; project: string | null; changed: string[] };
+  "feed.deleted": { feed_id: string; project: string | null };
+  "feed.polled": { feed_id: string; project: string | null; ingested: number; not_modified: boolean; status: string };
+  "feed.failing": { feed_id: string; project: string | null; failures: number };
 }
 
 export type ServerEventType = keyof ServerEventPayloads;
@@ -132,6 +137,11 @@ export const SERVER_EVENT_PAYLOAD_FIELDS: Readonly<Record<ServerEventType, strin
   "blueprint.run.cancelled": "run_id, blueprint_id, name, version, project",
   "compile.completed": "project, created, updated, removed, invalidated_count, commit",
   "archivist.lease": "holder, previous, token",
+  "feed.created": "feed_id, project",
+  "feed.updated": "feed_id, project, changed",
+  "feed.deleted": "feed_id, project",
+  "feed.polled": "feed_id, project, ingested, not_modified, status (ok, failing, paused)",
+  "feed.failing": "feed_id, project, failures (in a row; once, when the feed turns failing)",
 };
 
 /** Every type the server emits, in the order above (an object keeps its string keys' order). */

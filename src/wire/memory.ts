@@ -25,13 +25,21 @@ export const compileSource = z.object({
   sha: z.string(),
   commit: z.string().nullable(),
 });
-export const entrySource = z.discriminatedUnion("kind", [captureSource, compileSource]).meta({ id: "EntrySource" });
+/** An item of a subscribed feed (§15): `url` is the item's own link, `guid` the key it is known by. */
+export const feedSource = z.object({
+  kind: z.literal("feed"),
+  feed_id: z.uuid(),
+  url: z.string().nullable().describe("the item's link"),
+  guid: z.string().describe("the item's guid, else its link, else a hash of its title and date"),
+});
+export const entrySource = z.discriminatedUnion("kind", [captureSource, compileSource, feedSource]).meta({ id: "EntrySource" });
 export type EntrySource = z.output<typeof entrySource>;
 export type CaptureSource = z.output<typeof captureSource>;
 /** The one provenance a write may name (the archivist's, for a capture's facts); compile writes its own. */
 export const writableSource = captureSource.meta({ id: "CaptureSource" });
 export type CompileSource = z.output<typeof compileSource>;
-export const sourceKind = z.enum(["capture", "compile"]);
+export type FeedSource = z.output<typeof feedSource>;
+export const sourceKind = z.enum(["capture", "compile", "feed"]);
 
 /** Why compile marked an entry stale (§18): the code it is about changed from `old_sha` to `new_sha`. */
 export const staleReason = z

@@ -35,7 +35,7 @@ export interface ModuleEdges {
   specifiers: string[];
   /** `import(x)` with anything but a literal: the graph cannot follow it. */
   opaqueImports: string[];
-  /** Modules started as worker threads: `new URL("./x.js", import.meta.url)` in a module that uses `Worker`. */
+  /** Modules started as worker threads: `new URL("./x.js", import.meta.url)` in a module that uses `Worker` or `startWorker`. */
   workers: string[];
 }
 
@@ -51,6 +51,8 @@ export function edgesOf(source: ts.SourceFile, within: ts.Node = source): Module
       const specifier = literalText(node.arguments[0]);
       if (specifier === undefined) edges.opaqueImports.push(node.getText(source));
       else edges.specifiers.push(specifier);
+    } else if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "startWorker") {
+      startsWorkers = true;
     } else if (ts.isNewExpression(node) && ts.isIdentifier(node.expression)) {
       if (node.expression.text === "Worker") startsWorkers = true;
       const [first, second] = node.arguments ?? [];

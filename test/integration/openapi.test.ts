@@ -159,7 +159,9 @@ describe("GET /openapi.json", () => {
         expect(named("path").sort(), operation.name).toEqual(pathParameters(path).sort());
         for (const parameter of parameters.filter((parameter) => parameter.in === "path")) expect(parameter.required).toBe(true);
         for (const parameter of parameters) expect(parameter.schema, `${operation.name} ${parameter.name}`).toBeDefined();
-        const rest = fields.filter((field) => !pathParameters(path).includes(field) && !headerFields(operation).includes(field));
+        const inQuery = (operation.http.query ?? []) as string[];
+        const rest = fields.filter((field) => !pathParameters(path).includes(field) && !headerFields(operation).includes(field) && !inQuery.includes(field));
+        expect(named("query").filter((name) => inQuery.includes(name)).sort(), operation.name).toEqual([...inQuery].sort());
         if (operation.http.method === "GET") {
           expect(named("query").sort(), operation.name).toEqual(rest.sort());
           expect(documented?.requestBody, operation.name).toBeUndefined();

@@ -1,5 +1,7 @@
+import { startFeedServer, type FeedServer } from "../helpers/feed-server.js";
+import { fixtureDocument } from "../helpers/feed-fixtures.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { describe, expect, it, test as base } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, test as base } from "vitest";
 import { mcpTools } from "../../src/mcp/tools.js";
 import { catalogue } from "../../tools/catalogue.js";
 import { inputLayout } from "../../tools/layout.js";
@@ -165,7 +167,23 @@ async function aliceMidSession(world: World): Promise<Prepared> {
   return {};
 }
 
+/** The feed every world subscribes to: a real server on loopback, shared by both worlds of a scenario. */
+let feedSource: FeedServer;
+beforeAll(async () => {
+  feedSource = await startFeedServer();
+  feedSource.route("/parity.xml", { headers: { "content-type": "application/rss+xml" }, body: fixtureDocument("rss-2.0", 3, { name: "parity" }).body });
+});
+afterAll(() => feedSource.close());
+const feedArgs = (): Record<string, unknown> => ({ url: `${feedSource.url}/parity.xml`, project: null, tags: ["parity"], max_items_per_poll: 2 });
+const newFeed = async (world: World): Promise<string> => (await world.rest<{ id: string }>("alice", "/feeds", { body: feedArgs() })).id;
+
 const SCENARIOS: Record<string, Scenario> = {
+  feed_subscribe: { setup: () => Promise.resolve({ args: feedArgs() }) },
+  feed_list: { setup: async (world) => (await newFeed(world), {}), args: { limit: 5 } },
+  feed_get: { setup: async (world) => ({ args: { id: await newFeed(world) } }) },
+  feed_update: { setup: async (world) => ({ args: { id: await newFeed(world), name: "Parity releases", paused: true, interval_minutes: 120 } }) },
+  feed_delete: { setup: async (world) => ({ args: { id: await newFeed(world) } }) },
+  feed_poll: { setup: async (world) => ({ args: { id: await newFeed(world) } }) },
   memory_write: { args: { content: "Parity note: deploys go out on Tuesdays", tags: ["deploy"] } },
   memory_list: { setup: someNotes, args: { limit: 5 } },
   memory_search: { setup: someNotes, args: { q: "when do deploys go out" } },
@@ -506,7 +524,7 @@ async function viaMcp(client: Client, operation: Operation, args: Record<string,
 
 /** A new server with alice and bob registered: the world of one scenario over one transport. */
 async function newWorld(): Promise<World> {
-  const server = await startTestServer({ DIRECTIVE_WRITERS: "human" });
+  const server = await startTestServer({ DIRECTIVE_WRITERS: "human", FEEDS_ALLOW_PRIVATE: "true" });
   const agents = {
     alice: await server.agent("parity-alice"),
     bob: await server.agent("parity-bob"),

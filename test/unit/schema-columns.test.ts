@@ -1,3 +1,4 @@
+import { FEED_ROW_COLUMNS } from "../../src/store/feeds.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -49,6 +50,7 @@ const ROWS: readonly { table: string; columns: readonly string[]; omitted: reado
   COMMENT_ROW_COLUMNS,
   NEW_OUTCOME_ROW_COLUMNS,
   UI_SESSION_ROW_COLUMNS,
+  FEED_ROW_COLUMNS,
 ];
 
 /** Tables no Row is read from whole, and what reads them instead. */
@@ -63,6 +65,7 @@ const TABLES_WITHOUT_A_ROW: Record<string, string> = {
   ui_login_links: "UiSessionStore's login link methods",
   jobs: "JobStore.claim",
   decision_tags: "the index of decisions.tags",
+  feed_items: "FeedStore.seenKeys and recordItem",
   rate_buckets: "SharedRateLimits",
   auth_failures: "SharedFailureLog",
   quota_buckets: "QuotaStore.charge, one upsert that answers the charge",

@@ -1,4 +1,5 @@
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { startWorker } from "../../core/worker-thread.js";
 import { AppError, InternalError } from "../../core/errors.js";
 import type { StoreSource } from "../../store/open.js";
 import type { GraphJob, GraphJobResult, WorkerReply, WorkerRequest } from "./graph-worker.js";
@@ -18,24 +19,6 @@ interface Queued {
   job: GraphJob;
   resolve: (result: unknown) => void;
   reject: (error: Error) => void;
-}
-
-/**
- * Loads TypeScript in a worker thread, which cannot load .ts files itself. A development
- * dependency: only runs from the TypeScript sources (the test suite, the benchmarks' tooling) use
- * it, so it is named here and never imported by the built server.
- */
-const TYPESCRIPT_LOADER = "tsx/esm/api";
-
-/**
- * How to start the worker. From the build it is the module beside this one; from the sources it is
- * loaded through the TypeScript loader those runs have, not from the build, whose copy may be older.
- */
-function startWorker(): Worker {
-  if (!import.meta.url.endsWith(".ts")) return new Worker(new URL("./graph-worker.js", import.meta.url), { execArgv: [] });
-  const entry = JSON.stringify(new URL("./graph-worker.ts", import.meta.url).href);
-  const loader = `import(${JSON.stringify(TYPESCRIPT_LOADER)}).then(({ tsImport }) => tsImport(${entry}, ${JSON.stringify(import.meta.url)}));`;
-  return new Worker(loader, { eval: true, execArgv: [] });
 }
 
 export class GraphThread {
@@ -97,7 +80,7 @@ export class GraphThread {
 
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
-    const worker = startWorker();
+    const worker = startWorker(new URL("./graph-worker.js", import.meta.url));
     worker.on("message", (reply: WorkerReply) => {
       const running = this.running;
       if (!running || running.id !== reply.id) return;

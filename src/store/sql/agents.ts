@@ -32,6 +32,7 @@ const AGENT_COLUMNS: readonly AgentColumn[] = [
   ["logs", "agent_id"],
   ["decisions", "agent_id"],
   ["quota_buckets", "agent_id"],
+  ["feeds", "agent_id"],
 ];
 
 export class SqlAgents implements AgentStore {

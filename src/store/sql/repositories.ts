@@ -10,6 +10,7 @@ import { SqlCompile } from "./compile.js";
 import { SqlDecisions, type DecisionMatch } from "./decisions.js";
 import type { SqlDb } from "./dialect.js";
 import { SqlEvents, type EventAppend } from "./events.js";
+import { SqlFeeds } from "./feeds.js";
 import { SqlGraph } from "./graph.js";
 import { SqlHandoffs } from "./handoffs.js";
 import { SqlIdempotency } from "./idempotency.js";
@@ -51,6 +52,7 @@ export abstract class SqlRepositories<V extends VectorIndex> {
   readonly compile: SqlCompile;
   readonly decisions: SqlDecisions;
   readonly events: SqlEvents;
+  readonly feeds: SqlFeeds;
   readonly graph: SqlGraph;
   readonly handoffs: SqlHandoffs;
   readonly idempotency: SqlIdempotency;
@@ -79,6 +81,7 @@ export abstract class SqlRepositories<V extends VectorIndex> {
     this.compile = new SqlCompile(db);
     this.decisions = new SqlDecisions(db, decisionMatch);
     this.events = new SqlEvents(db, eventAppend);
+    this.feeds = new SqlFeeds(db);
     this.graph = new SqlGraph(db);
     this.handoffs = new SqlHandoffs(db);
     this.idempotency = new SqlIdempotency(db);
