@@ -189,6 +189,8 @@ const settingsSchema = z.object({
   MESH_ALLOW_PRIVATE: trueFalse.default(true),
   /** Hosts and ranges every outbound call may reach whatever they are (except unspecified, multicast, broadcast). */
   OUTBOUND_ALLOWLIST: outboundAllowlist.default([]),
+  /** How often each server looks for feed subscriptions due a poll, in seconds. */
+  FEEDS_POLL_SECONDS: int(1, 60).default(5),
   /** A bearer token that may read /metrics besides the owner role; empty: owner only. */
   METRICS_TOKEN: z.string().default(""),
 });

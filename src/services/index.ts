@@ -87,8 +87,6 @@ export interface ServiceOptions {
   throttleCapacity?: number;
   /** How host names are resolved for outbound calls (tests play a hostile DNS with it). */
   resolve?: Resolver;
-  /** How often the feed poller looks for due subscriptions (default 5 s). */
-  feedTickMs?: number;
 }
 
 export interface Services {
@@ -213,7 +211,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const feedParser = new FeedParseThread();
   const feedPolls = new FeedPolls(store, bus, memory, feedFetcher, feedParser, log.child({ component: "feeds" }), config.MAX_CONTENT_BYTES);
   const feeds = new FeedService(store, bus, feedFetcher, feedPolls);
-  const feedPoller = new FeedPoller(store, feedPolls, log.child({ component: "feeds" }), options.feedTickMs ?? 5_000);
+  const feedPoller = new FeedPoller(store, feedPolls, log.child({ component: "feeds" }), config.FEEDS_POLL_SECONDS * 1000);
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);

@@ -30,6 +30,8 @@ export const clusterOf = (server: TestServer): Cluster => ({
 
 export interface Group extends Cluster {
   servers: ServeProcess[];
+  /** The first server's data directory: `withDatabase` reaches the group's database through it. */
+  dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ export async function startGroup(count: number, env: (index: number) => Record<s
   return {
     size: count,
     servers,
+    dataDir: first,
     owner: { agentId: human?.agent_id ?? "", apiKey: human?.api_key ?? "" },
     on,
     async agent(id, index = 0) {

@@ -78,8 +78,7 @@ async function entriesOf(server: TestServer, as: Credentials, query = "source_ki
 }
 
 describe("subscribing", () => {
-  it.override("serverEnv", { FEEDS_ALLOW_PRIVATE: "true" });
-  it.override("serverOptions", { feedTickMs: 250 });
+  it.override("serverEnv", { FEEDS_ALLOW_PRIVATE: "true", FEEDS_POLL_SECONDS: "1" });
 
   it("fetches the feed once, takes only the newest items on the first poll, and makes them entries", async ({ server }) => {
     const alice = await member(server, "alice");
@@ -200,8 +199,7 @@ describe("subscribing", () => {
 });
 
 describe("polling", () => {
-  it.override("serverEnv", { FEEDS_ALLOW_PRIVATE: "true" });
-  it.override("serverOptions", { feedTickMs: 250 });
+  it.override("serverEnv", { FEEDS_ALLOW_PRIVATE: "true", FEEDS_POLL_SECONDS: "1" });
 
   it("asks conditionally and counts a 304 as a success with nothing new", async ({ server }) => {
     const alice = await member(server, "alice");
@@ -264,7 +262,7 @@ describe("polling", () => {
     await withDatabase(server.dataDir, (db) => db.run("UPDATE feeds SET next_poll_at = ?", new Date(Date.now() - 1000).toISOString()));
     expect(await eventually(() => feeds.requests("/due.xml").length === 2)).toBe(true);
     // A few more rounds of the poller: the due feed's next poll is an hour off now, the paused one never.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(feeds.requests("/due.xml")).toHaveLength(2);
     expect(feeds.requests("/paused.xml")).toHaveLength(1);
     expect((await server.request<Feed>(`/feeds/${due.id}`, { as: alice })).body.last_polled_at).not.toBeNull();
