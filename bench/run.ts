@@ -14,6 +14,7 @@ import { runBacklogBench } from "./backlog.js";
 import { runCompileBench } from "./compile.js";
 import { runClaimBench, runHandoffBench, runMessageBench } from "./coordination.js";
 import { runFanoutBench, runReplayBench } from "./events.js";
+import { runFeedsInBench } from "./feeds-in.js";
 import { runGraphBench } from "./graph.js";
 import { runStallBench } from "./hardening.js";
 import { runMcpBench } from "./mcp.js";
@@ -33,7 +34,7 @@ import { runStartupBench } from "./startup.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "backlog", "scale", "seqlock"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -42,7 +43,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [backlog] [scale] [seqlock] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -70,6 +71,8 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   redaction the secret table and prose (caught, touched), and CPU per 64 KiB and 1 MiB of realistic and hostile text, in process
   outbound-refusals  every case of the outbound refusal table fetched under feeds against a loopback canary: refused at which step,
             connections the canary saw (none), and the rules per kind of address under every policy and setting
+  feeds-in  100 feed subscriptions of 20 items each through the poller (use-lite): items/s; then a poll on request, with nothing
+            new and with a 304: p50/p95 and server CPU
   backlog   search p50/p95 on an idle server, then while two 2,000-unit compiles are being embedded (use-lite), until the backlog drains
   scale     1, 2 and 3 servers on one PostgreSQL database: 20 agents claiming 2,000 tasks, and 3,000 writes by 16 clients (PostgreSQL only)
   seqlock   the events' advisory lock: event-writing transactions at concurrency 1, 4, 16 and 64, with and without it (PostgreSQL only)
@@ -99,6 +102,7 @@ function plan(quick: boolean) {
     mcp: { calls: quick ? 200 : 2000, warmup: quick ? 20 : 200, sessionStore: 300 },
     merge: { pairs: quick ? 20 : 100, warmup: quick ? 2 : 5, timeoutMs: 30_000 },
     pass: { entries: quick ? 2000 : 10_000, agents: 6, projects: 3, seedClients: 16 },
+    "feeds-in": { feeds: quick ? 20 : 100, items: 20, polls: quick ? 50 : 300 },
     captures: { backlog: quick ? 40 : 200, live: quick ? 10 : 50, notesPerCapture: 8, facts: 3, timeoutMs: 30_000 },
     ui: { entries: quick ? 2000 : 10_000, tasks: quick ? 400 : 2000, runs: quick ? 3 : 7, seedClients: 16 },
     auth: { agents: quick ? 200 : 1000, pairs: quick ? 2000 : 10_000, junkIds: quick ? 5000 : 50_000, hugeIds: quick ? 200 : 2000 },
@@ -184,6 +188,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runRedactionBench(sizes.redaction);
     case "outbound-refusals":
       return runOutboundRefusalBench();
+    case "feeds-in":
+      return runFeedsInBench(sizes["feeds-in"]);
     case "backlog":
       return runBacklogBench(sizes.backlog);
     case "scale":
