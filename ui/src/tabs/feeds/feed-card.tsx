@@ -152,6 +152,7 @@ function FeedActions({ feed, onChanged, onEdit, onDelete }: Omit<FeedCardProps, 
       )
       // Either way the record changed (its counts, its last error): show it as it is now.
       .then(reread)
+      // A failed re-read changes nothing shown: the list re-reads on the poll's feed.polled event anyway.
       .catch(() => undefined)
       .finally(() => setPolling(false));
   };
