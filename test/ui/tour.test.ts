@@ -6,11 +6,12 @@ import type { Credentials, TestServer } from "../helpers/server.js";
 import { it, signIn as signInAs, styleOf } from "../helpers/ui.js";
 
 const PASSWORD = "tour of the tabs";
-const TABS = ["overview", "memory", "pulse", "tasks", "blueprints", "decisions", "messages", "events", "agents", "projects", "sessions", "archivist"] as const;
+const TABS = ["overview", "memory", "pulse", "tasks", "blueprints", "decisions", "feeds", "messages", "events", "agents", "projects", "sessions", "archivist"] as const;
 /** Buttons that open a form in a dialog, per tab. */
 const FORMS: Partial<Record<(typeof TABS)[number], string>> = {
   memory: "New entry",
   tasks: "New task",
+  feeds: "Subscribe to a feed",
   messages: "New message",
   agents: "New agent",
   projects: "New project",

@@ -62,7 +62,8 @@ function errorFromBody(status: number, statusText: string, body: unknown): ApiEr
     const detail = typeof record.detail === "string" ? record.detail : undefined;
     const code = typeof record.code === "string" ? record.code : "HTTP_" + String(status);
     if (detail) {
-      const errors = Array.isArray(record.errors) ? (record.errors as { path?: unknown; message?: unknown }[]) : [];
+      // A field error that only repeats the detail (`not a feed: …` on `url`) adds nothing to it.
+      const errors = Array.isArray(record.errors) ? (record.errors as { path?: unknown; message?: unknown }[]).filter((error) => error.message !== detail) : [];
       const specifics = errors
         .map((error) => [error.path, error.message].filter((part) => typeof part === "string" && part !== "").join(": "))
         .filter((text) => text !== "");

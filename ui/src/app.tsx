@@ -15,6 +15,7 @@ import { ArchivistTab } from "./tabs/archivist.js";
 import { BlueprintsTab } from "./tabs/blueprints/blueprints-tab.js";
 import { DecisionsTab } from "./tabs/decisions/decisions-tab.js";
 import { EventsTab } from "./tabs/events.js";
+import { FeedsTab } from "./tabs/feeds/feeds-tab.js";
 import { MemoryTab } from "./tabs/memory/memory-tab.js";
 import { MessagesTab } from "./tabs/messages.js";
 import { OverviewTab } from "./tabs/overview.js";
@@ -39,6 +40,7 @@ const TABS: TabDefinition[] = [
   { id: "tasks", label: "Tasks", component: TasksTab },
   { id: "blueprints", label: "Blueprints", component: BlueprintsTab },
   { id: "decisions", label: "Decisions", component: DecisionsTab },
+  { id: "feeds", label: "Feeds", component: FeedsTab },
   { id: "messages", label: "Messages", component: MessagesTab },
   { id: "events", label: "Events", component: EventsTab },
   { id: "agents", label: "Agents", component: AgentsTab },

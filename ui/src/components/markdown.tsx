@@ -1,4 +1,8 @@
 import type { ComponentChildren, VNode } from "preact";
+import type { MemoryEntry } from "../../../src/wire/memory.js";
+
+/** Docs are written as Markdown, and so is a feed item's entry (`## <title>`, its date, its summary; CONTRACT §15). */
+export const showsMarkdown = (entry: Pick<MemoryEntry, "type" | "source">): boolean => entry.type === "doc" || entry.source?.kind === "feed";
 
 /**
  * The Markdown that synthesis docs and agents write — headings, lists, paragraphs, fenced code,

@@ -7,8 +7,9 @@ import { Time } from "../../components/time.js";
 import { useApp } from "../../context.js";
 import { fixed, percent, shortId } from "../../format.js";
 import type { MemoryEntry, SearchHit } from "../../../../src/wire/memory.js";
-import { Markdown } from "../../components/markdown.js";
+import { Markdown, showsMarkdown } from "../../components/markdown.js";
 import { CompiledSource, StaleNote, StalePill } from "./code-marks.js";
+import { FeedMark } from "./feed-mark.js";
 
 interface MemoryCardProps {
   entry: MemoryEntry | SearchHit;
@@ -16,6 +17,8 @@ interface MemoryCardProps {
   /** Without these, the card offers no change (e.g. the archivist's synthesis docs). */
   onEdit?: ((entry: MemoryEntry) => void) | undefined;
   onDelete?: ((entry: MemoryEntry) => void) | undefined;
+  /** The name of the feed the entry came from, once known (see useFeedNames). */
+  feedName?: string | undefined;
 }
 
 const isHit = (entry: MemoryEntry | SearchHit): entry is SearchHit => "score" in entry;
@@ -27,13 +30,13 @@ export function canChange(entry: MemoryEntry, agentId: string, role: string): bo
   return entry.agent_id === agentId || role === "owner";
 }
 
-export function MemoryCard({ entry, onOpen, onEdit, onDelete }: MemoryCardProps) {
+export function MemoryCard({ entry, onOpen, onEdit, onDelete, feedName }: MemoryCardProps) {
   const { me } = useApp();
   const directive = entry.type === "directive";
   const headingId = `entry-${entry.id}`;
   const changeable = canChange(entry, me.agent_id, me.role);
   return (
-    <article class={["memory-card", directive ? "is-directive" : "", entry.stale_since !== null ? "is-stale" : ""].filter(Boolean).join(" ")} aria-labelledby={headingId} data-entry-id={entry.id} data-type={entry.type}>
+    <article class={["memory-card", directive ? "is-directive" : "", entry.stale_since !== null ? "is-stale" : ""].filter(Boolean).join(" ")} aria-labelledby={headingId} data-entry-id={entry.id} data-type={entry.type} data-source={entry.source?.kind}>
       <header class="card-header">
         <h3 class="card-heading" id={headingId}>
           {directive && (
@@ -65,8 +68,9 @@ export function MemoryCard({ entry, onOpen, onEdit, onDelete }: MemoryCardProps)
       )}
       <StaleNote entry={entry} />
       <CompiledSource entry={entry} />
+      <FeedMark entry={entry} feedName={feedName} />
       {entry.headline && <p class="card-headline">{entry.headline}</p>}
-      {entry.type === "doc" ? <Markdown class="card-content markdown" text={entry.content} /> : <div class="card-content">{entry.content}</div>}
+      {showsMarkdown(entry) ? <Markdown class="card-content markdown" text={entry.content} /> : <div class="card-content">{entry.content}</div>}
       <footer class="card-footer">
         {entry.tags.length > 0 && (
           <ul class="tags" aria-label="Tags">

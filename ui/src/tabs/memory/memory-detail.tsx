@@ -13,8 +13,10 @@ import { Time } from "../../components/time.js";
 import { percent, shortId } from "../../format.js";
 import { useLiveRefresh, useLoad } from "../../hooks.js";
 import type { GraphEdge, GraphNode } from "../../../../src/wire/graph.js";
-import { Markdown } from "../../components/markdown.js";
+import { Markdown, showsMarkdown } from "../../components/markdown.js";
 import { anchorName, CompiledSource, StaleNote, StalePill } from "./code-marks.js";
+import { FeedMark } from "./feed-mark.js";
+import { feedIdOf, useFeedNames } from "./feed-names.js";
 
 export function MemoryDetailDialog({ id: firstId, onClose }: { id: string; onClose: () => void }) {
   const [trail, setTrail] = useState<string[]>([firstId]);
@@ -66,6 +68,8 @@ export function MemoryDetailDialog({ id: firstId, onClose }: { id: string; onClo
 
 function EntryFacts({ data, onOpen }: { data: GraphNode; onOpen: (id: string) => void }) {
   const entry = data.node;
+  const feedNames = useFeedNames([entry]);
+  const feedId = feedIdOf(entry);
   const link = (id: string) => (
     <button type="button" class="link-button mono" onClick={() => onOpen(id)}>
       {shortId(id)}
@@ -81,8 +85,9 @@ function EntryFacts({ data, onOpen }: { data: GraphNode; onOpen: (id: string) =>
       </div>
       <StaleNote entry={entry} />
       <CompiledSource entry={entry} />
+      <FeedMark entry={entry} feedName={feedId === undefined ? undefined : feedNames.get(feedId)} />
       {entry.headline && <p class="card-headline">{entry.headline}</p>}
-      {entry.type === "doc" ? <Markdown class="card-content markdown" text={entry.content} /> : <div class="card-content">{entry.content}</div>}
+      {showsMarkdown(entry) ? <Markdown class="card-content markdown" text={entry.content} /> : <div class="card-content">{entry.content}</div>}
       <dl class="facts facts-columns">
         <dt>Author</dt>
         <dd>{entry.agent_id}</dd>

@@ -7,18 +7,26 @@ import { api, encode, query } from "../../api.js";
 import { ConfirmDialog } from "../../components/dialog.js";
 import { Empty, ErrorNote, Loading } from "../../components/feedback.js";
 import { Field } from "../../components/fields.js";
+import { FollowFeed } from "../../components/follow-feed.js";
 import { PagedList } from "../../components/paged-list.js";
 import { AgentSelect, ProjectSelect, projectValue } from "../../components/pickers.js";
 import { useApp } from "../../context.js";
 import { plural } from "../../format.js";
 import { useDebounced, useLiveRefresh, useLoad, usePaged, type PageLoader } from "../../hooks.js";
 import { liveStream } from "../../live.js";
+import type { OutboundSelection } from "../../outbound-feeds.js";
 import type { MemoryEntry, MemoryType, SearchHit } from "../../../../src/wire/memory.js";
 import { MemoryCard } from "./memory-card.js";
 import { MemoryDetailDialog } from "./memory-detail.js";
 import { MemoryEditDialog } from "./memory-edit.js";
 import { TYPE_ORDER } from "./memory-order.js";
 import { MemoryWriteDialog } from "./memory-write.js";
+import { feedIdOf, useFeedNames } from "./feed-names.js";
+
+const feedNameOf = (names: ReadonlyMap<string, string>, entry: MemoryEntry): string | undefined => {
+  const id = feedIdOf(entry);
+  return id === undefined ? undefined : names.get(id);
+};
 
 interface Filters {
   /** "": every type but code (what the server lists unless asked); "all": code too. */
@@ -26,9 +34,11 @@ interface Filters {
   project: string;
   tag: string;
   agent: string;
+  /** "": any provenance; "feed": only items of subscribed feeds. */
+  source: "" | "feed";
 }
 
-const NO_FILTERS: Filters = { type: "", project: "", tag: "", agent: "" };
+const NO_FILTERS: Filters = { type: "", project: "", tag: "", agent: "", source: "" };
 const SEARCH_STEP = 20;
 const SEARCH_MAX = 100;
 
@@ -39,7 +49,14 @@ function filterParams(filters: Filters) {
     project: projectValue(filters.project),
     tag: filters.tag.trim() || undefined,
     agent: filters.agent || undefined,
+    source_kind: filters.source || undefined,
   };
+}
+
+/** The filters as the outbound feed routes take them (they know no include_code). */
+function outboundSelection(filters: Filters): OutboundSelection {
+  const { type, project, tag, agent, source_kind } = filterParams(filters);
+  return { type, project, tag, agent, source_kind };
 }
 
 export function MemoryTab() {
@@ -73,7 +90,7 @@ export function MemoryTab() {
     onDelete: setDeleting,
   };
   const searching = searchQuery !== "";
-  const hasFilter = filters.type !== "" || filters.project !== "" || filters.tag.trim() !== "" || filters.agent !== "";
+  const hasFilter = filters.type !== "" || filters.project !== "" || filters.tag.trim() !== "" || filters.agent !== "" || filters.source !== "";
 
   return (
     <div class="memory-tab">
@@ -113,12 +130,22 @@ export function MemoryTab() {
           <input type="text" value={filters.tag} onInput={(event) => set({ tag: event.currentTarget.value })} />
         </Field>
         <AgentSelect label="Agent" value={filters.agent} onChange={(agent) => set({ agent })} emptyLabel="any agent" />
+        <Field label="Source">
+          <select value={filters.source} onChange={(event) => set({ source: event.currentTarget.value as Filters["source"] })}>
+            <option value="">any source</option>
+            <option value="feed">from feeds</option>
+          </select>
+        </Field>
         {hasFilter && (
           <button type="button" class="link-button clear-filters" onClick={() => setFilters(NO_FILTERS)}>
             Clear filters
           </button>
         )}
       </fieldset>
+      <details class="follow-details">
+        <summary>Follow these entries as a feed</summary>
+        <FollowFeed selection={outboundSelection(settled)} what={hasFilter ? "the entries these filters select" : "every entry the reader may see"} />
+      </details>
 
       {searching ? (
         <SearchResults key={searchQuery + filterKey} q={searchQuery} filters={settled} actions={actions} edited={edited} deleted={deleted} />
@@ -175,17 +202,20 @@ function EntryList({ filters, actions }: { filters: Filters; actions: CardAction
   }, [filterKey]);
   const paged = usePaged(loader, [loader], 30);
   useLiveRefresh(["memory.*"], paged.refresh);
+  const feedNames = useFeedNames(paged.items);
   return (
     <section aria-label="Entries" class="card-list-section">
       <PagedList paged={paged} empty={
-          filters.type || filters.project || filters.tag || filters.agent
+          filters.source === "feed" && !(filters.type || filters.project || filters.tag || filters.agent)
+            ? "No entry came from a feed yet. Subscribe to one in the Feeds tab."
+            : filters.type || filters.project || filters.tag || filters.agent || filters.source
             ? "No entry matches these filters."
             : "No memory yet (compiled code is listed with “all with code”). Write the first entry with “New entry”."
         }>
         {(items) => (
           <div class="card-list">
             {items.map((entry) => (
-              <MemoryCard key={entry.id} entry={entry} {...actions} />
+              <MemoryCard key={entry.id} entry={entry} {...actions} feedName={feedNameOf(feedNames, entry)} />
             ))}
           </div>
         )}
@@ -227,6 +257,7 @@ function SearchResults({ q, filters, actions, edited, deleted }: SearchProps) {
       }),
     [me.agent_id],
   );
+  const feedNames = useFeedNames(results.data?.hits ?? []);
   const again = () => {
     setStale(false);
     setRemoved(new Set());
@@ -261,7 +292,7 @@ function SearchResults({ q, filters, actions, edited, deleted }: SearchProps) {
       ) : (
         <div class="card-list">
           {hits.map((hit) => (
-            <MemoryCard key={hit.id} entry={hit} {...actions} />
+            <MemoryCard key={hit.id} entry={hit} {...actions} feedName={feedNameOf(feedNames, hit)} />
           ))}
         </div>
       )}
