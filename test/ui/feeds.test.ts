@@ -75,8 +75,7 @@ function assertOnlyOwnOrigin(server: TestServer, opened: OpenPage): void {
 }
 
 describeInBrowser("Feeds tab", () => {
-  test.override("serverEnv", { UI_PASSWORD: PASSWORD, FEEDS_ALLOW_PRIVATE: "true" });
-  test.override("serverOptions", { feedTickMs: 250 });
+  test.override("serverEnv", { UI_PASSWORD: PASSWORD, FEEDS_ALLOW_PRIVATE: "true", FEEDS_POLL_SECONDS: "1" });
 
   test("explains what feeds are for while there are none", async ({ server, browser }) => {
     const opened = await openPage(browser);
@@ -389,8 +388,7 @@ describeInBrowser("Feeds tab", () => {
 });
 
 describeInBrowser("Feeds pictures", () => {
-  test.override("serverEnv", { UI_PASSWORD: PASSWORD, FEEDS_ALLOW_PRIVATE: "true" });
-  test.override("serverOptions", { feedTickMs: 250 });
+  test.override("serverEnv", { UI_PASSWORD: PASSWORD, FEEDS_ALLOW_PRIVATE: "true", FEEDS_POLL_SECONDS: "1" });
 
   test("captures the Feeds tab with a failing and a paused feed, and a feed's entry in memory, in light, dark and at 400 px", async ({ server, browser }) => {
     await project(server, "checkout");
