@@ -44,6 +44,8 @@ export interface SqlDialect {
   skipLocked(r: Reader, alias: string): string;
   /** A join the planner must take in the order written (SQLite's CROSS JOIN; PostgreSQL plans it well unaided). */
   readonly orderedJoin: string;
+  /** The SHA-256 of the text `expression` as UTF-8, in lower-case hex. */
+  sha256Hex(expression: string): string;
 }
 
 /** A backend's runner with its dialect: what every repository in this folder is built on. */
