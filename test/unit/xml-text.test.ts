@@ -4,7 +4,7 @@ import { withoutNonXml, xmlAttribute, xmlText } from "../../src/services/memory-
 // Text into the Atom feed: what XML 1.0 cannot carry goes, the rest is escaped (CONTRACT §15).
 
 describe("text for XML", () => {
-  it.for([
+  it.for<[string, string, string]>([
     ["C0 controls but tab, line feed and carriage return", "a\u0000b\u0001c\u001Fd\te\nf\rg", "abcd\te\nf\rg"],
     ["unpaired surrogates, high and low", "x\uD800y\uDC00z", "xyz"],
     ["U+FFFE and U+FFFF", "p\uFFFEq\uFFFFr", "pqr"],
