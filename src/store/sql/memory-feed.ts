@@ -60,10 +60,13 @@ export class SqlMemoryFeed implements MemoryFeedStore {
 
   async newestChange(r: Reader, viewpoint: Viewpoint, nowIso: string, selection: FeedSelection): Promise<number> {
     const clause = selectionClause(viewpoint, nowIso, selection, this.db);
-    // Down the change_seq index to the first row that qualifies, rather than max() over every row.
+    // Down the change_seq index to the first row that qualifies, rather than max() over every row:
+    // left to itself SQLite takes the partial index of live entries and sorts them all (50 ms at
+    // 100,000). A list of ids is the one selection an index of its own narrows better.
+    const walk = selection.ids === undefined ? this.db.dialect.indexedBy("memory_change_seq") : "";
     const row = await this.db.get<{ change_seq: number }>(
       r,
-      `SELECT m.change_seq FROM memory m WHERE ${clause.sql.join(" AND ")} ORDER BY m.change_seq DESC LIMIT 1`,
+      `SELECT m.change_seq FROM memory m${walk} WHERE ${clause.sql.join(" AND ")} ORDER BY m.change_seq DESC LIMIT 1`,
       ...clause.params,
     );
     return row?.change_seq ?? 0;

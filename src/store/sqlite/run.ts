@@ -23,6 +23,7 @@ export const sqliteDb: SqlDb = {
     lockRows: () => "",
     skipLocked: () => "",
     orderedJoin: "CROSS JOIN",
+    indexedBy: (index) => ` INDEXED BY ${index}`,
     sha256Hex: (expression) => `${SHA256_FUNCTION}(${expression})`,
   },
 };
