@@ -7,26 +7,22 @@ import type { Reader, Tx } from "./store.js";
  */
 export const REPLICABLE_TYPES = ["memory", "doc", "skill"] as const;
 
-/** One bucket of a project's replicable entries: how many there are, and the newest change among them. */
-export interface BucketStamp {
-  bucket: string;
-  count: number;
-  /** The highest `change_seq` in the bucket. */
-  newest: number;
-}
-
 export interface LeafRow {
   id: string;
   bucket: string;
   leaf: string;
-  change_seq: number;
 }
 
 /** The merkle leaves stamped on entries at write time, read per project and bucket. */
 export interface MerkleStore {
-  /** Each non-empty bucket of `project`'s replicable entries (null: the global ones), tombstones included. */
-  bucketStamps(r: Reader, project: string | null): Promise<BucketStamp[]>;
-  /** The leaves in those buckets of the same selection (every bucket when `buckets` is null), in no order. */
+  /** The highest `change_seq` of any entry (0 when there is none): it moves with every change of every entry. */
+  latestChange(r: Reader): Promise<number>;
+  /**
+   * The buckets of entries (of any project) changed after `afterSeq`, at most `limit` of them;
+   * null when there are more. An entry's bucket is its id's, wherever the entry now is.
+   */
+  bucketsChangedSince(r: Reader, afterSeq: number, limit: number): Promise<string[] | null>;
+  /** The leaves of `project`'s replicable entries (null: the global ones) in those buckets (every bucket when null), in no order. */
   leaves(r: Reader, project: string | null, buckets: readonly string[] | null): Promise<LeafRow[]>;
   /**
    * Stamps the leaf and bucket of up to `limit` entries that have none (entries written before

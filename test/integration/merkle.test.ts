@@ -132,6 +132,19 @@ describe("GET /memory/merkle", () => {
     expect((await merkle(server, alice, "project=delta-a")).body.count).toBe(10);
   });
 
+  it("stays right when many buckets change at once, and when nothing changed", async ({ server, alice, bob }) => {
+    const entries: Known[] = [known(await write(server, alice, { content: "Before the burst", project: null }))];
+    const first = await expectSummary(server, alice, null, entries);
+    // Other projects' changes move the change order too: the summary must stay as it was.
+    await project(server, bob, "elsewhere");
+    await write(server, bob, { content: "Elsewhere", project: "elsewhere" });
+    expect((await merkle(server, alice, "project=")).body).toEqual(first);
+    // Far more changed buckets than a summary re-reads one by one.
+    const burst = await Promise.all(Array.from({ length: 80 }, (_, n) => write(server, n % 2 === 0 ? alice : bob, { content: `Burst note ${n}`, project: null })));
+    entries.push(...burst.map((entry) => known(entry)));
+    await expectSummary(server, bob, null, entries);
+  });
+
   it("summarises the global entries with project= (empty), and an empty selection as sha256 of nothing", async ({ server, alice, bob }) => {
     await project(server, alice, "empty");
     expect((await merkle(server, alice, "project=empty")).body).toEqual({ project: "empty", root: sha256(""), count: 0, buckets: {} });

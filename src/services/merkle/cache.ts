@@ -1,41 +1,53 @@
-import type { BucketStamp } from "../../store/merkle.js";
-
-/** A bucket's hash with what the bucket held when it was computed: its entry count and newest change. */
-export interface CachedBucket {
+/** A bucket's hash, and how many entries it was computed from. */
+export interface BucketHash {
   count: number;
-  newest: number;
   hash: string;
 }
 
 /**
- * Bucket hashes per project, each valid while the bucket's (count, newest change_seq) is still what
- * it was computed from. Once anything in the bucket changed, that pair never comes back: a change
- * gives its entry a `change_seq` higher than every earlier one (seqs are never reused), and an entry
- * comes into a bucket only by a change. So if the newest change is still the cached one, no entry
- * now in the bucket changed since; the bucket then holds a subset of what it held, and the same
- * count means the same entries, unchanged. Nothing has to be told of a write, so the cache is right
- * on any number of servers sharing one database; membership does not enter into it (a project's
- * replicable selection is the same for everyone who may read it, who may is checked per request).
+ * A project's bucket hashes as of a point in the change order: every change of an entry with a
+ * `change_seq` up to `asOf` is in them. Never changed once made: a newer state is a new object.
  */
-export class BucketCache {
-  private readonly projects = new Map<string, Map<string, CachedBucket>>();
+export interface ProjectHashes {
+  asOf: number;
+  buckets: ReadonlyMap<string, BucketHash>;
+}
+
+/**
+ * The newest hashes of each project (least recently asked for dropped first). Whether they are
+ * still right is for the reader to check against the change order (MerkleSummaries); here they are
+ * only kept, and replaced only by hashes derived from the very state they replace, so two requests
+ * computing at once never put back what the other had moved past.
+ */
+export class HashCache {
+  private readonly projects = new Map<string, ProjectHashes>();
 
   constructor(private readonly maxProjects: number) {}
 
-  /** The project's buckets (null: the global entries), most recently used last. */
-  of(project: string | null): Map<string, CachedBucket> {
-    const key = project ?? "";
-    let buckets = this.projects.get(key);
-    if (buckets) this.projects.delete(key);
-    else buckets = new Map();
-    this.projects.set(key, buckets);
+  private static key(project: string | null): string {
+    return project ?? "";
+  }
+
+  get(project: string | null): ProjectHashes | undefined {
+    const key = HashCache.key(project);
+    const hashes = this.projects.get(key);
+    if (hashes) {
+      this.projects.delete(key);
+      this.projects.set(key, hashes);
+    }
+    return hashes;
+  }
+
+  /** Stores `next` in place of `base` (undefined: of nothing); false when another state took its place meanwhile. */
+  replace(project: string | null, base: ProjectHashes | undefined, next: ProjectHashes): boolean {
+    const key = HashCache.key(project);
+    if (this.projects.get(key) !== base) return false;
+    this.projects.delete(key);
+    this.projects.set(key, next);
     for (const oldest of this.projects.keys()) {
       if (this.projects.size <= this.maxProjects) break;
       this.projects.delete(oldest);
     }
-    return buckets;
+    return true;
   }
 }
-
-export const stillValid = (cached: CachedBucket | undefined, stamp: BucketStamp): cached is CachedBucket =>
-  cached !== undefined && cached.count === stamp.count && cached.newest === stamp.newest;

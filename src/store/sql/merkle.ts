@@ -1,4 +1,4 @@
-import { REPLICABLE_TYPES, type BucketStamp, type LeafRow, type MerkleStore } from "../merkle.js";
+import { REPLICABLE_TYPES, type LeafRow, type MerkleStore } from "../merkle.js";
 import type { Reader, Tx } from "../store.js";
 import type { SqlDb, SqlDialect } from "./dialect.js";
 import type { SqlFragment } from "./visibility.js";
@@ -36,14 +36,19 @@ function inProject(project: string | null): SqlFragment {
 export class SqlMerkle implements MerkleStore {
   constructor(private readonly db: SqlDb) {}
 
-  bucketStamps(r: Reader, project: string | null): Promise<BucketStamp[]> {
-    const where = inProject(project);
-    return this.db.all<BucketStamp>(
+  async latestChange(r: Reader): Promise<number> {
+    const row = await this.db.get<{ seq: number | null }>(r, "SELECT max(change_seq) AS seq FROM memory");
+    return row?.seq ?? 0;
+  }
+
+  async bucketsChangedSince(r: Reader, afterSeq: number, limit: number): Promise<string[] | null> {
+    const rows = await this.db.all<{ bucket: string }>(
       r,
-      `SELECT m.merkle_bucket AS bucket, count(*) AS count, max(m.change_seq) AS newest
-         FROM memory m WHERE ${REPLICABLE} AND ${where.sql} GROUP BY m.merkle_bucket`,
-      ...where.params,
+      "SELECT DISTINCT merkle_bucket AS bucket FROM memory WHERE change_seq > ? AND merkle_bucket IS NOT NULL LIMIT ?",
+      afterSeq,
+      limit + 1,
     );
+    return rows.length > limit ? null : rows.map((row) => row.bucket);
   }
 
   leaves(r: Reader, project: string | null, buckets: readonly string[] | null): Promise<LeafRow[]> {
@@ -51,7 +56,7 @@ export class SqlMerkle implements MerkleStore {
     const inBuckets = buckets === null ? null : this.db.dialect.inList("m.merkle_bucket", buckets);
     return this.db.all<LeafRow>(
       r,
-      `SELECT m.id, m.merkle_bucket AS bucket, m.merkle_leaf AS leaf, m.change_seq
+      `SELECT m.id, m.merkle_bucket AS bucket, m.merkle_leaf AS leaf
          FROM memory m WHERE ${REPLICABLE} AND ${where.sql}${inBuckets === null ? "" : ` AND ${inBuckets.sql}`}`,
       ...where.params,
       ...(inBuckets?.params ?? []),

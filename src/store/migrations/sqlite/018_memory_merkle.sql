@@ -13,10 +13,9 @@ ALTER TABLE memory ADD COLUMN merkle_leaf TEXT;
 ALTER TABLE memory ADD COLUMN merkle_bucket TEXT;
 
 -- The replicable selection (§16: shared memory, doc and skill entries, tombstones included), by
--- project and bucket: a summary counts each bucket's entries and their newest change from this
--- index alone, and a bucket's leaves come from it too (`scope` and `type` are in it only so that
--- SQLite reads nothing else).
-CREATE INDEX memory_merkle ON memory (project, merkle_bucket, change_seq, id, merkle_leaf, scope, type)
+-- project and bucket: a project's or a bucket's leaves are read from this index alone (`scope` and
+-- `type` are in it only so that SQLite reads nothing else).
+CREATE INDEX memory_merkle ON memory (project, merkle_bucket, id, merkle_leaf, scope, type)
   WHERE scope = 'project' AND type IN ('memory', 'doc', 'skill');
 -- Empty but for the start after an upgrade.
 CREATE INDEX memory_merkle_unstamped ON memory (pk) WHERE merkle_leaf IS NULL;
