@@ -45,7 +45,9 @@ export class SqlMemoryFeed implements MemoryFeedStore {
       order = "m.change_seq";
     } else {
       if (position.after) {
-        clause.sql.push("(m.updated_at < ? OR (m.updated_at = ? AND m.pk < ?))");
+        // `updated_at <= ?` first, redundant as it is: an index range on both backends, where the
+        // OR alone had PostgreSQL read every newer entry again for each page (190 ms at 50,000 deep).
+        clause.sql.push("m.updated_at <= ?", "(m.updated_at < ? OR m.pk < ?)");
         clause.params.push(position.after.at, position.after.at, position.after.pk);
       }
       order = "m.updated_at DESC, m.pk DESC";
