@@ -67,9 +67,9 @@ export class HttpClient {
     this.agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
   }
 
-  request(method: string, path: string, options: { body?: unknown; as?: Credentials } = {}): Promise<Reply> {
+  request(method: string, path: string, options: { body?: unknown; as?: Credentials; headers?: Record<string, string> } = {}): Promise<Reply> {
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...options.headers };
     if (payload !== undefined) {
       headers["content-type"] = "application/json";
       headers["content-length"] = String(Buffer.byteLength(payload));

@@ -15,6 +15,7 @@ import { runCompileBench } from "./compile.js";
 import { runClaimBench, runHandoffBench, runMessageBench } from "./coordination.js";
 import { runFanoutBench, runReplayBench } from "./events.js";
 import { runFeedsInBench } from "./feeds-in.js";
+import { runFeedsOutBench } from "./feeds-out.js";
 import { runGraphBench } from "./graph.js";
 import { runStallBench } from "./hardening.js";
 import { runMcpBench } from "./mcp.js";
@@ -34,7 +35,7 @@ import { runStartupBench } from "./startup.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -43,7 +44,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -76,6 +77,8 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   backlog   search p50/p95 on an idle server, then while two 2,000-unit compiles are being embedded (use-lite), until the backlog drains
   scale     1, 2 and 3 servers on one PostgreSQL database: 20 agents claiming 2,000 tasks, and 3,000 writes by 16 clients (PostgreSQL only)
   seqlock   the events' advisory lock: event-writing transactions at concurrency 1, 4, 16 and 64, with and without it (PostgreSQL only)
+  feeds-out GET /memory/feed.json and feed.atom pages of 500 walked through 100,000 entries, a 304 poll, and GET /memory/merkle
+            cold (first after a start), cached, after one write and one bucket; the first start's stamping of every leaf
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -122,6 +125,7 @@ function plan(quick: boolean) {
     backlog: { notes: quick ? 100 : 300, idleSearches: quick ? 30 : 100, compiles: quick ? 1 : 2, unitsPerCompile: 2000, maxBacklogSeconds: quick ? 120 : 300 },
     scale: { serverCounts: [1, 2, 3], agents: 20, tasks: quick ? 200 : 2000, writeClients: 16, writes: quick ? 300 : 3000, writers: 4, warmup: quick ? 16 : 48 },
     seqlock: { concurrency: [1, 4, 16, 64], transactions: quick ? 500 : 5000, warmup: quick ? 50 : 200 },
+    "feeds-out": { entries: quick ? 5000 : 100_000, polls: quick ? 20 : 100, coldRuns: quick ? 2 : 3, cachedRuns: quick ? 20 : 100 },
   };
 }
 
@@ -196,6 +200,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runScaleBench(sizes.scale);
     case "seqlock":
       return runSeqlockBench(sizes.seqlock);
+    case "feeds-out":
+      return runFeedsOutBench(sizes["feeds-out"]);
   }
 }
 

@@ -14,6 +14,7 @@ import { onboardOperations } from "./onboard.js";
 import { pluginOperations } from "./plugin.js";
 import { healthOperations } from "./health.js";
 import { memoryOperations } from "./memory.js";
+import { memoryFeedOperations } from "./memory-feed.js";
 import { messageOperations } from "./messages.js";
 import type { Operation } from "./operation.js";
 import { projectOperations } from "./projects.js";
@@ -25,6 +26,7 @@ export const catalogue: readonly Operation[] = [
   // Before memory's: `/memory/central` is not an entry id.
   ...knowledgeOperations,
   ...memoryOperations,
+  ...memoryFeedOperations,
   ...projectOperations,
   ...taskOperations,
   ...decisionOperations,

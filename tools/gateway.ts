@@ -11,7 +11,7 @@ import type { MetricsService } from "../src/services/metrics.js";
 import type { OAuthService } from "../src/services/oauth.js";
 import type { UiSessionService } from "../src/services/ui-sessions.js";
 import { catalogue } from "./catalogue.js";
-import type { Operation, Outcome, Ran } from "./operation.js";
+import { BODILESS_STATUSES, type Operation, type Outcome, type Ran } from "./operation.js";
 
 // Adapters reach service types through here, never by importing src/services (DESIGN §1).
 export type { Caller, ServiceOptions };
@@ -42,6 +42,7 @@ export interface MaintenancePort {
 }
 
 export interface Credentials {
+  /** From the `X-Agent-ID` and `X-API-Key` headers, or the query string where a route takes it there. */
   agentId?: string | undefined;
   apiKey?: string | undefined;
   /** The Authorization header: `Bearer <token>` from POST /oauth/token. */
@@ -101,7 +102,7 @@ const REFUSED = Symbol("refused");
 function shaped(operation: Operation, outcome: Outcome): { outcome: Outcome } | { issues: z.core.$ZodIssue[] } {
   // A stream's items are checked by nothing but the services that build them: the transport pulls them later.
   if (operation.kind === "stream") return { outcome };
-  if (operation.output === undefined || outcome.status === 204) return { outcome: { ...outcome, body: undefined } };
+  if (operation.output === undefined || BODILESS_STATUSES.has(outcome.status)) return { outcome: { ...outcome, body: undefined } };
   const schema = operation.kind === "list" ? z.array(operation.output) : operation.output;
   const parsed = schema.safeParse(outcome.body);
   return parsed.success ? { outcome: { ...outcome, body: parsed.data } } : { issues: parsed.error.issues };

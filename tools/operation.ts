@@ -60,6 +60,14 @@ export class Reply<T> {
 export const reply = <T>(body: T, options: { status?: number; headers?: Record<string, string> } = {}): Reply<T> =>
   new Reply(body, options.status, options.headers);
 
+/** Statuses whose responses carry no body, whatever the operation's output. */
+export const BODILESS_STATUSES: ReadonlySet<number> = new Set([204, 304]);
+
+/** `304 Not Modified`: the client's copy is current; only headers (the entity tag) go back. */
+export const notModified = (headers: Record<string, string>): Reply<never> =>
+  // No body is sent with a 304, so none is typed: `never` fits any operation's output.
+  new Reply(undefined as never, 304, headers);
+
 export interface HttpBinding<Keys extends string> {
   method: HttpMethod;
   /** Express-style path (`/memory/:id`); path parameters are input fields of the same name. */
@@ -76,9 +84,21 @@ export interface HttpBinding<Keys extends string> {
   query?: readonly Keys[];
   /** Response headers worth documenting. */
   responseHeaders?: Record<string, string>;
-  /** A success body sent as text of this media type (the output schema is a string) instead of JSON. */
+  /**
+   * The success body's media type when it is not `application/json`: a string (the output schema
+   * is one) is sent as it is, anything else as JSON (`application/feed+json`).
+   */
   contentType?: string;
+  /**
+   * Credentials are also taken from the query string (`agent_id` and `api_key`), for clients that
+   * can only be given a URL: feed readers and peers (CONTRACT §2.2). Those parameters are not
+   * input, and no log, link or error ever carries them.
+   */
+  queryCredentials?: true;
 }
+
+/** The query parameters that carry credentials on routes with `queryCredentials`. */
+export const QUERY_CREDENTIALS = { agentId: "agent_id", apiKey: "api_key" } as const;
 
 type Output<O extends z.ZodType | undefined> = O extends z.ZodType ? z.input<O> : void;
 
@@ -108,6 +128,8 @@ export interface OperationSpec<
    */
   destructive?: true;
   access: A;
+  /** Offered over REST only, with no MCP tool: what only a machine reads (a peer's merkle summary). */
+  restOnly?: true;
   /** Roles allowed to call it; default every role (viewers only for read and list kinds). */
   roles?: readonly Role[];
   http: HttpBinding<Extract<keyof z.input<I>, string>>;
@@ -150,6 +172,7 @@ export interface Operation {
   kind: OperationKind;
   destructive: boolean;
   access: Access;
+  restOnly: boolean;
   roles: readonly Role[] | undefined;
   http: HttpBinding<string> & { status: number };
   input: z.ZodObject;
@@ -188,6 +211,7 @@ export function defineOperation<I extends z.ZodObject, O extends z.ZodType | und
     kind: spec.kind,
     destructive: spec.destructive ?? spec.kind === "delete",
     access: spec.access,
+    restOnly: spec.restOnly ?? false,
     roles: spec.roles,
     http: { ...spec.http, status },
     input: spec.input,

@@ -1,7 +1,19 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { AppError } from "./errors.js";
 
 export const newId = (): string => randomUUID();
+
+/**
+ * A name-based UUID (version 5, RFC 9562): the same `name` in the same `namespace` (a UUID) always
+ * gives the same id, and another name another one. For ids that must stay put, such as a feed's.
+ */
+export function nameBasedId(namespace: string, name: string): string {
+  const bytes = createHash("sha1").update(Buffer.from(namespace.replace(/-/g, ""), "hex")).update(name, "utf8").digest().subarray(0, 16);
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x50;
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const PREFIX = /^[0-9a-f][0-9a-f-]{5,35}$/;

@@ -14,6 +14,7 @@ import { mcpChallenge, oauthRouter } from "./oauth.js";
 import { jsonBody } from "./body.js";
 import { uiRouter } from "./ui.js";
 import { HostPolicy } from "./hosts.js";
+import { loggedPath } from "./logged-path.js";
 import { ServerMetrics, transportLabel } from "./metrics.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -59,7 +60,7 @@ export function createHttpApp(gateway: OperationGateway, log: Logger, publicUrl:
     inFlight++;
     response.on("close", () => {
       inFlight--;
-      const path = request.originalUrl.split("?")[0] ?? "";
+      const path = loggedPath(request);
       const ms = performance.now() - started;
       const streamed = response.get("content-type")?.startsWith("text/event-stream") ?? false;
       metrics.observe((response.locals.operation as string | undefined) ?? transportLabel(path), response.statusCode, ms / 1000, streamed);

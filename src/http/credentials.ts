@@ -1,5 +1,6 @@
 import type { Request } from "express";
 import type { Credentials } from "../../tools/gateway.js";
+import { QUERY_CREDENTIALS } from "../../tools/operation.js";
 import { refuseCrossSite, type HostPolicy } from "./hosts.js";
 
 export const SESSION_COOKIE = "cairn_ui_session";
@@ -20,11 +21,18 @@ export function cookieSession(request: Request): string | undefined {
 
 const BEARER = /^Bearer\s+\S+$/i;
 
+const queryValue = (request: Request, name: string): string | undefined => {
+  const value = request.query[name];
+  return typeof value === "string" ? value : undefined;
+};
+
 /**
- * What a request presents, in the order the gateway tries it. When the only credential is the
- * UI cookie, a change must come from this server's own pages (403 otherwise).
+ * What a request presents, in the order the gateway tries it (CONTRACT §2.2): headers, a bearer
+ * token, a UI session, and, on routes that take them (`fromQuery`), `agent_id` and `api_key` in the
+ * query string. When the only credential is the UI cookie, a change must come from this server's
+ * own pages (403 otherwise).
  */
-export function credentialsOf(request: Request, hosts: HostPolicy): Credentials {
+export function credentialsOf(request: Request, hosts: HostPolicy, fromQuery = false): Credentials {
   const credentials: Credentials = {
     agentId: request.get("x-agent-id"),
     apiKey: request.get("x-api-key"),
@@ -33,6 +41,11 @@ export function credentialsOf(request: Request, hosts: HostPolicy): Credentials 
     address: request.socket.remoteAddress,
   };
   const other = credentials.agentId || credentials.apiKey || BEARER.test(credentials.authorization ?? "") || credentials.uiSession;
+  if (!other && fromQuery) {
+    credentials.agentId = queryValue(request, QUERY_CREDENTIALS.agentId);
+    credentials.apiKey = queryValue(request, QUERY_CREDENTIALS.apiKey);
+    if (credentials.agentId || credentials.apiKey) return credentials;
+  }
   if (!other) {
     const cookie = cookieSession(request);
     if (cookie !== undefined) {

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import { AppError, internalError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
+import { loggedPath } from "./logged-path.js";
 
 export const AUTHENTICATE_CHALLENGE = 'ApiKey realm="cairn", header="X-API-Key"';
 
@@ -38,7 +39,7 @@ export function errorHandler(log: Logger) {
       sendError(response, refusal);
       return;
     }
-    log.error("unhandled error", { request_id: response.get("X-Request-Id"), method: request.method, path: request.originalUrl.split("?")[0], error });
+    log.error("unhandled error", { request_id: response.get("X-Request-Id"), method: request.method, path: loggedPath(request), error });
     sendError(response, internalError());
   };
 }

@@ -1,7 +1,7 @@
 import type { Request } from "express";
 import { invalid } from "../core/errors.js";
 import { inputLayout, type JsonSchema } from "../../tools/layout.js";
-import type { Operation } from "../../tools/operation.js";
+import { QUERY_CREDENTIALS, type Operation } from "../../tools/operation.js";
 import { textBodyOf } from "./text-body.js";
 
 function typesOf(schema: JsonSchema | undefined): string[] {
@@ -45,7 +45,9 @@ export function rawInput(operation: Operation, request: Request): Record<string,
     for (const key of [...layout.path, ...Object.keys(layout.header), ...layout.query]) if (key in raw) throw invalid(key, "unknown field");
     for (const key of layout.query) if (request.query[key] !== undefined) raw[key] = fromQuery(request.query[key], layout.properties[key]);
   } else if (operation.http.method === "GET") {
-    for (const [key, value] of Object.entries(request.query)) raw[key] = fromQuery(value, layout.properties[key]);
+    // Credentials in the query are the route's to read, not input: they never reach a handler.
+    const credentials: readonly string[] = operation.http.queryCredentials ? Object.values(QUERY_CREDENTIALS) : [];
+    for (const [key, value] of Object.entries(request.query)) if (!credentials.includes(key)) raw[key] = fromQuery(value, layout.properties[key]);
   }
   for (const key of layout.path) raw[key] = request.params[key];
   for (const [key, header] of Object.entries(layout.header)) {

@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
-import { parseInput, type Operation, type StreamSource } from "../../tools/operation.js";
+import { BODILESS_STATUSES, parseInput, type Operation, type StreamSource } from "../../tools/operation.js";
 import { idempotencyKey, leaseToken, type Caller, type OperationGateway } from "../../tools/gateway.js";
 import { parseValue } from "../../tools/validation.js";
 import { jsonBody } from "./body.js";
@@ -58,7 +58,7 @@ export function mountOperations(router: Router, gateway: OperationGateway, hosts
     // Express 5 passes a rejected promise on to the error handler.
     const authenticate = async (request: Request, response: Response<unknown, RouteLocals>, next: NextFunction): Promise<void> => {
       response.locals.operation = operation.name;
-      response.locals.caller = operation.access === "agent" ? await gateway.authenticate(credentialsOf(request, hosts)) : null;
+      response.locals.caller = operation.access === "agent" ? await gateway.authenticate(credentialsOf(request, hosts, operation.http.queryCredentials === true)) : null;
       // The role decides before the body is read: 403, not a 415 or 422 that describes the input.
       gateway.authorize(operation, response.locals.caller);
       next();
@@ -89,13 +89,13 @@ export function mountOperations(router: Router, gateway: OperationGateway, hosts
         return;
       }
       response.status(result.status);
-      if (result.status === 204 || result.body === undefined) response.end();
+      if (BODILESS_STATUSES.has(result.status) || result.body === undefined) response.end();
       else if (operation.http.contentType && typeof result.body === "string") response.type(operation.http.contentType).send(result.body);
       else {
         const json = JSON.stringify(result.body);
         const caller = response.locals.caller;
         if (caller) gateway.metrics.served(caller.agentId, operation.name, "rest", tokensOfChars(json.length));
-        response.type("application/json").send(json);
+        response.type(operation.http.contentType ?? "application/json").send(json);
       }
     };
     const text = textBodyOf(operation);

@@ -212,8 +212,9 @@ function withoutUnused($defs: Record<string, JsonSchema> | undefined, root: Json
  */
 export function mcpTools(operations: readonly Operation[], toolset: Toolset, role?: Role): McpTool[] {
   return operations
-    // A body of text either way (the JSON Lines export and import) is a file to move, not a tool result.
-    .filter((operation) => operation.access === "agent" && operation.kind !== "stream" && !operation.http.contentType && !textBodyOf(operation))
+    // A body of text either way (the JSON Lines export and import) is a file to move, not a tool
+    // result; a feed is for feed readers; a REST-only operation is for machines, not models.
+    .filter((operation) => operation.access === "agent" && !operation.restOnly && operation.kind !== "stream" && !operation.http.contentType && !textBodyOf(operation))
     .filter((operation) => role === undefined || ((!operation.roles || operation.roles.includes(role)) && (role !== "viewer" || operation.kind === "read" || operation.kind === "list")))
     .map((operation) => ({ operation, name: TOOL_NAMES[operation.name] ?? operation.name }))
     .filter(({ name }) => inToolset(name, toolset))

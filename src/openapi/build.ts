@@ -2,7 +2,7 @@ import { z } from "zod";
 import { transportPaths } from "./transport-paths.js";
 import { errorBody, errorStatus, type ErrorCode } from "../core/errors.js";
 import { inputLayout, type JsonSchema } from "../../tools/layout.js";
-import type { Operation } from "../../tools/operation.js";
+import { BODILESS_STATUSES, QUERY_CREDENTIALS, type Operation } from "../../tools/operation.js";
 import { textBodyOf } from "../http/text-body.js";
 
 type Json = Record<string, unknown>;
@@ -41,7 +41,9 @@ function retarget<T>(value: T): T {
 }
 
 function security(operation: Operation): Json[] {
-  if (operation.access === "agent") return [{ agentId: [], apiKey: [] }];
+  if (operation.access === "agent") {
+    return operation.http.queryCredentials ? [{ agentId: [], apiKey: [] }, { agentIdQuery: [], apiKeyQuery: [] }] : [{ agentId: [], apiKey: [] }];
+  }
   if (operation.access === "registration") {
     return operation.name === "agent_self_register" ? [{}, { registrationKey: [] }] : [{ registrationKey: [] }];
   }
@@ -150,7 +152,7 @@ function responses(operation: Operation, components: Json): Json {
         : "success";
   out[String(operation.http.status)] = success(described);
   for (const other of operation.http.otherStatuses ?? []) {
-    out[String(other.status)] = other.status === 204 ? { description: other.description, headers } : success(other.description);
+    out[String(other.status)] = BODILESS_STATUSES.has(other.status) ? { description: other.description, headers } : success(other.description);
   }
   const codes = new Set<ErrorCode>([...COMMON_ERRORS, ...operation.errors]);
   if (operation.access !== "public") codes.add("UNAUTHENTICATED");
@@ -204,6 +206,8 @@ export function buildOpenApi(operations: readonly Operation[], options: OpenApiO
         apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
         registrationKey: { type: "apiKey", in: "header", name: "x-registration-key" },
         bearer: { type: "http", scheme: "bearer", description: "a token from POST /oauth/token" },
+        agentIdQuery: { type: "apiKey", in: "query", name: QUERY_CREDENTIALS.agentId, description: "feed and merkle routes only, for clients that are given a URL; never logged" },
+        apiKeyQuery: { type: "apiKey", in: "query", name: QUERY_CREDENTIALS.apiKey, description: "feed and merkle routes only, with agent_id; never logged" },
       },
     },
   };

@@ -62,13 +62,19 @@ function snippetOf(text: string, words: readonly string[], shown: number): strin
   return ELLIPSIS + cut(tail.slice(from), SNIPPET_CHARS - 1);
 }
 
+const firstLineOf = (content: string): string => oneLine(content.trim().split("\n")[0] ?? "");
+const hasHeadline = (entry: Pick<MemoryEntry, "headline">): entry is { headline: string } => entry.headline !== null && entry.headline.trim() !== "";
+
+/** The entry's headline, or else its first line, on one line and at most `max` characters (cut at a word, with an ellipsis). */
+export const headlineOf = (entry: Pick<MemoryEntry, "headline" | "content">, max: number): string =>
+  cut(hasHeadline(entry) ? oneLine(entry.headline) : firstLineOf(entry.content), max);
+
 /** The compact form of `entry` found by query `q` (no query: the snippet is the text's start). */
 export function compactEntry(entry: Pick<MemoryEntry, "id" | "type" | "headline" | "content" | "updated_at">, q: string, score: number | null, nowMs: number): CompactHit {
   const content = oneLine(entry.content);
-  const lines = entry.content.trim().split("\n");
-  const firstLine = oneLine(lines[0] ?? "");
-  const titled = entry.headline !== null && entry.headline.trim() !== "";
-  const headline = cut(titled ? oneLine(entry.headline as string) : firstLine, HEADLINE_CHARS);
+  const firstLine = firstLineOf(entry.content);
+  const titled = hasHeadline(entry);
+  const headline = headlineOf(entry, HEADLINE_CHARS);
   // What the headline shows of the content is not repeated: without a headline of its own, the
   // snippet starts where the first line, as shown, stops.
   const shown = titled ? 0 : headline === firstLine ? firstLine.length : headline.length - ELLIPSIS.length;

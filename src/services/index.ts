@@ -44,6 +44,8 @@ import { Jobs } from "./jobs.js";
 import { MemoryService } from "./memory.js";
 import { MemoryEmbeddings } from "./memory-embeddings.js";
 import { MemoryWrites } from "./memory-writes.js";
+import { MemoryFeed } from "./memory-feed/service.js";
+import { MerkleSummaries } from "./merkle/service.js";
 import { MemorySearch } from "./memory-search.js";
 import type { Caller } from "./caller.js";
 import { MessageService } from "./messages.js";
@@ -105,6 +107,10 @@ export interface Services {
   bootstrap: BootstrapIdentities;
   memory: MemoryService;
   search: MemorySearch;
+  /** The outbound JSON Feed and Atom feeds of memory (CONTRACT §15). */
+  memoryFeed: MemoryFeed;
+  /** The merkle summary peers compare their copies by (CONTRACT §15). */
+  merkle: MerkleSummaries;
   projects: ProjectService;
   tasks: TaskService;
   decisions: DecisionService;
@@ -192,10 +198,15 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const bootstrap = new BootstrapIdentities(store, config, log);
   const agents = new AgentService(store, bus, config, throttle, presence, bootstrap);
   // Every creation and deletion of an entry, whoever does it, goes through this one (DESIGN §4a).
-  const writes = new MemoryWrites(store, bus, embeddings);
+  const writes = new MemoryWrites(store, bus, embeddings, instance.id);
   const quotas = new Quotas(store, config, embeddingQueue);
   const memory = new MemoryService(store, writes, config, embeddings, reads, quotas);
   const search = new MemorySearch(store, embeddings, reads, config);
+  const site = { url: config.PUBLIC_URL };
+  const memoryFeed = new MemoryFeed(store, instance, site);
+  const merkle = new MerkleSummaries(store, instance.id);
+  // Entries from before the leaves existed are stamped before anything reads a summary.
+  await merkle.stampUnstamped();
   const projects = new ProjectService(store, bus, writes);
   const tasks = new TaskService(store, bus, config);
   const decisions = new DecisionService(store, bus, config, tasks, writes);
@@ -271,6 +282,8 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     bootstrap,
     memory,
     search,
+    memoryFeed,
+    merkle,
     projects,
     tasks,
     decisions,
@@ -293,7 +306,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     importer,
     uiSessions,
     metrics,
-    site: { url: config.PUBLIC_URL },
+    site,
     rateLimiter,
     throttle,
     credentialsWritten,

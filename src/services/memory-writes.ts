@@ -44,6 +44,8 @@ export class MemoryWrites {
     private readonly store: Store,
     private readonly bus: EventBus,
     private readonly embeddings: MemoryEmbeddings,
+    /** This instance's id: the origin of every entry written here, named in its merkle leaf. */
+    private readonly localOrigin: string,
   ) {}
 
   /** A live entry `viewpoint` can see, by full id or unique prefix; undefined when there is none (400 when the prefix is ambiguous). */
@@ -117,11 +119,13 @@ export class MemoryWrites {
     return updated;
   }
 
-  /** Announces a change to an entry as `actor`'s; an event about a private entry is its author's alone. */
   /**
-   * Announces a change of the entry, and marks the entry with the event's seq as its `change_seq`:
-   * the order of changes is then the order of commits (seqs are drawn in commit order), which a
-   * cursor over them (the handoff delta) relies on. Returns that seq.
+   * Announces a change of the entry as `actor`'s (an event about a private entry is its author's
+   * alone), and marks the entry with the event's seq as its `change_seq`: the order of changes is
+   * then the order of commits (seqs are drawn in commit order), which a cursor over them (the
+   * handoff delta, the feed's `order=changes`) relies on. The same statement stamps the entry's
+   * merkle leaf from the row as the change left it, so every caller must have written the change
+   * before it announces it. Returns that seq.
    */
   async emitChange(tx: Tx, ...[type, actor, row, extra]: MemoryEventArgs): Promise<number> {
     const addressing = { agentId: actor, project: row.project, privateTo: row.scope === "agent" ? row.agent_id : null };
@@ -146,7 +150,7 @@ export class MemoryWrites {
         event = await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
         break;
     }
-    await this.store.memory.setChangeSeq(tx, row.id, event.seq);
+    await this.store.memory.recordChange(tx, row.id, event.seq, this.localOrigin);
     return event.seq;
   }
 

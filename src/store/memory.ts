@@ -43,7 +43,7 @@ export const MEMORY_ROW_COLUMNS = rowColumns<MemoryRow>("memory", {
   headline: true, created_at: true, updated_at: true, version: true, expires_at: true, read_count: true, distinct_readers: true, reinforcement_count: true,
   last_reinforced_at: true, superseded_by: true, embedding_model: true, deleted_at: true, source: true, source_kind: true, stale_since: true, stale_reason: true,
   change_seq: true,
-});
+}, ["origin", "merkle_leaf", "merkle_bucket"]);
 
 /** An entry as a writer makes it: the store gives it its row key, and its first change its `change_seq`. */
 export type UnsavedMemoryRow = Omit<MemoryRow, "pk" | "change_seq">;
@@ -180,8 +180,12 @@ export interface MemoryStore {
   projectShared(r: Reader, project: string): Promise<MemoryRow[]>;
   /** Visible entries but compiled ones whose last change came after `afterSeq`, in the order the changes committed. */
   changesSince(r: Reader, viewpoint: Viewpoint, afterSeq: number, limit: number): Promise<MemoryRow[]>;
-  /** Records that the entry's latest change is the one announced by the event `seq` (in the same transaction). */
-  setChangeSeq(tx: Tx, id: string, seq: number): Promise<void>;
+  /**
+   * Records that the entry's latest change is the one announced by the event `seq`, and stamps its
+   * merkle leaf and bucket from the row as that change left it (in the same transaction, after the
+   * change). `localOrigin`: this instance's id, the origin of every entry written here.
+   */
+  recordChange(tx: Tx, id: string, seq: number, localOrigin: string): Promise<void>;
 }
 
 /** BM25's parameters, the same on both backends (FTS5's fixed ones). */

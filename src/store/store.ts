@@ -16,6 +16,8 @@ import type { JobStore } from "./jobs.js";
 import type { LogStore } from "./logs.js";
 import type { Maintenance } from "./maintenance.js";
 import type { KeywordIndex, MemoryStore } from "./memory.js";
+import type { MemoryFeedStore } from "./memory-feed.js";
+import type { MerkleStore } from "./merkle.js";
 import type { MessageStore } from "./messages.js";
 import type { MetaStore } from "./meta.js";
 import type { OAuthStore } from "./oauth.js";
@@ -119,6 +121,8 @@ export interface Store {
   readonly logs: LogStore;
   readonly maintenance: Maintenance;
   readonly memory: MemoryStore;
+  readonly memoryFeed: MemoryFeedStore;
+  readonly merkle: MerkleStore;
   readonly messages: MessageStore;
   readonly meta: MetaStore;
   readonly oauth: OAuthStore;

@@ -364,6 +364,91 @@ export async function handoffMissesNothing(cluster: Cluster, seconds = 4): Promi
   expect(written.size).toBeGreaterThan(20);
 }
 
+interface FeedPage {
+  items: { id: string; _cairn: { version: number; change_seq: number; deleted_at?: string } }[];
+  _cairn: { max_change_seq: number };
+}
+
+/** One follower of the feed by `change_seq`, as a peer pulls: its cursor and what it has met. */
+class FeedFollower {
+  cursor = 0;
+  readonly seen = new Map<string, { version: number; deleted: boolean }>();
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly as: Credentials,
+  ) {}
+
+  /** Reads the next page through server `index`; returns how many changes it held. */
+  async next(index: number): Promise<number> {
+    const page = await this.cluster.on(index)<FeedPage>(`/memory/feed.json?order=changes&include_deleted=true&project=feed-race&limit=7&since_seq=${this.cursor}`, { as: this.as });
+    expect(page.status, page.text).toBe(200);
+    for (const item of page.body.items) {
+      expect(item._cairn.change_seq, `a change numbered ${item._cairn.change_seq} after ${this.cursor}`).toBeGreaterThan(this.cursor);
+      this.cursor = item._cairn.change_seq;
+      this.seen.set(item.id, { version: item._cairn.version, deleted: item._cairn.deleted_at !== undefined });
+    }
+    return page.body.items.length;
+  }
+}
+
+/**
+ * Writers create, edit and delete entries while followers page `GET /memory/feed.json?order=changes`
+ * from their last `change_seq`, as peers pull: the numbers each meets only ever rise, and once the
+ * writers stop each has met every entry in its final state (its last version, deleted or not). A
+ * cursor that passed a change committing later with a lower number would leave that entry behind.
+ */
+export async function feedFollowersMissNothing(cluster: Cluster, seconds = 4): Promise<void> {
+  const reader = await cluster.agent("feed-follower", 0);
+  const writers = await Promise.all(Array.from({ length: 6 }, (_, index) => cluster.agent(`feed-writer-${index}`, index)));
+  expect((await post(cluster, 0, "/projects", writers[0] as Credentials, { name: "feed-race" })).status).toBe(201);
+  for (const [index, agent] of [reader, ...writers].entries()) expect((await post(cluster, index, "/projects/feed-race/join", agent)).status).toBe(200);
+
+  const final = new Map<string, { version: number; deleted: boolean }>();
+  let writing = true;
+  const writes = Promise.all(
+    writers.map(async (writer, index) => {
+      // This writer's entries not deleted yet, oldest first: every third write edits one, every fifth deletes one.
+      const live: string[] = [];
+      for (let n = 0; writing; n++) {
+        const at = index + n;
+        const entry = await post<Entry>(cluster, at, "/memory", writer, { content: `feed race note ${n} of writer ${index}`, project: "feed-race", allow_duplicate: true });
+        expect(entry.status, entry.text).toBe(201);
+        final.set(entry.body.id, { version: entry.body.version, deleted: false });
+        live.push(entry.body.id);
+        if (n % 3 === 1) {
+          const id = live[Math.floor(live.length / 2)] as string;
+          const edited = await cluster.on(at + 1)<Entry>(`/memory/${id}`, { as: writer, method: "PATCH", body: { content: `feed race note ${id} edited at ${n}` } });
+          expect(edited.status, edited.text).toBe(200);
+          final.set(id, { version: edited.body.version, deleted: false });
+        }
+        if (n % 5 === 4) {
+          const id = live.shift() as string;
+          expect((await cluster.on(at + 2)(`/memory/${id}`, { as: writer, method: "DELETE" })).status).toBe(204);
+          final.set(id, { version: final.get(id)?.version ?? 0, deleted: true });
+        }
+      }
+    }),
+  );
+  const followers = Array.from({ length: 3 }, () => new FeedFollower(cluster, reader));
+  const stopAt = Date.now() + seconds * 1000;
+  await Promise.all(followers.map(async (follower, offset) => {
+    for (let n = offset; Date.now() < stopAt; n++) await follower.next(n);
+  }));
+  writing = false;
+  await writes;
+
+  expect(final.size).toBeGreaterThan(20);
+  for (const follower of followers) {
+    for (let n = 0; (await follower.next(n)) > 0; n++);
+    const missed = [...final].filter(([id, state]) => follower.seen.get(id)?.version !== state.version || follower.seen.get(id)?.deleted !== state.deleted);
+    expect(missed.map(([id, state]) => ({ id, state, seen: follower.seen.get(id) }))).toEqual([]);
+    const last = await cluster.on(1)<FeedPage>(`/memory/feed.json?order=changes&include_deleted=true&project=feed-race&since_seq=${follower.cursor}`, { as: reader });
+    expect(last.body.items).toEqual([]);
+    expect(last.body._cairn.max_change_seq).toBe(follower.cursor);
+  }
+}
+
 /** Two decisions superseding the same one at once: one supersedes it, the other is refused. */
 export async function supersedeOnce(cluster: Cluster, rounds = 10): Promise<void> {
   const author = await cluster.agent("superseding-author", 0);

@@ -363,10 +363,11 @@ describe("tool sets", () => {
     try {
       const client = await mcpClient(server, server.owner);
       const { tools } = await client.listTools();
-      // Files of text (the JSON Lines export and import) are REST's alone.
+      // Files of text (the JSON Lines export and import, the feeds) and what only machines read (restOnly) are REST's alone.
       const movesAFile = (operation: (typeof catalogue)[number]): boolean => operation.http.contentType !== undefined || textBodyOf(operation) !== undefined;
       const expected = catalogue.filter(
-        (operation) => operation.access === "agent" && operation.kind !== "stream" && !movesAFile(operation) && (!operation.roles || operation.roles.includes("owner")),
+        (operation) =>
+          operation.access === "agent" && !operation.restOnly && operation.kind !== "stream" && !movesAFile(operation) && (!operation.roles || operation.roles.includes("owner")),
       );
       expect(tools).toHaveLength(expected.length);
       expect(tools.filter((tool) => tool.outputSchema).length).toBeGreaterThan(30);

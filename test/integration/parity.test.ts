@@ -51,6 +51,9 @@ const REST_ONLY: Record<string, string> = {
   onboard_script: "a public shell script for a machine without an agent yet",
   admin_export: "the owner's JSON Lines file of everything shared: a file to save, not a tool result",
   admin_import: "takes a JSON Lines file as its body: a file to load, not a tool call",
+  memory_feed_json: "a JSON Feed for feed readers and peers (application/feed+json), not a tool result",
+  memory_feed_atom: "an Atom document for feed readers, not a tool result",
+  memory_merkle: "hashes a peer compares with its copy: for machines, not models",
 };
 
 const newCapture = async (world: World, content: string): Promise<string> =>

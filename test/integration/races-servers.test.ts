@@ -75,6 +75,10 @@ describe.runIf(onPostgres)("promises raced across three servers", () => {
     await races.handoffMissesNothing(group);
   });
 
+  it("writers on every server while followers page the feed by change_seq from each: each meets every entry in its final state", async () => {
+    await races.feedFollowersMissNothing(group);
+  });
+
   it("two decisions superseding one at once: one is refused", async () => {
     await races.supersedeOnce(group);
   });

@@ -65,6 +65,10 @@ describe("promises raced on one server", () => {
     await races.handoffMissesNothing(clusterOf(server));
   });
 
+  test("writers writing while followers page the feed by change_seq: each meets every entry in its final state", async ({ server }) => {
+    await races.feedFollowersMissNothing(clusterOf(server));
+  });
+
   test("two decisions superseding one at once: one is refused", async ({ server }) => {
     await races.supersedeOnce(clusterOf(server));
   });

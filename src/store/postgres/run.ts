@@ -20,5 +20,7 @@ export const pgDb: SqlDb = {
     lockRows: (r, alias) => (isTx(r) ? ` FOR UPDATE OF ${alias}` : ""),
     skipLocked: (r, alias) => (isTx(r) ? ` FOR UPDATE OF ${alias} SKIP LOCKED` : ""),
     orderedJoin: "JOIN",
+    indexedBy: () => "",
+    sha256Hex: (expression) => `encode(sha256(convert_to(${expression}, 'UTF8')), 'hex')`,
   },
 };

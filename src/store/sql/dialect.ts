@@ -44,6 +44,14 @@ export interface SqlDialect {
   skipLocked(r: Reader, alias: string): string;
   /** A join the planner must take in the order written (SQLite's CROSS JOIN; PostgreSQL plans it well unaided). */
   readonly orderedJoin: string;
+  /**
+   * What follows a table in FROM to make the planner walk `index` (SQLite's INDEXED BY; ""
+   * on PostgreSQL, whose statistics choose well). For an ORDER BY … LIMIT that SQLite's planner
+   * would otherwise answer by sorting every row a partial index matched.
+   */
+  indexedBy(index: string): string;
+  /** The SHA-256 of the text `expression` as UTF-8, in lower-case hex. */
+  sha256Hex(expression: string): string;
 }
 
 /** A backend's runner with its dialect: what every repository in this folder is built on. */

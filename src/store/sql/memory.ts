@@ -15,6 +15,7 @@ import {
 import type { Reader, Tx } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
 import type { SqlDb } from "./dialect.js";
+import { merkleStamp } from "./merkle.js";
 import { idMatch, visibleMemory } from "./visibility.js";
 
 /**
@@ -306,8 +307,9 @@ export class SqlMemory implements MemoryStore {
     );
   }
 
-  async setChangeSeq(tx: Tx, id: string, seq: number): Promise<void> {
-    await this.db.run(tx, "UPDATE memory SET change_seq = ? WHERE id = ?", seq, id);
+  async recordChange(tx: Tx, id: string, seq: number, localOrigin: string): Promise<void> {
+    const stamp = merkleStamp(this.db.dialect, localOrigin);
+    await this.db.run(tx, `UPDATE memory SET change_seq = ?, ${stamp.sql} WHERE id = ?`, seq, ...stamp.params, id);
   }
 
 }

@@ -18,6 +18,8 @@ import { SqlJobs } from "./jobs.js";
 import { SqlKnowledgeReads } from "./knowledge.js";
 import { SqlLogs } from "./logs.js";
 import { SqlMemory } from "./memory.js";
+import { SqlMemoryFeed } from "./memory-feed.js";
+import { SqlMerkle } from "./merkle.js";
 import { SqlMeta } from "./meta.js";
 import { SqlMessages } from "./messages.js";
 import { SqlOAuth } from "./oauth.js";
@@ -61,6 +63,8 @@ export abstract class SqlRepositories<V extends VectorIndex> {
   readonly knowledge: SqlKnowledgeReads;
   readonly logs: SqlLogs;
   readonly memory: SqlMemory;
+  readonly memoryFeed: SqlMemoryFeed;
+  readonly merkle: SqlMerkle;
   readonly meta: SqlMeta;
   readonly messages: SqlMessages;
   readonly oauth: SqlOAuth;
@@ -90,6 +94,8 @@ export abstract class SqlRepositories<V extends VectorIndex> {
     this.knowledge = new SqlKnowledgeReads(db);
     this.logs = new SqlLogs(db);
     this.memory = new SqlMemory(db);
+    this.memoryFeed = new SqlMemoryFeed(db);
+    this.merkle = new SqlMerkle(db);
     this.meta = new SqlMeta(db);
     this.messages = new SqlMessages(db);
     this.oauth = new SqlOAuth(db);

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { chmodSync, existsSync } from "node:fs";
@@ -62,6 +63,17 @@ export interface ConnectionOptions {
   queryOnly?: boolean;
 }
 
+/**
+ * SQLite has no SHA-256 in SQL: every connection gets this function, so the shared SQL can hash
+ * (the merkle leaves, src/store/sql/merkle.ts) as PostgreSQL's `sha256()` does. Nothing in the
+ * schema calls it, so the file stays readable by any SQLite.
+ */
+export const SHA256_FUNCTION = "cairn_sha256";
+
+// SQLite hands the function a string, a number, a buffer or null; the leaves pass it text.
+const sha256Hex = (text: unknown): string | null =>
+  typeof text === "string" || typeof text === "number" ? createHash("sha256").update(String(text), "utf8").digest("hex") : null;
+
 /** Opens a connection with the pragmas every Cairn connection runs with. */
 export function connect(file: string, options: ConnectionOptions = {}): Db {
   const readonly = options.readonly ?? false;
@@ -80,5 +92,6 @@ export function connect(file: string, options: ConnectionOptions = {}): Db {
   // pages into the cache makes a scan about a third cheaper. Writes keep the normal, fsynced path.
   sqlite.pragma("mmap_size = 1073741824");
   if (options.queryOnly) sqlite.pragma("query_only = ON");
+  sqlite.function(SHA256_FUNCTION, { deterministic: true }, sha256Hex);
   return new Db(sqlite);
 }

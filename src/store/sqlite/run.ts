@@ -1,5 +1,6 @@
 import type { SqlDb } from "../sql/dialect.js";
 import type { Reader } from "../store.js";
+import { SHA256_FUNCTION } from "./connection.js";
 import { connectionOf } from "./transactions.js";
 
 const asJson = (values: readonly unknown[]): string => JSON.stringify(values);
@@ -22,5 +23,7 @@ export const sqliteDb: SqlDb = {
     lockRows: () => "",
     skipLocked: () => "",
     orderedJoin: "CROSS JOIN",
+    indexedBy: (index) => ` INDEXED BY ${index}`,
+    sha256Hex: (expression) => `${SHA256_FUNCTION}(${expression})`,
   },
 };
