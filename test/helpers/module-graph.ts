@@ -35,7 +35,7 @@ export interface ModuleEdges {
   specifiers: string[];
   /** `import(x)` with anything but a literal: the graph cannot follow it. */
   opaqueImports: string[];
-  /** Modules started as worker threads: `new URL("./x.js", import.meta.url)` in a module that uses `Worker` or `startWorker`. */
+  /** Modules started as worker threads: `new URL("./x.js", import.meta.url)` in a module that uses `Worker`, `SerialWorker` or `startWorker`. */
   workers: string[];
 }
 
@@ -54,7 +54,7 @@ export function edgesOf(source: ts.SourceFile, within: ts.Node = source): Module
     } else if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "startWorker") {
       startsWorkers = true;
     } else if (ts.isNewExpression(node) && ts.isIdentifier(node.expression)) {
-      if (node.expression.text === "Worker") startsWorkers = true;
+      if (node.expression.text === "Worker" || node.expression.text === "SerialWorker") startsWorkers = true;
       const [first, second] = node.arguments ?? [];
       const relativeUrl = literalText(first);
       if (node.expression.text === "URL" && relativeUrl?.startsWith(".") && second?.getText(source) === "import.meta.url") urls.push(relativeUrl);

@@ -1,6 +1,5 @@
-import type { Worker } from "node:worker_threads";
 import { InternalError } from "../../core/errors.js";
-import { startWorker } from "../../core/worker-thread.js";
+import { SerialWorker } from "../../core/worker-thread.js";
 import type { ReadyItem } from "./items.js";
 import { FeedDocumentError } from "./parse.js";
 import type { ParseReply, ParseRequest } from "./parse-worker.js";
@@ -16,88 +15,29 @@ export interface ParsedItems {
   items: ReadyItem[];
 }
 
-interface Job {
-  request: Omit<ParseRequest, "id">;
-  resolve: (parsed: ParsedItems) => void;
-  reject: (error: Error) => void;
-}
-
 /**
  * The process's feed parser: one worker thread, one document at a time in the order asked, so a
  * large or hostile document costs that thread's time, never the event loop's.
  */
 export class FeedParseThread {
-  private worker: Worker | null = null;
-  private readonly waiting: Job[] = [];
-  private running: (Job & { id: number; timer: NodeJS.Timeout }) | null = null;
-  private nextId = 1;
+  private readonly thread = new SerialWorker<Omit<ParseRequest, "id">, ParseReply>({
+    entry: new URL("./parse-worker.js", import.meta.url),
+    timeoutMs: PARSE_TIMEOUT_MS,
+    timedOut: () => new FeedDocumentError("malformed", `parsing took longer than ${PARSE_TIMEOUT_MS / 1000} s`),
+    exited: (code) => new InternalError("invariant", `the feed parser exited with code ${code}`),
+  });
 
   /** The document's items as entries would hold them; throws FeedDocumentError for a document that is no feed. */
-  parse(body: Uint8Array, contentType: string | undefined, baseUrl: string, maxContentBytes: number): Promise<ParsedItems> {
-    if (this.waiting.length >= MAX_WAITING_PARSES) return Promise.reject(new FeedDocumentError("refused", "the feed parser is busy; the next poll tries again"));
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ request: { body, contentType, baseUrl, maxContentBytes }, resolve, reject });
-      this.next();
-    });
+  async parse(body: Uint8Array, contentType: string | undefined, baseUrl: string, maxContentBytes: number): Promise<ParsedItems> {
+    if (this.thread.backlog >= MAX_WAITING_PARSES) throw new FeedDocumentError("refused", "the feed parser is busy; the next poll tries again");
+    const reply = await this.thread.run({ body, contentType, baseUrl, maxContentBytes });
+    if (reply.ok) return { title: reply.title, items: reply.items };
+    if (reply.failure !== null) throw new FeedDocumentError(reply.failure, reply.message);
+    throw new InternalError("invariant", `parsing a feed failed: ${reply.message}`);
   }
 
   /** Ends the thread (a closing server); documents still waiting fail. */
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = null;
-    for (const job of this.waiting.splice(0)) job.reject(new FeedDocumentError("refused", "the server is stopping"));
-    this.fail(new FeedDocumentError("refused", "the server is stopping"));
-    await worker?.terminate();
-  }
-
-  private next(): void {
-    if (this.running !== null) return;
-    const job = this.waiting.shift();
-    if (!job) {
-      this.worker?.unref();
-      return;
-    }
-    const worker = this.ensureWorker();
-    const id = this.nextId++;
-    const timer = setTimeout(() => this.fail(new FeedDocumentError("malformed", `parsing took longer than ${PARSE_TIMEOUT_MS / 1000} s`)), PARSE_TIMEOUT_MS);
-    timer.unref();
-    this.running = { ...job, id, timer };
-    worker.ref();
-    worker.postMessage({ id, ...job.request } satisfies ParseRequest);
-  }
-
-  private ensureWorker(): Worker {
-    if (this.worker) return this.worker;
-    const worker = startWorker(new URL("./parse-worker.js", import.meta.url));
-    worker.on("message", (reply: ParseReply) => {
-      const running = this.running;
-      if (!running || running.id !== reply.id) return;
-      clearTimeout(running.timer);
-      this.running = null;
-      if (reply.ok) running.resolve({ title: reply.title, items: reply.items });
-      else if (reply.failure !== null) running.reject(new FeedDocumentError(reply.failure, reply.message));
-      else running.reject(new InternalError("invariant", `parsing a feed failed: ${reply.message}`));
-      this.next();
-    });
-    worker.on("error", (error) => this.fail(error));
-    worker.on("exit", (code) => {
-      if (this.worker === worker) this.fail(new InternalError("invariant", `the feed parser exited with code ${code}`));
-    });
-    this.worker = worker;
-    return worker;
-  }
-
-  /** The running document fails and the thread goes; those waiting start on a new one. */
-  private fail(error: Error): void {
-    const worker = this.worker;
-    this.worker = null;
-    const running = this.running;
-    this.running = null;
-    if (running) {
-      clearTimeout(running.timer);
-      running.reject(error);
-    }
-    if (worker) void worker.terminate();
-    this.next();
+  close(): Promise<void> {
+    return this.thread.stop(new FeedDocumentError("refused", "the server is stopping"));
   }
 }
