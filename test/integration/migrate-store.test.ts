@@ -1,3 +1,5 @@
+import { fixtureDocument } from "../helpers/feed-fixtures.js";
+import { startFeedServer } from "../helpers/feed-server.js";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -36,7 +38,7 @@ function scratch(): string {
 
 /** A server on DATA_DIR=dir: on SQLite (DATABASE_URL empty means unset), or on the database `url`. */
 async function server(dir: string, url = ""): Promise<TestServer> {
-  const started = await startTestServer({ DATA_DIR: dir, DATABASE_URL: url, AGENT_KEYS, UI_PASSWORD: PASSWORD });
+  const started = await startTestServer({ DATA_DIR: dir, DATABASE_URL: url, AGENT_KEYS, UI_PASSWORD: PASSWORD, FEEDS_ALLOW_PRIVATE: "true" });
   servers.push(started);
   return started;
 }
@@ -134,6 +136,7 @@ async function snapshot(target: TestServer, agents: Credentials[]): Promise<Reco
       unread: await ok(target, "/messages/inbox/count", agent),
       events: await ok(target, "/events?since=seq:0&limit=500", agent),
       projects: await ok(target, "/projects/mine", agent),
+      feeds: await ok(target, "/feeds?limit=200", agent),
     };
   }
   views.shared = {
@@ -206,6 +209,14 @@ async function buildSqliteStore(dir: string): Promise<Built> {
   ids.compiled = (await ok<{ memory_ids: string[] }>(source, "/compile", alice, { method: "POST", body: code("1") })).memory_ids[0] as string;
   await created(source, "/graph/edge", alice, { src: ids.compiled, dst: ids.project, rel: "grounds" });
   await ok(source, "/compile", alice, { method: "POST", body: code("2") });
+  // A feed subscription, polled once at subscription: its items are entries and seen keys.
+  const releases = await startFeedServer();
+  try {
+    releases.route("/releases.xml", { headers: { "content-type": "application/atom+xml" }, body: fixtureDocument("atom-1.0", 2, { name: "releases" }).body });
+    ids.feed = (await created(source, "/feeds", alice, { url: `${releases.url}/releases.xml`, project: "web", tags: ["releases"] })).id;
+  } finally {
+    await releases.close();
+  }
 
   ids.direct = (await created(source, "/messages", alice, { to: bob.agentId, subject: "hello", body: "the build is green" })).id;
   ids.toProject = (await created(source, "/messages", alice, { to: "project:web", body: "release on Tuesday" })).id;
