@@ -1,3 +1,4 @@
+import { safeUrl } from "../../net/safe-url.js";
 import type { FeedRow } from "../../store/feeds.js";
 import type { Feed } from "../../wire/feeds.js";
 import type { Caller } from "../caller.js";
@@ -12,20 +13,6 @@ export function urlKey(url: string): string {
   return parsed.href;
 }
 
-/** The URL without its query string: what anyone but the subscriber and the owner role sees, and what logs and errors name. */
-export function withoutQuery(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.search = "";
-    parsed.hash = "";
-    parsed.username = "";
-    parsed.password = "";
-    return parsed.href;
-  } catch {
-    return "(an invalid URL)";
-  }
-}
-
 /** Whether the caller sees the subscription's URL whole (a query string may hold a private token). */
 export const seesWholeUrl = (caller: Caller, row: Pick<FeedRow, "agent_id">): boolean => caller.role === "owner" || caller.agentId === row.agent_id;
 
@@ -34,7 +21,7 @@ export function toFeed(row: FeedRow, caller: Caller): Feed {
     id: row.id,
     project: row.project,
     agent_id: row.agent_id,
-    url: seesWholeUrl(caller, row) ? row.url : withoutQuery(row.url),
+    url: seesWholeUrl(caller, row) ? row.url : safeUrl(row.url),
     name: row.name,
     tags: JSON.parse(row.tags) as string[],
     interval_minutes: row.interval_minutes,

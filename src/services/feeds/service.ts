@@ -12,7 +12,8 @@ import { pageOf, decodeCursor, type Page } from "../paging.js";
 import { FeedFetchError, type FeedFetcher, type FeedResponse } from "./fetcher.js";
 import { FeedDocumentError } from "./parse.js";
 import type { FeedPolls, FetchedFeed } from "./polls.js";
-import { toFeed, urlKey, withoutQuery } from "./records.js";
+import { safeUrl } from "../../net/safe-url.js";
+import { toFeed, urlKey } from "./records.js";
 
 /** Subscriptions a project (or global memory) may hold. */
 export const MAX_FEEDS_PER_PROJECT = 200;
@@ -205,4 +206,4 @@ export class FeedService {
 const alreadySubscribed = (id: string): AppError => new AppError("CONFLICT", "already subscribed", { extra: { id } });
 
 /** 502: the feed failed while the request waited; named without its query string, its body never quoted. */
-const upstream = (url: string, reason: string): AppError => new AppError("UPSTREAM_ERROR", `feed ${withoutQuery(url)} failed: ${reason}`);
+const upstream = (url: string, reason: string): AppError => new AppError("UPSTREAM_ERROR", `feed ${safeUrl(url)} failed: ${reason}`);
