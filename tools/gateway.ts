@@ -10,6 +10,7 @@ import type { ServiceOptions, Services } from "../src/services/index.js";
 import type { MetricsService } from "../src/services/metrics.js";
 import type { OAuthService } from "../src/services/oauth.js";
 import type { UiSessionService } from "../src/services/ui-sessions.js";
+import { isMeshToken, meshTokenRefused } from "../src/services/mesh/tokens.js";
 import { catalogue } from "./catalogue.js";
 import { BODILESS_STATUSES, type Operation, type Outcome, type Ran } from "./operation.js";
 
@@ -45,7 +46,9 @@ export interface Credentials {
   /** From the `X-Agent-ID` and `X-API-Key` headers, or the query string where a route takes it there. */
   agentId?: string | undefined;
   apiKey?: string | undefined;
-  /** The Authorization header: `Bearer <token>` from POST /oauth/token. */
+  /** A peer's mesh token from the query (`mesh_token`), on the routes that take credentials there. */
+  meshToken?: string | undefined;
+  /** The Authorization header: `Bearer <token>` from POST /oauth/token, or a peer's mesh token. */
   authorization?: string | undefined;
   /** A web UI session from POST /ui/login (the `x-ui-session` header or the session cookie). */
   uiSession?: string | undefined;
@@ -177,9 +180,16 @@ export class OperationGateway {
       return this.services.auth.authenticateKey(credentials.agentId, credentials.apiKey, credentials.address);
     }
     const bearer = /^Bearer\s+(\S+)$/i.exec(credentials.authorization ?? "")?.[1];
+    if (bearer !== undefined && isMeshToken(bearer)) return this.services.meshTokens.authenticate(bearer);
     if (bearer !== undefined) return this.services.auth.authenticateToken(bearer);
+    if (credentials.meshToken) return this.services.meshTokens.authenticate(credentials.meshToken);
     if (credentials.uiSession) return this.services.uiSessions.authenticate(credentials.uiSession);
     return Promise.reject(invalidCredentials());
+  }
+
+  /** A peer presenting a mesh token where only agents are served (MCP, /metrics): 403. */
+  refuseMeshCaller(caller: Caller): void {
+    if (caller.mesh) throw meshTokenRefused();
   }
 
   /**
@@ -190,6 +200,15 @@ export class OperationGateway {
   authorize(operation: Operation, caller: Caller | null): void {
     if (operation.access !== "agent") return;
     if (!caller) throw invalidCredentials();
+    if (caller.mesh) {
+      // A peer acts as no agent: only the routes built for peers let it in, each for its capabilities.
+      if (!operation.mesh) throw meshTokenRefused();
+      const granted = caller.mesh.capabilities;
+      if (!operation.mesh.some((capability) => granted.includes(capability))) {
+        throw forbidden(`this mesh token lacks the ${operation.mesh.join(" or ")} capability`);
+      }
+      return;
+    }
     if (caller.role === "viewer" && !READ_KINDS.has(operation.kind)) throw forbidden("viewers cannot make changes");
     if (operation.roles && !operation.roles.includes(caller.role)) {
       throw forbidden(`this operation requires the ${operation.roles.join(" or ")} role`);

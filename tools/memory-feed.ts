@@ -8,7 +8,7 @@ import { cursorParam, limitParam, projectId } from "./schemas.js";
 
 // The outbound feeds and the merkle summary (CONTRACT §15): read by feed readers and by peers,
 // which can be given a URL and little else, so these routes alone also take credentials in the
-// query (`agent_id`, `api_key`), and they have no MCP tool.
+// query (`agent_id`, `api_key`, or a peer's `mesh_token`), and they have no MCP tool.
 
 const feedInput = z.strictObject({
   project: projectId.nullable().optional().describe("only this project; empty: global entries"),
@@ -61,9 +61,11 @@ export const memoryFeedJson = defineOperation({
     "`order=changes&since_seq=` every change after a point in commit order, which is how a peer follows this " +
     "instance. Never private entries or directives. Each item has Cairn's fields under `_cairn` (version, origin, " +
     "change_seq …); the feed's `_cairn` names the instance and its newest change. Credentials may be given in the " +
-    "query (`agent_id`, `api_key`) on this route.",
+    "query (`agent_id`, `api_key`) on this route. A peer's mesh token (`pull` or `feed`) reads the shared memory, doc " +
+    "and skill entries of its projects.",
   kind: "read",
   access: "agent",
+  mesh: ["pull", "feed"],
   http: feedHttp(FEED_PATHS.json, "application/feed+json"),
   input: feedInput,
   output: jsonFeed,
@@ -82,6 +84,7 @@ export const memoryFeedAtom = defineOperation({
     "Credentials may be given in the query (`agent_id`, `api_key`) on this route.",
   kind: "read",
   access: "agent",
+  mesh: ["pull", "feed"],
   http: feedHttp(FEED_PATHS.atom, "application/atom+xml"),
   input: feedInput,
   output: z.string().describe("the Atom document"),
@@ -102,6 +105,7 @@ export const memoryMerkle = defineOperation({
   kind: "read",
   access: "agent",
   restOnly: true,
+  mesh: ["pull"],
   http: { method: "GET", path: "/memory/merkle", queryCredentials: true },
   input: z.strictObject({
     project: projectId.nullable().describe("the project; empty: the global entries"),

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { Role } from "../src/wire/roles.js";
+import type { MeshCapability } from "../src/wire/mesh.js";
 import type { ErrorCode } from "../src/core/errors.js";
 import type { Caller } from "../src/services/caller.js";
 import type { Services } from "../src/services/index.js";
@@ -90,7 +91,8 @@ export interface HttpBinding<Keys extends string> {
    */
   contentType?: string;
   /**
-   * Credentials are also taken from the query string (`agent_id` and `api_key`), for clients that
+   * Credentials are also taken from the query string (`agent_id` and `api_key`, or a peer's
+   * `mesh_token` where the operation takes mesh tokens), for clients that
    * can only be given a URL: feed readers and peers (CONTRACT §2.2). Those parameters are not
    * input, and no log, link or error ever carries them.
    */
@@ -98,7 +100,7 @@ export interface HttpBinding<Keys extends string> {
 }
 
 /** The query parameters that carry credentials on routes with `queryCredentials`. */
-export const QUERY_CREDENTIALS = { agentId: "agent_id", apiKey: "api_key" } as const;
+export const QUERY_CREDENTIALS = { agentId: "agent_id", apiKey: "api_key", meshToken: "mesh_token" } as const;
 
 type Output<O extends z.ZodType | undefined> = O extends z.ZodType ? z.input<O> : void;
 
@@ -132,6 +134,11 @@ export interface OperationSpec<
   restOnly?: true;
   /** Roles allowed to call it; default every role (viewers only for read and list kinds). */
   roles?: readonly Role[];
+  /**
+   * A peer's mesh token is accepted here when it holds one of these capabilities (CONTRACT §16);
+   * everywhere else it is refused (403). The operation then sees a caller with `mesh` set.
+   */
+  mesh?: readonly MeshCapability[];
   http: HttpBinding<Extract<keyof z.input<I>, string>>;
   input: I;
   /** The success body (the item schema for list and stream kinds); absent for 204 responses. */
@@ -174,6 +181,7 @@ export interface Operation {
   access: Access;
   restOnly: boolean;
   roles: readonly Role[] | undefined;
+  mesh: readonly MeshCapability[] | undefined;
   http: HttpBinding<string> & { status: number };
   input: z.ZodObject;
   output: z.ZodType | undefined;
@@ -213,6 +221,7 @@ export function defineOperation<I extends z.ZodObject, O extends z.ZodType | und
     access: spec.access,
     restOnly: spec.restOnly ?? false,
     roles: spec.roles,
+    mesh: spec.mesh,
     http: { ...spec.http, status },
     input: spec.input,
     output: spec.output,

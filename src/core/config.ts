@@ -191,6 +191,12 @@ const settingsSchema = z.object({
   OUTBOUND_ALLOWLIST: outboundAllowlist.default([]),
   /** How often each server looks for feed subscriptions due a poll, in seconds. */
   FEEDS_POLL_SECONDS: int(1, 60).default(5),
+  /** Advertise and browse `_cairn._tcp` on the local network (refused while HOST is loopback). */
+  MESH_MDNS: onOff.default("off"),
+  /** How often each link's merkle summaries are compared with the peer's (hours). */
+  MESH_ANTI_ENTROPY_HOURS: int(1, 168).default(6),
+  /** How often each server looks for mesh links due a sync, in seconds. */
+  MESH_SYNC_TICK_SECONDS: int(1, 60).default(5),
   /** A bearer token that may read /metrics besides the owner role; empty: owner only. */
   METRICS_TOKEN: z.string().default(""),
 });
@@ -260,6 +266,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (settings.MAX_CONTENT_BYTES > settings.MAX_BODY_BYTES) {
     throw new ConfigError("invalid setting MAX_CONTENT_BYTES: must not exceed MAX_BODY_BYTES");
+  }
+  // Advertising a loopback address tells the network nothing it could use (CONTRACT §16).
+  if (settings.MESH_MDNS === "on" && isLoopbackHost(settings.HOST)) {
+    throw new ConfigError("invalid setting MESH_MDNS: refused while HOST is loopback; bind HOST to a network address first");
   }
   if (settings.UI_AGENT_ID === settings.ARCHIVIST_AGENT_ID) {
     throw new ConfigError("invalid setting ARCHIVIST_AGENT_ID: must differ from UI_AGENT_ID");

@@ -28,8 +28,8 @@ const queryValue = (request: Request, name: string): string | undefined => {
 
 /**
  * What a request presents, in the order the gateway tries it (CONTRACT §2.2): headers, a bearer
- * token, a UI session, and, on routes that take them (`fromQuery`), `agent_id` and `api_key` in the
- * query string. When the only credential is the UI cookie, a change must come from this server's
+ * token, a UI session, and, on routes that take them (`fromQuery`), `agent_id` and `api_key` (or a
+ * peer's `mesh_token`) in the query string. When the only credential is the UI cookie, a change must come from this server's
  * own pages (403 otherwise).
  */
 export function credentialsOf(request: Request, hosts: HostPolicy, fromQuery = false): Credentials {
@@ -44,7 +44,8 @@ export function credentialsOf(request: Request, hosts: HostPolicy, fromQuery = f
   if (!other && fromQuery) {
     credentials.agentId = queryValue(request, QUERY_CREDENTIALS.agentId);
     credentials.apiKey = queryValue(request, QUERY_CREDENTIALS.apiKey);
-    if (credentials.agentId || credentials.apiKey) return credentials;
+    credentials.meshToken = queryValue(request, QUERY_CREDENTIALS.meshToken);
+    if (credentials.agentId || credentials.apiKey || credentials.meshToken) return credentials;
   }
   if (!other) {
     const cookie = cookieSession(request);

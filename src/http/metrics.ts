@@ -205,6 +205,7 @@ export class ServerMetrics {
     if (token === "" || bearer === undefined || !sameSecret(bearer, token)) {
       const caller = await this.gateway.authenticate(credentialsOf(request, this.hosts));
       response.locals.caller = caller;
+      this.gateway.refuseMeshCaller(caller);
       if (caller.role !== "owner") throw forbidden("metrics require the owner role or the metrics token");
       await this.gateway.takeRequest(caller.agentId);
     }

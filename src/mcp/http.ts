@@ -73,6 +73,8 @@ export class McpEndpoint {
       }
       throw error;
     }
+    // A peer's token reads the feed routes and nothing else; MCP is for agents.
+    this.gateway.refuseMeshCaller(caller);
     const sessionId = request.get("mcp-session-id");
     if (sessionId !== undefined) {
       const session = this.sessions.get(sessionId);

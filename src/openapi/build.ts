@@ -42,7 +42,13 @@ function retarget<T>(value: T): T {
 
 function security(operation: Operation): Json[] {
   if (operation.access === "agent") {
-    return operation.http.queryCredentials ? [{ agentId: [], apiKey: [] }, { agentIdQuery: [], apiKeyQuery: [] }] : [{ agentId: [], apiKey: [] }];
+    const schemes: Json[] = [{ agentId: [], apiKey: [] }];
+    if (operation.http.queryCredentials) schemes.push({ agentIdQuery: [], apiKeyQuery: [] });
+    if (operation.mesh) {
+      schemes.push({ meshBearer: [] });
+      if (operation.http.queryCredentials) schemes.push({ meshTokenQuery: [] });
+    }
+    return schemes;
   }
   if (operation.access === "registration") {
     return operation.name === "agent_self_register" ? [{}, { registrationKey: [] }] : [{ registrationKey: [] }];
@@ -208,6 +214,8 @@ export function buildOpenApi(operations: readonly Operation[], options: OpenApiO
         bearer: { type: "http", scheme: "bearer", description: "a token from POST /oauth/token" },
         agentIdQuery: { type: "apiKey", in: "query", name: QUERY_CREDENTIALS.agentId, description: "feed and merkle routes only, for clients that are given a URL; never logged" },
         apiKeyQuery: { type: "apiKey", in: "query", name: QUERY_CREDENTIALS.apiKey, description: "feed and merkle routes only, with agent_id; never logged" },
+        meshBearer: { type: "http", scheme: "bearer", description: "a peer's mesh token (cairn_mt_…): the feed, merkle, gossip and handshake routes only" },
+        meshTokenQuery: { type: "apiKey", in: "query", name: QUERY_CREDENTIALS.meshToken, description: "a peer's mesh token: the feed, merkle and gossip routes only; never logged" },
       },
     },
   };

@@ -21,6 +21,7 @@ import { FeedParseThread } from "./feeds/parse-thread.js";
 import { FeedPoller } from "./feeds/poller.js";
 import { FeedPolls } from "./feeds/polls.js";
 import { FeedService } from "./feeds/service.js";
+import { MeshTokens } from "./mesh/tokens.js";
 import { AgentService } from "./agents.js";
 import { ArchivistService } from "./archivist.js";
 import { AuthService } from "./auth.js";
@@ -118,6 +119,8 @@ export interface Services {
   runs: BlueprintRuns;
   compile: CompileService;
   captures: CaptureService;
+  /** Tokens this instance grants peers (CONTRACT §16). */
+  meshTokens: MeshTokens;
   /** Feed subscriptions (CONTRACT §15); their polling runs with the jobs. */
   feeds: FeedService;
   messages: MessageService;
@@ -223,6 +226,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const feedPolls = new FeedPolls(store, bus, memory, feedFetcher, feedParser, log.child({ component: "feeds" }), config.MAX_CONTENT_BYTES);
   const feeds = new FeedService(store, bus, feedFetcher, feedPolls);
   const feedPoller = new FeedPoller(store, feedPolls, log.child({ component: "feeds" }), config.FEEDS_POLL_SECONDS * 1000);
+  const meshTokens = new MeshTokens(store, bus);
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
@@ -292,6 +296,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     compile,
     captures,
     feeds,
+    meshTokens,
     messages,
     sessions,
     events,

@@ -160,8 +160,11 @@ export class MemoryWrites {
    */
   /** `at`: the deletion's time; a bulk delete gives all of its rows one. */
   async softDelete(tx: Tx, actor: string, row: MemoryRow, reason: DeleteReason, supersededBy: string | null = null, at = now()): Promise<void> {
-    await this.store.memory.patch(tx, row.pk, { deleted_at: at, updated_at: at, superseded_by: supersededBy ?? undefined });
+    // A deletion is the entry's next version: a peer holding the live one replaces it with the
+    // tombstone by the single-writer rule (a higher version wins), and nothing else (CONTRACT §16).
+    const version = row.version + 1;
+    await this.store.memory.patch(tx, row.pk, { deleted_at: at, updated_at: at, version, superseded_by: supersededBy ?? undefined });
     await this.store.vectors.delete(tx, row.pk);
-    await this.emitChange(tx, "memory.deleted", actor, row, supersededBy === null ? { reason } : { reason, superseded_by: supersededBy });
+    await this.emitChange(tx, "memory.deleted", actor, { ...row, version }, supersededBy === null ? { reason } : { reason, superseded_by: supersededBy });
   }
 }

@@ -25,6 +25,8 @@ export type NewAgentRow = Pick<AgentRow, "agent_id" | "display_name" | "role" | 
 
 export interface AgentStore {
   get(r: Reader, agentId: string): Promise<AgentRow | undefined>;
+  /** The ids of the live agents holding `role`. */
+  withRole(r: Reader, role: Role): Promise<string[]>;
   /**
    * The agent's row, locked until the transaction ends (where transactions overlap): for changes
    * to the agent itself (rename, delete, a new key), so that of two racing, the second waits and

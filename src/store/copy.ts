@@ -51,6 +51,10 @@ export const TABLES = [
   "compile_anchors",
   "feeds",
   "feed_items",
+  "mesh_tokens",
+  "mesh_links",
+  "mesh_discovered",
+  "mesh_suppressions",
 ] as const;
 
 /** Identity keys to move past the copied rows, so new rows never take a copied key. */
@@ -71,6 +75,8 @@ const IDENTITIES: Record<string, string> = {
   blueprint_run_nodes: "pk",
   compile_anchors: "pk",
   feeds: "pk",
+  mesh_tokens: "pk",
+  mesh_links: "pk",
 };
 
 // Rows per INSERT: PostgreSQL takes at most 65,535 parameters in one statement. A batch also ends

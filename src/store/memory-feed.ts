@@ -20,6 +20,11 @@ export interface FeedSelection {
   includeDeleted: boolean;
   /** Leave `compiled` entries out (code takes part only when asked for: docs/search.md). */
   excludeCompiled: boolean;
+  /**
+   * A peer's mesh token reads (CONTRACT §16): only the replicable entries of these projects (and
+   * the global ones when it includes them), never a copy suppressed here.
+   */
+  grant?: { projects: readonly string[]; includeGlobal: boolean } | undefined;
 }
 
 /** Where a page starts: after a row of the newest-change-first order, or after a change. */

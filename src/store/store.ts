@@ -6,6 +6,7 @@ import type { CompileStore } from "./compile.js";
 import type { DecisionStore } from "./decisions.js";
 import type { EventStore } from "./events.js";
 import type { FeedStore } from "./feeds.js";
+import type { MeshStore } from "./mesh.js";
 import type { GraphStore } from "./graph.js";
 import type { KnowledgeReads } from "./knowledge.js";
 import type { BlueprintStore } from "./blueprints.js";
@@ -112,6 +113,8 @@ export interface Store {
   readonly decisions: DecisionStore;
   readonly events: EventStore;
   readonly feeds: FeedStore;
+  /** Mesh tokens, links, discovered peers and suppressed copies (CONTRACT §16). */
+  readonly mesh: MeshStore;
   readonly graph: GraphStore;
   readonly handoffs: HandoffStore;
   readonly idempotency: IdempotencyStore;

@@ -38,7 +38,7 @@ interface BlueprintRunEvent {
 export interface ServerEventPayloads {
   "memory.written": MemoryEventBase & Imported;
   "memory.updated": MemoryEventBase & { changed?: string[]; reason?: "reinforced" | "headline" | "decay" | "stale" | "fresh"; confidence?: number };
-  "memory.deleted": MemoryEventBase & { reason: "deleted" | "expired" | "cleared" | "merged" | "pruned"; superseded_by?: string };
+  "memory.deleted": MemoryEventBase & { reason: "deleted" | "expired" | "cleared" | "merged" | "pruned" | "suppressed"; superseded_by?: string };
   "task.created": TaskEventBase & { created_by: string } & Imported;
   "task.claimed": TaskEventBase;
   "task.unclaimed": TaskEventBase & { reason?: string };
@@ -76,6 +76,14 @@ export interface ServerEventPayloads {
   "feed.deleted": { feed_id: string; project: string | null };
   "feed.polled": { feed_id: string; project: string | null; ingested: number; not_modified: boolean; status: string };
   "feed.failing": { feed_id: string; project: string | null; failures: number };
+  "mesh.token.created": { token_id: string };
+  "mesh.token.updated": { token_id: string };
+  "mesh.token.revoked": { token_id: string };
+  "mesh.peer.linked": { link_id: string; peer_instance_id: string; peer_name: string; direction: string; via: "request" | "handshake" };
+  "mesh.peer.unlinked": { link_id: string; peer_instance_id: string };
+  "mesh.peer.status": { link_id: string; status: string; previous: string };
+  "mesh.sync.completed": { link_id: string; pages: number; applied: number; skipped: number; rejected: number; tombstones: number; cursor: number; anti_entropy: boolean };
+  "mesh.rejected": { link_id: string; memory_id: string | null; reason: string };
 }
 
 export type ServerEventType = keyof ServerEventPayloads;
@@ -104,7 +112,7 @@ export type CustomEvent = Addressing & { type: string; payload: Record<string, u
 export const SERVER_EVENT_PAYLOAD_FIELDS: Readonly<Record<ServerEventType, string>> = {
   "memory.written": "memory_id, type, project, scope, version, source_kind?",
   "memory.updated": "memory_id, type, project, scope, version, source_kind?, changed | reason (reinforced, headline, decay, stale, fresh), confidence?",
-  "memory.deleted": "memory_id, type, project, scope, version, source_kind?, reason (deleted, expired, cleared, merged, pruned), superseded_by?",
+  "memory.deleted": "memory_id, type, project, scope, version, source_kind?, reason (deleted, expired, cleared, merged, pruned, suppressed), superseded_by?",
   "task.created": "task_id, project, status, assigned_to, created_by",
   "task.claimed": "task_id, project, status, assigned_to",
   "task.unclaimed": "task_id, project, status, assigned_to, reason? (lease expired)",
@@ -142,6 +150,14 @@ export const SERVER_EVENT_PAYLOAD_FIELDS: Readonly<Record<ServerEventType, strin
   "feed.deleted": "feed_id, project",
   "feed.polled": "feed_id, project, ingested, not_modified, status (ok, failing, paused)",
   "feed.failing": "feed_id, project, failures (in a row; once, when the feed turns failing)",
+  "mesh.token.created": "token_id (owner role only, as every mesh event)",
+  "mesh.token.updated": "token_id",
+  "mesh.token.revoked": "token_id",
+  "mesh.peer.linked": "link_id, peer_instance_id, peer_name, direction, via (request, handshake)",
+  "mesh.peer.unlinked": "link_id, peer_instance_id",
+  "mesh.peer.status": "link_id, status (active, failing, unauthorized, paused), previous (only when it changes)",
+  "mesh.sync.completed": "link_id, pages, applied, skipped, rejected, tombstones, cursor, anti_entropy (only when a sync changed something or was asked for)",
+  "mesh.rejected": "link_id, memory_id (null when the item had no usable id), reason",
 };
 
 /** Every type the server emits, in the order above (an object keeps its string keys' order). */

@@ -258,7 +258,8 @@ describe("deleting entries", () => {
     const tombstone = response.body.find((item) => item.id === entry.id);
     expect(tombstone).toBeDefined();
     expect(Object.keys(tombstone ?? {}).sort()).toEqual(["deleted_at", "id", "updated_at", "version"]);
-    expect(tombstone).toMatchObject({ id: entry.id, version: 2 });
+    // The edit made version 2; the deletion is version 3 (a peer replaces its copy with the tombstone).
+    expect(tombstone).toMatchObject({ id: entry.id, version: 3 });
     expect(tombstone?.deleted_at).toMatch(RFC3339_MS);
   });
 

@@ -142,7 +142,8 @@ describe("GET /memory/feed.json", () => {
     expect(tombstone).not.toHaveProperty("tags");
     expect(tombstone?._cairn.deleted_at).toEqual(expect.any(String));
     expect(tombstone?.date_modified).toBe(tombstone?._cairn.deleted_at);
-    expect(tombstone?._cairn).toMatchObject({ version: gone.version, type: "memory", agent_id: "alice" });
+    // A deletion is the entry's next version.
+    expect(tombstone?._cairn).toMatchObject({ version: gone.version + 1, type: "memory", agent_id: "alice" });
     expect(feed.items[1]?._cairn).not.toHaveProperty("deleted_at");
     expect(read.items?.[0]?.id).toBe(gone.id);
     expect(JSON.stringify(feed)).not.toContain("Deleted note");

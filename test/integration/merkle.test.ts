@@ -87,6 +87,7 @@ describe("GET /memory/merkle", () => {
     const gone = entries[2] as Known;
     expect((await server.request(`/memory/${gone.id}`, { as: alice, method: "DELETE" })).status).toBe(204);
     gone.deleted = true;
+    gone.version += 1;
 
     const summary = await expectSummary(server, alice, "atlas", entries);
     expect(summary.count).toBe(8);
@@ -115,6 +116,7 @@ describe("GET /memory/merkle", () => {
     expect((await merkle(server, alice, "project=delta-a")).body.root).toBe(afterEdit.root);
 
     (entries[1] as Known).deleted = true;
+    (entries[1] as Known).version += 1;
     expect((await server.request(`/memory/${entries[1]?.id}`, { as: alice, method: "DELETE" })).status).toBe(204);
     await expectSummary(server, alice, "delta-a", entries);
 

@@ -1,4 +1,5 @@
 import { FEED_ROW_COLUMNS } from "../../src/store/feeds.js";
+import { MESH_DISCOVERED_ROW_COLUMNS, MESH_LINK_ROW_COLUMNS, MESH_SUPPRESSION_ROW_COLUMNS, MESH_TOKEN_ROW_COLUMNS } from "../../src/store/mesh.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,6 +52,10 @@ const ROWS: readonly { table: string; columns: readonly string[]; omitted: reado
   NEW_OUTCOME_ROW_COLUMNS,
   UI_SESSION_ROW_COLUMNS,
   FEED_ROW_COLUMNS,
+  MESH_TOKEN_ROW_COLUMNS,
+  MESH_LINK_ROW_COLUMNS,
+  MESH_DISCOVERED_ROW_COLUMNS,
+  MESH_SUPPRESSION_ROW_COLUMNS,
 ];
 
 /** Tables no Row is read from whole, and what reads them instead. */

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
-import { invalid } from "../../core/errors.js";
+import { invalid, notFound } from "../../core/errors.js";
 import { nameBasedId } from "../../core/ids.js";
 import { now } from "../../core/time.js";
 import type { FeedPosition, FeedRow, FeedSelection } from "../../store/memory-feed.js";
 import type { Store } from "../../store/store.js";
 import type { MemoryType } from "../../wire/memory.js";
 import type { JsonFeed } from "../../wire/memory-feed.js";
-import { viewpointOf, type Caller } from "../caller.js";
+import { grantReaches, viewpointOf, type Caller } from "../caller.js";
 import type { Instance } from "../instance.js";
 import { leavesCodeOut } from "../memory-records.js";
 import { decodeCursor, encodeCursor, isKeyset } from "../paging.js";
@@ -162,6 +162,13 @@ export class MemoryFeed {
       includeDeleted: query.include_deleted === true,
       excludeCompiled: leavesCodeOut({ type: query.type, sourceKind: query.source_kind }),
     };
+    const grant = caller.mesh;
+    if (grant !== undefined) {
+      // A peer reads what its token grants, as if it could see every project, but only those.
+      if (query.project !== undefined && !grantReaches(grant, query.project)) throw notFound("project");
+      selection.grant = { projects: grant.projects, includeGlobal: grant.includeGlobal };
+      selection.excludeCompiled = true;
+    }
     let position: FeedPosition;
     if (query.order === "changes") {
       const after = decodeCursor(query.cursor, isChangeCursor);
@@ -170,7 +177,7 @@ export class MemoryFeed {
       position = { order: "updated", after: decodeCursor(query.cursor, isKeyset) };
     }
     const reader = this.store.reader;
-    const viewpoint = viewpointOf(caller);
+    const viewpoint = grant === undefined ? viewpointOf(caller) : { agentId: caller.agentId, allProjects: true };
     const at = now();
     // The newest change first, then the page: every change up to it has committed before the page
     // is read (seqs become visible in commit order), so the last page holds every change up to

@@ -2,7 +2,7 @@ import { notFound } from "../../core/errors.js";
 import type { LeafRow } from "../../store/merkle.js";
 import type { Store } from "../../store/store.js";
 import type { MerkleBucket, MerkleSummary } from "../../wire/merkle.js";
-import { seesAllProjects, type Caller } from "../caller.js";
+import { grantReaches, seesAllProjects, type Caller } from "../caller.js";
 import { HashCache, type BucketHash, type ProjectHashes } from "./cache.js";
 import { bucketHash, byText, rootHash } from "./hashes.js";
 
@@ -89,8 +89,16 @@ export class MerkleSummaries {
     return next;
   }
 
-  /** Global entries are everyone's; a project is its members' and the all-seeing roles' (404 otherwise, as for anything unseen). */
+  /**
+   * Global entries are everyone's; a project is its members' and the all-seeing roles' (404
+   * otherwise, as for anything unseen); a peer's, when its token grants it.
+   */
   private async checkReach(caller: Caller, project: string | null): Promise<void> {
+    if (caller.mesh !== undefined) {
+      // A peer reaches the projects its token names (and the global entries only when it says so).
+      if (!grantReaches(caller.mesh, project)) throw notFound("project");
+      return;
+    }
     if (project === null) return;
     const reachable = seesAllProjects(caller.role)
       ? (await this.store.projects.byId(this.store.reader, project)) !== undefined

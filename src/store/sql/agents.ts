@@ -43,6 +43,11 @@ export class SqlAgents implements AgentStore {
     private readonly backendColumns: readonly AgentColumn[] = [],
   ) {}
 
+  async withRole(r: Reader, role: Role): Promise<string[]> {
+    const rows = await this.db.all<{ agent_id: string }>(r, "SELECT agent_id FROM agents WHERE role = ? AND deleted_at IS NULL ORDER BY agent_id", role);
+    return rows.map((row) => row.agent_id);
+  }
+
   get(r: Reader, agentId: string): Promise<AgentRow | undefined> {
     return this.db.get<AgentRow>(r, "SELECT * FROM agents WHERE agent_id = ?", agentId);
   }

@@ -4,6 +4,8 @@ import type { Viewpoint } from "../visibility.js";
 import type { SqlDb } from "./dialect.js";
 import { addMemoryFilters, MEMORY_COLUMNS, type MemoryClause } from "./memory.js";
 import { visibleInProject } from "./visibility.js";
+import { NOT_SUPPRESSED } from "./merkle.js";
+import { REPLICABLE_TYPES } from "../merkle.js";
 
 /** The selection's conditions on entries `m`: shared, visible, not directives, live unless tombstones are asked for. */
 function selectionClause(viewpoint: Viewpoint, nowIso: string, selection: FeedSelection, db: SqlDb): MemoryClause {
@@ -25,6 +27,15 @@ function selectionClause(viewpoint: Viewpoint, nowIso: string, selection: FeedSe
     },
     clause,
   );
+  if (selection.grant !== undefined) {
+    const projects = selection.grant.projects.length > 0 ? db.dialect.inList("m.project", selection.grant.projects) : { sql: "1 = 0", params: [] };
+    clause.sql.push(
+      `(${projects.sql} OR (? = 1 AND m.project IS NULL))`,
+      `m.type IN (${REPLICABLE_TYPES.map((type) => `'${type}'`).join(", ")})`,
+      NOT_SUPPRESSED,
+    );
+    clause.params.push(...projects.params, selection.grant.includeGlobal ? 1 : 0);
+  }
   if (selection.ids !== undefined) {
     const listed = db.dialect.inList("m.id", selection.ids);
     clause.sql.push(listed.sql);

@@ -29,6 +29,9 @@ export function merkleStamp(dialect: SqlDialect, localOrigin: string): SqlFragme
 // Written as migration 018's partial index says it, so that SQLite sees the index applies.
 const REPLICABLE = `m.scope = 'project' AND m.type IN (${REPLICABLE_TYPES.map((type) => `'${type}'`).join(", ")})`;
 
+/** A copy an owner suppressed here is not passed on (CONTRACT §16). */
+export const NOT_SUPPRESSED = "NOT EXISTS (SELECT 1 FROM mesh_suppressions s WHERE s.memory_id = m.id)";
+
 function inProject(project: string | null): SqlFragment {
   return project === null ? { sql: "m.project IS NULL", params: [] } : { sql: "m.project = ?", params: [project] };
 }
@@ -57,7 +60,7 @@ export class SqlMerkle implements MerkleStore {
     return this.db.all<LeafRow>(
       r,
       `SELECT m.id, m.merkle_bucket AS bucket, m.merkle_leaf AS leaf
-         FROM memory m WHERE ${REPLICABLE} AND ${where.sql}${inBuckets === null ? "" : ` AND ${inBuckets.sql}`}`,
+         FROM memory m WHERE ${REPLICABLE} AND ${where.sql} AND ${NOT_SUPPRESSED}${inBuckets === null ? "" : ` AND ${inBuckets.sql}`}`,
       ...where.params,
       ...(inBuckets?.params ?? []),
     );

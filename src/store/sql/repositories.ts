@@ -11,6 +11,7 @@ import { SqlDecisions, type DecisionMatch } from "./decisions.js";
 import type { SqlDb } from "./dialect.js";
 import { SqlEvents, type EventAppend } from "./events.js";
 import { SqlFeeds } from "./feeds.js";
+import { SqlMesh } from "./mesh.js";
 import { SqlGraph } from "./graph.js";
 import { SqlHandoffs } from "./handoffs.js";
 import { SqlIdempotency } from "./idempotency.js";
@@ -55,6 +56,7 @@ export abstract class SqlRepositories<V extends VectorIndex> {
   readonly decisions: SqlDecisions;
   readonly events: SqlEvents;
   readonly feeds: SqlFeeds;
+  readonly mesh: SqlMesh;
   readonly graph: SqlGraph;
   readonly handoffs: SqlHandoffs;
   readonly idempotency: SqlIdempotency;
@@ -86,6 +88,7 @@ export abstract class SqlRepositories<V extends VectorIndex> {
     this.decisions = new SqlDecisions(db, decisionMatch);
     this.events = new SqlEvents(db, eventAppend);
     this.feeds = new SqlFeeds(db);
+    this.mesh = new SqlMesh(db);
     this.graph = new SqlGraph(db);
     this.handoffs = new SqlHandoffs(db);
     this.idempotency = new SqlIdempotency(db);
