@@ -112,7 +112,7 @@ export class MeshTokens {
    */
   async mint(tx: Tx, actor: string, input: NewTokenInput, linkId: string | null): Promise<MeshToken & { token: string }> {
     await this.checkScope(tx, input.projects, input.include_global ?? false);
-    if (input.expires_at != null && input.expires_at <= now()) throw invalid("expires_at", "must be in the future");
+    if (typeof input.expires_at === "string" && input.expires_at <= now()) throw invalid("expires_at", "must be in the future");
     if ((await this.store.mesh.countLiveTokens(tx)) >= MAX_LIVE_TOKENS) {
       throw conflict(`at most ${MAX_LIVE_TOKENS} live mesh tokens; revoke one first`);
     }
@@ -153,7 +153,7 @@ export class MeshTokens {
       const projects = input.projects ?? parseList<string>(row.projects);
       const includeGlobal = input.include_global ?? row.include_global === 1;
       await this.checkScope(tx, projects, includeGlobal);
-      if (input.expires_at != null && input.expires_at <= now()) throw invalid("expires_at", "must be in the future");
+      if (typeof input.expires_at === "string" && input.expires_at <= now()) throw invalid("expires_at", "must be in the future");
       const at = now();
       const patch = {
         label: input.label,

@@ -18,7 +18,6 @@ import { MEMORY_COLUMNS } from "./memory.js";
 
 const TOKEN_COLUMNS = MESH_TOKEN_ROW_COLUMNS.columns.join(", ");
 const LINK_COLUMNS = MESH_LINK_ROW_COLUMNS.columns.join(", ");
-const LINK_COLUMNS_OF_L = MESH_LINK_ROW_COLUMNS.columns.map((column) => `l.${column}`).join(", ");
 
 /** A link may be synced when it is not paused and no sync holds a lease on it that has not lapsed. */
 const FREE = "paused = 0 AND (lease_until IS NULL OR lease_until <= ?)";
@@ -79,7 +78,7 @@ export class SqlMesh implements MeshStore {
     const [inserted] = await this.db.all<{ pk: unknown }>(
       tx,
       `INSERT INTO mesh_links (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")}) RETURNING pk`,
-      ...columns.map((column) => row[column as keyof NewMeshLinkRow]),
+      ...columns.map((column) => row[column]),
     );
     return Number(inserted?.pk);
   }
