@@ -6,6 +6,7 @@ import { captureOperations } from "./captures.js";
 import { compileOperations } from "./compile.js";
 import { decisionOperations } from "./decisions.js";
 import { feedOperations } from "./feeds.js";
+import { meshSyncOperations } from "./mesh-sync.js";
 import { graphOperations } from "./graph.js";
 import { knowledgeOperations } from "./knowledge.js";
 import { logOperations } from "./logs.js";
@@ -32,6 +33,7 @@ export const catalogue: readonly Operation[] = [
   ...decisionOperations,
   ...captureOperations,
   ...feedOperations,
+  ...meshSyncOperations,
   ...blueprintOperations,
   ...compileOperations,
   ...messageOperations,

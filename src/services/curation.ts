@@ -1,3 +1,4 @@
+import { isCopy, refuseCopyChange } from "./mesh/copies.js";
 import { checkByteSize } from "../core/byte-size.js";
 import { AppError, invalid, notFound } from "../core/errors.js";
 import { now } from "../core/time.js";
@@ -57,7 +58,8 @@ export class CurationService {
       let updated = 0;
       for (const [index, update] of updates.entries()) {
         const row = await this.live(tx, caller, update.id);
-        if (!row) continue;
+        // A peer's copy decays only where it was written (CONTRACT §16): skipped like an entry gone since.
+        if (!row || isCopy(row)) continue;
         if (row.type === "directive") throw invalid(`updates.${index}.id`, "a directive's confidence is fixed at 1");
         // A compiled entry states what the code is, not how sure anyone is (§18: never decayed).
         if (row.type === "compiled") throw invalid(`updates.${index}.id`, "a compiled entry's confidence is fixed at 1");
@@ -78,6 +80,7 @@ export class CurationService {
     for (const [index, source] of sources.entries()) {
       const row = await this.live(r, caller, source.id);
       if (!row) throw notFound("memory entry");
+      refuseCopyChange(row);
       if (!CURATED_TYPES.includes(row.type)) throw invalid(`sources.${index}.id`, `${row.type} entries are never merged`);
       if (row.version !== source.version) throw new AppError("CONFLICT", "a source entry changed since it was read", { extra: { id: row.id, current_version: row.version } });
       rows.push(row);

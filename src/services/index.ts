@@ -22,6 +22,13 @@ import { FeedPoller } from "./feeds/poller.js";
 import { FeedPolls } from "./feeds/polls.js";
 import { FeedService } from "./feeds/service.js";
 import { MeshTokens } from "./mesh/tokens.js";
+import { CopyWrites } from "./mesh/copy-writes.js";
+import { AntiEntropy } from "./mesh/anti-entropy.js";
+import { CopyApplier } from "./mesh/apply.js";
+import { PullClient } from "./mesh/pull.js";
+import { MeshSync } from "./mesh/sync.js";
+import { MeshSyncer } from "./mesh/syncer.js";
+import { MeshSyncService } from "./mesh/sync-service.js";
 import { AgentService } from "./agents.js";
 import { ArchivistService } from "./archivist.js";
 import { AuthService } from "./auth.js";
@@ -121,6 +128,8 @@ export interface Services {
   captures: CaptureService;
   /** Tokens this instance grants peers (CONTRACT §16). */
   meshTokens: MeshTokens;
+  /** Syncing links on request, and suppressing copies (§16); scheduled syncs run with the jobs. */
+  meshSync: MeshSyncService;
   /** Feed subscriptions (CONTRACT §15); their polling runs with the jobs. */
   feeds: FeedService;
   messages: MessageService;
@@ -210,7 +219,8 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const merkle = new MerkleSummaries(store, instance.id);
   // Entries from before the leaves existed are stamped before anything reads a summary.
   await merkle.stampUnstamped();
-  const projects = new ProjectService(store, bus, writes);
+  const copies = new CopyWrites(store, writes, embeddings);
+  const projects = new ProjectService(store, bus, writes, copies);
   const tasks = new TaskService(store, bus, config);
   const decisions = new DecisionService(store, bus, config, tasks, writes);
   const blueprints = new BlueprintService(store, bus);
@@ -227,6 +237,15 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const feeds = new FeedService(store, bus, feedFetcher, feedPolls);
   const feedPoller = new FeedPoller(store, feedPolls, log.child({ component: "feeds" }), config.FEEDS_POLL_SECONDS * 1000);
   const meshTokens = new MeshTokens(store, bus);
+  const pull = new PullClient(outbound, config.MAX_BODY_BYTES);
+  const applier = new CopyApplier(store, bus, copies, embeddings, instance.id);
+  const meshLog = log.child({ component: "mesh" });
+  const sync = new MeshSync(store, bus, instance, pull, applier, new AntiEntropy(pull, merkle, applier), {
+    maxContentBytes: config.MAX_CONTENT_BYTES,
+    antiEntropyHours: config.MESH_ANTI_ENTROPY_HOURS,
+  }, meshLog);
+  const meshSyncer = new MeshSyncer(store, sync, meshLog, config.MESH_SYNC_TICK_SECONDS * 1000);
+  const meshSync = new MeshSyncService(store, sync, writes, copies);
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
@@ -256,6 +275,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
       throttle.sweep();
     });
     feedPoller.start();
+    meshSyncer.start();
     if (store.authFailures) jobs.once("forget-auth-failures", 60_000, () => throttle.forgetShared());
     jobs.once("prune", 3600_000, async () => {
       await idempotency.prune();
@@ -297,6 +317,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     captures,
     feeds,
     meshTokens,
+    meshSync,
     messages,
     sessions,
     events,
@@ -333,6 +354,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
       closed = true;
       jobs.stop();
       await feedPoller.stop();
+      await meshSyncer.stop();
       await feedParser.close();
       bus.stop();
       metrics.close();

@@ -12,6 +12,8 @@ export const locks = {
   bootstrap: () => "bootstrap",
   /** The archivist's key-value state: the cap on its number of keys holds however many write at once. */
   archivistState: () => "archivist-state",
+  /** Applying peers' copies (CONTRACT §16): two links bringing one entry never both insert it. */
+  meshApply: () => "mesh-apply",
   /** A project's (or the global scope's) memory writes: no two entries alike in one scope. */
   memoryWrite: (project: string | null) => `memory-write:${project ?? ""}`,
   /** One agent's captures: the same capture twice in a session is stored once. */

@@ -7,7 +7,7 @@ import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import { leavesCodeOut, toEntry, round6 } from "./memory-records.js";
 import type { ReadRecorder } from "./reads.js";
-import { memoryType, type CompactHit, type MemoryType, type SearchHit } from "../wire/memory.js";
+import { memoryType, type CompactHit, type MemoryType, type SearchHit, type SourceKind } from "../wire/memory.js";
 import { packByTokens } from "./budget.js";
 import { compactEntry } from "./compact-entries.js";
 import { keywordTerms } from "./keyword-terms.js";
@@ -21,7 +21,7 @@ export interface SearchInput {
   agent?: string | undefined;
   max_distance?: number | undefined;
   confidence_min?: number | undefined;
-  source_kind?: "capture" | "compile" | "feed" | undefined;
+  source_kind?: SourceKind | undefined;
   include_code?: boolean | undefined;
   max_content_length?: number | undefined;
   diversify?: boolean | undefined;

@@ -1,3 +1,4 @@
+import { isCopy, refuseCopyChange } from "./mesh/copies.js";
 import type { Config } from "../core/config.js";
 import { checkByteSize } from "../core/byte-size.js";
 import { AppError, forbidden, invalid, notFound } from "../core/errors.js";
@@ -227,7 +228,8 @@ export class MemoryService {
     at: string,
   ): Promise<(MemoryEntry & { duplicate_of: string; similarity: number }) | null> {
     const row = await this.store.memory.byPk(tx, found.pk);
-    if (!row || row.deleted_at !== null || row.version !== found.version) return null;
+    // A peer's copy is never changed here, not even reinforced: the write becomes an entry of its own.
+    if (!row || row.deleted_at !== null || row.version !== found.version || isCopy(row)) return null;
     const confidence = row.type === "directive" ? row.confidence : round6(row.confidence + REINFORCEMENT_SHARE * (1 - row.confidence));
     const patch = { confidence, last_reinforced_at: at, reinforcement_count: row.reinforcement_count + 1 };
     await this.store.memory.patch(tx, row.pk, patch);
@@ -290,6 +292,7 @@ export class MemoryService {
   }
 
   private checkMayChange(caller: Caller, row: MemoryRow): void {
+    refuseCopyChange(row);
     if (row.type === "directive") {
       if (caller.agentId !== row.agent_id) throw forbidden("only the author may change a directive");
       return;
@@ -392,6 +395,7 @@ export class MemoryService {
     return this.store.transaction(async (tx) => {
       const row = await this.writes.resolve(tx, viewpointOf(caller), ref);
       if (row.type === "directive") throw forbidden("directives are never modified by the archivist");
+      refuseCopyChange(row);
       if (row.headline === headline) return toEntry(row);
       await this.store.memory.patch(tx, row.pk, { headline });
       const updated = { ...row, headline };

@@ -5,6 +5,8 @@ import type { Reader, Store, Tx } from "../store/store.js";
 import type { EventBus } from "../events/bus.js";
 import { seesAllProjects, type Caller } from "./caller.js";
 import type { MemoryWrites } from "./memory-writes.js";
+import type { CopyWrites } from "./mesh/copy-writes.js";
+import { isCopy } from "./mesh/copies.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
 import type { Project, ProjectClearCounts, ProjectMember } from "../wire/projects.js";
 
@@ -35,6 +37,7 @@ export class ProjectService {
     private readonly store: Store,
     private readonly bus: EventBus,
     private readonly writes: MemoryWrites,
+    private readonly copies: CopyWrites,
   ) {}
 
   private async requireProject(r: Reader, id: string): Promise<ProjectRow> {
@@ -112,7 +115,11 @@ export class ProjectService {
       const counts = { memory: 0, tasks: 0, messages: 0, decisions: 0 };
       if (what.memory) {
         const rows = await this.store.memory.projectShared(tx, id);
-        for (const row of rows) await this.writes.softDelete(tx, caller.agentId, row, "cleared");
+        for (const row of rows) {
+          // A peer's copy is not this instance's to delete: it is hidden here, its version left the origin's.
+          if (isCopy(row)) await this.copies.suppress(tx, caller.agentId, row, "cleared");
+          else await this.writes.softDelete(tx, caller.agentId, row, "cleared");
+        }
         counts.memory = rows.length;
         // The compiled entries went with the rest: their anchors would describe nothing.
         await this.store.compile.deleteProject(tx, id);

@@ -32,14 +32,23 @@ export const feedSource = z.object({
   url: z.string().nullable().describe("the item's link"),
   guid: z.string().describe("the item's guid, else its link, else a hash of its title and date"),
 });
-export const entrySource = z.discriminatedUnion("kind", [captureSource, compileSource, feedSource]).meta({ id: "EntrySource" });
+/** A copy of a peer's entry (§16): `origin` is the instance it was written on, `link_id` the link that brought it. */
+export const meshSource = z.object({
+  kind: z.literal("mesh"),
+  origin: z.string(),
+  origin_name: z.string(),
+  link_id: z.string(),
+});
+export type MeshSource = z.output<typeof meshSource>;
+export const entrySource = z.discriminatedUnion("kind", [captureSource, compileSource, feedSource, meshSource]).meta({ id: "EntrySource" });
 export type EntrySource = z.output<typeof entrySource>;
 export type CaptureSource = z.output<typeof captureSource>;
 /** The one provenance a write may name (the archivist's, for a capture's facts); compile writes its own. */
 export const writableSource = captureSource.meta({ id: "CaptureSource" });
 export type CompileSource = z.output<typeof compileSource>;
 export type FeedSource = z.output<typeof feedSource>;
-export const sourceKind = z.enum(["capture", "compile", "feed"]);
+export const sourceKind = z.enum(["capture", "compile", "feed", "mesh"]);
+export type SourceKind = z.output<typeof sourceKind>;
 
 /** Why compile marked an entry stale (§18): the code it is about changed from `old_sha` to `new_sha`. */
 export const staleReason = z

@@ -76,6 +76,7 @@ export const meshSyncResult = z
     tombstones: z.number().int().describe("deletions applied"),
     duration_ms: z.number().int(),
     cursor: z.number().int(),
+    bytes: z.number().int().describe("bytes of the peer's answers this sync read"),
   })
   .meta({ id: "MeshSyncResult" });
 export type MeshSyncResult = z.output<typeof meshSyncResult>;

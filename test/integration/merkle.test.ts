@@ -25,7 +25,7 @@ interface Known {
 const known = (entry: MemoryEntry, deleted = false): Known => ({ id: entry.id, version: entry.version, content: entry.content, project: entry.project, deleted });
 
 function leafOf(entry: Known, origin: string): string {
-  return sha256([entry.id, origin, String(entry.version), entry.deleted ? "1" : "0", contentKey(entry.content), entry.project ?? ""].join("|"));
+  return sha256([entry.id, origin, String(entry.version), entry.deleted ? "1" : "0", entry.deleted ? "" : contentKey(entry.content), entry.project ?? ""].join("|"));
 }
 
 interface Summary {

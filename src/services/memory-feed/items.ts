@@ -33,12 +33,13 @@ export interface FeedSite {
 }
 
 /**
- * An entry's origin: this instance for a row that names none. Copies replicated from a peer
- * (CONTRACT §16) will name theirs, and their provenance the peer's name; until then a foreign
- * row shows its origin's id for a name.
+ * An entry's origin: this instance for a row that names none; a peer's copy (CONTRACT §16) names
+ * its origin, and its provenance the origin's name.
  */
 function originOf(row: FeedRow, site: FeedSite): { origin: string; origin_name: string } {
-  return row.origin === null ? { origin: site.instanceId, origin_name: site.instanceName } : { origin: row.origin, origin_name: row.origin };
+  if (row.origin === null) return { origin: site.instanceId, origin_name: site.instanceName };
+  const source = row.source === null ? null : (JSON.parse(row.source) as { origin_name?: unknown });
+  return { origin: row.origin, origin_name: typeof source?.origin_name === "string" ? source.origin_name : row.origin };
 }
 
 /** The row as a feed entry at time `at`: a deleted entry, or one expired but not yet swept, is a tombstone. */

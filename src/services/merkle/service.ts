@@ -47,6 +47,16 @@ export class MerkleSummaries {
 
   async summary(caller: Caller, project: string | null): Promise<MerkleSummary> {
     await this.checkReach(caller, project);
+    return this.summaryOf(project);
+  }
+
+  async bucket(caller: Caller, project: string | null, bucket: string): Promise<MerkleBucket> {
+    await this.checkReach(caller, project);
+    return this.bucketOf(project, bucket);
+  }
+
+  /** The summary as this instance holds it, for its own comparisons with a peer's (anti-entropy). */
+  async summaryOf(project: string | null): Promise<MerkleSummary> {
     const hashes = await this.current(project);
     const buckets = [...hashes.buckets].map(([bucket, { count, hash }]) => ({ bucket, count, hash })).sort((a, b) => byText(a.bucket, b.bucket));
     return {
@@ -57,8 +67,7 @@ export class MerkleSummaries {
     };
   }
 
-  async bucket(caller: Caller, project: string | null, bucket: string): Promise<MerkleBucket> {
-    await this.checkReach(caller, project);
+  async bucketOf(project: string | null, bucket: string): Promise<MerkleBucket> {
     const rows = await this.store.merkle.leaves(this.store.reader, project, [bucket]);
     rows.sort((a, b) => byText(a.id, b.id));
     return { project, bucket, entries: Object.fromEntries(rows.map((row) => [row.id, row.leaf])) };

@@ -10,7 +10,8 @@ import type { SqlFragment } from "./visibility.js";
  *
  * `origin` is the instance id the entry was written on (`localOrigin` where the row names none),
  * `version` the decimal integer, `deleted` `1` for a tombstone and `0` otherwise, `content_key`
- * the entry's content key (itself the hex SHA-256 of its normalised content), `project` the
+ * the entry's content key (itself the hex SHA-256 of its normalised content; empty for a
+ * tombstone, whose content a peer's feed does not carry, so a copy of it agrees), `project` the
  * project id or the empty string for a global entry. The bucket is the first two hex digits of
  * SHA-256(id). docs/feeds.md repeats this for peers; the tests recompute it from the entries.
  */
@@ -20,7 +21,7 @@ export function merkleStamp(dialect: SqlDialect, localOrigin: string): SqlFragme
     "coalesce(origin, CAST(? AS TEXT))",
     "CAST(version AS TEXT)",
     "CASE WHEN deleted_at IS NULL THEN '0' ELSE '1' END",
-    "content_key",
+    "CASE WHEN deleted_at IS NULL THEN content_key ELSE '' END",
     "coalesce(project, '')",
   ].join(" || '|' || ");
   return { sql: `merkle_leaf = ${dialect.sha256Hex(leaf)}, merkle_bucket = substr(${dialect.sha256Hex("id")}, 1, 2)`, params: [localOrigin] };

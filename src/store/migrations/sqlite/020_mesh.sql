@@ -79,3 +79,8 @@ CREATE TABLE mesh_suppressions (
   suppressed_by TEXT NOT NULL,
   suppressed_at TEXT NOT NULL
 ) STRICT, WITHOUT ROWID;
+
+-- A tombstone's merkle leaf no longer names its content key (a peer's feed does not carry the
+-- content of a deleted entry, so its copy could never agree): leaves of deleted entries are
+-- stamped again at the next start.
+UPDATE memory SET merkle_leaf = NULL WHERE deleted_at IS NOT NULL;
