@@ -22,6 +22,10 @@ import { FeedPoller } from "./feeds/poller.js";
 import { FeedPolls } from "./feeds/polls.js";
 import { FeedService } from "./feeds/service.js";
 import { MeshTokens } from "./mesh/tokens.js";
+import { MeshGossipService } from "./mesh/gossip.js";
+import { MeshHandshakes } from "./mesh/handshake.js";
+import { MeshLinks } from "./mesh/links.js";
+import { PeerClient } from "./mesh/peer-client.js";
 import { AgentService } from "./agents.js";
 import { ArchivistService } from "./archivist.js";
 import { AuthService } from "./auth.js";
@@ -121,6 +125,12 @@ export interface Services {
   captures: CaptureService;
   /** Tokens this instance grants peers (CONTRACT §16). */
   meshTokens: MeshTokens;
+  /** Links to peers (CONTRACT §16): made, listed, paused, removed. */
+  meshLinks: MeshLinks;
+  /** A peer's handshake: the link back it asks for. */
+  meshHandshakes: MeshHandshakes;
+  /** What this instance tells a peer about itself and its peers, and the round that asks them. */
+  meshGossip: MeshGossipService;
   /** Feed subscriptions (CONTRACT §15); their polling runs with the jobs. */
   feeds: FeedService;
   messages: MessageService;
@@ -227,6 +237,11 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const feeds = new FeedService(store, bus, feedFetcher, feedPolls);
   const feedPoller = new FeedPoller(store, feedPolls, log.child({ component: "feeds" }), config.FEEDS_POLL_SECONDS * 1000);
   const meshTokens = new MeshTokens(store, bus);
+  const peerClient = new PeerClient(outbound, config.MAX_BODY_BYTES);
+  const meshSettings = { antiEntropyHours: config.MESH_ANTI_ENTROPY_HOURS };
+  const meshLinks = new MeshLinks(store, bus, instance, site, meshTokens, peerClient, meshSettings);
+  const meshHandshakes = new MeshHandshakes(store, bus, instance, peerClient, meshSettings);
+  const meshGossip = new MeshGossipService(store, instance, site, peerClient, log.child({ component: "mesh" }));
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
@@ -256,6 +271,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
       throttle.sweep();
     });
     feedPoller.start();
+    jobs.once("mesh-gossip", config.MESH_GOSSIP_SECONDS * 1000, () => meshGossip.round());
     if (store.authFailures) jobs.once("forget-auth-failures", 60_000, () => throttle.forgetShared());
     jobs.once("prune", 3600_000, async () => {
       await idempotency.prune();
@@ -297,6 +313,9 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     captures,
     feeds,
     meshTokens,
+    meshLinks,
+    meshHandshakes,
+    meshGossip,
     messages,
     sessions,
     events,
