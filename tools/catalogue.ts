@@ -15,6 +15,7 @@ import { pluginOperations } from "./plugin.js";
 import { healthOperations } from "./health.js";
 import { memoryOperations } from "./memory.js";
 import { memoryFeedOperations } from "./memory-feed.js";
+import { meshOperations } from "./mesh.js";
 import { messageOperations } from "./messages.js";
 import type { Operation } from "./operation.js";
 import { projectOperations } from "./projects.js";
@@ -32,6 +33,7 @@ export const catalogue: readonly Operation[] = [
   ...decisionOperations,
   ...captureOperations,
   ...feedOperations,
+  ...meshOperations,
   ...blueprintOperations,
   ...compileOperations,
   ...messageOperations,
