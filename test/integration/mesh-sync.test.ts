@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withDatabase } from "../helpers/database.js";
+import { createProject, entries, instanceId, link, links, merkleRoot, mintToken, syncNow, write, type Entry, type Peer } from "../helpers/mesh-sync.js";
+import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
+
+// CONTRACT §16 "Single-writer replication", "What replicates", "Identity", "Sync": two real
+// servers, the second pulling the first's shared memory, on both backends.
+
+let alpha: TestServer;
+let beta: TestServer;
+let alice: Credentials;
+let linkId: string;
+let alphaId: string;
+
+const peer = (server: TestServer): Peer => server;
+
+beforeAll(async () => {
+  alpha = await startTestServer({ INSTANCE_NAME: "alpha" });
+  beta = await startTestServer({ INSTANCE_NAME: "beta" });
+  alice = await alpha.agent("alice");
+  for (const server of [alpha, beta]) for (const project of ["shared", "elsewhere", "cleared"]) await createProject(server, project);
+  for (const project of ["shared", "elsewhere", "cleared"]) await alpha.request(`/projects/${project}/join`, { as: alice, method: "POST" });
+  alphaId = await instanceId(alpha);
+  linkId = (await link(beta, alpha, ["shared", "cleared"], "pull")).id;
+});
+
+afterAll(async () => {
+  await alpha?.close();
+  await beta?.close();
+});
+
+const byId = (list: Entry[], id: string): Entry | undefined => list.find((entry) => entry.id === id);
+
+describe("a sync", () => {
+  it("copies memory, doc and skill entries of linked projects with their ids, versions, origin and identity", async () => {
+    const memory = await write(alpha, alice, { content: "The build cache lives in /var/cache/build", project: "shared", tags: ["build"], confidence: 0.95 });
+    const doc = await write(alpha, alice, { type: "doc", content: "Release checklist: tag, build, publish", project: "shared" });
+    const skill = await write(alpha, alice, { type: "skill", content: "To bisect a flaky test, run it 50 times per commit", project: "shared" });
+    const result = await syncNow(beta, linkId);
+    expect(result.applied).toBeGreaterThanOrEqual(3);
+    const copies = await entries(beta, "shared");
+    for (const original of [memory, doc, skill]) {
+      const copy = byId(copies, original.id);
+      expect(copy, original.type).toMatchObject({ id: original.id, type: original.type, version: original.version, content: original.content, project: "shared" });
+      expect(copy?.agent_id).toBe("alice@alpha");
+      expect(copy?.source).toEqual({ kind: "mesh", origin: alphaId, origin_name: "alpha", link_id: linkId });
+    }
+    // The link caps confidence (0.8 by default).
+    expect(byId(copies, memory.id)?.confidence).toBe(0.8);
+    expect(byId(copies, memory.id)?.tags).toEqual(["build"]);
+  });
+
+  it("never copies directives, private entries, other projects or compiled code", async () => {
+    const directive = await write(alpha, alpha.owner, { type: "directive", content: "Never push on Fridays", project: "shared" });
+    const secret = await write(alpha, alice, { content: "My own scratch note", project: "shared", scope: "agent" });
+    const other = await write(alpha, alice, { content: "Not linked at all", project: "elsewhere" });
+    const global = await write(alpha, alice, { content: "A global note", project: null });
+    await syncNow(beta, linkId);
+    const ids = new Set((await beta.request<Entry[]>("/memory?limit=500&include_code=true", { as: beta.owner })).body.map((entry) => entry.id));
+    for (const entry of [directive, secret, other, global]) expect(ids.has(entry.id), entry.content).toBe(false);
+  });
+
+  it("propagates edits and deletions, and a copy refuses both here", async () => {
+    const original = await write(alpha, alice, { content: "Deploys go through the staging cluster", project: "shared" });
+    await syncNow(beta, linkId);
+    expect((await beta.request(`/memory/${original.id}`, { as: beta.owner, method: "PATCH", body: { content: "changed here" } })).status).toBe(403);
+    const refused = await beta.request<{ detail: string }>(`/memory/${original.id}`, { as: beta.owner, method: "DELETE" });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toBe("entry belongs to peer alpha");
+
+    const edited = await alpha.request<Entry>(`/memory/${original.id}`, { as: alice, method: "PATCH", body: { content: "Deploys go through the canary cluster" } });
+    expect(edited.status).toBe(200);
+    await syncNow(beta, linkId);
+    expect(byId(await entries(beta, "shared"), original.id)).toMatchObject({ content: "Deploys go through the canary cluster", version: 2 });
+
+    expect((await alpha.request(`/memory/${original.id}`, { as: alice, method: "DELETE" })).status).toBe(204);
+    const result = await syncNow(beta, linkId);
+    expect(result.tombstones).toBe(1);
+    expect(byId(await entries(beta, "shared"), original.id)).toBeUndefined();
+    expect((await beta.request(`/memory/${original.id}`, { as: beta.owner })).status).toBe(404);
+    expect(await merkleRoot(beta, "shared")).toBe(await merkleRoot(alpha, "shared"));
+  });
+
+  it("applies nothing twice: a sync with nothing new skips everything and moves nothing", async () => {
+    await syncNow(beta, linkId);
+    const root = await merkleRoot(beta, "shared");
+    const idle = await syncNow(beta, linkId);
+    expect(idle).toMatchObject({ applied: 0, tombstones: 0, rejected: 0, pages: 1 });
+    expect(await merkleRoot(beta, "shared")).toBe(root);
+  });
+
+  it("propagates a project clear as tombstones", async () => {
+    const target = linkId;
+    const written = [];
+    for (let index = 0; index < 5; index++) written.push(await write(alpha, alice, { content: `Note ${index} to be cleared`, project: "cleared" }));
+    await syncNow(beta, target);
+    expect((await entries(beta, "cleared")).length).toBe(5);
+    const cleared = await alpha.request("/projects/cleared/clear", { as: alpha.owner, method: "POST", body: { memory: true } });
+    expect(cleared.status, cleared.text).toBe(200);
+    const result = await syncNow(beta, target);
+    expect(result.tombstones).toBe(5);
+    expect(await entries(beta, "cleared")).toEqual([]);
+    expect(await merkleRoot(beta, "cleared")).toBe(await merkleRoot(alpha, "cleared"));
+  });
+
+  it("lets an owner suppress a copy: hidden here, not imported again at that version, back with a newer one", async () => {
+    const original = await write(alpha, alice, { content: "A note someone here does not want", project: "shared" });
+    await syncNow(beta, linkId);
+    expect((await beta.request(`/memory/${original.id}/suppress`, { as: beta.owner, method: "POST" })).status).toBe(204);
+    expect(byId(await entries(beta, "shared"), original.id)).toBeUndefined();
+    await syncNow(beta, linkId, true);
+    expect(byId(await entries(beta, "shared"), original.id)).toBeUndefined();
+    // An entry written here is deleted, not suppressed.
+    const local = await write(beta, beta.owner, { content: "Beta's own", project: "shared" });
+    expect((await beta.request(`/memory/${local.id}/suppress`, { as: beta.owner, method: "POST" })).status).toBe(403);
+    await alpha.request(`/memory/${original.id}`, { as: alice, method: "PATCH", body: { content: "A better note" } });
+    await syncNow(beta, linkId);
+    expect(byId(await entries(beta, "shared"), original.id)).toMatchObject({ content: "A better note", version: 2 });
+  });
+
+  it("turns the link unauthorized when its token is revoked, and changes nothing", async () => {
+    const tokens = (await alpha.request<{ id: string; revoked_at: string | null }[]>("/mesh/tokens", { as: alpha.owner })).body;
+    const before = await entries(beta, "shared");
+    await write(alpha, alice, { content: "Written after the revocation", project: "shared" });
+    for (const token of tokens.filter((item) => item.revoked_at === null)) {
+      expect((await alpha.request(`/mesh/tokens/${token.id}`, { as: alpha.owner, method: "DELETE" })).status).toBe(204);
+    }
+    const refused = await beta.request<{ code: string; detail: string }>(`/mesh/peers/${linkId}/sync`, { as: beta.owner, method: "POST" });
+    expect(refused.status).toBe(502);
+    expect(refused.body.detail).not.toContain("cairn_mt_");
+    const shown = (await links(beta)).find((item) => item.id === linkId);
+    expect(shown?.status).toBe("unauthorized");
+    expect(await entries(beta, "shared")).toEqual(before);
+    // Linked again with a fresh token, it works: later tests rely on it.
+    const token = await mintToken(alpha, ["shared", "cleared"]);
+    await beta.request(`/mesh/peers/${linkId}`, { as: beta.owner, method: "DELETE" });
+    linkId = (await link(beta, alpha, ["shared", "cleared"], "pull", token)).id;
+  });
+
+  it("repairs a copy changed behind Cairn's back by anti-entropy", async () => {
+    await syncNow(beta, linkId);
+    const copies = await entries(beta, "shared");
+    const [lost, kept] = copies.filter((entry) => entry.source?.kind === "mesh");
+    expect(lost && kept).toBeTruthy();
+    // As a restore from an older backup would: a copy gone, without any change Cairn saw.
+    await withDatabase(beta.dataDir, (db) => db.run("DELETE FROM memory WHERE id = ?", lost?.id));
+    expect(await merkleRoot(beta, "shared")).not.toBe(await merkleRoot(alpha, "shared"));
+    // The feed has nothing new; only the merkle comparison finds it.
+    const plain = await syncNow(beta, linkId);
+    expect(plain.applied).toBe(0);
+    const repaired = await syncNow(beta, linkId, true);
+    expect(repaired.applied).toBe(1);
+    expect(byId(await entries(beta, "shared"), lost?.id ?? "")).toMatchObject({ content: lost?.content, version: lost?.version });
+    expect(await merkleRoot(beta, "shared")).toBe(await merkleRoot(alpha, "shared"));
+  });
+
+  it("keeps mesh events to the owner role", async () => {
+    const agent = await beta.agent("bob");
+    const events = await beta.request<{ type: string }[]>("/events?type=mesh.*&limit=500", { as: agent });
+    expect(events.status).toBe(200);
+    expect(events.body).toEqual([]);
+    const owners = await beta.request<{ type: string }[]>("/events?type=mesh.*&limit=500", { as: beta.owner });
+    expect(owners.body.map((event) => event.type)).toEqual(expect.arrayContaining(["mesh.peer.linked", "mesh.sync.completed", "mesh.peer.status"]));
+  });
+});
+
+describe("the identity of a copy", () => {
+  let original: Entry;
+  beforeAll(async () => {
+    original = await write(alpha, alpha.owner, { content: "Written by alpha's owner", project: "shared" });
+    await syncNow(beta, linkId);
+  });
+
+  it("is never a local agent", async () => {
+    const copy = byId(await entries(beta, "shared"), original.id);
+    expect(copy?.agent_id).toBe(`${alpha.owner.agentId}@alpha`);
+    expect((await beta.request(`/agents/${encodeURIComponent(copy?.agent_id ?? "")}`, { as: beta.owner })).status).toBe(404);
+  });
+});
