@@ -48,6 +48,9 @@ export function rawInput(operation: Operation, request: Request): Record<string,
     // Credentials in the query are the route's to read, not input: they never reach a handler.
     const credentials: readonly string[] = operation.http.queryCredentials ? Object.values(QUERY_CREDENTIALS) : [];
     for (const [key, value] of Object.entries(request.query)) if (!credentials.includes(key)) raw[key] = fromQuery(value, layout.properties[key]);
+  } else {
+    // A change whose only fields are in the path and the query (`POST /mesh/peers/{id}/sync?anti_entropy=true`).
+    for (const key of layout.query) if (request.query[key] !== undefined) raw[key] = fromQuery(request.query[key], layout.properties[key]);
   }
   for (const key of layout.path) raw[key] = request.params[key];
   for (const [key, header] of Object.entries(layout.header)) {

@@ -98,7 +98,7 @@ beforeEach(() => servePage([]));
 
 const sync = (antiEntropy = false) => beta.request<{ applied: number; rejected: number; skipped: number; detail?: string }>(`/mesh/peers/${linkId}/sync${antiEntropy ? "?anti_entropy=true" : ""}`, { as: beta.owner, method: "POST" });
 const rejections = async (): Promise<{ payload: { memory_id: string | null; reason: string } }[]> =>
-  (await beta.request<{ payload: { memory_id: string | null; reason: string } }[]>("/events?type=mesh.rejected&limit=500", { as: beta.owner })).body;
+  (await beta.request<{ payload: { memory_id: string | null; reason: string } }[]>("/events?since=seq:0&type=mesh.rejected&limit=500", { as: beta.owner })).body;
 const held = async (id: string): Promise<Entry | undefined> => (await entries(beta, "shared")).find((entry) => entry.id === id);
 
 describe("a hostile peer", () => {

@@ -6,6 +6,9 @@ import { startTestServer, type Credentials, type TestServer } from "../helpers/s
 // CONTRACT §16 "Single-writer replication", "What replicates", "Identity", "Sync": two real
 // servers, the second pulling the first's shared memory, on both backends.
 
+// Each test that compares summaries has a project of its own: the tests run in any order.
+const LINKED = ["shared", "edits", "cleared", "repair", "hidden"];
+
 let alpha: TestServer;
 let beta: TestServer;
 let alice: Credentials;
@@ -18,10 +21,10 @@ beforeAll(async () => {
   alpha = await startTestServer({ INSTANCE_NAME: "alpha" });
   beta = await startTestServer({ INSTANCE_NAME: "beta" });
   alice = await alpha.agent("alice");
-  for (const server of [alpha, beta]) for (const project of ["shared", "elsewhere", "cleared"]) await createProject(server, project);
-  for (const project of ["shared", "elsewhere", "cleared"]) await alpha.request(`/projects/${project}/join`, { as: alice, method: "POST" });
+  for (const server of [alpha, beta]) for (const project of [...LINKED, "elsewhere"]) await createProject(server, project);
+  for (const project of [...LINKED, "elsewhere"]) await alpha.request(`/projects/${project}/join`, { as: alice, method: "POST" });
   alphaId = await instanceId(alpha);
-  linkId = (await link(beta, alpha, ["shared", "cleared"], "pull")).id;
+  linkId = (await link(beta, alpha, LINKED, "pull")).id;
 });
 
 afterAll(async () => {
@@ -61,7 +64,7 @@ describe("a sync", () => {
   });
 
   it("propagates edits and deletions, and a copy refuses both here", async () => {
-    const original = await write(alpha, alice, { content: "Deploys go through the staging cluster", project: "shared" });
+    const original = await write(alpha, alice, { content: "Deploys go through the staging cluster", project: "edits" });
     await syncNow(beta, linkId);
     expect((await beta.request(`/memory/${original.id}`, { as: beta.owner, method: "PATCH", body: { content: "changed here" } })).status).toBe(403);
     const refused = await beta.request<{ detail: string }>(`/memory/${original.id}`, { as: beta.owner, method: "DELETE" });
@@ -71,14 +74,14 @@ describe("a sync", () => {
     const edited = await alpha.request<Entry>(`/memory/${original.id}`, { as: alice, method: "PATCH", body: { content: "Deploys go through the canary cluster" } });
     expect(edited.status).toBe(200);
     await syncNow(beta, linkId);
-    expect(byId(await entries(beta, "shared"), original.id)).toMatchObject({ content: "Deploys go through the canary cluster", version: 2 });
+    expect(byId(await entries(beta, "edits"), original.id)).toMatchObject({ content: "Deploys go through the canary cluster", version: 2 });
 
     expect((await alpha.request(`/memory/${original.id}`, { as: alice, method: "DELETE" })).status).toBe(204);
     const result = await syncNow(beta, linkId);
     expect(result.tombstones).toBe(1);
-    expect(byId(await entries(beta, "shared"), original.id)).toBeUndefined();
+    expect(byId(await entries(beta, "edits"), original.id)).toBeUndefined();
     expect((await beta.request(`/memory/${original.id}`, { as: beta.owner })).status).toBe(404);
-    expect(await merkleRoot(beta, "shared")).toBe(await merkleRoot(alpha, "shared"));
+    expect(await merkleRoot(beta, "edits")).toBe(await merkleRoot(alpha, "edits"));
   });
 
   it("applies nothing twice: a sync with nothing new skips everything and moves nothing", async () => {
@@ -104,18 +107,18 @@ describe("a sync", () => {
   });
 
   it("lets an owner suppress a copy: hidden here, not imported again at that version, back with a newer one", async () => {
-    const original = await write(alpha, alice, { content: "A note someone here does not want", project: "shared" });
+    const original = await write(alpha, alice, { content: "A note someone here does not want", project: "hidden" });
     await syncNow(beta, linkId);
     expect((await beta.request(`/memory/${original.id}/suppress`, { as: beta.owner, method: "POST" })).status).toBe(204);
-    expect(byId(await entries(beta, "shared"), original.id)).toBeUndefined();
+    expect(byId(await entries(beta, "hidden"), original.id)).toBeUndefined();
     await syncNow(beta, linkId, true);
-    expect(byId(await entries(beta, "shared"), original.id)).toBeUndefined();
+    expect(byId(await entries(beta, "hidden"), original.id)).toBeUndefined();
     // An entry written here is deleted, not suppressed.
-    const local = await write(beta, beta.owner, { content: "Beta's own", project: "shared" });
+    const local = await write(beta, beta.owner, { content: "Beta's own", project: "hidden" });
     expect((await beta.request(`/memory/${local.id}/suppress`, { as: beta.owner, method: "POST" })).status).toBe(403);
     await alpha.request(`/memory/${original.id}`, { as: alice, method: "PATCH", body: { content: "A better note" } });
     await syncNow(beta, linkId);
-    expect(byId(await entries(beta, "shared"), original.id)).toMatchObject({ content: "A better note", version: 2 });
+    expect(byId(await entries(beta, "hidden"), original.id)).toMatchObject({ content: "A better note", version: 2 });
   });
 
   it("turns the link unauthorized when its token is revoked, and changes nothing", async () => {
@@ -132,35 +135,36 @@ describe("a sync", () => {
     expect(shown?.status).toBe("unauthorized");
     expect(await entries(beta, "shared")).toEqual(before);
     // Linked again with a fresh token, it works: later tests rely on it.
-    const token = await mintToken(alpha, ["shared", "cleared"]);
+    const token = await mintToken(alpha, LINKED);
     await beta.request(`/mesh/peers/${linkId}`, { as: beta.owner, method: "DELETE" });
-    linkId = (await link(beta, alpha, ["shared", "cleared"], "pull", token)).id;
+    linkId = (await link(beta, alpha, LINKED, "pull", token)).id;
   });
 
   it("repairs a copy changed behind Cairn's back by anti-entropy", async () => {
+    const lost = await write(alpha, alice, { content: "A note a restore will lose", project: "repair" });
+    await write(alpha, alice, { content: "A note the restore keeps", project: "repair" });
     await syncNow(beta, linkId);
-    const copies = await entries(beta, "shared");
-    const [lost, kept] = copies.filter((entry) => entry.source?.kind === "mesh");
-    expect(lost && kept).toBeTruthy();
+    expect(await merkleRoot(beta, "repair")).toBe(await merkleRoot(alpha, "repair"));
     // As a restore from an older backup would: a copy gone, without any change Cairn saw.
-    await withDatabase(beta.dataDir, (db) => db.run("DELETE FROM memory WHERE id = ?", lost?.id));
-    expect(await merkleRoot(beta, "shared")).not.toBe(await merkleRoot(alpha, "shared"));
+    await withDatabase(beta.dataDir, (db) => db.run("DELETE FROM memory WHERE id = ?", lost.id));
     // The feed has nothing new; only the merkle comparison finds it.
     const plain = await syncNow(beta, linkId);
     expect(plain.applied).toBe(0);
     const repaired = await syncNow(beta, linkId, true);
     expect(repaired.applied).toBe(1);
-    expect(byId(await entries(beta, "shared"), lost?.id ?? "")).toMatchObject({ content: lost?.content, version: lost?.version });
-    expect(await merkleRoot(beta, "shared")).toBe(await merkleRoot(alpha, "shared"));
+    expect(byId(await entries(beta, "repair"), lost.id)).toMatchObject({ content: lost.content, version: lost.version });
+    expect(await merkleRoot(beta, "repair")).toBe(await merkleRoot(alpha, "repair"));
   });
 
   it("keeps mesh events to the owner role", async () => {
+    await write(alpha, alice, { content: "Something to sync", project: "shared" });
+    await syncNow(beta, linkId);
     const agent = await beta.agent("bob");
-    const events = await beta.request<{ type: string }[]>("/events?type=mesh.*&limit=500", { as: agent });
+    const events = await beta.request<{ type: string }[]>("/events?since=seq:0&type=mesh.*&limit=500", { as: agent });
     expect(events.status).toBe(200);
     expect(events.body).toEqual([]);
-    const owners = await beta.request<{ type: string }[]>("/events?type=mesh.*&limit=500", { as: beta.owner });
-    expect(owners.body.map((event) => event.type)).toEqual(expect.arrayContaining(["mesh.peer.linked", "mesh.sync.completed", "mesh.peer.status"]));
+    const owners = await beta.request<{ type: string }[]>("/events?since=seq:0&type=mesh.*&limit=500", { as: beta.owner });
+    expect(owners.body.map((event) => event.type)).toEqual(expect.arrayContaining(["mesh.peer.linked", "mesh.sync.completed"]));
   });
 });
 

@@ -55,9 +55,15 @@ export class MerkleSummaries {
     return this.bucketOf(project, bucket);
   }
 
-  /** The summary as this instance holds it, for its own comparisons with a peer's (anti-entropy). */
-  async summaryOf(project: string | null): Promise<MerkleSummary> {
-    const hashes = await this.current(project);
+  /**
+   * The summary as this instance holds it, for its own comparisons with a peer's. `fresh`: hashed
+   * from the leaves as they are now, not brought up to date from the cache, which only knows of
+   * changes Cairn made (anti-entropy is for the others: a restored backup, rows changed by hand).
+   */
+  async summaryOf(project: string | null, fresh = false): Promise<MerkleSummary> {
+    const hashes: ProjectHashes = fresh
+      ? { asOf: 0, buckets: hashBuckets(await this.store.merkle.leaves(this.store.reader, project, null)) }
+      : await this.current(project);
     const buckets = [...hashes.buckets].map(([bucket, { count, hash }]) => ({ bucket, count, hash })).sort((a, b) => byText(a.bucket, b.bucket));
     return {
       project,

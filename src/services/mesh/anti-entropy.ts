@@ -64,7 +64,7 @@ export class AntiEntropy {
     if (remote.body === null) return [];
     const theirs = summaryShape.safeParse(remote.body);
     if (!theirs.success) throw new PeerFailure(`${safeUrl(target.url)} answered with something that is not a merkle summary`);
-    const ours = await this.merkle.summaryOf(mapping.local);
+    const ours = await this.merkle.summaryOf(mapping.local, true);
     if (theirs.data.root === ours.root) return [];
     repair.differing++;
     const buckets = new Set([...Object.keys(theirs.data.buckets), ...Object.keys(ours.buckets)]);
