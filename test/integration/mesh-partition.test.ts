@@ -9,7 +9,7 @@ import { request, tempDir, type Credentials } from "../helpers/server.js";
 // CONTRACT §16: two real `cairn serve` processes linked both ways, partitioned while both sides
 // write, edit and delete, then together again: both converge to the same merkle root.
 
-const PER_SIDE = { writes: 1000, edits: 300, deletes: 300 };
+const PER_SIDE = { writes: 600, edits: 200, deletes: 200 };
 
 async function freePort(): Promise<number> {
   const server = createServer();
