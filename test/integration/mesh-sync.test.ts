@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withDatabase } from "../helpers/database.js";
-import { createProject, entries, instanceId, link, links, merkleRoot, mintToken, syncNow, write, type Entry, type Peer } from "../helpers/mesh-sync.js";
+import { createProject, entries, instanceId, link, links, merkleRoot, mintToken, syncNow, write, type Entry } from "../helpers/mesh-sync.js";
 import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
 
 // CONTRACT §16 "Single-writer replication", "What replicates", "Identity", "Sync": two real
@@ -15,7 +15,7 @@ let alice: Credentials;
 let linkId: string;
 let alphaId: string;
 
-const peer = (server: TestServer): Peer => server;
+
 
 beforeAll(async () => {
   alpha = await startTestServer({ INSTANCE_NAME: "alpha" });
