@@ -16,6 +16,7 @@ import { healthOperations } from "./health.js";
 import { memoryOperations } from "./memory.js";
 import { memoryFeedOperations } from "./memory-feed.js";
 import { messageOperations } from "./messages.js";
+import { meshDiscoveryOperations } from "./mesh-discovery.js";
 import type { Operation } from "./operation.js";
 import { projectOperations } from "./projects.js";
 import { sessionOperations } from "./sessions.js";
@@ -32,6 +33,7 @@ export const catalogue: readonly Operation[] = [
   ...decisionOperations,
   ...captureOperations,
   ...feedOperations,
+  ...meshDiscoveryOperations,
   ...blueprintOperations,
   ...compileOperations,
   ...messageOperations,

@@ -22,6 +22,8 @@ import { FeedPoller } from "./feeds/poller.js";
 import { FeedPolls } from "./feeds/polls.js";
 import { FeedService } from "./feeds/service.js";
 import { MeshTokens } from "./mesh/tokens.js";
+import { DiscoveredPeers } from "./mesh/discovered.js";
+import { MdnsDiscovery } from "./mesh/mdns.js";
 import { AgentService } from "./agents.js";
 import { ArchivistService } from "./archivist.js";
 import { AuthService } from "./auth.js";
@@ -121,6 +123,8 @@ export interface Services {
   captures: CaptureService;
   /** Tokens this instance grants peers (CONTRACT §16). */
   meshTokens: MeshTokens;
+  /** Peers heard of by mDNS or gossip: suggestions for the owner (CONTRACT §16). */
+  meshDiscovered: DiscoveredPeers;
   /** Feed subscriptions (CONTRACT §15); their polling runs with the jobs. */
   feeds: FeedService;
   messages: MessageService;
@@ -148,6 +152,8 @@ export interface Services {
   /** Set when this start generated keys into it. */
   credentialsWritten: string | null;
   health(): Promise<Health>;
+  /** The server listens on `port` (and `site.url` is final): what announces it starts now. */
+  listening(port: number): void;
   close(): Promise<void>;
 }
 
@@ -227,6 +233,9 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const feeds = new FeedService(store, bus, feedFetcher, feedPolls);
   const feedPoller = new FeedPoller(store, feedPolls, log.child({ component: "feeds" }), config.FEEDS_POLL_SECONDS * 1000);
   const meshTokens = new MeshTokens(store, bus);
+  const meshDiscovered = new DiscoveredPeers(store, instance.id);
+  // Only a serving process advertises: one-shot commands open the services without jobs.
+  const mdns = config.MESH_MDNS === "on" && (options.jobs ?? true) ? new MdnsDiscovery(meshDiscovered, log.child({ component: "mdns" }), { host: config.HOST }) : null;
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
@@ -256,6 +265,8 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
       throttle.sweep();
     });
     feedPoller.start();
+    // Gossip and mDNS add to it whatever the network says; this keeps it bounded.
+    jobs.once("prune-discovered-peers", 600_000, () => meshDiscovered.prune());
     if (store.authFailures) jobs.once("forget-auth-failures", 60_000, () => throttle.forgetShared());
     jobs.once("prune", 3600_000, async () => {
       await idempotency.prune();
@@ -297,6 +308,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     captures,
     feeds,
     meshTokens,
+    meshDiscovered,
     messages,
     sessions,
     events,
@@ -328,9 +340,12 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
         database,
       };
     },
+    listening: (port) => mdns?.start({ instance_id: instance.id, name: instance.name, url: site.url }, port),
     close: async () => {
       if (closed) return;
       closed = true;
+      // First, so its pending writes finish before the store closes.
+      await mdns?.stop();
       jobs.stop();
       await feedPoller.stop();
       await feedParser.close();

@@ -54,6 +54,7 @@ const REST_ONLY: Record<string, string> = {
   memory_feed_json: "a JSON Feed for feed readers and peers (application/feed+json), not a tool result",
   memory_feed_atom: "an Atom document for feed readers, not a tool result",
   memory_merkle: "hashes a peer compares with its copy: for machines, not models",
+  mesh_discovered_list: "the owner's list of instances heard of on the network, for the web UI's Mesh view: linking one is the owner's call, not a model's",
 };
 
 const newCapture = async (world: World, content: string): Promise<string> =>
