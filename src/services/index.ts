@@ -266,8 +266,8 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const meshSettings = { antiEntropyHours: config.MESH_ANTI_ENTROPY_HOURS };
   const meshLinks = new MeshLinks(store, bus, instance, site, meshTokens, peerClient, meshSettings);
   const meshHandshakes = new MeshHandshakes(store, bus, instance, peerClient, meshSettings);
-  const meshGossip = new MeshGossipService(store, instance, site, peerClient, log.child({ component: "mesh" }));
   const meshDiscovered = new DiscoveredPeers(store, instance.id);
+  const meshGossip = new MeshGossipService(store, instance, site, peerClient, meshDiscovered, log.child({ component: "mesh" }));
   // Only a serving process advertises: one-shot commands open the services without jobs.
   const mdns = config.MESH_MDNS === "on" && (options.jobs ?? true) ? new MdnsDiscovery(meshDiscovered, log.child({ component: "mdns" }), { host: config.HOST }) : null;
   const messages = new MessageService(store, bus, config);

@@ -1,20 +1,18 @@
 import type { Logger } from "../../core/log.js";
 import { packageVersion } from "../../core/paths.js";
-import { now } from "../../core/time.js";
 import type { MeshLinkRow } from "../../store/mesh.js";
 import type { Store } from "../../store/store.js";
 import type { MeshGossip } from "../../wire/mesh.js";
 import type { Caller } from "../caller.js";
 import type { Instance } from "../instance.js";
 import { mappingOf } from "./link-record.js";
+import type { DiscoveredPeers } from "./discovered.js";
 import { MAX_LINKS } from "./links.js";
 import { normalizePeerUrl, PeerCallError, type PeerClient, type PeerRef } from "./peer-client.js";
 
 /** Suggestions taken from one peer's answer: a peer that names thousands fills nothing. */
 const PEERS_PER_ANSWER = 100;
 /** Suggestions kept at most, and how long one lasts unseen. */
-const KEEP_DISCOVERED = 1000;
-const FORGET_AFTER_MS = 7 * 86400_000;
 
 /**
  * `GET /mesh/gossip` and the gossip round (CONTRACT §16). A peer learns who we are and which of our
@@ -27,6 +25,7 @@ export class MeshGossipService {
     private readonly instance: Instance,
     private readonly site: { url: string },
     private readonly peers: PeerClient,
+    private readonly discovered: DiscoveredPeers,
     private readonly log: Logger,
   ) {}
 
@@ -52,8 +51,6 @@ export class MeshGossipService {
       if (link.paused === 1 || link.status === "unauthorized") continue;
       await this.ask(link);
     }
-    const before = new Date(Date.now() - FORGET_AFTER_MS).toISOString();
-    await this.store.transaction((tx) => this.store.mesh.pruneDiscovered(tx, before, KEEP_DISCOVERED));
   }
 
   private async ask(link: MeshLinkRow): Promise<void> {
@@ -70,7 +67,6 @@ export class MeshGossipService {
       this.log.info("gossip with a peer failed", { link_id: link.id, reason: error.message });
       return;
     }
-    const at = now();
     for (const peer of named) {
       if (peer.instance_id === this.instance.id) continue;
       let url: string;
@@ -79,10 +75,9 @@ export class MeshGossipService {
       } catch {
         continue;
       }
-      await this.store.transaction(async (tx) => {
-        if (await this.store.mesh.linkByPeer(tx, peer.instance_id)) return;
-        await this.store.mesh.upsertDiscovered(tx, { instance_id: peer.instance_id, name: peer.name, url, via: `gossip:${link.peer_instance_id}`, last_seen_at: at });
-      });
+      if (await this.store.mesh.linkByPeer(this.store.reader, peer.instance_id)) continue;
+      // The one table of suggestions, bounded by its own prune job, whoever heard of the peer.
+      await this.discovered.record({ instance_id: peer.instance_id, name: peer.name, url }, `gossip:${link.peer_instance_id}`);
     }
   }
 }
