@@ -16,6 +16,7 @@ import { pluginOperations } from "./plugin.js";
 import { healthOperations } from "./health.js";
 import { memoryOperations } from "./memory.js";
 import { memoryFeedOperations } from "./memory-feed.js";
+import { meshOperations } from "./mesh.js";
 import { messageOperations } from "./messages.js";
 import type { Operation } from "./operation.js";
 import { projectOperations } from "./projects.js";
@@ -34,6 +35,7 @@ export const catalogue: readonly Operation[] = [
   ...captureOperations,
   ...feedOperations,
   ...meshSyncOperations,
+  ...meshOperations,
   ...blueprintOperations,
   ...compileOperations,
   ...messageOperations,

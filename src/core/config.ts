@@ -197,6 +197,8 @@ const settingsSchema = z.object({
   MESH_ANTI_ENTROPY_HOURS: int(1, 168).default(6),
   /** How often each server looks for mesh links due a sync, in seconds. */
   MESH_SYNC_TICK_SECONDS: int(1, 60).default(5),
+  /** How often the linked peers are asked whom they know (gossip adds suggestions only), in seconds. */
+  MESH_GOSSIP_SECONDS: int(1, 86400).default(300),
   /** A bearer token that may read /metrics besides the owner role; empty: owner only. */
   METRICS_TOKEN: z.string().default(""),
 });

@@ -29,6 +29,10 @@ import { PullClient } from "./mesh/pull.js";
 import { MeshSync } from "./mesh/sync.js";
 import { MeshSyncer } from "./mesh/syncer.js";
 import { MeshSyncService } from "./mesh/sync-service.js";
+import { MeshGossipService } from "./mesh/gossip.js";
+import { MeshHandshakes } from "./mesh/handshake.js";
+import { MeshLinks } from "./mesh/links.js";
+import { PeerClient } from "./mesh/peer-client.js";
 import { AgentService } from "./agents.js";
 import { ArchivistService } from "./archivist.js";
 import { AuthService } from "./auth.js";
@@ -130,6 +134,12 @@ export interface Services {
   meshTokens: MeshTokens;
   /** Syncing links on request, and suppressing copies (§16); scheduled syncs run with the jobs. */
   meshSync: MeshSyncService;
+  /** Links to peers (CONTRACT §16): made, listed, paused, removed. */
+  meshLinks: MeshLinks;
+  /** A peer's handshake: the link back it asks for. */
+  meshHandshakes: MeshHandshakes;
+  /** What this instance tells a peer about itself and its peers, and the round that asks them. */
+  meshGossip: MeshGossipService;
   /** Feed subscriptions (CONTRACT §15); their polling runs with the jobs. */
   feeds: FeedService;
   messages: MessageService;
@@ -246,6 +256,11 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   }, meshLog);
   const meshSyncer = new MeshSyncer(store, sync, meshLog, config.MESH_SYNC_TICK_SECONDS * 1000);
   const meshSync = new MeshSyncService(store, sync, writes, copies);
+  const peerClient = new PeerClient(outbound, config.MAX_BODY_BYTES);
+  const meshSettings = { antiEntropyHours: config.MESH_ANTI_ENTROPY_HOURS };
+  const meshLinks = new MeshLinks(store, bus, instance, site, meshTokens, peerClient, meshSettings);
+  const meshHandshakes = new MeshHandshakes(store, bus, instance, peerClient, meshSettings);
+  const meshGossip = new MeshGossipService(store, instance, site, peerClient, log.child({ component: "mesh" }));
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
@@ -276,6 +291,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     });
     feedPoller.start();
     meshSyncer.start();
+    jobs.once("mesh-gossip", config.MESH_GOSSIP_SECONDS * 1000, () => meshGossip.round());
     if (store.authFailures) jobs.once("forget-auth-failures", 60_000, () => throttle.forgetShared());
     jobs.once("prune", 3600_000, async () => {
       await idempotency.prune();
@@ -318,6 +334,9 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     feeds,
     meshTokens,
     meshSync,
+    meshLinks,
+    meshHandshakes,
+    meshGossip,
     messages,
     sessions,
     events,

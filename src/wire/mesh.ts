@@ -91,9 +91,25 @@ export const meshGossip = z
     url: z.string(),
     version: z.string(),
     peers: z.array(meshPeerRef).describe("linked peers that share a project with the token"),
+    grant: z
+      .object({ projects: z.array(z.string()), include_global: z.boolean() })
+      .nullable()
+      .describe("what the presenting mesh token grants (a new link's default projects); null for the owner"),
   })
   .meta({ id: "MeshGossip" });
 export type MeshGossip = z.output<typeof meshGossip>;
+
+/** What the answering side of a handshake made: never a secret, and nothing of its own state beyond the link's scope. */
+export const meshHandshakeResult = z
+  .object({
+    instance_id: z.string().describe("the answering instance"),
+    name: z.string(),
+    link_id: z.uuid().describe("its link back to the caller"),
+    projects: z.array(projectMapping).describe("the caller's projects (remote) it pulls, and where they land (local)"),
+    created: z.boolean().describe("false: a link to the caller existed; its token and url were replaced"),
+  })
+  .meta({ id: "MeshHandshakeResult" });
+export type MeshHandshakeResult = z.output<typeof meshHandshakeResult>;
 
 export const meshDiscovered = z
   .object({

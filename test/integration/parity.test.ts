@@ -54,6 +54,17 @@ const REST_ONLY: Record<string, string> = {
   memory_feed_json: "a JSON Feed for feed readers and peers (application/feed+json), not a tool result",
   memory_feed_atom: "an Atom document for feed readers, not a tool result",
   memory_merkle: "hashes a peer compares with its copy: for machines, not models",
+  mesh_token_create: "mesh administration is the owner's, over REST and the UI only (CONTRACT §11)",
+  mesh_token_list: "mesh administration is the owner's, over REST and the UI only",
+  mesh_token_update: "mesh administration is the owner's, over REST and the UI only",
+  mesh_token_revoke: "mesh administration is the owner's, over REST and the UI only",
+  mesh_peer_link: "mesh administration is the owner's, over REST and the UI only",
+  mesh_peer_list: "mesh administration is the owner's, over REST and the UI only",
+  mesh_peer_update: "mesh administration is the owner's, over REST and the UI only",
+  mesh_peer_unlink: "mesh administration is the owner's, over REST and the UI only",
+  mesh_link_discovered: "mesh administration is the owner's, over REST and the UI only",
+  mesh_handshake: "called by a peer with a mesh token, which MCP never takes",
+  mesh_gossip: "read by peers with a mesh token, which MCP never takes",
 };
 
 const newCapture = async (world: World, content: string): Promise<string> =>
