@@ -27,9 +27,14 @@ export interface Peer {
   withToken<T = unknown>(token: string, path: string, options?: Omit<RequestOptions, "as">): Promise<Response<T>>;
   /** A self-registered agent. */
   agent(agentId: string): Promise<Credentials>;
-  /** What the process wrote to stdout and stderr so far (its log lines are on stderr). */
+  /** What its processes wrote to stdout and stderr so far (its log lines are on stderr). */
   output(): string;
+  /** Stops the process (SIGTERM), keeping its data: `start()` brings it back. */
   stop(): Promise<CliRun>;
+  /** Starts it again on the same data directory, database and port (so peers' links still reach it). */
+  start(): Promise<void>;
+  /** Stops it and removes its data directory. */
+  close(): Promise<void>;
 }
 
 export interface MeshTokenCreated {
@@ -54,34 +59,45 @@ export interface MeshLink {
 
 export async function startPeer(name: string, env: Record<string, string> = {}): Promise<Peer> {
   const dataDir = tempDir("cairn-mesh-");
-  const serve = await startServe(cliEnv(dataDir, { INSTANCE_NAME: name, ...env }));
+  let serve = await startServe(cliEnv(dataDir, { INSTANCE_NAME: name, ...env }));
+  // Every earlier run's output, so a restarted peer's log still holds what it wrote before.
+  let earlier = "";
+  const url = serve.url;
   const credentials = JSON.parse(readFileSync(join(dataDir, "credentials.json"), "utf8")) as { agents: Record<string, { agent_id: string; api_key: string }> };
   const human = credentials.agents.human;
   if (!human) throw new Error("no owner credentials");
   const owner = { agentId: human.agent_id, apiKey: human.api_key };
-  const health = await request<{ instance_id: string }>(serve.url, "/health");
-  return {
+  const health = await request<{ instance_id: string }>(url, "/health");
+  const peer: Peer = {
     name,
-    url: serve.url,
+    url,
     instanceId: health.body.instance_id,
     dataDir,
     owner,
     process: serve,
-    request: (path, options) => request(serve.url, path, options),
-    asOwner: (path, options) => request(serve.url, path, { ...options, as: owner }),
-    withToken: (token, path, options) => request(serve.url, path, { ...options, headers: { ...options?.headers, authorization: `Bearer ${token}` } }),
+    request: (path, options) => request(url, path, options),
+    asOwner: (path, options) => request(url, path, { ...options, as: owner }),
+    withToken: (token, path, options) => request(url, path, { ...options, headers: { ...options?.headers, authorization: `Bearer ${token}` } }),
     async agent(agentId) {
-      const response = await request<{ agent_id: string; api_key: string }>(serve.url, "/agents/self-register", { body: { agent_id: agentId } });
+      const response = await request<{ agent_id: string; api_key: string }>(url, "/agents/self-register", { body: { agent_id: agentId } });
       if (response.status !== 201) throw new Error(`self-register ${agentId}: ${response.status} ${response.text}`);
       return { agentId: response.body.agent_id, apiKey: response.body.api_key };
     },
-    output: () => serve.output.stdout + serve.output.stderr,
-    async stop() {
-      const run = await serve.stop();
+    output: () => earlier + serve.output.stdout + serve.output.stderr,
+    stop: () => serve.stop(),
+    async start() {
+      await serve.stop();
+      earlier += serve.output.stdout + serve.output.stderr;
+      // The same port, so the URL its peers hold still reaches it.
+      serve = await startServe(cliEnv(dataDir, { INSTANCE_NAME: name, ...env, PORT: new URL(url).port }));
+      peer.process = serve;
+    },
+    async close() {
+      await serve.stop();
       rmSync(dataDir, { recursive: true, force: true });
-      return run;
     },
   };
+  return peer;
 }
 
 /** `n` instances named peer-a, peer-b, … started side by side. */

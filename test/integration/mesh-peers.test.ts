@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { onPostgres, withDatabase } from "../helpers/database.js";
 import { ensureProjects, heldToken, linkPeers, linksOf, mintToken, startPeers, unlinkAll, type MeshLink, type MeshTokenCreated, type Peer } from "../helpers/mesh.js";
 import type { Credentials, ErrorBody, Response } from "../helpers/server.js";
+import { openStream, type OpenStream } from "../helpers/stream.js";
 import { eventually } from "../helpers/wait.js";
 
 // CONTRACT §16 (tokens, peers, handshake, gossip) between real `cairn serve` processes on loopback,
@@ -41,7 +42,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(peers.map((peer) => peer.stop()));
+  await Promise.all(peers.map((peer) => peer.close()));
 });
 
 afterEach(async () => {
@@ -282,6 +283,17 @@ describe("linking peers", () => {
     expect((await linkPeers(a, b, ["no-hs"], "both")).back).not.toBeNull();
   });
 
+  it("keeps links and tokens across a restart of the peer, which answers at the same URL", async () => {
+    const { link, back, token } = await linkPeers(c, b, ["restart-x"], "both");
+    await b.stop();
+    expect((await c.asOwner<{ status: string; detail: string }>("/mesh/peers", { body: { url: b.url, token: token.token } })).status).toBe(502);
+    await b.start();
+    expect((await b.request<{ instance_id: string }>("/health")).body.instance_id).toBe(b.instanceId);
+    expect((await b.withToken(token.token, "/mesh/gossip")).status).toBe(200);
+    expect((await linksOf(b)).map((held) => held.id)).toContain(back?.id);
+    expect((await linksOf(c)).map((held) => held.id)).toContain(link.id);
+  });
+
   it("unlinking revokes the token minted for the peer: its next gossip with it is refused", async () => {
     const { link, back } = await linkPeers(a, b, ["unlink-x"], "both");
     const held = await heldToken(b, back?.id ?? "");
@@ -294,6 +306,10 @@ describe("linking peers", () => {
   });
 
   it("pauses and resumes a link, with a status event only when the shown status changes, to owners only", async () => {
+    const agent = await a.agent(`watcher-${Date.now().toString(36)}`);
+    const agentStream = openStream(a, agent);
+    const ownerStream = openStream(a, a.owner);
+    await Promise.all([agentStream.opened, ownerStream.opened]);
     const { link } = await linkPeers(a, c, ["pause-x"], "pull");
     const patch = (body: Record<string, unknown>) => a.asOwner<MeshLink & ErrorBody>(`/mesh/peers/${link.id}`, { method: "PATCH", body });
     expect((await patch({ paused: true })).body.status).toBe("paused");
@@ -310,8 +326,21 @@ describe("linking peers", () => {
       { link_id: link.id, status: "paused", previous: "active" },
       { link_id: link.id, status: "active", previous: "paused" },
     ]);
-    const agent = await a.agent(`watcher-${Date.now().toString(36)}`);
     expect(await eventsOf(a, agent)).toEqual([]);
+    // Live too: the owner's stream has the link's events, an agent's stream none of them.
+    const marker = `paused-${link.id}`;
+    expect((await a.request("/events", { as: agent, body: { type: "test.sentinel", payload: { marker } } })).status).toBe(201);
+    const reached = (stream: OpenStream) => eventually(() => stream.received.some((event) => event.type === "test.sentinel" && event.payload.marker === marker), 30_000);
+    try {
+      expect(await reached(agentStream)).toBe(true);
+      expect(await reached(ownerStream)).toBe(true);
+      expect(agentStream.received.filter((event) => event.type.startsWith("mesh."))).toEqual([]);
+      expect(ownerStream.received.filter((event) => event.type === "mesh.peer.status" && event.payload.link_id === link.id).length).toBe(2);
+      expect(ownerStream.received.some((event) => event.type === "mesh.peer.linked" && event.payload.link_id === link.id)).toBe(true);
+    } finally {
+      agentStream.close();
+      ownerStream.close();
+    }
   });
 });
 

@@ -175,12 +175,6 @@ export class MeshLinks {
     return pageOf(rows, limit, meshLinkOf, (row) => ({ pk: Number(row.pk) }));
   }
 
-  async get(id: string): Promise<MeshLink> {
-    const row = await this.store.mesh.linkById(this.store.reader, id);
-    if (!row) throw notFound("mesh link");
-    return meshLinkOf(row);
-  }
-
   async update(caller: Caller, id: string, changes: LinkChanges): Promise<MeshLink> {
     return this.store.transaction(async (tx) => {
       const row = await this.store.mesh.linkById(tx, id);
