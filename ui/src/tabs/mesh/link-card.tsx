@@ -27,7 +27,7 @@ type SyncOutcome = { kind: "done"; result: MeshSyncResult } | { kind: "failed"; 
 
 const STATUS_TITLES: Record<MeshLinkStatusName, string> = {
   active: "Its last sync worked",
-  failing: "Its last sync failed; it is retried less and less often, at least once an hour",
+  failing: "Its last three syncs or more failed; it is still retried, less often (at least once an hour)",
   unauthorized: "The peer refused the token: it was revoked or expired there. Link again with a new token",
   paused: "Not synced until resumed",
 };

@@ -151,7 +151,7 @@ export function LinkDialog({ discovered, onClose, onLinked, onShow }: LinkDialog
           <Field label="Sync every (seconds, 30 to 86400)">
             <input type="number" required min={30} max={86400} step={1} value={intervalSeconds} onInput={(event) => setIntervalSeconds(event.currentTarget.value)} />
           </Field>
-          <Field label="Highest confidence of its copies (0 to 1)">
+          <Field label="Copies' confidence cap (0 to 1)">
             <input type="number" required min={0} max={1} step={0.05} value={confidence} onInput={(event) => setConfidence(event.currentTarget.value)} />
           </Field>
           <Field label="Label (optional)">
