@@ -6,6 +6,7 @@ import pg from "pg";
 import { PgStore } from "../src/store/postgres/store.js";
 import { CHROMIUM, HAS_CHROMIUM, INSTALL_CHROMIUM } from "./helpers/browser.js";
 import { adminSql, databaseUrl, onPostgres, POSTGRES_URL, templateDatabase } from "./helpers/database.js";
+import { CAN_UNSHARE, NAMESPACE_SKIP_REASON } from "./helpers/namespace.js";
 
 /**
  * On PostgreSQL: a migrated template that every test server's database is cloned from (a clone is
@@ -71,6 +72,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       `\nnote: the web UI's browser tests (test/ui) are skipped: ${CHROMIUM} was not found.\n` +
         `      They drive Debian's Chromium; install it with \`${INSTALL_CHROMIUM}\` to run them (.ci/run always does).\n\n`,
     );
+  }
+  if (!CAN_UNSHARE && !process.env.CI) {
+    process.stderr.write(`\nnote: ${NAMESPACE_SKIP_REASON}.\n      It makes a network namespace of its own so that multicast never leaves it: run the suite as root to include it.\n\n`);
   }
   const { seed, shuffle } = project.config.sequence;
   return async () => {

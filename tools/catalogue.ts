@@ -18,6 +18,7 @@ import { memoryOperations } from "./memory.js";
 import { memoryFeedOperations } from "./memory-feed.js";
 import { meshOperations } from "./mesh.js";
 import { messageOperations } from "./messages.js";
+import { meshDiscoveryOperations } from "./mesh-discovery.js";
 import type { Operation } from "./operation.js";
 import { projectOperations } from "./projects.js";
 import { sessionOperations } from "./sessions.js";
@@ -36,6 +37,7 @@ export const catalogue: readonly Operation[] = [
   ...feedOperations,
   ...meshSyncOperations,
   ...meshOperations,
+  ...meshDiscoveryOperations,
   ...blueprintOperations,
   ...compileOperations,
   ...messageOperations,

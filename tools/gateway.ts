@@ -150,6 +150,11 @@ export class OperationGateway {
     this.services.site.url = url;
   }
 
+  /** The server listens on `port`, at the public URL set before: it may now be announced (mDNS). */
+  listening(port: number): void {
+    this.services.listening(port);
+  }
+
   /** Every event after its transaction commits (MCP resource subscriptions watch for changes). */
   onEvent(listener: (event: { type: string }) => void): () => void {
     return this.services.bus.subscribe(listener);

@@ -106,7 +106,7 @@ const url = z.url({ protocol: /^https?$/ }).transform((value) => value.replace(/
 /** The fused-score floor below which a search hit is dropped, chosen on the retrieval benchmark (docs/search.md). */
 export const DEFAULT_SEARCH_MIN_SCORE = 0.09;
 
-const INSTANCE_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+export const INSTANCE_NAME_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 const settingsSchema = z.object({
   HOST: z.string().min(1).default("127.0.0.1"),

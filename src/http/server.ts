@@ -50,6 +50,7 @@ export async function startServer(gateway: OperationGateway, options: ServerOpti
   const url = `http://${selfHost}:${port}`;
   if (!config.publicUrlExplicit) publicUrl = `http://${urlHostFor(config.HOST)}:${port}`;
   gateway.setPublicUrl(publicUrl);
+  gateway.listening(port);
   for (const warning of exposureWarnings(config)) log.warn(warning.message, { setting: warning.setting });
 
   let closing: Promise<void> | null = null;

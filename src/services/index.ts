@@ -33,6 +33,8 @@ import { MeshGossipService } from "./mesh/gossip.js";
 import { MeshHandshakes } from "./mesh/handshake.js";
 import { MeshLinks } from "./mesh/links.js";
 import { PeerClient } from "./mesh/peer-client.js";
+import { DiscoveredPeers } from "./mesh/discovered.js";
+import { MdnsDiscovery } from "./mesh/mdns.js";
 import { AgentService } from "./agents.js";
 import { ArchivistService } from "./archivist.js";
 import { AuthService } from "./auth.js";
@@ -140,6 +142,8 @@ export interface Services {
   meshHandshakes: MeshHandshakes;
   /** What this instance tells a peer about itself and its peers, and the round that asks them. */
   meshGossip: MeshGossipService;
+  /** Peers heard of by mDNS or gossip: suggestions for the owner (CONTRACT §16). */
+  meshDiscovered: DiscoveredPeers;
   /** Feed subscriptions (CONTRACT §15); their polling runs with the jobs. */
   feeds: FeedService;
   messages: MessageService;
@@ -167,6 +171,8 @@ export interface Services {
   /** Set when this start generated keys into it. */
   credentialsWritten: string | null;
   health(): Promise<Health>;
+  /** The server listens on `port` (and `site.url` is final): what announces it starts now. */
+  listening(port: number): void;
   close(): Promise<void>;
 }
 
@@ -261,6 +267,9 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const meshLinks = new MeshLinks(store, bus, instance, site, meshTokens, peerClient, meshSettings);
   const meshHandshakes = new MeshHandshakes(store, bus, instance, peerClient, meshSettings);
   const meshGossip = new MeshGossipService(store, instance, site, peerClient, log.child({ component: "mesh" }));
+  const meshDiscovered = new DiscoveredPeers(store, instance.id);
+  // Only a serving process advertises: one-shot commands open the services without jobs.
+  const mdns = config.MESH_MDNS === "on" && (options.jobs ?? true) ? new MdnsDiscovery(meshDiscovered, log.child({ component: "mdns" }), { host: config.HOST }) : null;
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
@@ -292,6 +301,8 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     feedPoller.start();
     meshSyncer.start();
     jobs.once("mesh-gossip", config.MESH_GOSSIP_SECONDS * 1000, () => meshGossip.round());
+    // Gossip and mDNS add to it whatever the network says; this keeps it bounded.
+    jobs.once("prune-discovered-peers", 600_000, () => meshDiscovered.prune());
     if (store.authFailures) jobs.once("forget-auth-failures", 60_000, () => throttle.forgetShared());
     jobs.once("prune", 3600_000, async () => {
       await idempotency.prune();
@@ -337,6 +348,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     meshLinks,
     meshHandshakes,
     meshGossip,
+    meshDiscovered,
     messages,
     sessions,
     events,
@@ -368,9 +380,12 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
         database,
       };
     },
+    listening: (port) => mdns?.start({ instance_id: instance.id, name: instance.name, url: site.url }, port),
     close: async () => {
       if (closed) return;
       closed = true;
+      // First, so its pending writes finish before the store closes.
+      await mdns?.stop();
       jobs.stop();
       await feedPoller.stop();
       await meshSyncer.stop();

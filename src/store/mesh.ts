@@ -163,6 +163,8 @@ export interface MeshStore {
   listDiscovered(r: Reader, limit: number): Promise<MeshDiscoveredRow[]>;
   /** Forgets peers not seen since `before`, and all but the `keep` most recently seen. */
   pruneDiscovered(tx: Tx, before: string, keep: number): Promise<number>;
+  /** Those of `peerInstanceIds` a link exists to. */
+  linkedPeers(r: Reader, peerInstanceIds: readonly string[]): Promise<Set<string>>;
 
   /** The suppressions of those of `ids` that have one. */
   suppressions(r: Reader, ids: readonly string[]): Promise<Map<string, MeshSuppressionRow>>;

@@ -65,6 +65,7 @@ const REST_ONLY: Record<string, string> = {
   mesh_link_discovered: "mesh administration is the owner's, over REST and the UI only",
   mesh_handshake: "called by a peer with a mesh token, which MCP never takes",
   mesh_gossip: "read by peers with a mesh token, which MCP never takes",
+  mesh_discovered_list: "the owner's list of instances heard of on the network, for the web UI's Mesh view: linking one is the owner's call, not a model's",
 };
 
 const newCapture = async (world: World, content: string): Promise<string> =>

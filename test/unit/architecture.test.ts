@@ -73,8 +73,9 @@ const packages: Record<Layer, string[]> = {
   events: [],
   // ajv checks blueprint output contracts (CONTRACT §17); re2js runs the secret rules of capture
   // redaction in linear time (§13); feedsmith parses subscribed feeds and htmlparser2 turns their
-  // HTML into plain text (§15).
-  services: ["zod", "ipaddr.js", "ajv", "re2js", "feedsmith", "htmlparser2"],
+  // HTML into plain text (§15); bonjour-service advertises and browses the mesh on the local
+  // network when MESH_MDNS is on (§16).
+  services: ["zod", "ipaddr.js", "ajv", "re2js", "feedsmith", "htmlparser2", "bonjour-service"],
   tools: ["zod"],
   http: ["express", "ipaddr.js", "prom-client", "zod"],
   openapi: ["zod"],

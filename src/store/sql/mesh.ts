@@ -193,6 +193,13 @@ export class SqlMesh implements MeshStore {
     return stale + over;
   }
 
+  async linkedPeers(r: Reader, peerInstanceIds: readonly string[]): Promise<Set<string>> {
+    if (peerInstanceIds.length === 0) return new Set();
+    const listed = this.db.dialect.inList("peer_instance_id", peerInstanceIds);
+    const rows = await this.db.all<{ peer_instance_id: string }>(r, `SELECT peer_instance_id FROM mesh_links WHERE ${listed.sql}`, ...listed.params);
+    return new Set(rows.map((row) => row.peer_instance_id));
+  }
+
   async suppressions(r: Reader, ids: readonly string[]): Promise<Map<string, MeshSuppressionRow>> {
     if (ids.length === 0) return new Map();
     const listed = this.db.dialect.inList("memory_id", ids);
