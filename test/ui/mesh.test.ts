@@ -58,8 +58,9 @@ async function startPeer(name: string): Promise<Peer> {
   return peer;
 }
 
-// Scheduled syncs at most once a minute, so what a test's Sync now brings is its own to show.
-const ENV = { UI_PASSWORD: PASSWORD, INSTANCE_NAME: "hq", MESH_SYNC_TICK_SECONDS: "60" };
+// Scheduled syncs at most once a minute, so what a test's Sync now brings is its own to show; gossip
+// every second, so a peer a linked peer names is heard of at once.
+const ENV = { UI_PASSWORD: PASSWORD, INSTANCE_NAME: "hq", MESH_SYNC_TICK_SECONDS: "60", MESH_GOSSIP_SECONDS: "1" };
 
 // eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from its first parameter, which must be a pattern
 const test = uiTest.extend("laptop", async ({}, { onCleanup }) => {
@@ -138,7 +139,7 @@ const text = async (locator: Locator): Promise<string> => ((await locator.textCo
 
 /** Console errors but the 401 before signing in and the refusals a test provokes on purpose. */
 const unexpected = (errors: string[], expected: number[] = []) =>
-  errors.filter((error) => !/status of 401/.test(error) && !/status of 404/.test(error) /* TEMP-DISCOVERED */ && !expected.some((status) => error.includes(`status of ${status}`)));
+  errors.filter((error) => !/status of 401/.test(error) && !expected.some((status) => error.includes(`status of ${status}`)));
 
 function assertOnlyOwnOrigin(server: TestServer, opened: OpenPage): void {
   const origin = new URL(server.url).origin;
@@ -386,26 +387,54 @@ describeInBrowser("Mesh view", () => {
     await opened.context.close();
   });
 
-  test("lists the discovered peers as the server has them, or says none were heard of", async ({ server, laptop, browser }) => {
-    await linked(server, laptop, ["payments"]);
-    const discovered = await server.request<{ instance_id: string; name: string; linked: boolean }[]>("/mesh/discovered", { as: server.owner });
-    expect(discovered.status, discovered.text).toBe(200);
-    const opened = await openPage(browser);
-    const page = await signIn(server, opened, "mesh");
-    const region = page.getByRole("region", { name: "Discovered peers" });
-    if (discovered.body.length === 0) {
+  test("lists the peers heard of by gossip, none at first, and links one through the dialog at the address it was heard at", async ({ server, laptop, browser }) => {
+    const design = await startPeer("design");
+    try {
+      const opened = await openPage(browser);
+      const page = await signIn(server, opened, "mesh");
+      const region = page.getByRole("region", { name: "Discovered peers" });
       await region.getByText("No peer heard of yet.").waitFor();
-      expect(await region.locator("tbody tr").count()).toBe(0);
-    } else {
-      await expect.poll(() => region.locator("tbody tr").count()).toBe(discovered.body.length);
-      for (const peer of discovered.body) {
-        const row = region.locator(`tr[data-instance-id="${peer.instance_id}"]`);
-        expect(await text(row.locator("th"))).toBe(peer.name);
-        expect(await row.getByRole("button", { name: `Link ${peer.name}` }).count()).toBe(peer.linked ? 0 : 1);
-      }
+      expect((await server.request("/mesh/discovered", { as: server.owner })).body).toEqual([]);
+
+      // hq pulls from laptop, and laptop from design in a project hq's token reaches: laptop's gossip names design.
+      const toLaptop = await linked(server, laptop, ["payments"]);
+      await linked(laptop, design, ["payments"], "pull");
+      await expect
+        .poll(async () => (await server.request<{ name: string }[]>("/mesh/discovered", { as: server.owner })).body.map((peer) => peer.name), { timeout: 20_000 })
+        .toEqual(["design"]);
+      const [heard] = (await server.request<{ instance_id: string; url: string; via: string; linked: boolean }[]>("/mesh/discovered", { as: server.owner })).body;
+      expect(heard).toMatchObject({ url: design.url, via: `gossip:${toLaptop.peer_instance_id}`, linked: false });
+
+      // Heard of without an event: read again.
+      await page.reload();
+      const row = region.locator(`tr[data-instance-id="${heard?.instance_id}"]`);
+      await row.waitFor();
+      expect(await text(row.locator("th"))).toBe("design");
+      expect(await text(row.locator('[data-label="Address"]'))).toBe(design.url);
+      expect(await text(row.locator('[data-label="Heard via"]'))).toBe("gossip from laptop");
+      expect(await text(row.locator('[data-label="Last seen"]'))).toMatch(/ago$|^just now$/);
+
+      // Link…: the dialog at the address it was heard at, a token from design's owner still needed.
+      await row.getByRole("button", { name: "Link design" }).click();
+      const dialog = page.getByRole("dialog", { name: "Link design" });
+      const address = dialog.getByLabel("Peer URL (as this server reaches it)");
+      expect(await address.inputValue()).toBe(design.url);
+      expect(await address.getAttribute("readonly")).not.toBeNull();
+      const token = await minted(design, ["payments"]);
+      await dialog.getByLabel(/^Token from the peer's owner/).fill(token.token);
+      await dialog.getByLabel(/^Pull only/).check();
+      await dialog.getByRole("button", { name: "Link", exact: true }).click();
+      await dialog.waitFor({ state: "detached" });
+      await expect.poll(() => text(row.locator(".row-actions"))).toBe("linked");
+      const links = (await server.request<(Link & { url: string; direction: string })[]>("/mesh/peers", { as: server.owner })).body;
+      expect(links.find((link) => link.peer_name === "design")).toMatchObject({ url: design.url, direction: "pull", status: "active" });
+      await page.locator(".link-card", { has: page.getByRole("heading", { name: "design", exact: true }) }).waitFor();
+      assertOnlyOwnOrigin(server, opened);
+      expect(unexpected(opened.errors)).toEqual([]);
+      await opened.context.close();
+    } finally {
+      await design.stop();
     }
-    expect(unexpected(opened.errors)).toEqual([]);
-    await opened.context.close();
   });
 
   test("marks a peer's copy with its origin, offers no edit or delete on it, and suppresses it here after a confirmation", async ({ server, laptop, browser }) => {
@@ -499,9 +528,10 @@ describeInBrowser("Mesh view", () => {
 describeInBrowser("Mesh pictures", () => {
   test.override("serverEnv", ENV);
 
-  test("captures the Mesh view with an active, a failing and a paused link, tokens, a new token, the link dialog and a copy in memory, in light, dark and at 400 px", async ({ server, laptop, browser }) => {
+  test("captures the Mesh view with an active, a failing and a paused link, a peer heard of, tokens, a new token, the link dialog and a copy in memory, in light, dark and at 400 px", async ({ server, laptop, browser }) => {
     const ci = await startPeer("ci-runner");
     const staging = await startPeer("staging");
+    const design = await startPeer("design-team");
     try {
       await project(server, "payments");
       await project(server, "search");
@@ -526,10 +556,12 @@ describeInBrowser("Mesh pictures", () => {
       const copy = (await server.request<Entry[]>("/memory?source_kind=mesh&project=payments", { as: server.owner })).body.find((entry) => entry.content.startsWith("Refunds go through"));
       expect(copy).toBeDefined();
       await written(server, "bob", "payments", ["The refund worker runs every minute and takes at most 50 refunds a run."]);
+      await linked(laptop, design, ["search"], "pull");
+      await expect.poll(async () => (await server.request<unknown[]>("/mesh/discovered", { as: server.owner })).body.length, { timeout: 20_000 }).toBe(1);
 
       const shots: [prefix: string, options: Parameters<typeof openPage>[1]][] = [
-        ["", { viewport: { width: 1280, height: 1700 } }],
-        ["dark-", { colorScheme: "dark", viewport: { width: 1280, height: 1700 } }],
+        ["", { viewport: { width: 1280, height: 1400 } }],
+        ["dark-", { colorScheme: "dark", viewport: { width: 1280, height: 1400 } }],
         ["narrow-", { viewport: { width: 400, height: 900 } }],
       ];
       for (const [prefix, options] of shots) {
@@ -539,7 +571,7 @@ describeInBrowser("Mesh pictures", () => {
         await expect.poll(() => page.locator(".link-card").count(), { timeout: 10_000 }).toBe(3);
         await page.locator('.link-card[data-status="failing"]').waitFor();
         await page.locator(".token-table tbody tr").nth(3).waitFor();
-        await page.locator('[aria-labelledby="mesh-discovered-heading"] :is(.empty, table, .error-note)').waitFor(); // TEMP-DISCOVERED
+        await page.locator(".discovered-table tbody tr").waitFor();
         await page.evaluate("document.activeElement?.blur()");
         await page.mouse.move(0, 0);
         await page.waitForTimeout(300);
@@ -585,7 +617,7 @@ describeInBrowser("Mesh pictures", () => {
         await opened.context.close();
       }
     } finally {
-      await Promise.all([ci.stop(), staging.stop()]);
+      await Promise.all([ci.stop(), staging.stop(), design.stop()]);
     }
   });
 });

@@ -36,11 +36,14 @@ export function MeshTab() {
   // A link made or removed changes which discovered peers are linked.
   useLiveRefresh(["mesh.peer.linked", "mesh.peer.unlinked"], discovered.reload);
 
-  // A sync that fails as the last one did, or brings nothing, sends no event: read the links again now and then.
+  // A sync that fails as the last one did or brings nothing, and a peer heard of, send no event: read again now and then.
   useEffect(() => {
-    const timer = setInterval(links.refresh, 30_000);
+    const timer = setInterval(() => {
+      links.refresh();
+      discovered.reload();
+    }, 30_000);
     return () => clearInterval(timer);
-  }, [links.refresh]);
+  }, [links.refresh, discovered.reload]);
 
   useEffect(() => {
     const follow = () => setTarget(targetFromHash());
