@@ -17,6 +17,7 @@ import { DecisionsTab } from "./tabs/decisions/decisions-tab.js";
 import { EventsTab } from "./tabs/events.js";
 import { FeedsTab } from "./tabs/feeds/feeds-tab.js";
 import { MemoryTab } from "./tabs/memory/memory-tab.js";
+import { MeshTab } from "./tabs/mesh/mesh-tab.js";
 import { MessagesTab } from "./tabs/messages.js";
 import { OverviewTab } from "./tabs/overview.js";
 import { ProjectsTab } from "./tabs/projects.js";
@@ -31,6 +32,8 @@ interface TabDefinition {
   id: string;
   label: string;
   component: FunctionComponent;
+  /** Shown to the owner only: the server answers anyone else 403 on every route it uses. */
+  ownerOnly?: boolean;
 }
 
 const TABS: TabDefinition[] = [
@@ -41,6 +44,7 @@ const TABS: TabDefinition[] = [
   { id: "blueprints", label: "Blueprints", component: BlueprintsTab },
   { id: "decisions", label: "Decisions", component: DecisionsTab },
   { id: "feeds", label: "Feeds", component: FeedsTab },
+  { id: "mesh", label: "Mesh", component: MeshTab, ownerOnly: true },
   { id: "messages", label: "Messages", component: MessagesTab },
   { id: "events", label: "Events", component: EventsTab },
   { id: "agents", label: "Agents", component: AgentsTab },
@@ -118,6 +122,9 @@ export function App() {
   }
 }
 
+/** The tabs `role` may open. */
+const tabsFor = (role: string): TabDefinition[] => TABS.filter((tab) => !tab.ownerOnly || role === "owner");
+
 function tabFromHash(): string {
   const id = location.hash.replace(/^#\/?/, "").split(/[/?]/)[0] ?? "";
   return TABS.some((tab) => tab.id === id) ? id : "overview";
@@ -146,14 +153,6 @@ function Shell({ me: initialMe, onSignedOut }: { me: AgentSelf; onSignedOut: () 
     window.addEventListener("hashchange", changed);
     return () => window.removeEventListener("hashchange", changed);
   }, []);
-
-  useEffect(() => {
-    const tab = TABS.find((candidate) => candidate.id === tabId);
-    document.title = `${tab?.label ?? "Cairn"} · Cairn`;
-    // Moving focus to the new tab's heading tells screen-reader and keyboard users where they are.
-    if (firstRender.current) firstRender.current = false;
-    else headingRef.current?.focus();
-  }, [tabId]);
 
   // Signing in just read who this is: re-read only when agents change.
   const me = useLoad(async () => (await currentAgent()) ?? initialMe, [], initialMe);
@@ -191,7 +190,14 @@ function Shell({ me: initialMe, onSignedOut }: { me: AgentSelf; onSignedOut: () 
     setTheme(next);
   };
 
-  const tab = TABS.find((candidate) => candidate.id === tabId) ?? OVERVIEW;
+  const tabs = tabsFor(state.me.role);
+  const tab = tabs.find((candidate) => candidate.id === tabId) ?? OVERVIEW;
+  useEffect(() => {
+    document.title = `${tab.label} · Cairn`;
+    // Moving focus to the new tab's heading tells screen-reader and keyboard users where they are.
+    if (firstRender.current) firstRender.current = false;
+    else headingRef.current?.focus();
+  }, [tab.id]);
   const Content = tab.component;
   const statusText = status === "live" ? "Live" : status === "stopped" ? "Offline" : status === "connecting" ? "Connecting…" : "Reconnecting…";
 
@@ -225,7 +231,7 @@ function Shell({ me: initialMe, onSignedOut }: { me: AgentSelf; onSignedOut: () 
           </button>
         </div>
         <nav class="tabs" aria-label="Sections">
-          {TABS.map((candidate) => (
+          {tabs.map((candidate) => (
             <a key={candidate.id} href={`#/${candidate.id}`} class="tab" aria-current={candidate.id === tab.id ? "page" : undefined}>
               {candidate.label}
             </a>

@@ -12,9 +12,9 @@ function text(value: unknown): string | undefined {
 function eventGist(event: EventRecord): string {
   const payload = event.payload;
   const parts: string[] = [];
-  const id = text(payload.memory_id) ?? text(payload.decision_id) ?? text(payload.task_id) ?? text(payload.message_id) ?? text(payload.edge_id) ?? text(payload.handoff_id) ?? text(payload.feed_id);
+  const id = text(payload.memory_id) ?? text(payload.decision_id) ?? text(payload.task_id) ?? text(payload.message_id) ?? text(payload.edge_id) ?? text(payload.handoff_id) ?? text(payload.feed_id) ?? text(payload.link_id) ?? text(payload.token_id);
   if (id) parts.push(shortId(id));
-  for (const key of ["type", "status", "assigned_to", "reason", "to", "holder", "agent_id", "from", "kind", "rel", "ingested", "failures"]) {
+  for (const key of ["type", "status", "assigned_to", "reason", "to", "holder", "agent_id", "from", "kind", "rel", "ingested", "failures", "peer_name", "applied"]) {
     const value = text(payload[key]);
     if (value !== undefined && value !== event.agent_id) parts.push(`${key.replace("_", " ")}: ${value}`);
   }

@@ -10,6 +10,7 @@ import type { MemoryEntry, SearchHit } from "../../../../src/wire/memory.js";
 import { Markdown, showsMarkdown } from "../../components/markdown.js";
 import { CompiledSource, StaleNote, StalePill } from "./code-marks.js";
 import { FeedMark } from "./feed-mark.js";
+import { MeshMark } from "./mesh-mark.js";
 
 interface MemoryCardProps {
   entry: MemoryEntry | SearchHit;
@@ -17,26 +18,32 @@ interface MemoryCardProps {
   /** Without these, the card offers no change (e.g. the archivist's synthesis docs). */
   onEdit?: ((entry: MemoryEntry) => void) | undefined;
   onDelete?: ((entry: MemoryEntry) => void) | undefined;
+  /** Hides a peer's copy here (the owner's, for copies only). */
+  onSuppress?: ((entry: MemoryEntry) => void) | undefined;
   /** The name of the feed the entry came from, once known (see useFeedNames). */
   feedName?: string | undefined;
 }
 
 const isHit = (entry: MemoryEntry | SearchHit): entry is SearchHit => "score" in entry;
 
-/** Whether the signed-in agent may change the entry: a directive only by its author (CONTRACT §3). */
+/**
+ * Whether the signed-in agent may change the entry: a directive only by its author (CONTRACT §3),
+ * a peer's copy by nobody here (§16: only its origin changes it).
+ */
 export function canChange(entry: MemoryEntry, agentId: string, role: string): boolean {
-  if (role === "viewer") return false;
+  if (role === "viewer" || entry.source?.kind === "mesh") return false;
   if (entry.type === "directive") return entry.agent_id === agentId;
   return entry.agent_id === agentId || role === "owner";
 }
 
-export function MemoryCard({ entry, onOpen, onEdit, onDelete, feedName }: MemoryCardProps) {
+export function MemoryCard({ entry, onOpen, onEdit, onDelete, onSuppress, feedName }: MemoryCardProps) {
   const { me } = useApp();
   const directive = entry.type === "directive";
   const headingId = `entry-${entry.id}`;
   const changeable = canChange(entry, me.agent_id, me.role);
+  const suppressible = entry.source?.kind === "mesh" && me.role === "owner";
   return (
-    <article class={["memory-card", directive ? "is-directive" : "", entry.stale_since !== null ? "is-stale" : ""].filter(Boolean).join(" ")} aria-labelledby={headingId} data-entry-id={entry.id} data-type={entry.type} data-source={entry.source?.kind}>
+    <article class={["memory-card", directive ? "is-directive" : "", entry.stale_since !== null ? "is-stale" : "", entry.source?.kind === "mesh" ? "is-copy" : ""].filter(Boolean).join(" ")} aria-labelledby={headingId} data-entry-id={entry.id} data-type={entry.type} data-source={entry.source?.kind}>
       <header class="card-header">
         <h3 class="card-heading" id={headingId}>
           {directive && (
@@ -69,6 +76,7 @@ export function MemoryCard({ entry, onOpen, onEdit, onDelete, feedName }: Memory
       <StaleNote entry={entry} />
       <CompiledSource entry={entry} />
       <FeedMark entry={entry} feedName={feedName} />
+      <MeshMark entry={entry} />
       {entry.headline && <p class="card-headline">{entry.headline}</p>}
       {showsMarkdown(entry) ? <Markdown class="card-content markdown" text={entry.content} /> : <div class="card-content">{entry.content}</div>}
       <footer class="card-footer">
@@ -103,6 +111,11 @@ export function MemoryCard({ entry, onOpen, onEdit, onDelete, feedName }: Memory
           {changeable && onDelete && (
             <button type="button" class="link-button danger-text" onClick={() => onDelete(entry)}>
               Delete
+            </button>
+          )}
+          {suppressible && onSuppress && (
+            <button type="button" class="link-button danger-text" onClick={() => onSuppress(entry)}>
+              Suppress here
             </button>
           )}
           {!changeable && directive && onEdit && <span class="muted small">only {entry.agent_id} can change it</span>}

@@ -16,6 +16,7 @@ import type { GraphEdge, GraphNode } from "../../../../src/wire/graph.js";
 import { Markdown, showsMarkdown } from "../../components/markdown.js";
 import { anchorName, CompiledSource, StaleNote, StalePill } from "./code-marks.js";
 import { FeedMark } from "./feed-mark.js";
+import { MeshMark } from "./mesh-mark.js";
 import { feedIdOf, useFeedNames } from "./feed-names.js";
 
 export function MemoryDetailDialog({ id: firstId, onClose }: { id: string; onClose: () => void }) {
@@ -86,6 +87,7 @@ function EntryFacts({ data, onOpen }: { data: GraphNode; onOpen: (id: string) =>
       <StaleNote entry={entry} />
       <CompiledSource entry={entry} />
       <FeedMark entry={entry} feedName={feedId === undefined ? undefined : feedNames.get(feedId)} />
+      <MeshMark entry={entry} />
       {entry.headline && <p class="card-headline">{entry.headline}</p>}
       {showsMarkdown(entry) ? <Markdown class="card-content markdown" text={entry.content} /> : <div class="card-content">{entry.content}</div>}
       <dl class="facts facts-columns">
@@ -158,6 +160,14 @@ function EntryFacts({ data, onOpen }: { data: GraphNode; onOpen: (id: string) =>
                 <dd class="mono small wrap-anywhere">{entry.source.commit}</dd>
               </>
             )}
+          </>
+        )}
+        {entry.source?.kind === "mesh" && (
+          <>
+            <dt>Origin</dt>
+            <dd>
+              {entry.source.origin_name} <span class="muted small mono">{entry.source.origin}</span>
+            </dd>
           </>
         )}
         {entry.stale_since !== null && (

@@ -34,8 +34,8 @@ interface Filters {
   project: string;
   tag: string;
   agent: string;
-  /** "": any provenance; "feed": only items of subscribed feeds. */
-  source: "" | "feed";
+  /** "": any provenance; "feed": only items of subscribed feeds; "mesh": only peers' copies. */
+  source: "" | "feed" | "mesh";
 }
 
 const NO_FILTERS: Filters = { type: "", project: "", tag: "", agent: "", source: "" };
@@ -66,6 +66,7 @@ export function MemoryTab() {
   const [writing, setWriting] = useState(false);
   const [editing, setEditing] = useState<MemoryEntry | undefined>(undefined);
   const [deleting, setDeleting] = useState<MemoryEntry | undefined>(undefined);
+  const [suppressing, setSuppressing] = useState<MemoryEntry | undefined>(undefined);
   const [detail, setDetail] = useState<string | undefined>(undefined);
   const [edited, setEdited] = useState<ReadonlyMap<string, MemoryEntry>>(new Map());
   const [deleted, setDeleted] = useState<ReadonlySet<string>>(new Set());
@@ -88,6 +89,7 @@ export function MemoryTab() {
     onOpen: setDetail,
     onEdit: setEditing,
     onDelete: setDeleting,
+    onSuppress: setSuppressing,
   };
   const searching = searchQuery !== "";
   const hasFilter = filters.type !== "" || filters.project !== "" || filters.tag.trim() !== "" || filters.agent !== "" || filters.source !== "";
@@ -134,6 +136,7 @@ export function MemoryTab() {
           <select value={filters.source} onChange={(event) => set({ source: event.currentTarget.value as Filters["source"] })}>
             <option value="">any source</option>
             <option value="feed">from feeds</option>
+            <option value="mesh">from peers (mesh)</option>
           </select>
         </Field>
         {hasFilter && (
@@ -181,6 +184,24 @@ export function MemoryTab() {
           <blockquote class="card-content">{deleting.content.length > 300 ? `${deleting.content.slice(0, 300)}…` : deleting.content}</blockquote>
         </ConfirmDialog>
       )}
+      {suppressing?.source?.kind === "mesh" && (
+        <ConfirmDialog
+          title={`Suppress this copy from ${suppressing.source.origin_name}?`}
+          confirmLabel="Suppress here"
+          onClose={() => setSuppressing(undefined)}
+          onConfirm={async () => {
+            await api.post(`/memory/${encode(suppressing.id)}/suppress`);
+            setDeleted((current) => new Set([...current, suppressing.id]));
+            notify("success", "Copy suppressed here.");
+          }}
+        >
+          <p>
+            It disappears here for every agent, is not synced again at this version, and is not passed on to other peers. It stays on {suppressing.source.origin_name}; if
+            it is changed there, the newer version comes back.
+          </p>
+          <blockquote class="card-content">{suppressing.content.length > 300 ? `${suppressing.content.slice(0, 300)}…` : suppressing.content}</blockquote>
+        </ConfirmDialog>
+      )}
       {detail && <MemoryDetailDialog id={detail} onClose={() => setDetail(undefined)} />}
     </div>
   );
@@ -190,6 +211,7 @@ interface CardActions {
   onOpen: (id: string) => void;
   onEdit: (entry: MemoryEntry) => void;
   onDelete: (entry: MemoryEntry) => void;
+  onSuppress: (entry: MemoryEntry) => void;
 }
 
 function EntryList({ filters, actions }: { filters: Filters; actions: CardActions }) {
@@ -208,6 +230,8 @@ function EntryList({ filters, actions }: { filters: Filters; actions: CardAction
       <PagedList paged={paged} empty={
           filters.source === "feed" && !(filters.type || filters.project || filters.tag || filters.agent)
             ? "No entry came from a feed yet. Subscribe to one in the Feeds tab."
+            : filters.source === "mesh" && !(filters.type || filters.project || filters.tag || filters.agent)
+            ? "No copy of a peer's entry here yet. The owner links peers in the Mesh view."
             : filters.type || filters.project || filters.tag || filters.agent || filters.source
             ? "No entry matches these filters."
             : "No memory yet (compiled code is listed with “all with code”). Write the first entry with “New entry”."
