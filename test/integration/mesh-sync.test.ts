@@ -84,6 +84,26 @@ describe("a sync", () => {
     expect(await merkleRoot(beta, "edits")).toBe(await merkleRoot(alpha, "edits"));
   });
 
+  it("is never decayed, merged or headlined by the archivist, nor reinforced by a write", async () => {
+    const first = await write(alpha, alice, { content: "Copies keep their origin's confidence", project: "shared", confidence: 0.7 });
+    const second = await write(alpha, alice, { content: "Copies are merged only at their origin", project: "shared" });
+    await syncNow(beta, linkId);
+    const decayed = await beta.request<{ updated: number }>("/archivist/confidence", { as: beta.archivist, body: { updates: [{ id: first.id, confidence: 0.1 }] } });
+    expect(decayed.status, decayed.text).toBe(200);
+    expect(decayed.body.updated).toBe(0);
+    const merged = await beta.request<{ detail: string }>("/archivist/merge", {
+      as: beta.archivist,
+      body: { sources: [{ id: first.id, version: 1 }, { id: second.id, version: 1 }], content: "Both, merged here" },
+    });
+    expect(merged.status).toBe(403);
+    expect(merged.body.detail).toBe("entry belongs to peer alpha");
+    expect((await beta.request(`/memory/${first.id}/headline`, { as: beta.archivist, method: "PATCH", body: { headline: "mine now" } })).status).toBe(403);
+    const again = await beta.request<Entry & { duplicate_of?: string }>("/memory", { as: beta.owner, body: { content: first.content, project: "shared" } });
+    expect(again.status).toBe(201);
+    expect(again.body.id).not.toBe(first.id);
+    expect(byId(await entries(beta, "shared"), first.id)).toMatchObject({ confidence: 0.7, version: 1 });
+  });
+
   it("applies nothing twice: a sync with nothing new skips everything and moves nothing", async () => {
     await syncNow(beta, linkId);
     const root = await merkleRoot(beta, "shared");
@@ -179,5 +199,30 @@ describe("the identity of a copy", () => {
     const copy = byId(await entries(beta, "shared"), original.id);
     expect(copy?.agent_id).toBe(`${alpha.owner.agentId}@alpha`);
     expect((await beta.request(`/agents/${encodeURIComponent(copy?.agent_id ?? "")}`, { as: beta.owner })).status).toBe(404);
+  });
+});
+
+describe("a chain of links", () => {
+  let gamma: TestServer;
+  let gammaLink: string;
+  beforeAll(async () => {
+    gamma = await startTestServer({ INSTANCE_NAME: "gamma" });
+    await createProject(gamma, "shared");
+    gammaLink = (await link(gamma, beta, ["shared"], "pull")).id;
+  });
+  afterAll(() => gamma?.close());
+
+  it("passes a copy on with its origin, and the third instance's copy is as read-only", async () => {
+    const original = await write(alpha, alice, { content: "Travels two hops", project: "shared" });
+    await syncNow(beta, linkId);
+    await syncNow(gamma, gammaLink);
+    const copy = byId(await entries(gamma, "shared"), original.id);
+    expect(copy).toMatchObject({ agent_id: "alice@alpha", version: 1, source: { kind: "mesh", origin: alphaId, origin_name: "alpha", link_id: gammaLink } });
+    expect((await gamma.request(`/memory/${original.id}`, { as: gamma.owner, method: "DELETE" })).status).toBe(403);
+    // An edit at the origin reaches the end of the chain.
+    await alpha.request(`/memory/${original.id}`, { as: alice, method: "PATCH", body: { content: "Travels two hops, edited" } });
+    await syncNow(beta, linkId);
+    await syncNow(gamma, gammaLink);
+    expect(byId(await entries(gamma, "shared"), original.id)).toMatchObject({ content: "Travels two hops, edited", version: 2 });
   });
 });
