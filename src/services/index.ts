@@ -254,7 +254,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const feedPoller = new FeedPoller(store, feedPolls, log.child({ component: "feeds" }), config.FEEDS_POLL_SECONDS * 1000);
   const meshTokens = new MeshTokens(store, bus);
   const pull = new PullClient(outbound, config.MAX_BODY_BYTES);
-  const applier = new CopyApplier(store, bus, copies, embeddings, instance.id);
+  const applier = new CopyApplier(store, bus, copies, embeddings, instance.id, config.MAX_ENTRIES_PER_PROJECT);
   const meshLog = log.child({ component: "mesh" });
   const sync = new MeshSync(store, bus, instance, pull, applier, new AntiEntropy(pull, merkle, applier), {
     maxContentBytes: config.MAX_CONTENT_BYTES,

@@ -215,3 +215,23 @@ describe("a hostile peer", () => {
     for (const url of seen) expect(url).not.toContain(FAKE_TOKEN);
   });
 });
+
+describe("a peer flooding a project", () => {
+  let small: TestServer;
+  let smallLink: string;
+  beforeAll(async () => {
+    small = await startTestServer({ INSTANCE_NAME: "small", MAX_ENTRIES_PER_PROJECT: "3" });
+    await createProject(small, "shared");
+    const linked = await small.request<Link>("/mesh/peers", { as: small.owner, body: { url: fakeUrl, token: FAKE_TOKEN, projects: ["shared"], direction: "pull" } });
+    expect(linked.status, linked.text).toBe(201);
+    smallLink = linked.body.id;
+  });
+  afterAll(() => small?.close());
+
+  it("fills it no further than MAX_ENTRIES_PER_PROJECT, refusing the rest", async () => {
+    servePage(Array.from({ length: 5 }, (_, index) => item(`Flood ${index}`)));
+    const result = await small.request<{ applied: number; rejected: number }>(`/mesh/peers/${smallLink}/sync`, { as: small.owner, method: "POST" });
+    expect(result.body).toMatchObject({ applied: 3, rejected: 2 });
+    expect((await entries(small, "shared")).length).toBe(3);
+  });
+});

@@ -57,6 +57,8 @@ export class CopyApplier {
     private readonly copies: CopyWrites,
     private readonly embeddings: MemoryEmbeddings,
     private readonly localOrigin: string,
+    /** MAX_ENTRIES_PER_PROJECT (0: no cap): a peer fills a project no further than a writer here could. */
+    private readonly maxEntriesPerProject: number,
   ) {}
 
   async apply(link: MeshLinkRow, page: readonly Incoming[], move: CursorMove | null): Promise<Applied> {
@@ -71,6 +73,7 @@ export class CopyApplier {
       const held = await this.store.mesh.heldEntries(tx, ids);
       const suppressed = await this.store.mesh.suppressions(tx, ids);
       const refusals: { id: string | null; reason: string }[] = [];
+      const room = this.roomIn(tx);
       for (const item of items) {
         if (item.kind === "dropped") {
           result.dropped++;
@@ -95,6 +98,10 @@ export class CopyApplier {
           result.skipped++;
           continue;
         }
+        if (current === undefined && copy.row.deleted_at === null && !(await room.take(copy.row.project))) {
+          refusals.push({ id: item.id, reason: `${copy.row.project ?? "global memory"} is full (MAX_ENTRIES_PER_PROJECT)` });
+          continue;
+        }
         if (hidden !== undefined) await this.store.mesh.unsuppress(tx, item.id);
         const vector = vectors.get(item.id) ?? null;
         if (current === undefined) await this.copies.insert(tx, actor, copy, vector);
@@ -110,6 +117,21 @@ export class CopyApplier {
       }
       return result;
     });
+  }
+
+  /** Live entries each project may still take in this transaction. */
+  private roomIn(tx: Tx): { take(project: string | null): Promise<boolean> } {
+    const left = new Map<string, number>();
+    return {
+      take: async (project) => {
+        if (this.maxEntriesPerProject === 0) return true;
+        const key = project ?? "";
+        let room = left.get(key);
+        if (room === undefined) room = this.maxEntriesPerProject - (await this.store.quotas.liveEntries(tx, project));
+        left.set(key, room - 1);
+        return room > 0;
+      },
+    };
   }
 
   private async announce(tx: Tx, link: MeshLinkRow, refusals: readonly { id: string | null; reason: string }[]): Promise<void> {
