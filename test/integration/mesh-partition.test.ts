@@ -3,7 +3,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cliEnv, startServe, type ServeProcess } from "../helpers/cli.js";
-import { createProject, link, merkleRoot, syncNow, type Entry, type Peer, type SyncResult } from "../helpers/mesh-sync.js";
+import { createProject, link, merkleRoot, type Entry, type Peer, type SyncResult } from "../helpers/mesh-sync.js";
 import { request, tempDir, type Credentials } from "../helpers/server.js";
 
 // CONTRACT §16: two real `cairn serve` processes linked both ways, partitioned while both sides
@@ -73,7 +73,14 @@ async function churn(peer: Side, round: string, own: Entry[]): Promise<Entry[]> 
 async function drain(peer: Side, linkId: string): Promise<{ runs: number; bytes: number; applied: number }> {
   const total = { runs: 0, bytes: 0, applied: 0 };
   for (;;) {
-    const result: SyncResult = await syncNow(peer, linkId);
+    // A scheduled sync may hold the link (the restarted server found it due): wait for it.
+    const busy = await peer.request(`/mesh/peers/${linkId}/sync`, { as: peer.owner, method: "POST" });
+    if (busy.status === 409) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      continue;
+    }
+    expect(busy.status, busy.text).toBe(200);
+    const result = busy.body as SyncResult;
     total.runs++;
     total.bytes += result.bytes;
     total.applied += result.applied + result.tombstones;

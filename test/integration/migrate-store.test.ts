@@ -218,6 +218,17 @@ async function buildSqliteStore(dir: string): Promise<Built> {
     await releases.close();
   }
 
+  // Linked both ways to a peer (a token minted here for it, a link with its token sealed), with a
+  // copy of the peer's entry suppressed here.
+  const peer = await server(scratch());
+  await created(peer, "/projects", peer.owner, { name: "web" });
+  const peerNote = await created(peer, "/memory", peer.owner, { content: "the peer's release notes", project: "web" });
+  const minted = await created<{ token: string }>(peer, "/mesh/tokens", peer.owner, { label: "for the source", projects: ["web"], capabilities: ["pull", "handshake"] });
+  ids.link = (await created(source, "/mesh/peers", source.owner, { url: peer.url, token: minted.token, projects: ["web"], direction: "both" })).id;
+  await ok(source, `/mesh/peers/${ids.link}/sync`, source.owner, { method: "POST" });
+  expect((await source.request(`/memory/${peerNote.id}/suppress`, { as: source.owner, method: "POST" })).status).toBe(204);
+  await stop(peer);
+
   ids.direct = (await created(source, "/messages", alice, { to: bob.agentId, subject: "hello", body: "the build is green" })).id;
   ids.toProject = (await created(source, "/messages", alice, { to: "project:web", body: "release on Tuesday" })).id;
   ids.broadcast = (await created(source, "/messages", bob, { to: "broadcast", body: "lunch at noon" })).id;
@@ -250,6 +261,8 @@ async function buildSqliteStore(dir: string): Promise<Built> {
   const db = connect(join(dir, "cairn.db"));
   // A background job's claim: the jobs' intervals are far longer than a test, so it is written here.
   db.run("INSERT INTO jobs (name, next_run_at) VALUES ('event-retention', '2030-01-01T00:00:00.000Z')");
+  // A peer heard of on the network: mDNS, which a test cannot reach from here, would have written it.
+  db.run("INSERT INTO mesh_discovered (instance_id, name, url, via, last_seen_at) VALUES ('8d7f7b0e-5a35-4d53-9a43-0b1c2d3e4f50', 'laptop', 'http://192.0.2.7:3000', 'mdns', '2026-12-01T00:00:00.000Z')");
   // Seqs handed out to events that retention has since pruned: SQLite's AUTOINCREMENT remembers them.
   db.run("UPDATE sqlite_sequence SET seq = seq + 1000 WHERE name = 'events'");
   db.close();
