@@ -5,6 +5,7 @@ import type { ProjectMapping } from "../../wire/mesh.js";
 import type { MerkleSummaries } from "../merkle/service.js";
 import { addApplied, noneApplied, type Applied, type CopyApplier } from "./apply.js";
 import { incomingOf, type LinkTerms } from "./incoming.js";
+import { mappingOf } from "./link-record.js";
 import { peerPage } from "./page.js";
 import { IDS_PER_REQUEST, PeerFailure, type PullClient, type PullTarget } from "./pull.js";
 
@@ -39,8 +40,7 @@ export class AntiEntropy {
 
   async run(link: MeshLinkRow, target: PullTarget, terms: LinkTerms, extendLease: () => Promise<void>): Promise<Repair> {
     const repair: Repair = { ...noneApplied(), requests: 0, bytes: 0, differing: 0 };
-    const mappings = JSON.parse(link.projects) as ProjectMapping[];
-    for (const mapping of mappings) {
+    for (const mapping of mappingOf(link)) {
       const ids = await this.differingIds(target, mapping, repair);
       for (let start = 0; start < ids.length; start += IDS_PER_REQUEST) {
         const chunk = ids.slice(start, start + IDS_PER_REQUEST);

@@ -1,15 +1,14 @@
 import { forbidden, invalid } from "../../core/errors.js";
-import { newId } from "../../core/ids.js";
-import { addSeconds, now } from "../../core/time.js";
+import { now } from "../../core/time.js";
 import type { EventBus } from "../../events/bus.js";
 import { safeUrl } from "../../net/safe-url.js";
-import type { MeshLinkRow, NewMeshLinkRow } from "../../store/mesh.js";
+import type { MeshLinkRow } from "../../store/mesh.js";
 import { ConstraintViolation, type Store, type Tx } from "../../store/store.js";
 import type { MeshHandshakeResult, ProjectMapping } from "../../wire/mesh.js";
 import type { Caller, MeshGrant } from "../caller.js";
 import type { Instance } from "../instance.js";
 import { ownersAudience } from "./audience.js";
-import { mappingOf, shownStatus } from "./link-record.js";
+import { mappingOf, newLinkRow, shownStatus } from "./link-record.js";
 import { DEFAULT_INTERVAL_SECONDS, DEFAULT_MAX_CONFIDENCE, MAX_LINKS, peerError, type MeshSettings } from "./links.js";
 import { mappingFrom, type MappingInput } from "./mapping.js";
 import { normalizePeerUrl, type PeerClient, type PeerGossip } from "./peer-client.js";
@@ -83,36 +82,21 @@ export class MeshHandshakes {
     const existing = await this.store.mesh.linkByPeer(tx, gossip.instance_id);
     if (existing) return this.refresh(tx, caller, existing, url, token, gossip);
     if ((await this.store.mesh.countLinks(tx)) >= MAX_LINKS) throw forbidden("this instance holds as many links as it may");
-    const row: NewMeshLinkRow = {
-      id: newId(),
-      peer_instance_id: gossip.instance_id,
-      peer_name: gossip.name,
+    const row = newLinkRow(this.instance, {
+      peer: gossip,
       url,
       label: null,
-      projects: JSON.stringify(mapping),
+      mapping,
       direction: "pull",
-      interval_seconds: DEFAULT_INTERVAL_SECONDS,
-      max_confidence: DEFAULT_MAX_CONFIDENCE,
-      paused: 0,
-      status: "active",
-      failures: 0,
-      last_sync_at: null,
-      last_success_at: null,
-      last_error: null,
-      cursor: 0,
-      token_sealed: this.instance.seal(token),
-      token_hint: tokenHint(token),
-      minted_token_id: null,
-      applied_total: 0,
-      rejected_total: 0,
-      dropped_total: 0,
-      next_sync_at: at,
-      anti_entropy_at: addSeconds(at, this.settings.antiEntropyHours * 3600),
+      intervalSeconds: DEFAULT_INTERVAL_SECONDS,
+      maxConfidence: DEFAULT_MAX_CONFIDENCE,
+      token,
+      nextSyncAt: at,
+      antiEntropyHours: this.settings.antiEntropyHours,
       // Which of our tokens let the peer in: the owner revokes that token to end what it started.
-      created_by: caller.agentId,
-      created_at: at,
-      updated_at: at,
-    };
+      createdBy: caller.agentId,
+      at,
+    });
     await this.store.mesh.insertLink(tx, row);
     await this.bus.emit(tx, {
       type: "mesh.peer.linked",

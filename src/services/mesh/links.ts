@@ -1,5 +1,4 @@
 import { AppError, invalid, notFound } from "../../core/errors.js";
-import { newId } from "../../core/ids.js";
 import { addSeconds, now } from "../../core/time.js";
 import type { EventBus } from "../../events/bus.js";
 import type { MeshLinkPatch, MeshLinkRow, NewMeshLinkRow } from "../../store/mesh.js";
@@ -9,10 +8,10 @@ import type { Caller } from "../caller.js";
 import type { Instance } from "../instance.js";
 import { decodeCursor, pageOf, type Page } from "../paging.js";
 import { ownersAudience } from "./audience.js";
-import { meshLinkOf, shownStatus } from "./link-record.js";
+import { meshLinkOf, newLinkRow, shownStatus } from "./link-record.js";
 import { checkLocalProjects, inverted, mappingFrom, type MappingInput } from "./mapping.js";
 import { normalizePeerUrl, PeerCallError, type PeerClient, type PeerGossip } from "./peer-client.js";
-import { tokenHint, type MeshTokens } from "./tokens.js";
+import type { MeshTokens } from "./tokens.js";
 
 export const DEFAULT_INTERVAL_SECONDS = 300;
 export const DEFAULT_MAX_CONFIDENCE = 0.8;
@@ -82,35 +81,20 @@ export class MeshLinks {
     const mapping = defaultMapping(input.projects, gossip);
     const direction = input.direction ?? "both";
     const at = now();
-    const row: NewMeshLinkRow = {
-      id: newId(),
-      peer_instance_id: gossip.instance_id,
-      peer_name: gossip.name,
+    const row = newLinkRow(this.instance, {
+      peer: gossip,
       url,
       label: input.label ?? null,
-      projects: JSON.stringify(mapping),
+      mapping,
       direction,
-      interval_seconds: input.interval_seconds ?? DEFAULT_INTERVAL_SECONDS,
-      max_confidence: input.max_confidence ?? DEFAULT_MAX_CONFIDENCE,
-      paused: 0,
-      status: "active",
-      failures: 0,
-      last_sync_at: null,
-      last_success_at: null,
-      last_error: null,
-      cursor: 0,
-      token_sealed: this.instance.seal(input.token),
-      token_hint: tokenHint(input.token),
-      minted_token_id: null,
-      applied_total: 0,
-      rejected_total: 0,
-      dropped_total: 0,
-      next_sync_at: direction === "both" ? addSeconds(at, HANDSHAKE_HOLD_SECONDS) : at,
-      anti_entropy_at: addSeconds(at, this.settings.antiEntropyHours * 3600),
-      created_by: caller.agentId,
-      created_at: at,
-      updated_at: at,
-    };
+      intervalSeconds: input.interval_seconds ?? DEFAULT_INTERVAL_SECONDS,
+      maxConfidence: input.max_confidence ?? DEFAULT_MAX_CONFIDENCE,
+      token: input.token,
+      nextSyncAt: direction === "both" ? addSeconds(at, HANDSHAKE_HOLD_SECONDS) : at,
+      antiEntropyHours: this.settings.antiEntropyHours,
+      createdBy: caller.agentId,
+      at,
+    });
     const minted = await this.insert(row, async (tx) => {
       await checkLocalProjects(this.store, tx, mapping);
       if ((await this.store.mesh.countLinks(tx)) >= MAX_LINKS) throw new AppError("CONFLICT", `at most ${MAX_LINKS} links; unlink one first`);

@@ -1,5 +1,4 @@
 import type { MeshLinkRow } from "../../store/mesh.js";
-import type { MeshLinkStatusName } from "../../wire/mesh.js";
 
 /** Syncs failed in a row after which a link is `failing`. */
 export const FAILURES_TO_FAIL = 3;
@@ -14,10 +13,7 @@ export const SYNC_LEASE_SECONDS = 300;
  * rather than calling their peers in step.
  */
 export function nextSyncDelaySeconds(row: Pick<MeshLinkRow, "interval_seconds">, failures: number, random = Math.random): number {
-  const base = failures === 0 ? row.interval_seconds : Math.min(row.interval_seconds * 2 ** Math.min(failures, 20), MAX_BACKOFF_SECONDS);
-  const capped = failures === 0 ? base : Math.min(base, MAX_BACKOFF_SECONDS);
-  return Math.max(1, Math.round(capped * (0.9 + 0.2 * random())));
+  const jittered = (seconds: number): number => Math.max(1, Math.round(seconds * (0.9 + 0.2 * random())));
+  if (failures === 0) return jittered(row.interval_seconds);
+  return Math.min(jittered(row.interval_seconds * 2 ** Math.min(failures, 20)), MAX_BACKOFF_SECONDS);
 }
-
-/** The status a link shows: paused above all, then what its syncs came to. */
-export const shownStatus = (row: Pick<MeshLinkRow, "paused" | "status">): MeshLinkStatusName => (row.paused ? "paused" : row.status);

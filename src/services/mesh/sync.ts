@@ -5,7 +5,7 @@ import type { EventBus } from "../../events/bus.js";
 import { OutboundFailure } from "../../net/errors.js";
 import type { MeshLinkPatch, MeshLinkRow } from "../../store/mesh.js";
 import type { Store, Tx } from "../../store/store.js";
-import type { MeshSyncResult, ProjectMapping } from "../../wire/mesh.js";
+import type { MeshSyncResult } from "../../wire/mesh.js";
 import type { Instance } from "../instance.js";
 import type { AntiEntropy } from "./anti-entropy.js";
 import { addApplied, LeaseLost, type CopyApplier } from "./apply.js";
@@ -13,7 +13,8 @@ import { ownersAudience } from "./audience.js";
 import { incomingOf, type LinkTerms } from "./incoming.js";
 import { peerPage } from "./page.js";
 import { PeerFailure, PeerUnauthorized, PULL_PAGE, type PullClient, type PullTarget } from "./pull.js";
-import { FAILURES_TO_FAIL, nextSyncDelaySeconds, shownStatus, SYNC_LEASE_SECONDS } from "./schedule.js";
+import { mappingOf, shownStatus } from "./link-record.js";
+import { FAILURES_TO_FAIL, nextSyncDelaySeconds, SYNC_LEASE_SECONDS } from "./schedule.js";
 
 /** Pages one run applies at most: a backlog is worked off over several runs, so one link cannot monopolise a server. */
 export const PAGE_BUDGET = 20;
@@ -65,7 +66,7 @@ export class MeshSync {
       const target: PullTarget = { url: link.url, token };
       const terms: LinkTerms = {
         linkId: link.id,
-        projects: JSON.parse(link.projects) as ProjectMapping[],
+        projects: mappingOf(link),
         maxConfidence: link.max_confidence,
         maxContentBytes: this.settings.maxContentBytes,
       };
