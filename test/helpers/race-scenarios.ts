@@ -425,7 +425,8 @@ export async function feedFollowersMissNothing(cluster: Cluster, seconds = 4): P
         if (n % 5 === 4) {
           const id = live.shift() as string;
           expect((await cluster.on(at + 2)(`/memory/${id}`, { as: writer, method: "DELETE" })).status).toBe(204);
-          final.set(id, { version: final.get(id)?.version ?? 0, deleted: true });
+          // A deletion is the entry's next version.
+          final.set(id, { version: (final.get(id)?.version ?? 0) + 1, deleted: true });
         }
       }
     }),
