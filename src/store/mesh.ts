@@ -171,8 +171,8 @@ export interface MeshStore {
   suppress(tx: Tx, row: MeshSuppressionRow): Promise<void>;
   unsuppress(tx: Tx, memoryId: string): Promise<void>;
 
-  /** The entries (live or deleted, of any scope) with these ids, locked until the transaction ends where transactions overlap. */
-  heldEntries(tx: Tx, ids: readonly string[]): Promise<Map<string, HeldEntry>>;
+  /** The entries (live or deleted, of any scope) with these ids; in a transaction, locked until it ends where transactions overlap. */
+  heldEntries(r: Reader, ids: readonly string[]): Promise<Map<string, HeldEntry>>;
   /** Sets an entry's origin (a copy's: the instance it was written on). */
   setOrigin(tx: Tx, pk: number, origin: string): Promise<void>;
 }

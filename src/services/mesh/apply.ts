@@ -148,9 +148,20 @@ export class CopyApplier {
     }
   }
 
-  /** Each live copy's vector by the local model (null while it cannot embed: the backfill does it later). */
+  /**
+   * The vector, by the local model, of each live copy the page will likely apply (null while the
+   * model cannot embed: the backfill does it later). Items this instance wrote, and versions held
+   * already, are left out on a first read outside the transaction: on a link both ways every entry
+   * comes back once from the peer, and embedding it only to skip it cost as much as applying.
+   * Whatever the read misses is written without a vector and embedded by the backfill.
+   */
   private async vectorsOf(copies: readonly Extract<Incoming, { kind: "copy" }>[]): Promise<Map<string, Float32Array | null>> {
-    const live = copies.filter((item) => item.copy.row.deleted_at === null);
+    const held = await this.store.mesh.heldEntries(this.store.reader, copies.map((item) => item.id));
+    const live = copies.filter((item) => {
+      if (item.copy.row.deleted_at !== null || item.copy.origin === this.localOrigin) return false;
+      const current = held.get(item.id);
+      return current === undefined || current.version < item.copy.row.version;
+    });
     const vectors = await Promise.all(live.map((item) => this.embeddings.embedForBulk(item.copy.row.content)));
     return new Map(live.map((item, index) => [item.id, vectors[index] ?? null]));
   }

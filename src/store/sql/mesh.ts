@@ -225,12 +225,12 @@ export class SqlMesh implements MeshStore {
     await this.db.run(tx, "DELETE FROM mesh_suppressions WHERE memory_id = ?", memoryId);
   }
 
-  async heldEntries(tx: Tx, ids: readonly string[]): Promise<Map<string, HeldEntry>> {
+  async heldEntries(r: Reader, ids: readonly string[]): Promise<Map<string, HeldEntry>> {
     if (ids.length === 0) return new Map();
     const listed = this.db.dialect.inList("m.id", ids);
     const rows = await this.db.all<HeldEntry>(
-      tx,
-      `SELECT ${MEMORY_COLUMNS}, m.origin FROM memory m WHERE ${listed.sql} ORDER BY m.pk${this.db.dialect.lockRows(tx, "m")}`,
+      r,
+      `SELECT ${MEMORY_COLUMNS}, m.origin FROM memory m WHERE ${listed.sql} ORDER BY m.pk${this.db.dialect.lockRows(r, "m")}`,
       ...listed.params,
     );
     return new Map(rows.map((row) => [row.id, row]));
