@@ -1,7 +1,7 @@
 // The mesh (CONTRACT §16, issue 28) between real `cairn serve` processes on loopback, on either
 // backend. Two instances linked both ways are partitioned while each makes `writes + edits +
 // deletes` changes to a shared project, then brought together: on-demand syncs on both sides, in
-// rounds, until neither applies anything and their merkle roots match (time, bytes, entries/s).
+// passes, until neither applies anything and their merkle roots match (time, bytes, entries/s).
 // Then idle syncs (nothing new). Then a third and fourth instance: a peer holding `entries`
 // entries (the hash embedder: it only serves its feed) and a follower that pulls them all with the
 // bundled model, re-embedding each (sync throughput); then anti-entropy over the converged copy,
@@ -148,6 +148,9 @@ async function merkleRoot(server: ServerProcess): Promise<{ root: string; count:
   return call<{ root: string; count: number }>(server, "GET", `/memory/merkle?project=${PROJECT}`, undefined, 200);
 }
 
+/** What the 409s waited out said (a background sync holding the link, or a lease lost). */
+const conflicts = new Set<string>();
+
 /** POST /mesh/peers/{id}/sync, waiting out a background sync that holds the link (409). */
 async function syncNow(server: ServerProcess, linkId: string, antiEntropy = false): Promise<TimedSync> {
   const path = `/mesh/peers/${linkId}/sync${antiEntropy ? "?anti_entropy=true" : ""}`;
@@ -158,6 +161,7 @@ async function syncNow(server: ServerProcess, linkId: string, antiEntropy = fals
     const ms = performance.now() - started;
     if (reply.status === 409 && busy < 600) {
       busy++;
+      conflicts.add(reply.body.slice(0, 200));
       await sleep(500);
       continue;
     }
@@ -301,45 +305,74 @@ async function withSql<T>(dataDir: string, work: (sql: Sql) => Promise<T>): Prom
 // ---- 1 and 2: a partition, then idle syncs ----
 
 interface Rounds {
+  /** Passes: both sides draining at once, each until a run applies nothing and had no more. */
   rounds: number;
+  /** Sync runs on both sides. */
+  runs: number;
   bytes: number;
   changed: number;
   skipped: number;
   busy: number;
   ms: number;
-  /** ms until the roots first matched. */
+  /** ms until the roots first matched (checked after each pass). */
   rootsMatchedMs: number | null;
   cpuMs: number;
   byA: number;
   byB: number;
+  /** Each run, per side: what A pulled from B and B from A. */
+  runsA: SyncSummary[];
+  runsB: SyncSummary[];
+}
+
+type SyncSummary = Pick<SyncResult, "pages" | "applied" | "tombstones" | "skipped" | "bytes"> & { ms: number };
+
+const summary = (result: TimedSync): SyncSummary => ({ pages: result.pages, applied: result.applied, tombstones: result.tombstones, skipped: result.skipped, bytes: result.bytes, ms: round(result.ms, 0) });
+
+const quiet = (result: SyncResult): boolean => changed(result) === 0 && result.rejected === 0 && result.pages < PAGE_BUDGET;
+
+/**
+ * One side syncs on demand, each run asked for as soon as the last returned (so a run stopped at its
+ * page budget, which is due again at once, is never left for the background tick), until a run
+ * applies nothing and had no more to pull. Returns its runs.
+ */
+async function drain(server: ServerProcess, linkId: string): Promise<TimedSync[]> {
+  const runs: TimedSync[] = [];
+  for (;;) {
+    const result = await syncNow(server, linkId);
+    runs.push(result);
+    if (quiet(result)) return runs;
+  }
 }
 
 /**
- * Both sides sync on demand at once, round after round, until a round in which neither applied
- * anything nor stopped at its page budget and the two merkle roots match.
+ * Both sides drain at once, pass after pass, until a pass in which each side's first run was
+ * already quiet and the two merkle roots match: what the other side applied meanwhile (the
+ * echoes of one's own entries, which come back and are skipped) is pulled too.
  */
-async function converge(a: ServerProcess, linkA: string, b: ServerProcess, linkB: string, limitRounds = 200): Promise<Rounds> {
-  const total: Rounds = { rounds: 0, bytes: 0, changed: 0, skipped: 0, busy: 0, ms: 0, rootsMatchedMs: null, cpuMs: 0, byA: 0, byB: 0 };
+async function converge(a: ServerProcess, linkA: string, b: ServerProcess, linkB: string, limitRounds = 50): Promise<Rounds> {
+  const total: Rounds = { rounds: 0, runs: 0, bytes: 0, changed: 0, skipped: 0, busy: 0, ms: 0, rootsMatchedMs: null, cpuMs: 0, byA: 0, byB: 0, runsA: [], runsB: [] };
   const cpuBefore = a.cpuMs() + b.cpuMs();
   const started = performance.now();
   for (;;) {
     total.rounds++;
-    const [fromB, fromA] = await Promise.all([syncNow(a, linkA), syncNow(b, linkB)]);
-    for (const result of [fromB, fromA]) {
+    const [fromB, fromA] = await Promise.all([drain(a, linkA), drain(b, linkB)]);
+    total.runsA.push(...fromB.map(summary));
+    total.runsB.push(...fromA.map(summary));
+    for (const result of [...fromB, ...fromA]) {
+      total.runs++;
       total.bytes += result.bytes;
       total.changed += changed(result);
       total.skipped += result.skipped;
       total.busy += result.busy;
     }
-    total.byA += changed(fromB);
-    total.byB += changed(fromA);
+    total.byA += fromB.reduce((sum, result) => sum + changed(result), 0);
+    total.byB += fromA.reduce((sum, result) => sum + changed(result), 0);
     const [rootA, rootB] = await Promise.all([merkleRoot(a), merkleRoot(b)]);
     const matched = rootA.root === rootB.root;
     if (matched && total.rootsMatchedMs === null) total.rootsMatchedMs = performance.now() - started;
     if (!matched) total.rootsMatchedMs = null;
-    const quiet = [fromB, fromA].every((result) => changed(result) === 0 && result.rejected === 0 && result.pages < PAGE_BUDGET);
-    if (quiet && matched) break;
-    if (total.rounds >= limitRounds) throw new Error(`no convergence after ${limitRounds} rounds: roots ${rootA.root.slice(0, 12)} (${rootA.count}) and ${rootB.root.slice(0, 12)} (${rootB.count})`);
+    if (matched && fromB.length === 1 && fromA.length === 1) break;
+    if (total.rounds >= limitRounds) throw new Error(`no convergence after ${limitRounds} passes: roots ${rootA.root.slice(0, 12)} (${rootA.count}) and ${rootB.root.slice(0, 12)} (${rootB.count})`);
   }
   total.ms = performance.now() - started;
   total.cpuMs = a.cpuMs() + b.cpuMs() - cpuBefore;
@@ -396,7 +429,7 @@ async function partitionStage(options: MeshOptions, rows: Row[], details: Record
     const ownA = (await importEntries(serverA, nextA, baseline, a.name)).written;
     const ownB = (await importEntries(serverB, nextB, baseline, b.name)).written;
     const before = await converge(serverA, linkA, serverB, linkB);
-    details.baseline_sync = { entries_each_side: baseline, seconds: round(before.ms / 1000, 1), bytes: before.bytes, rounds: before.rounds };
+    details.baseline_sync = { entries_each_side: baseline, seconds: round(before.ms / 1000, 1), bytes: before.bytes, runs: before.runs, background_syncs_waited_out: before.busy };
 
     // The partition: B down while A changes; then A down while B changes; then both up.
     await stop(b);
@@ -411,7 +444,7 @@ async function partitionStage(options: MeshOptions, rows: Row[], details: Record
     const convergence = await converge(againA, linkA, againB, linkB);
     const root = await merkleRoot(againA);
     const convergedNote =
-      `${convergence.rounds} rounds of a sync each side at once; ${mib(convergence.bytes)} pulled; ` +
+      `${convergence.runs} sync runs (both sides at once, ${convergence.rounds} passes); ${mib(convergence.bytes)} pulled; ` +
       `applied ${convergence.byA.toLocaleString("en")} at A, ${convergence.byB.toLocaleString("en")} at B (${convergence.skipped.toLocaleString("en")} skipped: own entries echoed back); ` +
       `roots matched at ${round((convergence.rootsMatchedMs ?? convergence.ms) / 1000, 1)} s; ${root.count.toLocaleString("en")} leaves`;
     rows.push(once(`converge after the partition, ${perSide.toLocaleString("en")} changes each side`, convergence.ms, convergence.changed, convergence.cpuMs, againA, convergedNote));
@@ -420,7 +453,7 @@ async function partitionStage(options: MeshOptions, rows: Row[], details: Record
       seconds: round(convergence.ms / 1000, 2),
       roots_matched_seconds: convergence.rootsMatchedMs === null ? null : round(convergence.rootsMatchedMs / 1000, 2),
       bytes: convergence.bytes,
-      rounds: convergence.rounds,
+      runs: convergence.runs,
       applied: convergence.changed,
       applied_at_a: convergence.byA,
       applied_at_b: convergence.byB,
@@ -429,6 +462,9 @@ async function partitionStage(options: MeshOptions, rows: Row[], details: Record
       cpu_ms_both_servers: round(convergence.cpuMs, 0),
       background_syncs_waited_out: convergence.busy,
       leaves: root.count,
+      passes: convergence.rounds,
+      runs_at_a: convergence.runsA,
+      runs_at_b: convergence.runsB,
     };
 
     progress(`mesh: ${options.idleSyncs} idle syncs`);
@@ -594,6 +630,7 @@ export async function runMeshBench(options: MeshOptions): Promise<Section> {
   const details: Record<string, unknown> = { backend: benchDatabaseUrl() ? "postgres" : "sqlite", follower_model: "use-lite" };
   const { convergence, idle } = await partitionStage(options, rows, details);
   const stage = await antiEntropyStage(options, rows, details);
+  details.conflicts_waited_out = [...conflicts];
   const perSide = options.partition.writes + options.partition.edits + options.partition.deletes;
   const seconds = convergence.ms / 1000;
   const throughput = (stage.throughput.applied * 1000) / stage.throughput.ms;
