@@ -19,6 +19,7 @@ import { runFeedsOutBench } from "./feeds-out.js";
 import { runGraphBench } from "./graph.js";
 import { runStallBench } from "./hardening.js";
 import { runMcpBench } from "./mcp.js";
+import { runMeshBench } from "./mesh.js";
 import { runOutboundRefusalBench } from "./outbound-refusals.js";
 import { runParaphraseBench } from "./paraphrase.js";
 import { runRankingBench } from "./ranking.js";
@@ -35,7 +36,7 @@ import { runStartupBench } from "./startup.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -44,7 +45,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -79,6 +80,8 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   seqlock   the events' advisory lock: event-writing transactions at concurrency 1, 4, 16 and 64, with and without it (PostgreSQL only)
   feeds-out GET /memory/feed.json and feed.atom pages of 500 walked through 100,000 entries, a 304 poll, and GET /memory/merkle
             cold (first after a start), cached, after one write and one bucket; the first start's stamping of every leaf
+  mesh      two instances linked both ways, partitioned while each makes 10,000 changes: time, bytes and entries/s until their
+            merkle roots match; an idle sync; a 100,000-entry initial sync (use-lite re-embeds), anti-entropy with nothing and one bucket differing
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -126,6 +129,14 @@ function plan(quick: boolean) {
     scale: { serverCounts: [1, 2, 3], agents: 20, tasks: quick ? 200 : 2000, writeClients: 16, writes: quick ? 300 : 3000, writers: 4, warmup: quick ? 16 : 48 },
     seqlock: { concurrency: [1, 4, 16, 64], transactions: quick ? 500 : 5000, warmup: quick ? 50 : 200 },
     "feeds-out": { entries: quick ? 5000 : 100_000, polls: quick ? 20 : 100, coldRuns: quick ? 2 : 3, cachedRuns: quick ? 20 : 100 },
+    mesh: {
+      baseline: quick ? 400 : 4000,
+      partition: quick ? { writes: 600, edits: 200, deletes: 200 } : { writes: 6000, edits: 2000, deletes: 2000 },
+      idleSyncs: quick ? 20 : 50,
+      entries: quick ? 5000 : 100_000,
+      antiEntropyRuns: quick ? 5 : 10,
+      repairs: quick ? 3 : 5,
+    },
   };
 }
 
@@ -202,6 +213,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runSeqlockBench(sizes.seqlock);
     case "feeds-out":
       return runFeedsOutBench(sizes["feeds-out"]);
+    case "mesh":
+      return runMeshBench(sizes.mesh);
   }
 }
 
