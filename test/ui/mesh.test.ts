@@ -202,13 +202,16 @@ describeInBrowser("Mesh view", () => {
     expect(secret.startsWith(listed?.prefix ?? "?")).toBe(true);
     expect(await text(row.locator(".token-projects"))).toBe("payments");
     expect(await text(row.locator(".token-capabilities"))).toBe("handshake, gossip");
-    expect(await text(row.locator(".token-last-used"))).toMatch(/ago$|^just now$/);
     expect(await text(row.locator(".token-state .pill"))).toBe("active");
     // Shown once: neither the text, the markup nor any field holds the secret any more.
     expect(await page.locator("body").innerText()).not.toContain(secret);
     expect(await page.content()).not.toContain(secret);
     const values = await page.locator("input, textarea").evaluateAll((fields: FormValue[]) => fields.map((field) => field.value));
     expect(values.filter((value) => value.includes(secret))).toEqual([]);
+    // Its use above is shown once the list is read again (no event announces a use).
+    await page.reload();
+    await row.waitFor();
+    expect(await text(row.locator(".token-last-used"))).toMatch(/ago$|^just now$/);
 
     // A token that reads nothing is refused before asking the server.
     await tokens.getByRole("button", { name: "New token" }).click();
@@ -351,8 +354,10 @@ describeInBrowser("Mesh view", () => {
 
   test("makes a failing link stand out: the peer stopped, Sync now shows the peer's failure on the card", async ({ server, laptop, browser }) => {
     const link = await linked(server, laptop, ["payments"]);
-    await written(laptop, "alice", "payments", ["Card numbers never leave the vault service."]);
-    expect((await synced(server, link.id)).applied).toBe(1);
+    const [note] = await written(laptop, "alice", "payments", ["Card numbers never leave the vault service."]);
+    // This sync or a scheduled one before it brings the copy.
+    await synced(server, link.id);
+    expect((await server.request(`/memory/${note?.id}`, { as: server.owner })).status).toBe(200);
     const opened = await openPage(browser);
     const page = await signIn(server, opened, "mesh");
     const card = linkCard(page, link.id);
@@ -440,7 +445,9 @@ describeInBrowser("Mesh view", () => {
   test("marks a peer's copy with its origin, offers no edit or delete on it, and suppresses it here after a confirmation", async ({ server, laptop, browser }) => {
     const link = await linked(server, laptop, ["payments"]);
     const [original] = await written(laptop, "alice", "payments", ["Settlement files arrive at 02:00 UTC; never reprocess one by hand."]);
-    expect((await synced(server, link.id)).applied).toBe(1);
+    // This sync or a scheduled one before it brings the copy.
+    await synced(server, link.id);
+    expect((await server.request(`/memory/${original?.id}`, { as: server.owner })).status).toBe(200);
     const [own] = await written(server, "bob", "payments", ["Our own note: the refund worker runs every minute."]);
     const opened = await openPage(browser);
     const page = await signIn(server, opened, "memory");
@@ -464,6 +471,8 @@ describeInBrowser("Mesh view", () => {
     // The Source filter: copies only.
     await page.locator(".filters").getByLabel("Source").selectOption({ label: "from peers (mesh)" });
     await local.waitFor({ state: "detached" });
+    // The filtered list is read again: the copy is in it, alone.
+    await card.waitFor();
     expect(await page.locator(".memory-card").count()).toBe(1);
 
     // The details say where it came from too.
