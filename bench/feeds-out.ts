@@ -3,7 +3,7 @@
 // Atom, a poller's 304, and the merkle summary cold (the first after a start), after one change
 // (one bucket hashed again), cached, and one bucket's leaves.
 import { installStore, seededStore } from "./seed.js";
-import { judge, latencyStats, newDataDir, progress, removeDataDir, round, startServerProcess, type Credentials, type Row, type Section, type ServerProcess } from "./lib.js";
+import { judge, newDataDir, progress, removeDataDir, round, samplesRow, startServerProcess, type Credentials, type Row, type Section, type ServerProcess } from "./lib.js";
 
 export interface FeedsOutOptions {
   entries: number;
@@ -35,20 +35,8 @@ async function timed(server: ServerProcess, path: string, as: Credentials, heade
   return { ms, body: reply.body, etag: typeof etag === "string" ? etag : undefined };
 }
 
-function row(scenario: string, samples: number[], server: ServerProcess | null, note?: string): Row {
-  const stats = latencyStats(samples);
-  const wall = samples.reduce((sum, value) => sum + value, 0);
-  return {
-    scenario,
-    n: stats.n,
-    p50Ms: round(stats.p50, 2),
-    p95Ms: round(stats.p95, 2),
-    opsPerSec: wall > 0 ? round((stats.n * 1000) / wall, 1) : null,
-    cpuMsPerOp: null,
-    rssMb: server?.memory().rssMb ?? null,
-    ...(note === undefined ? {} : { note }),
-  };
-}
+const row = (scenario: string, samples: number[], server: ServerProcess | null, note?: string): Row =>
+  samplesRow(scenario, samples, server?.memory().rssMb ?? null, note === undefined ? {} : { note });
 
 /** Every page of `first`'s feed, by next_url; the time of each. */
 async function walk(server: ServerProcess, first: string, as: Credentials): Promise<{ samples: number[]; items: number }> {

@@ -393,6 +393,22 @@ export function rowOf(scenario: string, run: RunResult, rssMb: number | null, no
   };
 }
 
+/** Sequential samples in ms as a row: ops/s from their sum (one request at a time), no CPU figure. */
+export function samplesRow(scenario: string, samples: number[], rssMb: number | null, extra: Partial<Row> = {}): Row {
+  const stats = latencyStats(samples);
+  const wall = samples.reduce((sum, value) => sum + value, 0);
+  return {
+    scenario,
+    n: stats.n,
+    p50Ms: round(stats.p50, 2),
+    p95Ms: round(stats.p95, 2),
+    opsPerSec: wall > 0 ? round((stats.n * 1000) / wall, 1) : null,
+    cpuMsPerOp: null,
+    rssMb,
+    ...extra,
+  };
+}
+
 export type Progress = (message: string) => void;
 
 export const progress: Progress = (message) => process.stderr.write(`  · ${message}\n`);

@@ -22,6 +22,7 @@ import {
   removeDataDir,
   round,
   runClients,
+  samplesRow,
   startServerProcess,
   type Row,
   type Section,
@@ -232,20 +233,8 @@ async function importEntries(server: ServerProcess, next: () => Note, count: num
 }
 
 /** A row of samples in ms; `wallMs` when the samples overlapped (ops/s from the wall clock). */
-function row(scenario: string, samples: number[], server: ServerProcess | null, extra: Partial<Row> = {}): Row {
-  const stats = latencyStats(samples);
-  const wall = samples.reduce((sum, value) => sum + value, 0);
-  return {
-    scenario,
-    n: stats.n,
-    p50Ms: round(stats.p50, 2),
-    p95Ms: round(stats.p95, 2),
-    opsPerSec: wall > 0 ? round((stats.n * 1000) / wall, 1) : null,
-    cpuMsPerOp: null,
-    rssMb: server?.memory().rssMb ?? null,
-    ...extra,
-  };
-}
+const row = (scenario: string, samples: number[], server: ServerProcess | null, extra: Partial<Row> = {}): Row =>
+  samplesRow(scenario, samples, server?.memory().rssMb ?? null, extra);
 
 /** A single measurement: its time in the p50 column (p95 empty), its rate in ops/s. */
 function once(scenario: string, ms: number, count: number, cpuMs: number | null, server: ServerProcess | null, note: string): Row {
