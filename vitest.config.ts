@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -7,6 +8,12 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Most files wait on servers, processes and browsers rather than compute: two at a time even on
+    // two cores. A worker keeps its modules from one file to the next (no new process and no fresh
+    // import of the whole server per file, which cost more than some files' tests), so a test never
+    // leans on a module being loaded afresh: servers, stores and caches are made per test.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
+    isolate: false,
     // Files and the tests in them run in a new order on every run, so a test that leans on another's
     // leftovers fails somewhere rather than nowhere. The run prints its seed at its start and end;
     // `npx vitest run --sequence.seed=<seed>` repeats that order.

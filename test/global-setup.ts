@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -66,6 +66,10 @@ async function dropAbandoned(): Promise<void> {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const runDir = mkdtempSync(join(tmpdir(), "cairn-test-run-"));
   process.env.TMPDIR = runDir;
+  // A home of the run's own: a child that falls back to ~/.cairn (a bridge starting a server when
+  // its test has already stopped one) must never write to, or leave a server on, the real one.
+  process.env.HOME = join(runDir, "home");
+  mkdirSync(process.env.HOME);
   const dropDatabases = onPostgres ? await preparePostgres() : null;
   if (!HAS_CHROMIUM && !process.env.CI) {
     process.stderr.write(

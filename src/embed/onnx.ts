@@ -84,13 +84,16 @@ const EMBED_TIMEOUT_MS = 120_000;
 export async function loadOnnxEmbedder(id: string, source: WorkerSource, timeoutMs: number): Promise<Embedder> {
   thread ??= new EmbeddingThread();
   const shared = thread;
-  const loaded = await shared.call({ type: "load", key: id, source }, timeoutMs);
+  // A downloaded model is the one in this server's own DATA_DIR/models: another server of the
+  // process that downloaded the same model elsewhere must not stand in for a download that fails.
+  const key = source.kind === "named" ? `${id}\u0000${source.cacheDir}` : id;
+  const loaded = await shared.call({ type: "load", key, source }, timeoutMs);
   if (loaded.type !== "loaded") throw new Error("unexpected reply from the embedding worker");
   return {
     id,
     dimensions: loaded.dimensions,
     embed: async (texts) => {
-      const reply = await shared.call({ type: "embed", key: id, texts }, EMBED_TIMEOUT_MS);
+      const reply = await shared.call({ type: "embed", key, texts }, EMBED_TIMEOUT_MS);
       if (reply.type !== "vectors") throw new Error("unexpected reply from the embedding worker");
       return reply.vectors;
     },

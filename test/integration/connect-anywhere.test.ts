@@ -87,7 +87,7 @@ describe("connecting from anywhere", () => {
       // An absolute command: no lookup on the PATH, no package resolved at run time.
       expect(launch.command, config.host).toMatch(/^\//);
       const key: Credentials = agent;
-      expect(await connectAs({ ...launch, env: expand(launch.env, key.apiKey) }, empty, { CAIRN_API_KEY: key.apiKey }), config.host).toBe("anywhere");
+      expect(await connectAs({ ...launch, env: expand(launch.env, key.apiKey) }, empty, { CAIRN_API_KEY: key.apiKey, HOME: home }), config.host).toBe("anywhere");
     }
   });
 
@@ -102,7 +102,7 @@ describe("connecting from anywhere", () => {
       expect(launch.env.CAIRN_KEY_FILE).toMatch(/\.cairn\/agents\/.+\.key$/);
       expect(launch.env).not.toHaveProperty("CAIRN_API_KEY");
       // Started elsewhere, as hosts do, with no CAIRN_* variable in the environment.
-      ids.push(await connectAs(launch, empty, {}));
+      ids.push(await connectAs(launch, empty, { HOME: home }));
     }
     expect(ids[0]).toMatch(/-alpha$/);
     expect(ids[1]).toMatch(/-beta$/);

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
@@ -9,6 +9,7 @@ import { afterAll, describe, expect } from "vitest";
 import { it, test } from "../helpers/fixtures.js";
 import { callTool } from "../helpers/mcp.js";
 import { eventually } from "../helpers/wait.js";
+import { runCli } from "../helpers/cli.js";
 import { tempDir, testEnv, type Credentials, type TestServer } from "../helpers/server.js";
 
 const CLI = resolve(import.meta.dirname, "../../dist/src/cli.js");
@@ -185,9 +186,7 @@ describe("cairn mcp without a running server", () => {
     delete serverEnv.PORT;
     delete serverEnv.HOST;
     // The agent exists before any server runs: `cairn agent add` works on the data directory.
-    const key = /cairn_[A-Za-z0-9_-]+/.exec(
-      execFileSync(process.execPath, [CLI, "agent", "add", "bridged"], { env: { ...process.env, ...serverEnv }, encoding: "utf8" }),
-    )?.[0] as string;
+    const key = /cairn_[A-Za-z0-9_-]+/.exec((await runCli(["agent", "add", "bridged"], { ...process.env, ...serverEnv })).stdout)?.[0] as string;
     const env = bridgeEnv(url, { agentId: "bridged", apiKey: key }, serverEnv);
 
     const firstLog: string[] = [];

@@ -5,9 +5,9 @@ import { embeddingsHealth, MODEL_NAME, modelMirror, type ModelMirror } from "../
 import { startTestServer, tempDir } from "../helpers/server.js";
 import { eventually } from "../helpers/wait.js";
 
-// A file of its own, so a process of its own: the embedding thread keeps a loaded model for every
-// later server of the process, and a server started after a successful download (in
-// model-download.test.ts) would find the model ready whatever its mirror answers.
+// The embedding thread keeps a loaded model for every later server of the process, but a
+// downloaded one only for servers of the same DATA_DIR: a successful download elsewhere in this
+// process (model-download.test.ts) never stands in for a mirror that fails.
 
 describe("EMBEDDING_MODEL=bge-small-en-v1.5 from a mirror that fails (EMBEDDING_MODEL_URL)", () => {
   const work = tempDir("cairn-download-");

@@ -1,12 +1,9 @@
-import { execFileSync } from "node:child_process";
-import { join, resolve } from "node:path";
 import { describe, expect } from "vitest";
+import { cliEnv, runCli } from "../helpers/cli.js";
 import { withDatabase } from "../helpers/database.js";
 import { it } from "../helpers/fixtures.js";
-import { testEnv, type ErrorBody, type TestServer } from "../helpers/server.js";
+import type { ErrorBody, TestServer } from "../helpers/server.js";
 import { UI_LOGIN_FAILURES_PER_MINUTE } from "../../src/services/throttle.js";
-
-const CLI = join(resolve(import.meta.dirname, "../.."), "dist/src/cli.js");
 
 const PASSWORD = "correct horse battery staple";
 
@@ -108,7 +105,11 @@ describe("UI login with the one-time link", () => {
   });
 
   it("takes a link minted by `cairn ui-link` on the running server, once, and none past its 24 hours", async ({ server }) => {
-    const run = execFileSync(process.execPath, [CLI, "ui-link"], { env: { ...process.env, ...testEnv(server.dataDir, { PUBLIC_URL: server.url }) }, encoding: "utf8" });
+    // Never a synchronous child here: the server runs in this process, and a blocked event loop
+    // would hold its transactions open while the child waits on their locks.
+    const linked = await runCli(["ui-link"], cliEnv(server.dataDir, { PUBLIC_URL: server.url }));
+    expect(linked.code, linked.stderr).toBe(0);
+    const run = linked.stdout;
     const token = new RegExp(`^${server.url}/ui/#login=(cairn_login_[A-Za-z0-9_-]+)$`, "m").exec(run)?.[1];
     expect(token, run).toBeDefined();
     expect(run).toMatch(/works once, until \d{4}-\d\d-\d\dT/);
