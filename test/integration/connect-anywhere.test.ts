@@ -76,7 +76,8 @@ describe("connecting from anywhere", () => {
       return home;
     });
 
-  it("runs every host's generated stdio configuration from an empty directory, with nothing fetched by name", async ({ server, agent, home }) => {
+  // Eight hosts, each a bridge process started and connected in turn: more than a minute on a busy machine.
+  it("runs every host's generated stdio configuration from an empty directory, with nothing fetched by name", { timeout: 180_000 }, async ({ server, agent, home }) => {
     const empty = join(home, "empty");
     const response = await server.request<{ hosts: HostConfig[] }>("/plugin/install?transport=stdio", { as: agent });
     expect(response.body.hosts.map((config) => config.host)).toEqual(HOST_NAMES);
