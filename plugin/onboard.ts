@@ -1,3 +1,4 @@
+import { configMergeProgram } from "./config-merge/program.js";
 import { HOSTS } from "./hosts/index.js";
 import { shellWord, type HostRenderer } from "./hosts/types.js";
 
@@ -34,14 +35,23 @@ const AGENT = "cairn-onboard-agent-placeholder";
 const KEY_FILE = "cairn-onboard-key-file-placeholder";
 const LAUNCH = ["cairn-onboard-launch-0-placeholder", "cairn-onboard-launch-1-placeholder"];
 const END_OF_FILE = "CAIRN_ONBOARD_END_OF_CONFIG";
+const END_OF_PROGRAM = "CAIRN_ONBOARD_END_OF_MERGE";
 
-/** One configuration as a shell function body that writes it to "$1" with the placeholders filled in. */
+/** One configuration as a shell function that prints it with the placeholders filled in. */
 function writer(name: string, content: string): string {
   return `${name}() {
-  sed -e "s|${AGENT}|$AGENT_ID|g" -e "s|${KEY_FILE}|$KEY_FILE_SED|g" -e "s|${LAUNCH[0]}|$LAUNCH0_SED|g" -e "s|${LAUNCH[1]}|$LAUNCH1_SED|g" > "$1" <<'${END_OF_FILE}'
+  sed -e "s|${AGENT}|$AGENT_ID|g" -e "s|${KEY_FILE}|$KEY_FILE_SED|g" -e "s|${LAUNCH[0]}|$LAUNCH0_SED|g" -e "s|${LAUNCH[1]}|$LAUNCH1_SED|g" <<'${END_OF_FILE}'
 ${content.trimEnd()}
 ${END_OF_FILE}
 }`;
+}
+
+/** Where Cairn's entry goes in the host's file, said for a person adding it by hand. */
+function entryPlace(renderer: HostRenderer, content: string): string {
+  if (renderer.syntax === "toml") return "as a table of its own";
+  const rendered = JSON.parse(content) as Record<string, unknown>;
+  const container = Object.keys(rendered).find((key) => typeof rendered[key] === "object" && rendered[key] !== null && "cairn" in rendered[key]);
+  return `in its "${container}" object`;
 }
 
 /**
@@ -63,6 +73,7 @@ function hostCase(renderer: HostRenderer, url: string): string {
     paths.length > 1 ? `if [ "$(uname -s)" = Darwin ]; then CONFIG_PATH=${configPath(paths[0] as string)}; else CONFIG_PATH=${configPath(paths[1] as string)}; fi` : `CONFIG_PATH=${configPath(paths[0] as string)}`;
   return `  ${shellWord(renderer.host)})
     ${pathChoice}
+    CONFIG_SYNTAX=${shellWord(renderer.syntax)}; ENTRY_PLACE=${shellWord(entryPlace(renderer, viaCairn[0]?.content ?? "{}"))}
 ${[writer("write_cairn", viaCairn[0]?.content ?? ""), writer("write_server", viaServer[0]?.content ?? ""), writer("write_http", viaHttp[0]?.content ?? "")].join("\n")}
     ;;`;
 }
@@ -71,12 +82,16 @@ ${[writer("write_cairn", viaCairn[0]?.content ?? ""), writer("write_server", via
  * A POSIX sh script that connects an agent host in this directory to Cairn: it registers an agent
  * for this user, machine and directory (or reuses the key it stored before), keeps the key in a
  * 0600 file, records the directory's agent, joins the project, and writes the host's MCP
- * configuration unless one is there already. The configuration runs the bridge by absolute path
+ * configuration — or, when the host's file exists, merges Cairn's entry into it (see
+ * config-merge/), or prints the entry to add by hand. The configuration runs the bridge by absolute path
  * and points it at the key file, so nothing has to be exported. Every value from the request is a
  * single-quoted shell word and every configuration a quoted here-document: nothing the server
  * interpolates is ever evaluated by the shell. Running it again changes nothing.
  */
 export function onboardScript(context: OnboardContext): string {
+  const program = configMergeProgram();
+  // A quoted here-document ends at its marker line, so the program must not hold one.
+  if (program.split("\n").includes(END_OF_PROGRAM)) throw new Error("the merge program holds its own end marker");
   const renderers = context.host === null ? HOSTS : HOSTS.filter((renderer) => renderer.host === context.host);
   if (renderers.length === 0) throw new Error(`unknown host ${context.host}`);
   const detection = DETECT.map(({ host, test }) => `  if ${test}; then HOST=${shellWord(host)}; fi`).reverse().join("\n");
@@ -84,7 +99,8 @@ export function onboardScript(context: OnboardContext): string {
   return `#!/bin/sh
 # Connects an agent host (${context.host ?? "detected"}) in this directory to the Cairn server at ${context.url}.
 # Options: --agent ID (default: user-machine-directory), --host HOST.
-# Safe to run again: it reuses the stored key and leaves an existing configuration alone.
+# Safe to run again: it reuses the stored key, and adds its entry to an existing configuration
+# (keeping everything else, and a backup beside it) only when that changes something.
 set -eu
 umask 077
 
@@ -180,15 +196,32 @@ ${renderers.map((renderer) => hostCase(renderer, context.url)).join("\n")}
   *) echo "cairn onboard: unknown host $HOST" >&2; exit 1 ;;
 esac
 
+# Cairn's entry alone, as a person would add it: a JSON configuration's "cairn" member, or the TOML table.
+print_entry() {
+  if [ "$CONFIG_SYNTAX" = toml ]; then "$WRITE"; else "$WRITE" | sed -n '/^    "cairn": /,/^    }/s/^    //p'; fi
+}
+by_hand() {
+  echo "cairn onboard: to connect $HOST as $AGENT_ID, add this to $CONFIG_PATH yourself, $ENTRY_PLACE:" >&2
+  print_entry >&2
+  exit 1
+}
+
+# A configuration that exists gets Cairn's entry merged in by a node program (carried here, as
+# text) that keeps everything else byte for byte and the original beside it; one it cannot read
+# is left alone. The server's node when the bridge is the server's, else the one on the PATH.
 if [ -e "$CONFIG_PATH" ]; then
-  if grep -q cairn "$CONFIG_PATH"; then
-    echo "cairn onboard: $CONFIG_PATH already configures cairn; left as it is"
-  else
-    echo "cairn onboard: $CONFIG_PATH exists; add the cairn server to it (GET /plugin/install shows it)" >&2
+  MERGE_NODE=$SERVER_NODE
+  [ "$WRITE" = write_server ] || MERGE_NODE=$(command -v node 2>/dev/null || true)
+  if [ -z "$MERGE_NODE" ]; then
+    echo "cairn onboard: $CONFIG_PATH exists, and adding to it takes node, which is not on this machine; it is left as it is" >&2
+    by_hand
   fi
+  "$MERGE_NODE" - "$CONFIG_PATH" "$CONFIG_SYNTAX" "$("$WRITE")" "$HOST as $AGENT_ID" <<'${END_OF_PROGRAM}' || by_hand
+${program.trimEnd()}
+${END_OF_PROGRAM}
 else
   mkdir -p "$(dirname "$CONFIG_PATH")"
-  "$WRITE" "$CONFIG_PATH"
+  "$WRITE" > "$CONFIG_PATH"
   echo "cairn onboard: wrote $CONFIG_PATH for $HOST as $AGENT_ID"
 fi
 if [ "$WRITE" = write_http ]; then

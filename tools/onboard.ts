@@ -13,9 +13,11 @@ export const onboard = defineOperation({
     "agent for this user, machine and directory (or `agent`; or reuses the key it stored), keeps its key in a 0600 " +
     "file under ~/.cairn/agents, records the directory's agent, joins `project` (creating it if needed), and writes " +
     "the MCP configuration of `host` (detected when omitted: claude, cursor, codex, gemini, opencode, windsurf, VS " +
-    "Code; else claude-code) unless one exists: the installed cairn bridge by absolute path, reading the key from " +
-    "its file, so nothing needs exporting (HTTP when cairn is not on the machine). It uses the registration key in " +
-    "CAIRN_REGISTRATION_KEY when the server requires one. Running it again changes nothing.",
+    "Code; else claude-code): the installed cairn bridge by absolute path, reading the key from its file, so " +
+    "nothing needs exporting (HTTP when cairn is not on the machine). An existing configuration file gets Cairn's " +
+    "entry merged in, everything else kept as it was and the original copied beside it (<file>.cairn-<time>.bak); " +
+    "one that does not parse is left alone and the script prints the entry to add by hand and exits 1. It uses the " +
+    "registration key in CAIRN_REGISTRATION_KEY when the server requires one. Running it again changes nothing.",
   kind: "read",
   access: "public",
   http: { method: "GET", path: "/onboard", contentType: "text/x-shellscript" },

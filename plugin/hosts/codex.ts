@@ -5,6 +5,7 @@ const toml = (value: string): string => JSON.stringify(value);
 
 export const codex: HostRenderer = {
   host: "codex",
+  syntax: "toml",
   render(context, transport) {
     // Codex passes named variables through from its own environment (env_vars, env_http_headers).
     const [command = "cairn", ...args] = context.launcher;

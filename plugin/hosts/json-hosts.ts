@@ -4,6 +4,8 @@ const mcpUrl = (context: HostContext): string => `${context.url}/mcp`;
 
 export const claudeCode: HostRenderer = {
   host: "claude-code",
+  // Claude Code reads .mcp.json as plain JSON.
+  syntax: "json",
   render(context, transport) {
     // Claude Code expands ${VAR} in .mcp.json.
     const key = `\${${context.keyVariable}}`;
@@ -22,6 +24,8 @@ export const claudeCode: HostRenderer = {
 
 export const claudeDesktop: HostRenderer = {
   host: "claude-desktop",
+  // Claude Desktop reads plain JSON.
+  syntax: "json",
   render(context, transport) {
     // Claude Desktop starts local commands only: over "http" the bridge itself is the HTTP client
     // (CAIRN_URL is the remote server), so no package is fetched at run time. It does not expand
@@ -49,6 +53,8 @@ export const claudeDesktop: HostRenderer = {
 
 export const cursor: HostRenderer = {
   host: "cursor",
+  // Cursor is not known to read comments in mcp.json: a file with them is left for a hand edit.
+  syntax: "json",
   render(context, transport) {
     const key = `\${env:${context.keyVariable}}`;
     const server = transport === "stdio" ? { ...launch(context), env: bridgeEnv(context, key) } : { url: mcpUrl(context), headers: httpHeaders(context, key) };
@@ -58,6 +64,8 @@ export const cursor: HostRenderer = {
 
 export const vscode: HostRenderer = {
   host: "vscode",
+  // VS Code reads mcp.json as JSONC, like its settings: comments and trailing commas.
+  syntax: "jsonc",
   render(context, transport) {
     const key = `\${env:${context.keyVariable}}`;
     const server =
@@ -70,6 +78,8 @@ export const vscode: HostRenderer = {
 
 export const gemini: HostRenderer = {
   host: "gemini",
+  // Gemini CLI strips comments before JSON.parse; trailing commas still fail.
+  syntax: "json-with-comments",
   render(context, transport) {
     // Gemini CLI expands $VAR in settings values.
     const key = `$${context.keyVariable}`;
@@ -80,6 +90,8 @@ export const gemini: HostRenderer = {
 
 export const windsurf: HostRenderer = {
   host: "windsurf",
+  // Windsurf reads plain JSON.
+  syntax: "json",
   render(context, transport) {
     const key = `\${env:${context.keyVariable}}`;
     const server = transport === "stdio" ? { ...launch(context), env: bridgeEnv(context, key) } : { serverUrl: mcpUrl(context), headers: httpHeaders(context, key) };
@@ -89,6 +101,8 @@ export const windsurf: HostRenderer = {
 
 export const opencode: HostRenderer = {
   host: "opencode",
+  // opencode reads JSONC: comments and trailing commas.
+  syntax: "jsonc",
   render(context, transport) {
     const key = `{env:${context.keyVariable}}`;
     const server =

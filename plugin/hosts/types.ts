@@ -17,8 +17,13 @@ export interface HostContext {
   keyFile?: string | undefined;
 }
 
+/** What a host's reader accepts: plain JSON, JSON with comments, JSONC (comments and trailing commas), TOML. */
+export type ConfigSyntax = "json" | "json-with-comments" | "jsonc" | "toml";
+
 export interface HostRenderer {
   host: string;
+  /** What the host reads in its configuration file: onboarding merges into a file only as that. */
+  syntax: ConfigSyntax;
   render(context: HostContext, transport: HostTransport): HostConfig;
 }
 
