@@ -1,6 +1,5 @@
 import { ConfigError, loadConfig, type Config } from "../core/config.js";
 import { createLogger, type Logger } from "../core/log.js";
-import { openGateway } from "../app.js";
 import type { OperationGateway } from "../../tools/gateway.js";
 import { UsageError } from "./output.js";
 
@@ -21,7 +20,9 @@ export async function withGateway<T>(
   options: { embeddings: boolean },
   run: (gateway: OperationGateway) => Promise<T>,
 ): Promise<T> {
-  // No bootstrap: identities are the server's to reconcile, with the server's own settings.
+  // No bootstrap: identities are the server's to reconcile, with the server's own settings. Loaded
+  // here, not at the top: commands that only read settings (the stdio bridge) never load the server.
+  const { openGateway } = await import("../app.js");
   const gateway = await openGateway(config, cliLogger(config), { jobs: false, embeddings: options.embeddings, bootstrap: false });
   try {
     return await run(gateway);

@@ -25,7 +25,7 @@ import {
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { packageVersion } from "../core/paths.js";
-import { TOOLSET_HEADER } from "./tools.js";
+import { TOOLSET_HEADER } from "./toolset-header.js";
 
 export interface BridgeOptions {
   url: string;

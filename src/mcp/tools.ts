@@ -13,7 +13,7 @@ import { compactSchema } from "./schema-size.js";
 
 export const TOOLSETS = ["core", "standard", "all"] as const;
 /** The header that chooses a session's tool set on /mcp (the server's MCP_TOOLSET otherwise). */
-export const TOOLSET_HEADER = "X-MCP-Toolset";
+export { TOOLSET_HEADER } from "./toolset-header.js";
 export type Toolset = (typeof TOOLSETS)[number];
 
 /** A catalogue operation as an MCP tool. */
