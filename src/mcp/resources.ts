@@ -8,8 +8,8 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { AppError } from "../core/errors.js";
 import type { Caller, OperationGateway } from "../../tools/gateway.js";
+import { ProtocolError, RESOURCE_NOT_FOUND, unknownName } from "./protocol-errors.js";
 
 /** A resource is an operation's answer, read for the session's agent. */
 const RESOURCES = [
@@ -97,8 +97,10 @@ export class SessionResources {
       prompts: Object.entries(PROMPTS).map(([name, prompt]) => ({ name, description: prompt.description })),
     }));
     server.setRequestHandler(GetPromptRequestSchema, (request) => {
-      const prompt = PROMPTS[request.params.name as keyof typeof PROMPTS] as (typeof PROMPTS)[keyof typeof PROMPTS] | undefined;
-      if (!prompt) throw new AppError("NOT_FOUND", "prompt not found");
+      const { name } = request.params;
+      // Own keys only: `constructor` or `toString` name no prompt.
+      if (!Object.hasOwn(PROMPTS, name)) throw unknownName("prompt", name);
+      const prompt = PROMPTS[name as keyof typeof PROMPTS];
       return { description: prompt.description, messages: [{ role: "user", content: { type: "text", text: prompt.text } }] };
     });
     this.unsubscribe = gateway.onEvent((event) => {
@@ -112,7 +114,7 @@ export class SessionResources {
 
   private resource(uri: string): (typeof RESOURCES)[number] {
     const found = RESOURCES.find((resource) => resource.uri === uri);
-    if (!found) throw new AppError("NOT_FOUND", "resource not found");
+    if (!found) throw new ProtocolError(RESOURCE_NOT_FOUND, "resource not found", { uri });
     return found;
   }
 
