@@ -4,6 +4,7 @@ import {
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
@@ -81,6 +82,8 @@ export class SessionResources {
     server.setRequestHandler(ListResourcesRequestSchema, () => ({
       resources: RESOURCES.map(({ uri, name, description }) => ({ uri, name, description, mimeType: "application/json" })),
     }));
+    // Every resource has a fixed URI: there are no templates, but the resources capability promises the list.
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({
       contents: [{ uri: request.params.uri, mimeType: "application/json", text: await this.read(this.resource(request.params.uri).uri) }],
     }));

@@ -1,4 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { ListResourceTemplatesResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect } from "vitest";
 import { test } from "../helpers/fixtures.js";
 import { callTool, mcpClient } from "../helpers/mcp.js";
@@ -32,5 +33,10 @@ describe("MCP protocol errors on /mcp (the specification's codes, not an interna
     await expect(client.readResource({ uri: "cairn://elsewhere" })).rejects.toMatchObject({ code: -32002, data: { uri: "cairn://elsewhere" } });
     await expect(client.subscribeResource({ uri: "cairn://elsewhere" })).rejects.toMatchObject({ code: -32002 });
     await expect(client.unsubscribeResource({ uri: "cairn://elsewhere" })).rejects.toMatchObject({ code: -32002 });
+  });
+
+  it("lists its resource templates: none", async ({ client }) => {
+    const listed = await client.request({ method: "resources/templates/list", params: {} }, ListResourceTemplatesResultSchema);
+    expect(listed.resourceTemplates).toEqual([]);
   });
 });
