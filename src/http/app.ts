@@ -10,6 +10,7 @@ import { errorHandler } from "./errors.js";
 import { mountOperations } from "./mount.js";
 import { StreamRegistry } from "./sse.js";
 import { McpEndpoint } from "../mcp/http.js";
+import { jsonRpcBody } from "../mcp/protocol-errors.js";
 import { mcpChallenge, oauthRouter } from "./oauth.js";
 import { jsonBody } from "./body.js";
 import { uiRouter } from "./ui.js";
@@ -94,7 +95,7 @@ export function createHttpApp(gateway: OperationGateway, log: Logger, publicUrl:
   app.use(oauthRouter(gateway, publicUrl, hosts));
   app.use(uiRouter(gateway, hosts));
   const mcp = new McpEndpoint(gateway, hosts, () => mcpChallenge(publicUrl()));
-  app.post("/mcp", jsonBody(gateway.config.MAX_BODY_BYTES), mcp.handle);
+  app.post("/mcp", jsonRpcBody(jsonBody(gateway.config.MAX_BODY_BYTES)), mcp.handle);
   app.get("/mcp", mcp.handle);
   app.delete("/mcp", mcp.handle);
   const metrics = new ServerMetrics(gateway, hosts, { eventStreams: () => streams.size, mcpSessions: () => mcp.sessionCount });

@@ -16,6 +16,8 @@ import {
   ListPromptsResultSchema,
   ListResourcesRequestSchema,
   ListResourcesResultSchema,
+  ListResourceTemplatesRequestSchema,
+  ListResourceTemplatesResultSchema,
   ListToolsRequestSchema,
   ListToolsResultSchema,
   ReadResourceRequestSchema,
@@ -111,6 +113,9 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
   local.setRequestHandler(CallToolRequestSchema, (request) => upstream.request({ method: "tools/call", params: request.params }, CallToolResultSchema));
   local.setRequestHandler(ListResourcesRequestSchema, (request) =>
     upstream.request({ method: "resources/list", params: request.params }, ListResourcesResultSchema),
+  );
+  local.setRequestHandler(ListResourceTemplatesRequestSchema, (request) =>
+    upstream.request({ method: "resources/templates/list", params: request.params }, ListResourceTemplatesResultSchema),
   );
   local.setRequestHandler(ReadResourceRequestSchema, (request) => upstream.request({ method: "resources/read", params: request.params }, ReadResourceResultSchema));
   local.setRequestHandler(SubscribeRequestSchema, (request) => upstream.request({ method: "resources/subscribe", params: request.params }, EmptyResultSchema));

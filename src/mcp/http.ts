@@ -10,6 +10,7 @@ import type { Caller, OperationGateway } from "../../tools/gateway.js";
 import { callTool, mcpTools, TOOLSET_HEADER, TOOLSETS, type McpTool, type Toolset } from "./tools.js";
 import { SERVER_INSTRUCTIONS } from "./instructions.js";
 import { SessionResources } from "./resources.js";
+import { sendRpcError, unknownName } from "./protocol-errors.js";
 import type { HostPolicy } from "../http/hosts.js";
 
 interface Session {
@@ -23,10 +24,6 @@ interface Session {
 
 export const MAX_SESSIONS_PER_AGENT = 32;
 const IDLE_MS = 30 * 60_000;
-
-const rpcError = (response: Response, status: number, code: number, message: string): void => {
-  response.status(status).json({ jsonrpc: "2.0", error: { code, message }, id: null });
-};
 
 /**
  * `/mcp`: MCP over Streamable HTTP. Every request authenticates like REST (no credentials, no
@@ -79,7 +76,7 @@ export class McpEndpoint {
     if (sessionId !== undefined) {
       const session = this.sessions.get(sessionId);
       if (!session || session.agentId !== caller.agentId) {
-        rpcError(response, 404, -32001, "session not found");
+        sendRpcError(response, 404, -32001, "session not found");
         return;
       }
       session.caller = caller;
@@ -88,7 +85,7 @@ export class McpEndpoint {
       return;
     }
     if (request.method !== "POST" || !isInitializeRequest(request.body)) {
-      rpcError(response, 400, -32000, "no session: send an initialize request first");
+      sendRpcError(response, 400, -32000, "no session: send an initialize request first");
       return;
     }
     const toolset = request.get(TOOLSET_HEADER);
@@ -140,9 +137,8 @@ export class McpEndpoint {
     server.setRequestHandler(CallToolRequestSchema, async (call) => {
       // Any tool of the catalogue may be called, listed or not: the gateway decides what the caller may do.
       const tool = this.toolsFor(undefined, "all").find((candidate) => candidate.name === call.params.name);
-      if (!tool) {
-        return { content: [{ type: "text", text: JSON.stringify({ detail: "unknown tool", code: "NOT_FOUND" }) }], structuredContent: { detail: "unknown tool", code: "NOT_FOUND" }, isError: true };
-      }
+      // A name that is no tool is a malformed request, not a tool's failure (MCP: server/tools, error handling).
+      if (!tool) throw unknownName("tool", call.params.name);
       return callTool(this.gateway, tool, session.caller, call.params, randomUUID());
     });
     await server.connect(session.transport);

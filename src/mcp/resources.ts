@@ -4,12 +4,13 @@ import {
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ReadResourceRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { AppError } from "../core/errors.js";
 import type { Caller, OperationGateway } from "../../tools/gateway.js";
+import { ProtocolError, RESOURCE_NOT_FOUND, unknownName } from "./protocol-errors.js";
 
 /** A resource is an operation's answer, read for the session's agent. */
 const RESOURCES = [
@@ -81,6 +82,8 @@ export class SessionResources {
     server.setRequestHandler(ListResourcesRequestSchema, () => ({
       resources: RESOURCES.map(({ uri, name, description }) => ({ uri, name, description, mimeType: "application/json" })),
     }));
+    // Every resource has a fixed URI: there are no templates, but the resources capability promises the list.
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [] }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({
       contents: [{ uri: request.params.uri, mimeType: "application/json", text: await this.read(this.resource(request.params.uri).uri) }],
     }));
@@ -97,8 +100,10 @@ export class SessionResources {
       prompts: Object.entries(PROMPTS).map(([name, prompt]) => ({ name, description: prompt.description })),
     }));
     server.setRequestHandler(GetPromptRequestSchema, (request) => {
-      const prompt = PROMPTS[request.params.name as keyof typeof PROMPTS] as (typeof PROMPTS)[keyof typeof PROMPTS] | undefined;
-      if (!prompt) throw new AppError("NOT_FOUND", "prompt not found");
+      const { name } = request.params;
+      // Own keys only: `constructor` or `toString` name no prompt.
+      if (!Object.hasOwn(PROMPTS, name)) throw unknownName("prompt", name);
+      const prompt = PROMPTS[name as keyof typeof PROMPTS];
       return { description: prompt.description, messages: [{ role: "user", content: { type: "text", text: prompt.text } }] };
     });
     this.unsubscribe = gateway.onEvent((event) => {
@@ -112,7 +117,7 @@ export class SessionResources {
 
   private resource(uri: string): (typeof RESOURCES)[number] {
     const found = RESOURCES.find((resource) => resource.uri === uri);
-    if (!found) throw new AppError("NOT_FOUND", "resource not found");
+    if (!found) throw new ProtocolError(RESOURCE_NOT_FOUND, "resource not found", { uri });
     return found;
   }
 

@@ -56,11 +56,15 @@ describe("JSON bodies are read as sent", () => {
     const siblings = { name: "plan", title: "Plan", params: [{ name: "a", type: "string" }, { name: "b", type: "string" }], nodes: [{ id: "a", title: "A" }, { id: "b", title: "B", needs: ["a"] }] };
     expect((await send(server, "/blueprints", alice, JSON.stringify(siblings))).status).toBe(201);
 
-    // MCP's body goes through the same reader.
+    // MCP's body goes through the same reader, and is refused in JSON-RPC's terms.
     const rpc = '{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list"}';
-    const mcp = await rawRequest<ErrorBody>(`${server.url}/mcp`, { method: "POST", headers: { ...keys(alice), "content-type": "application/json", accept: "application/json, text/event-stream" }, body: rpc });
-    expect(mcp.status).toBe(422);
-    expect(mcp.body.errors).toEqual([{ path: "id", message: "duplicate key" }]);
+    const mcp = await rawRequest<{ error: { code: number; data: ErrorBody } }>(`${server.url}/mcp`, {
+      method: "POST",
+      headers: { ...keys(alice), "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: rpc,
+    });
+    expect(mcp.status).toBe(400);
+    expect(mcp.body.error).toMatchObject({ code: -32600, data: { errors: [{ path: "id", message: "duplicate key" }] } });
 
     // An import line with a key twice is reported and left out; the others are imported.
     const lines = ['{"type":"entity","name":"kept","entityType":"x","observations":["one"]}', '{"type":"entity","name":"a","name":"b","entityType":"x","observations":[]}'].join("\n");

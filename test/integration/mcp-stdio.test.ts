@@ -101,6 +101,10 @@ describe("cairn mcp (stdio)", () => {
     const inbox = JSON.parse(((await client.readResource({ uri: "cairn://inbox" })).contents[0] as { text: string }).text) as { body: string }[];
     expect(inbox.map((message) => message.body)).toContain("through the bridge");
     expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toContain("end_session");
+    expect((await client.listResourceTemplates()).resourceTemplates).toEqual([]);
+    // The server's protocol errors reach the host with their codes.
+    await expect(client.readResource({ uri: "cairn://elsewhere" })).rejects.toMatchObject({ code: -32002 });
+    await expect(client.callTool({ name: "no_such_tool", arguments: {} })).rejects.toMatchObject({ code: -32602 });
   });
 
   it("says on stderr, not stdout, what is missing or wrong, and exits non-zero", async ({ server, agent }) => {
