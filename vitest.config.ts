@@ -5,8 +5,10 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Two files at a time on two cores: a test that starts several processes may take twice as long
+    // as alone. A hang still fails, later; no test asserts a timing.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     pool: "forks",
     // Most files wait on servers, processes and browsers rather than compute: two at a time even on
     // two cores. A worker keeps its modules from one file to the next (no new process and no fresh
