@@ -85,7 +85,7 @@ async function race(cluster: Cluster): Promise<void> {
   const caughtUp = await eventually(async () => {
     shown = (await cluster.on(1)<Link[]>("/mesh/peers", { as: cluster.owner })).body.find((item) => item.id === linked.body.id);
     return shown?.cursor === ITEMS;
-  }, 60_000);
+  }, 100_000);
   expect(caughtUp, JSON.stringify(shown)).toBe(true);
   expect(mostInFlight).toBe(1);
   expect(shown?.applied).toBe(ITEMS);
