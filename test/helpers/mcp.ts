@@ -1,4 +1,5 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Credentials, TestServer } from "./server.js";
 
@@ -27,4 +28,15 @@ export async function callTool<T = Record<string, unknown>>(client: Client, name
     structured: result.structuredContent as T,
     text: content.map((part) => part.text ?? "").join(""),
   };
+}
+
+/** Starts a stdio server as a host would from its configuration, and asks it who the agent is. */
+export async function agentOverStdio(server: StdioServerParameters): Promise<string> {
+  const client = new Client({ name: "host", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ ...server, stderr: "pipe" }));
+  try {
+    return (await callTool<{ agent_id: string }>(client, "agent_me")).structured.agent_id;
+  } finally {
+    await client.close();
+  }
 }

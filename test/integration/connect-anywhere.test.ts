@@ -2,13 +2,11 @@ import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect } from "vitest";
 import { HOST_NAMES } from "../../plugin/hosts/index.js";
 import { test } from "../helpers/fixtures.js";
-import { callTool } from "../helpers/mcp.js";
+import { agentOverStdio } from "../helpers/mcp.js";
 import { tempDir, type Credentials, type TestServer } from "../helpers/server.js";
 import type { HostConfig } from "../../src/wire/hosts.js";
 
@@ -45,14 +43,7 @@ const expand = (env: Record<string, string>, key: string): Record<string, string
 
 /** Starts the configured server from `cwd` with the bare PATH, connects, and returns who it is. */
 async function connectAs(launch: Launch, cwd: string, extraEnv: Record<string, string>): Promise<string> {
-  const transport = new StdioClientTransport({ command: launch.command, args: launch.args, env: { PATH: BARE_PATH, ...launch.env, ...extraEnv }, cwd, stderr: "pipe" });
-  const client = new Client({ name: "host", version: "1.0.0" });
-  await client.connect(transport);
-  try {
-    return (await callTool<{ agent_id: string }>(client, "agent_me")).structured.agent_id;
-  } finally {
-    await client.close();
-  }
+  return agentOverStdio({ command: launch.command, args: launch.args, env: { PATH: BARE_PATH, ...launch.env, ...extraEnv }, cwd });
 }
 
 /** Runs the onboarding script (claude-code, project twins) in `home/projects/name`; its output and the directory. */

@@ -2,13 +2,11 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { runInNewContext } from "node:vm";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect } from "vitest";
 import { HOST_NAMES, HOSTS } from "../../plugin/hosts/index.js";
 import { test } from "../helpers/fixtures.js";
-import { callTool } from "../helpers/mcp.js";
+import { agentOverStdio } from "../helpers/mcp.js";
 import { tempDir, type TestServer } from "../helpers/server.js";
 
 /** A PATH that knows nothing of the checkout: the system's binaries only. */
@@ -74,14 +72,7 @@ const backupsBeside = (path: string): string[] => readdirSync(dirname(path)).fil
 async function connectWith(host: string, entry: Record<string, unknown>, cwd: string, home: string): Promise<string> {
   const [command, ...args] = host === "opencode" ? (entry.command as string[]) : [entry.command as string, ...(entry.args as string[])];
   const env = (host === "opencode" ? entry.environment : entry.env) as Record<string, string>;
-  const transport = new StdioClientTransport({ command: command as string, args, env: { PATH: BARE_PATH, ...env, HOME: home }, cwd, stderr: "pipe" });
-  const client = new Client({ name: "host", version: "1.0.0" });
-  await client.connect(transport);
-  try {
-    return (await callTool<{ agent_id: string }>(client, "agent_me")).structured.agent_id;
-  } finally {
-    await client.close();
-  }
+  return agentOverStdio({ command: command as string, args, env: { PATH: BARE_PATH, ...env, HOME: home }, cwd });
 }
 
 /** Every line of `before`, in order, in `after`: nothing the user wrote was reformatted (a comma may be added after a member). */
