@@ -1,7 +1,9 @@
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { test as base } from "vitest";
 import type { StartOptions } from "../../src/app.js";
 import { startFakeLlm } from "./fake-llm.js";
-import { startTestServer } from "./server.js";
+import { startTestServer, tempDir } from "./server.js";
 
 /**
  * `test` with a `server` of the test's own: started (on an empty data directory) for the test that
@@ -28,3 +30,18 @@ export const test = base
 
 /** The same `test`, for files whose tests read `it("…")`. */
 export const it = test;
+
+/**
+ * `test` with `home`, a home directory of the test's own (removed after it), holding an empty
+ * directory `inner` (`dir`) where scripts and hosts start.
+ */
+export const withHome = (prefix: string, inner: string) =>
+  test
+    // eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from its first parameter, which must be a pattern
+    .extend("home", ({}, { onCleanup }) => {
+      const home = tempDir(prefix);
+      mkdirSync(join(home, inner));
+      onCleanup(() => rmSync(home, { recursive: true, force: true }));
+      return home;
+    })
+    .extend("dir", ({ home }) => join(home, inner));

@@ -1,13 +1,13 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect } from "vitest";
 import { HOST_NAMES } from "../../plugin/hosts/index.js";
-import { test } from "../helpers/fixtures.js";
+import { withHome } from "../helpers/fixtures.js";
 import { agentOverStdio } from "../helpers/mcp.js";
-import { tempDir, type Credentials, type TestServer } from "../helpers/server.js";
+import type { Credentials, TestServer } from "../helpers/server.js";
 import type { HostConfig } from "../../src/wire/hosts.js";
 
 const run = promisify(execFile);
@@ -56,16 +56,8 @@ async function onboard(server: TestServer, home: string, name: string): Promise<
 }
 
 describe("connecting from anywhere", () => {
-  const it = test
-    .extend("agent", ({ server }) => server.agent("anywhere"))
-    // A home directory of the test's own, with an empty directory `empty` in it to start hosts from.
-    // eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from its first parameter, which must be a pattern
-    .extend("home", ({}, { onCleanup }) => {
-      const home = tempDir("cairn-anywhere-");
-      mkdirSync(join(home, "empty"));
-      onCleanup(() => rmSync(home, { recursive: true, force: true }));
-      return home;
-    });
+  // A home directory of the test's own, with an empty directory `empty` in it to start hosts from.
+  const it = withHome("cairn-anywhere-", "empty").extend("agent", ({ server }) => server.agent("anywhere"));
 
   // Eight hosts, each a bridge process started and connected in turn: more than a minute on a busy machine.
   it("runs every host's generated stdio configuration from an empty directory, with nothing fetched by name", { timeout: 180_000 }, async ({ server, agent, home }) => {

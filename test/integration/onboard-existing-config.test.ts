@@ -1,13 +1,13 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { runInNewContext } from "node:vm";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect } from "vitest";
 import { HOST_NAMES, HOSTS } from "../../plugin/hosts/index.js";
-import { test } from "../helpers/fixtures.js";
+import { withHome } from "../helpers/fixtures.js";
 import { agentOverStdio } from "../helpers/mcp.js";
-import { tempDir, type TestServer } from "../helpers/server.js";
+import type { TestServer } from "../helpers/server.js";
 
 /** A PATH that knows nothing of the checkout: the system's binaries only. */
 const BARE_PATH = "/usr/bin:/bin";
@@ -88,19 +88,11 @@ function keepsLines(before: string, after: string): boolean {
 }
 
 describe("onboarding where the host's configuration already exists", () => {
-  const it = test
-    // A home directory of the test's own, with the project directory `work` in it.
-    // eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from its first parameter, which must be a pattern
-    .extend("home", ({}, { onCleanup }) => {
-      const home = tempDir("cairn-onboard-merge-");
-      mkdirSync(join(home, "work"));
-      onCleanup(() => rmSync(home, { recursive: true, force: true }));
-      return home;
-    })
-    .extend("work", ({ home }) => join(home, "work"));
+  // A home directory of the test's own, with the project directory `work` (`dir`) in it.
+  const it = withHome("cairn-onboard-merge-", "work");
 
   for (const host of HOST_NAMES) {
-    it(`adds Cairn to ${host}'s file beside the server there, keeps the rest and a backup, and changes nothing the second time`, async ({ server, home, work }) => {
+    it(`adds Cairn to ${host}'s file beside the server there, keeps the rest and a backup, and changes nothing the second time`, async ({ server, home, dir: work }) => {
       const { path, shown } = configFile(host, home, work);
       const original = existingConfig(host);
       mkdirSync(dirname(path), { recursive: true });
@@ -134,7 +126,7 @@ describe("onboarding where the host's configuration already exists", () => {
       expect(backupsBeside(path)).toEqual(backups);
     });
 
-    it(`leaves an unreadable ${host} file as it is, says why, prints the entry to add, and exits 1`, async ({ server, home, work }) => {
+    it(`leaves an unreadable ${host} file as it is, says why, prints the entry to add, and exits 1`, async ({ server, home, dir: work }) => {
       const { path, shown } = configFile(host, home, work);
       mkdirSync(dirname(path), { recursive: true });
       const broken =
@@ -159,7 +151,7 @@ describe("onboarding where the host's configuration already exists", () => {
     });
   }
 
-  it("prints the entry to add by hand when the machine has no node to merge with", async ({ server, home, work }) => {
+  it("prints the entry to add by hand when the machine has no node to merge with", async ({ server, home, dir: work }) => {
     // A machine with the usual tools and no node: a symbolic link to each tool the script uses.
     const bin = join(home, "bin");
     mkdirSync(bin);

@@ -1,24 +1,16 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { parse as parseToml } from "smol-toml";
 import { describe, expect } from "vitest";
-import { test } from "../helpers/fixtures.js";
-import { tempDir, type TestServer } from "../helpers/server.js";
+import { withHome } from "../helpers/fixtures.js";
+import type { TestServer } from "../helpers/server.js";
 
 const run = promisify(execFile);
 
-/** A home directory of the test's own, and in it the directory `work` where the script runs. */
-const it = test
-  // eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from its first parameter, which must be a pattern
-  .extend("home", ({}, { onCleanup }) => {
-    const home = tempDir("cairn-onboard-home-");
-    mkdirSync(join(home, "work"));
-    onCleanup(() => rmSync(home, { recursive: true, force: true }));
-    return home;
-  })
-  .extend("work", ({ home }) => join(home, "work"));
+/** A home directory of the test's own, and in it the directory `work` (`dir`) where the script runs. */
+const it = withHome("cairn-onboard-home-", "work");
 
 const script = async (server: TestServer, query: string): Promise<{ status: number; text: string; type: string | null }> => {
   const response = await fetch(new URL(`/onboard${query}`, server.url));
@@ -28,7 +20,7 @@ const sh = (home: string, text: string, env: Record<string, string> = {}) =>
   run("sh", ["-c", text], { cwd: join(home, "work"), env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CAIRN_AGENT_ID: "onboarded", ...env } });
 
 describe("GET /onboard", () => {
-  it("registers, stores the key 0600, joins the project, writes a working config; a second run changes nothing", async ({ server, home, work }) => {
+  it("registers, stores the key 0600, joins the project, writes a working config; a second run changes nothing", async ({ server, home, dir: work }) => {
     const fetched = await script(server, "?project=launchpad&host=claude-code");
     expect(fetched.status).toBe(200);
     expect(fetched.type).toMatch(/^text\/x-shellscript/);
@@ -111,7 +103,7 @@ describe("GET /onboard", () => {
     }
   });
 
-  it("quotes what it interpolates: an agent id with shell syntax is reduced, never run", async ({ server, home, work }) => {
+  it("quotes what it interpolates: an agent id with shell syntax is reduced, never run", async ({ server, home, dir: work }) => {
     const fetched = await script(server, "?host=cursor");
     await sh(home, fetched.text, { CAIRN_AGENT_ID: "Evil$(touch pwned)`id`" });
     expect(() => statSync(join(work, "pwned"))).toThrow();
