@@ -65,8 +65,9 @@ describe("OAuth grants", () => {
     expect((await fetch(`${server.url}/agents/me`, { headers: { authorization: `Bearer ${kept.access}` } })).status).toBe(200);
     expect((await server.request(`/oauth/grants/${target.id}`, { as: server.owner, method: "DELETE" })).status).toBe(404);
     const created = await eventsOf(server, "oauth.grant.created");
+    const keptGrant = grants.find((grant) => grant.client_id === kept.clientId) as Grant;
     expect(created.map((event) => event.payload)).toEqual([
-      { grant_id: expect.any(String), client_id: kept.clientId, agent_id: "grant-revoked", scopes: ["cairn:read", "cairn:write"] },
+      { grant_id: keptGrant.id, client_id: kept.clientId, agent_id: "grant-revoked", scopes: ["cairn:read", "cairn:write"] },
       { grant_id: target.id, client_id: gone.clientId, agent_id: "grant-revoked", scopes: ["cairn:read", "cairn:write"] },
     ]);
     const revoked = await eventsOf(server, "oauth.grant.revoked");
