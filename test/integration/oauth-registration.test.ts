@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { describe, expect } from "vitest";
 import { withDatabase } from "../helpers/database.js";
 import { it } from "../helpers/fixtures.js";
-import { register, tokenRequest } from "../helpers/oauth.js";
+import { authorizeUrl, consent, openAuthorize, OWNER_PASSWORD, pkce, register, signIn, tokenRequest } from "../helpers/oauth.js";
 
 // Discovery and dynamic client registration (CONTRACT §19): the metadata documents, the challenges
 // that point at them, and registrations shaped as real hosts send them.
@@ -170,5 +170,38 @@ describe("OAuth registration with OAUTH_REGISTRATION=off", () => {
     expect(refused.status).toBe(403);
     const metadata = (await (await fetch(`${server.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
     expect(metadata.registration_endpoint).toBeUndefined();
+  });
+});
+
+describe("OAuth client expiry", () => {
+  it.override("serverEnv", { UI_PASSWORD: OWNER_PASSWORD });
+
+  it("expires a client never used after a day and one unused for 30 days, but never one holding a live refresh token", async ({ server }) => {
+    await server.agent("expiry-agent");
+    const redirect = "http://127.0.0.1:56001/cb";
+    const idle = await register(server.url, { redirect_uris: [redirect], token_endpoint_auth_method: "none" });
+    const holder = await register(server.url, { redirect_uris: [redirect], token_endpoint_auth_method: "none" });
+    const holderId = holder.body.client_id as string;
+    const { verifier, challenge } = pkce();
+    const back = await consent(server.url, authorizeUrl(server.url, { client_id: holderId, redirect_uri: redirect, code_challenge: challenge }), await signIn(server.url), { agent: "expiry-agent" });
+    const tokens = await tokenRequest(server.url, { grant_type: "authorization_code", code: back.searchParams.get("code") as string, code_verifier: verifier, redirect_uri: redirect, client_id: holderId });
+    expect(tokens.status).toBe(200);
+    const longAgo = new Date(Date.now() - 31 * 86400_000).toISOString();
+    await withDatabase(server.dataDir, async (db) => {
+      await db.run("UPDATE oauth_clients SET created_at = ?", longAgo);
+      await db.run("UPDATE oauth_clients SET last_used_at = ? WHERE client_id = ?", longAgo, holderId);
+    });
+    const page = await openAuthorize(authorizeUrl(server.url, { client_id: idle.body.client_id as string, redirect_uri: redirect, code_challenge: pkce().challenge }));
+    expect(page.status).toBe(400);
+    // The holder's refresh token is live: the client is kept, and the refresh works.
+    const refreshed = await tokenRequest(server.url, { grant_type: "refresh_token", refresh_token: tokens.body.refresh_token as string, client_id: holderId });
+    expect(refreshed.status).toBe(200);
+    // Once its refresh tokens are gone too, it has expired: invalid_client, so the SDK registers again.
+    await withDatabase(server.dataDir, async (db) => {
+      await db.run("UPDATE oauth_refresh_tokens SET expires_at = ?", longAgo);
+      await db.run("UPDATE oauth_clients SET last_used_at = ? WHERE client_id = ?", longAgo, holderId);
+    });
+    const expired = await tokenRequest(server.url, { grant_type: "refresh_token", refresh_token: refreshed.body.refresh_token as string, client_id: holderId });
+    expect(expired).toMatchObject({ status: 401, body: { error: "invalid_client" } });
   });
 });

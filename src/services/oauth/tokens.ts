@@ -85,7 +85,9 @@ export class OAuthTokens {
         key_hash: agent.key_hash,
         grant_id: null,
         scope: "cairn:read cairn:write",
-        resource: resourceOf(this.site.url),
+        // Bought with the agent's key, it is for this server's database whatever its URL, unless the
+        // client named the resource (then it is bound to it, as a grant's tokens are).
+        resource: resource === undefined ? null : resourceOf(this.site.url),
         created_at: issuedAt,
         expires_at: addSeconds(issuedAt, TOKEN_SECONDS),
       }),
