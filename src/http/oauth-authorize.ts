@@ -105,7 +105,7 @@ export function authorizeRoutes(gateway: OperationGateway, hosts: HostPolicy): R
     const params = carried(request.query);
     let checked: CheckedAuthorization;
     try {
-      checked = await oauth.checkAuthorization(request.query);
+      checked = await oauth.checkAuthorization(request.query, request.socket.remoteAddress);
     } catch (error) {
       if (error instanceof OAuthError) return refused(response, error);
       throw error;
@@ -127,7 +127,7 @@ export function authorizeRoutes(gateway: OperationGateway, hosts: HostPolicy): R
     const params = carried(body);
     let checked: CheckedAuthorization;
     try {
-      checked = await oauth.checkAuthorization(asRecord(params));
+      checked = await oauth.checkAuthorization(asRecord(params), request.socket.remoteAddress);
     } catch (error) {
       if (error instanceof OAuthError) return refused(response, error);
       throw error;

@@ -11,7 +11,7 @@ import { AuditLog } from "../events/audit.js";
 import { OAuthAuthorizations } from "./oauth/authorization.js";
 import { OAuthClients, REGISTRATIONS_PER_MINUTE } from "./oauth/clients.js";
 import { OAuthGrants } from "./oauth/grants.js";
-import { MetadataDocuments } from "./oauth/metadata-documents.js";
+import { CIMD_FETCHES_PER_MINUTE, MetadataDocuments } from "./oauth/metadata-documents.js";
 import { OAuthTokens } from "./oauth/tokens.js";
 import { UiSessionService } from "./ui-sessions.js";
 import { EventBus } from "../events/bus.js";
@@ -75,7 +75,7 @@ import { Quotas } from "./quotas.js";
 import { SessionService } from "./sessions.js";
 import { TaskService } from "./tasks.js";
 import { RateLimiter } from "./rate-limit.js";
-import { FailureThrottle } from "./throttle.js";
+import { clientKey, FailureThrottle } from "./throttle.js";
 import { ReadRecorder } from "./reads.js";
 import type { AgentPerformance } from "../wire/agents.js";
 import type { Health } from "../wire/health.js";
@@ -289,7 +289,8 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
   const idempotency = new IdempotencyService(store, log);
-  const documents = new MetadataDocuments(outbound);
+  const documentFetches = new RateLimiter(CIMD_FETCHES_PER_MINUTE, options.throttleCapacity, store.rateLimits);
+  const documents = new MetadataDocuments(outbound, (address) => documentFetches.take(`oauth-cimd ${clientKey(address)}`));
   // Registrations are counted per address, apart from any agent's requests.
   const registrations = new RateLimiter(REGISTRATIONS_PER_MINUTE, options.throttleCapacity, store.rateLimits);
   const oauthClients = new OAuthClients(store, config, throttle, registrations, documents);
@@ -323,6 +324,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     jobs.every("sweep-limiters", 60_000, () => {
       rateLimiter.sweep();
       registrations.sweep();
+      documentFetches.sweep();
       throttle.sweep();
     });
     feedPoller.start();

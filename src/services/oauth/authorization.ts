@@ -83,7 +83,7 @@ export class OAuthAuthorizations {
    * Checks a request. Throws OAuthError without `redirect` for what the human must see (an unknown
    * client, a redirect URI not registered), and with it, carrying where to, for the rest.
    */
-  async check(params: AuthorizationParams): Promise<CheckedAuthorization> {
+  async check(params: AuthorizationParams, address: string | undefined): Promise<CheckedAuthorization> {
     const single = (name: string): string | undefined => {
       const value = params[name];
       if (value === undefined || value === "") return undefined;
@@ -94,7 +94,7 @@ export class OAuthAuthorizations {
     if (clientId === undefined) throw new OAuthError("invalid_request", "the request names no client (client_id)");
     let client: ClientInfo;
     try {
-      client = await this.clients.resolve(clientId);
+      client = await this.clients.resolve(clientId, address);
     } catch (error) {
       if (error instanceof OAuthError) throw new OAuthError("invalid_client", error.description);
       throw error;

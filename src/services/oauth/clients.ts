@@ -177,10 +177,10 @@ export class OAuthClients {
    * The client named by `clientId`: registered and not expired, or a metadata document that can be
    * fetched and used. Otherwise `invalid_client` (401) with the reason.
    */
-  async resolve(clientId: string): Promise<ClientInfo> {
+  async resolve(clientId: string, address: string | undefined): Promise<ClientInfo> {
     if (isMetadataDocumentUrl(clientId)) {
       try {
-        const document = await this.documents.get(clientId);
+        const document = await this.documents.get(clientId, address);
         return { clientId, name: document.clientName, redirectUris: document.redirectUris, authMethod: "none", secretHash: null, documentHost: document.host };
       } catch (error) {
         if (error instanceof MetadataDocumentError) throw invalidClient(error.message);
@@ -216,7 +216,7 @@ export class OAuthClients {
       .guard(address, `oauth-client ${clientId}`, async () => {
         let client: ClientInfo;
         try {
-          client = await this.resolve(clientId);
+          client = await this.resolve(clientId, address);
         } catch (error) {
           if (error instanceof OAuthError) throw new AppError("UNAUTHENTICATED", error.description);
           throw error;

@@ -14,6 +14,8 @@ export const CIMD_MAX_AGE_S = 24 * 3600;
 export const CIMD_DEFAULT_AGE_S = 300;
 /** Documents cached at once; the oldest goes first. */
 export const CIMD_CACHE_ENTRIES = 500;
+/** Documents one address may have fetched (cache misses) in a minute: anyone can name any URL. */
+export const CIMD_FETCHES_PER_MINUTE = 60;
 const MAX_URL_LENGTH = 2000;
 const MAX_NAME_LENGTH = 200;
 const MAX_REDIRECT_URIS = 10;
@@ -74,18 +76,28 @@ export class MetadataDocuments {
   private readonly cache = new Map<string, { document: MetadataDocument; until: number }>();
   private readonly pending = new Map<string, Promise<MetadataDocument>>();
 
-  constructor(private readonly outbound: OutboundFetcher) {}
+  constructor(
+    private readonly outbound: OutboundFetcher,
+    /** Counts a fetch against the address that caused it; throws when it has had its share. */
+    private readonly charge: (address: string | undefined) => Promise<void>,
+  ) {}
 
   get size(): number {
     return this.cache.size;
   }
 
-  async get(clientId: string, nowMs = Date.now()): Promise<MetadataDocument> {
+  /** The document, from the cache or fetched now; `address`: who asked (fetches are limited per address). */
+  async get(clientId: string, address: string | undefined, nowMs = Date.now()): Promise<MetadataDocument> {
     const cached = this.cache.get(clientId);
     if (cached && cached.until > nowMs) return cached.document;
     if (cached) this.cache.delete(clientId);
     let fetching = this.pending.get(clientId);
     if (!fetching) {
+      try {
+        await this.charge(address);
+      } catch {
+        throw new MetadataDocumentError("too many client metadata documents fetched for this address; try again in a minute");
+      }
       fetching = this.fetch(clientId).finally(() => this.pending.delete(clientId));
       this.pending.set(clientId, fetching);
     }
