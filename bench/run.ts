@@ -20,6 +20,7 @@ import { runGraphBench } from "./graph.js";
 import { runStallBench } from "./hardening.js";
 import { runMcpBench } from "./mcp.js";
 import { runMeshBench } from "./mesh.js";
+import { runOAuthBench } from "./oauth.js";
 import { runOutboundRefusalBench } from "./outbound-refusals.js";
 import { runParaphraseBench } from "./paraphrase.js";
 import { runRankingBench } from "./ranking.js";
@@ -36,7 +37,7 @@ import { runStartupBench } from "./startup.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh", "oauth"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -45,7 +46,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -82,6 +83,7 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
             cold (first after a start), cached, after one write and one bucket; the first start's stamping of every leaf
   mesh      two instances linked both ways, partitioned while each makes 10,000 changes: time, bytes and entries/s until their
             merkle roots match; an idle sync; a 100,000-entry initial sync (use-lite re-embeds), anti-entropy with nothing and one bucket differing
+  oauth     an MCP SDK host from the server's URL to its first tool call (consent over HTTP included); POST /oauth/token p50/p95 for codes and refreshes
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -137,6 +139,7 @@ function plan(quick: boolean) {
       antiEntropyRuns: quick ? 5 : 10,
       repairs: quick ? 3 : 5,
     },
+    oauth: { connections: quick ? 5 : 20, codes: quick ? 20 : 100, refreshes: quick ? 50 : 300 },
   };
 }
 
@@ -215,6 +218,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runFeedsOutBench(sizes["feeds-out"]);
     case "mesh":
       return runMeshBench(sizes.mesh);
+    case "oauth":
+      return runOAuthBench(sizes.oauth);
   }
 }
 

@@ -19,6 +19,7 @@ import { memoryFeedOperations } from "./memory-feed.js";
 import { meshOperations } from "./mesh.js";
 import { messageOperations } from "./messages.js";
 import { meshDiscoveryOperations } from "./mesh-discovery.js";
+import { oauthOperations } from "./oauth.js";
 import type { Operation } from "./operation.js";
 import { projectOperations } from "./projects.js";
 import { sessionOperations } from "./sessions.js";
@@ -38,6 +39,7 @@ export const catalogue: readonly Operation[] = [
   ...meshSyncOperations,
   ...meshOperations,
   ...meshDiscoveryOperations,
+  ...oauthOperations,
   ...blueprintOperations,
   ...compileOperations,
   ...messageOperations,

@@ -8,14 +8,33 @@ import type { Caller } from "../src/services/caller.js";
 import { requestHash } from "../src/services/idempotency.js";
 import type { ServiceOptions, Services } from "../src/services/index.js";
 import type { MetricsService } from "../src/services/metrics.js";
-import type { OAuthService } from "../src/services/oauth.js";
+import type { AgentChoice, CheckedAuthorization, OAuthAuthorizations, OfferedAgent } from "../src/services/oauth/authorization.js";
+import type { ClientInfo, OAuthClients } from "../src/services/oauth/clients.js";
+import type { OAuthTokens } from "../src/services/oauth/tokens.js";
 import type { UiSessionService } from "../src/services/ui-sessions.js";
 import { isMeshToken, meshTokenRefused } from "../src/services/mesh/tokens.js";
 import { catalogue } from "./catalogue.js";
 import { BODILESS_STATUSES, type Operation, type Outcome, type Ran } from "./operation.js";
 
 // Adapters reach service types through here, never by importing src/services (DESIGN §1).
-export type { Caller, ServiceOptions };
+export type { AgentChoice, Caller, CheckedAuthorization, ClientInfo, OfferedAgent, ServiceOptions };
+
+/**
+ * OAuth's routes (CONTRACT §19): the token endpoint's grants, registration, revocation, and the
+ * authorization endpoint's checks and consent. They speak OAuth's wire format, not the catalogue's.
+ */
+export interface OAuthPort {
+  issue: OAuthTokens["issue"];
+  exchangeCode: OAuthTokens["exchangeCode"];
+  refresh: OAuthTokens["refresh"];
+  revoke: OAuthTokens["revoke"];
+  register: OAuthClients["register"];
+  authenticateClient: OAuthClients["authenticate"];
+  checkAuthorization: OAuthAuthorizations["check"];
+  offeredAgents: OAuthAuthorizations["offeredAgents"];
+  allow: OAuthAuthorizations["allow"];
+  denied: OAuthAuthorizations["denied"];
+}
 
 /** The web UI's sign-in, for its routes (src/http/ui.ts) and the link printed at start. */
 export type UiSessionPort = Pick<UiSessionService, "passwordLogin" | "login" | "logout" | "issueLoginLink" | "loginLinkIsLive">;
@@ -122,7 +141,7 @@ export class OperationGateway {
   readonly config: Config;
   readonly log: Logger;
   readonly ui: UiSessionPort;
-  readonly oauth: Pick<OAuthService, "issue">;
+  readonly oauth: OAuthPort;
   readonly metrics: Pick<MetricsService, "snapshot" | "eventCounts" | "served" | "tokensServed">;
   readonly maintenance: MaintenancePort;
 
@@ -130,7 +149,19 @@ export class OperationGateway {
     this.config = services.config;
     this.log = services.log;
     this.ui = services.uiSessions;
-    this.oauth = services.oauth;
+    const { tokens, clients, authorizations } = services.oauth;
+    this.oauth = {
+      issue: (...args) => tokens.issue(...args),
+      exchangeCode: (...args) => tokens.exchangeCode(...args),
+      refresh: (...args) => tokens.refresh(...args),
+      revoke: (...args) => tokens.revoke(...args),
+      register: (...args) => clients.register(...args),
+      authenticateClient: (...args) => clients.authenticate(...args),
+      checkAuthorization: (...args) => authorizations.check(...args),
+      offeredAgents: () => authorizations.offeredAgents(),
+      allow: (...args) => authorizations.allow(...args),
+      denied: (...args) => authorizations.denied(...args),
+    };
     this.metrics = services.metrics;
     this.maintenance = {
       createAgent: (agentId, displayName, role) => services.agents.create(agentId, displayName, role),
@@ -213,6 +244,9 @@ export class OperationGateway {
         throw forbidden(`this mesh token lacks the ${operation.mesh.join(" or ")} capability`);
       }
       return;
+    }
+    if (caller.readOnlyScope && !READ_KINDS.has(operation.kind)) {
+      throw new AppError("FORBIDDEN", "this token's scope is cairn:read: it cannot make changes", { scopeRequired: "cairn:write" });
     }
     if (caller.role === "viewer" && !READ_KINDS.has(operation.kind)) throw forbidden("viewers cannot make changes");
     if (operation.roles && !operation.roles.includes(caller.role)) {

@@ -121,6 +121,8 @@ const settingsSchema = z.object({
   INSTANCE_NAME: z.string().regex(INSTANCE_NAME_PATTERN, "must match ^[a-z0-9][a-z0-9-]{0,62}$").optional(),
   AGENT_KEYS: agentKeys.default([]),
   REGISTRATION_KEY: z.string().default(""),
+  /** Dynamic OAuth client registration (CONTRACT §19): `open`, `key` (needs REGISTRATION_KEY) or `off`. */
+  OAUTH_REGISTRATION: z.enum(["open", "key", "off"]).default("open"),
   UI_AGENT_ID: agentId.default("human"),
   UI_PASSWORD: z.string().default(""),
   ARCHIVIST_AGENT_ID: agentId.default("archivist"),

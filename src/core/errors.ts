@@ -41,6 +41,8 @@ export interface AppErrorOptions {
   extra?: Record<string, unknown>;
   /** Seconds a client should wait (429, 503). */
   retryAfter?: number;
+  /** A 403 for a bearer token that lacks this scope: the answer challenges for it (`insufficient_scope`). */
+  scopeRequired?: string;
   cause?: unknown;
 }
 
@@ -50,6 +52,7 @@ export class AppError extends Error {
   readonly errors: FieldError[] | undefined;
   readonly extra: Record<string, unknown> | undefined;
   readonly retryAfter: number | undefined;
+  readonly scopeRequired: string | undefined;
 
   constructor(code: ErrorCode, detail: string, options: AppErrorOptions = {}) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
@@ -59,6 +62,7 @@ export class AppError extends Error {
     this.errors = options.errors;
     this.extra = options.extra;
     this.retryAfter = options.retryAfter;
+    this.scopeRequired = options.scopeRequired;
   }
 
   get status(): number {

@@ -108,7 +108,7 @@ export function createHttpApp(gateway: OperationGateway, log: Logger, publicUrl:
   app.use((_request: Request, _response: Response, next: NextFunction) => {
     next(new AppError("NOT_FOUND", "route not found"));
   });
-  app.use(errorHandler(log));
+  app.use(errorHandler(log, publicUrl));
 
   return {
     app,

@@ -1,12 +1,13 @@
 import type { NextFunction, Request, Response } from "express";
 import { AppError, internalError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
+import { bearerChallenge, unauthenticatedChallenge } from "./challenges.js";
 import { loggedPath } from "./logged-path.js";
 
-export const AUTHENTICATE_CHALLENGE = 'ApiKey realm="cairn", header="X-API-Key"';
-
-export function sendError(response: Response, error: AppError): void {
-  if (error.code === "UNAUTHENTICATED") response.set("WWW-Authenticate", AUTHENTICATE_CHALLENGE);
+/** Answers `error` in Cairn's shape; a 401, and a 403 for a token short of scope, with their challenges. */
+export function sendError(response: Response, error: AppError, publicUrl: string): void {
+  if (error.code === "UNAUTHENTICATED") response.set("WWW-Authenticate", unauthenticatedChallenge(publicUrl));
+  if (error.scopeRequired !== undefined) response.set("WWW-Authenticate", bearerChallenge(publicUrl, { error: "insufficient_scope", description: error.detail }));
   if (error.retryAfter !== undefined) response.set("Retry-After", String(error.retryAfter));
   response.status(error.status).json(error.toBody());
 }
@@ -24,22 +25,22 @@ function clientRefusal(error: unknown): AppError | null {
 }
 
 /** The one error handler: AppErrors as they are; anything else is a logged 500 with no details. */
-export function errorHandler(log: Logger) {
+export function errorHandler(log: Logger, publicUrl: () => string) {
   return (error: unknown, request: Request, response: Response, next: NextFunction): void => {
     if (response.headersSent) {
       next(error);
       return;
     }
     if (error instanceof AppError) {
-      sendError(response, error);
+      sendError(response, error, publicUrl());
       return;
     }
     const refusal = clientRefusal(error);
     if (refusal) {
-      sendError(response, refusal);
+      sendError(response, refusal, publicUrl());
       return;
     }
     log.error("unhandled error", { request_id: response.get("X-Request-Id"), method: request.method, path: loggedPath(request), error });
-    sendError(response, internalError());
+    sendError(response, internalError(), publicUrl());
   };
 }

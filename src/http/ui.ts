@@ -11,7 +11,7 @@ import { refuseCrossSite, type HostPolicy } from "./hosts.js";
 
 /** The built UI (`npm run build` bundles ui/ into it). */
 // The browser keeps the cookie a month; the server ends the session after 24 h without use.
-const COOKIE_MAX_AGE_S = 30 * 86400;
+export const COOKIE_MAX_AGE_S = 30 * 86400;
 
 const SECURITY_HEADERS = {
   "Content-Security-Policy":
@@ -26,7 +26,8 @@ const loginBody = z.union([
   z.strictObject({ token: z.string().min(1).max(200) }),
 ]);
 
-function cookie(value: string, maxAgeS: number, secure: boolean): string {
+/** The UI's session cookie (the consent page signs in with it too). */
+export function sessionCookie(value: string, maxAgeS: number, secure: boolean): string {
   return `${SESSION_COOKIE}=${encodeURIComponent(value)}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${secure ? "; Secure" : ""}`;
 }
 
@@ -53,7 +54,7 @@ export function uiRouter(gateway: OperationGateway, hosts: HostPolicy): Router {
     const parsed = loginBody.safeParse(request.body);
     if (!parsed.success) throw new AppError("VALIDATION_FAILED", "send a password or a login token", { errors: [{ path: "", message: "expected {password} or {token}" }] });
     const login = await sessions.login(parsed.data, request.socket.remoteAddress);
-    response.set("Cache-Control", "no-store").set("Set-Cookie", cookie(login.session, COOKIE_MAX_AGE_S, secure)).json(login);
+    response.set("Cache-Control", "no-store").set("Set-Cookie", sessionCookie(login.session, COOKIE_MAX_AGE_S, secure)).json(login);
   });
 
   router.post("/ui/logout", async (request: Request, response: Response) => {
@@ -63,7 +64,7 @@ export function uiRouter(gateway: OperationGateway, hosts: HostPolicy): Router {
     if (fromCookie !== undefined) refuseCrossSite(request, hosts);
     const session = header ?? fromCookie;
     if (session) await sessions.logout(session);
-    response.set("Set-Cookie", cookie("", 0, secure)).status(204).end();
+    response.set("Set-Cookie", sessionCookie("", 0, secure)).status(204).end();
   });
 
   // No content hashes in the file names: the browser revalidates every file (Last-Modified) instead.

@@ -7,9 +7,10 @@ import type { IpAddress } from "./host-literal.js";
  * Why a call is made, which decides what it may reach. `feeds`: a URL any agent gave (private
  * refused unless FEEDS_ALLOW_PRIVATE). `mesh`: a peer the owner linked (private allowed unless
  * MESH_ALLOW_PRIVATE=false). `operator`: a URL from the server's own settings, such as
- * EMBEDDING_MODEL_URL (private allowed).
+ * EMBEDDING_MODEL_URL (private allowed). `clients`: an OAuth client's metadata document, named by
+ * whoever asks to authorize (private refused; only OUTBOUND_ALLOWLIST relaxes it).
  */
-export const outboundPolicies = ["feeds", "mesh", "operator"] as const;
+export const outboundPolicies = ["feeds", "mesh", "operator", "clients"] as const;
 export type OutboundPolicy = (typeof outboundPolicies)[number];
 
 /** The three settings that relax the rules. */
@@ -51,7 +52,7 @@ export function addressRules(policy: OutboundPolicy, settings: OutboundSettings 
       ranges.push([address, address.kind() === "ipv4" ? 32 : 128]);
     } else names.add(item.toLowerCase().replace(/\.+$/, ""));
   }
-  const allowPrivate = policy === "operator" || (policy === "feeds" ? settings.feedsAllowPrivate : settings.meshAllowPrivate);
+  const allowPrivate = policy === "operator" || (policy === "feeds" ? settings.feedsAllowPrivate : policy === "mesh" ? settings.meshAllowPrivate : false);
   return { policy, allowPrivate, names, ranges };
 }
 
@@ -91,7 +92,7 @@ const ARTICLE: Record<AddressKind, string> = {
 /** What would let this kind through under this policy. */
 function relaxedBy(kind: AddressKind, policy: OutboundPolicy): string {
   if (NEVER.has(kind)) return "";
-  if (PRIVATE.has(kind) && policy !== "operator") return `${policy === "feeds" ? "FEEDS_ALLOW_PRIVATE=true" : "MESH_ALLOW_PRIVATE=true"} or OUTBOUND_ALLOWLIST`;
+  if (PRIVATE.has(kind) && (policy === "feeds" || policy === "mesh")) return `${policy === "feeds" ? "FEEDS_ALLOW_PRIVATE=true" : "MESH_ALLOW_PRIVATE=true"} or OUTBOUND_ALLOWLIST`;
   return "OUTBOUND_ALLOWLIST";
 }
 

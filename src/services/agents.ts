@@ -11,6 +11,7 @@ import { viewpointOf, type Caller } from "./caller.js";
 import { hashKey, keyMatches } from "./credentials.js";
 import { pageOf, decodeCursor, type Page } from "./paging.js";
 import type { Presence } from "./presence.js";
+import type { OAuthGrants } from "./oauth/grants.js";
 import { REGISTRATION_IDENTITY, type FailureThrottle } from "./throttle.js";
 import type { AgentRecord, AgentSelf, KeyRotation, Registration } from "../wire/agents.js";
 import type { Role } from "../wire/roles.js";
@@ -39,6 +40,7 @@ export class AgentService {
     private readonly throttle: FailureThrottle,
     private readonly presence: Presence,
     private readonly identities: BootstrapIdentities,
+    private readonly grants: OAuthGrants,
   ) {}
 
   /**
@@ -194,6 +196,7 @@ export class AgentService {
       }
       await this.store.agents.markDeleted(tx, row.agent_id, now());
       await this.store.oauth.deleteForAgent(tx, row.agent_id);
+      await this.grants.revokeForAgent(tx, caller.agentId, row.agent_id, "agent_deleted");
       await this.bus.emit(tx, { type: "agent.deleted", agentId: caller.agentId, project: null, payload: { agent_id: row.agent_id } });
     });
   }
@@ -216,7 +219,7 @@ export class AgentService {
         throw invalid("agent_id", "change AGENT_KEYS and restart instead", "this agent's key is set in AGENT_KEYS");
       }
       await this.store.agents.setKey(tx, targetId, hashKey(apiKey));
-      // Tokens issued against the old key go with it.
+      // Tokens issued against the old key go with it; a grant's tokens carry no key and stay.
       await this.store.oauth.deleteForAgent(tx, targetId);
       await this.bus.emit(tx, { type: "agent.key_rotated", agentId: actorId, project: null, payload: { agent_id: targetId } });
     });

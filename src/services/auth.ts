@@ -7,6 +7,7 @@ import type { Store } from "../store/store.js";
 import type { Caller } from "./caller.js";
 import { hashKey, keyMatches } from "./credentials.js";
 import type { FailureThrottle } from "./throttle.js";
+import { canWrite, resourceOf, scopesOf } from "./oauth/scopes.js";
 
 // Liveness is written at most this often per agent, so reads do not turn into writes.
 const TOUCH_INTERVAL_MS = 30_000;
@@ -20,6 +21,8 @@ export class AuthService {
     private readonly store: Store,
     private readonly config: Config,
     private readonly throttle: FailureThrottle,
+    /** Where clients reach this server: a bearer token is accepted only for its resource. */
+    private readonly site: { url: string },
   ) {}
 
   /** Checks `X-Agent-ID`/`X-API-Key`; a wrong id and a wrong key fail the same way, in the same time. */
@@ -46,20 +49,30 @@ export class AuthService {
     });
   }
 
-  /** A bearer token's agent, if the token is unexpired and was issued against its current key. */
+  /**
+   * A bearer token's agent, if the token is unexpired and issued for this server's resource, and
+   * either bought with the agent's current key (client credentials) or issued from a grant whose
+   * agent still has the role it had at consent. A token whose scope is `cairn:read` alone acts
+   * with a viewer's rights.
+   */
   async authenticateToken(token: string): Promise<Caller> {
     const stored = await this.store.oauth.byHash(this.store.reader, hashKey(token));
     const row = stored ? await this.store.agents.get(this.store.reader, stored.agent_id) : undefined;
+    const bound =
+      stored?.grant_id === null
+        ? row !== undefined && row.key_hash !== null && stored.key_hash !== null && timingSafeEqual(row.key_hash, stored.key_hash)
+        : stored !== undefined && stored.grant_role !== null && stored.grant_role === row?.role && (row.role === "agent" || row.role === "viewer");
     const valid =
       stored !== undefined &&
       stored.expires_at > now() &&
+      (stored.resource === null || stored.resource === resourceOf(this.site.url)) &&
       row !== undefined &&
       row.deleted_at === null &&
-      row.key_hash !== null &&
-      timingSafeEqual(row.key_hash, stored.key_hash);
+      bound;
     if (!valid) throw invalidCredentials();
     await this.touch(row);
-    return { agentId: row.agent_id, role: row.role };
+    if (canWrite(scopesOf(stored.scope))) return { agentId: row.agent_id, role: row.role };
+    return { agentId: row.agent_id, role: "viewer", readOnlyScope: true };
   }
 
   /**

@@ -2,7 +2,8 @@ import type { Config } from "../core/config.js";
 import { newApiKey } from "../core/ids.js";
 import type { Logger } from "../core/log.js";
 import { now } from "../core/time.js";
-import type { Store } from "../store/store.js";
+import type { Store, Tx } from "../store/store.js";
+import type { OAuthGrants } from "./oauth/grants.js";
 import { hashKey, readCredentials, writeCredentials, type BootstrapCredential } from "./credentials.js";
 import type { Role } from "../wire/roles.js";
 import { locks } from "./locks.js";
@@ -27,7 +28,14 @@ export class BootstrapIdentities {
     private readonly store: Store,
     private readonly config: Config,
     private readonly log: Logger,
+    private readonly grants: OAuthGrants,
   ) {}
+
+  /** An agent whose role configuration changed loses every token it held (CONTRACT §19). */
+  private async roleChanged(tx: Tx, agentId: string): Promise<void> {
+    await this.store.oauth.deleteForAgent(tx, agentId);
+    await this.grants.revokeForAgent(tx, agentId, agentId, "role_changed");
+  }
 
   /**
    * Applies `AGENT_KEYS` and makes sure the UI (owner) and archivist identities exist, generating
@@ -50,6 +58,7 @@ export class BootstrapIdentities {
         const role = bootstrapRole(this.config, agent.agentId) ?? agent.role;
         const row = await agents.get(tx, agent.agentId);
         if (row) {
+          if (row.role !== role) await this.roleChanged(tx, agent.agentId);
           await agents.restoreKey(tx, agent.agentId, hashKey(agent.key), "static", role);
         } else {
           await agents.insert(tx, {
@@ -74,12 +83,16 @@ export class BootstrapIdentities {
         const row = await agents.get(tx, id);
         const fromFile = stored[id]?.api_key;
         if (row && row.deleted_at === null && row.key_hash !== null && row.key_source !== "static") {
-          if (row.role !== role) await agents.setRole(tx, id, role);
+          if (row.role !== role) {
+            await this.roleChanged(tx, id);
+            await agents.setRole(tx, id, role);
+          }
           continue;
         }
         const apiKey = fromFile ?? newApiKey();
         if (fromFile === undefined) generated[id] = { agent_id: id, role, api_key: apiKey };
         if (row) {
+          if (row.role !== role) await this.roleChanged(tx, id);
           await agents.restoreKey(tx, id, hashKey(apiKey), "bootstrap", role);
         } else {
           await agents.insert(tx, { agent_id: id, display_name: null, role, key_hash: hashKey(apiKey), key_source: "bootstrap", created_at: at });

@@ -16,6 +16,11 @@ export interface Caller {
   role: Role;
   /** Set for a peer: it acts as no agent, and only the routes that accept mesh tokens let it in. */
   mesh?: MeshGrant;
+  /**
+   * Set for a bearer token whose scope is `cairn:read` alone: it acts with a viewer's rights (its
+   * `role` says viewer), and a change it attempts is refused as `insufficient_scope`.
+   */
+  readOnlyScope?: true;
 }
 
 export const seesAllProjects = (role: Role): boolean => role === "owner" || role === "archivist";

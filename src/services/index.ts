@@ -8,7 +8,11 @@ import type { EmbedderLoader } from "../embed/embedder.js";
 import { embedderLoaderFor } from "../embed/models.js";
 import { EmbeddingQueue } from "../embed/queue.js";
 import { AuditLog } from "../events/audit.js";
-import { OAuthService } from "./oauth.js";
+import { OAuthAuthorizations } from "./oauth/authorization.js";
+import { OAuthClients, REGISTRATIONS_PER_MINUTE } from "./oauth/clients.js";
+import { OAuthGrants } from "./oauth/grants.js";
+import { CIMD_FETCHES_PER_MINUTE, MetadataDocuments } from "./oauth/metadata-documents.js";
+import { OAuthTokens } from "./oauth/tokens.js";
 import { UiSessionService } from "./ui-sessions.js";
 import { EventBus } from "../events/bus.js";
 import { openStore } from "../store/open.js";
@@ -71,7 +75,7 @@ import { Quotas } from "./quotas.js";
 import { SessionService } from "./sessions.js";
 import { TaskService } from "./tasks.js";
 import { RateLimiter } from "./rate-limit.js";
-import { FailureThrottle } from "./throttle.js";
+import { clientKey, FailureThrottle } from "./throttle.js";
 import { ReadRecorder } from "./reads.js";
 import type { AgentPerformance } from "../wire/agents.js";
 import type { Health } from "../wire/health.js";
@@ -103,6 +107,16 @@ export interface ServiceOptions {
   throttleCapacity?: number;
   /** How host names are resolved for outbound calls (tests play a hostile DNS with it). */
   resolve?: Resolver;
+}
+
+/** OAuth 2.1 (CONTRACT §19): tokens, clients, the authorization endpoint's checks and consent, grants. */
+export interface OAuthServices {
+  tokens: OAuthTokens;
+  clients: OAuthClients;
+  authorizations: OAuthAuthorizations;
+  grants: OAuthGrants;
+  /** Client metadata documents cached in memory (CIMD). */
+  documents: MetadataDocuments;
 }
 
 export interface Services {
@@ -150,7 +164,7 @@ export interface Services {
   sessions: SessionService;
   events: EventService;
   idempotency: IdempotencyService;
-  oauth: OAuthService;
+  oauth: OAuthServices;
   archivist: ArchivistService;
   curation: CurationService;
   graph: GraphService;
@@ -221,16 +235,17 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const reads = new ReadRecorder(store, log.child({ component: "reads" }));
   const throttle = new FailureThrottle(options.throttleCapacity, store.authFailures);
   const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_MINUTE, options.throttleCapacity, store.rateLimits);
-  const auth = new AuthService(store, config, throttle);
+  const site = { url: config.PUBLIC_URL };
+  const auth = new AuthService(store, config, throttle, site);
   const presence = new Presence();
-  const bootstrap = new BootstrapIdentities(store, config, log);
-  const agents = new AgentService(store, bus, config, throttle, presence, bootstrap);
+  const grants = new OAuthGrants(store, bus);
+  const bootstrap = new BootstrapIdentities(store, config, log, grants);
+  const agents = new AgentService(store, bus, config, throttle, presence, bootstrap, grants);
   // Every creation and deletion of an entry, whoever does it, goes through this one (DESIGN §4a).
   const writes = new MemoryWrites(store, bus, embeddings, instance.id);
   const quotas = new Quotas(store, config, embeddingQueue);
   const memory = new MemoryService(store, writes, config, embeddings, reads, quotas);
   const search = new MemorySearch(store, embeddings, reads, config);
-  const site = { url: config.PUBLIC_URL };
   const memoryFeed = new MemoryFeed(store, instance, site);
   const merkle = new MerkleSummaries(store, instance.id);
   // Entries from before the leaves existed are stamped before anything reads a summary.
@@ -274,7 +289,19 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
   const idempotency = new IdempotencyService(store, log);
-  const oauth = new OAuthService(store, auth, rateLimiter);
+  const documentFetches = new RateLimiter(CIMD_FETCHES_PER_MINUTE, options.throttleCapacity, store.rateLimits);
+  const documents = new MetadataDocuments(outbound, (address) => documentFetches.take(`oauth-cimd ${clientKey(address)}`));
+  // Registrations are counted per address, apart from any agent's requests.
+  const registrations = new RateLimiter(REGISTRATIONS_PER_MINUTE, options.throttleCapacity, store.rateLimits);
+  const oauthClients = new OAuthClients(store, config, throttle, registrations, documents);
+  const oauthTokens = new OAuthTokens(store, auth, rateLimiter, grants, site);
+  const oauth: OAuthServices = {
+    tokens: oauthTokens,
+    clients: oauthClients,
+    authorizations: new OAuthAuthorizations(store, bus, config, oauthClients, grants, oauthTokens, agents, site),
+    grants,
+    documents,
+  };
   const archivist = new ArchivistService(store, bus);
   const curation = new CurationService(store, writes, messages, embeddings, config.MAX_CONTENT_BYTES);
   const graph = new GraphService(store, bus, writes);
@@ -296,6 +323,8 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     if (config.TASK_LEASE_SECONDS > 0) jobs.once("release-lapsed-claims", options.leaseSweepIntervalMs ?? 5_000, () => tasks.releaseLapsed());
     jobs.every("sweep-limiters", 60_000, () => {
       rateLimiter.sweep();
+      registrations.sweep();
+      documentFetches.sweep();
       throttle.sweep();
     });
     feedPoller.start();
@@ -307,7 +336,8 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     jobs.once("prune", 3600_000, async () => {
       await idempotency.prune();
       await quotas.prune();
-      await oauth.pruneExpired();
+      await oauth.grants.prune(config.UI_AGENT_ID);
+      await oauth.clients.pruneExpired();
       await uiSessions.pruneIdle();
       const retained = new Date(Date.now() - config.EVENT_RETENTION_DAYS * 86400_000).toISOString();
       await events.prune(retained);

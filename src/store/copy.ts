@@ -35,7 +35,6 @@ export const TABLES = [
   "messages",
   "message_recipients",
   "handoffs",
-  "oauth_tokens",
   "archivist_state",
   "graph_edges",
   "logs",
@@ -55,6 +54,12 @@ export const TABLES = [
   "mesh_links",
   "mesh_discovered",
   "mesh_suppressions",
+  "oauth_clients",
+  // Grants before what references them: their codes, refresh tokens and access tokens.
+  "oauth_grants",
+  "oauth_codes",
+  "oauth_refresh_tokens",
+  "oauth_tokens",
 ] as const;
 
 /** Identity keys to move past the copied rows, so new rows never take a copied key. */

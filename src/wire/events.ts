@@ -35,6 +35,9 @@ interface BlueprintRunEvent {
   project: string | null;
 }
 
+/** Why a grant ended: revoked by the owner or the client, killed by a reused code or refresh token, or by its agent's fate, or simply unused. */
+export type OAuthGrantRevocation = "owner" | "client" | "code_reused" | "refresh_reused" | "agent_deleted" | "role_changed" | "replaced" | "expired";
+
 export interface ServerEventPayloads {
   "memory.written": MemoryEventBase & Imported;
   "memory.updated": MemoryEventBase & { changed?: string[]; reason?: "reinforced" | "headline" | "decay" | "stale" | "fresh"; confidence?: number };
@@ -84,6 +87,8 @@ export interface ServerEventPayloads {
   "mesh.peer.status": { link_id: string; status: string; previous: string };
   "mesh.sync.completed": { link_id: string; pages: number; applied: number; skipped: number; rejected: number; tombstones: number; cursor: number; anti_entropy: boolean };
   "mesh.rejected": { link_id: string; memory_id: string | null; reason: string };
+  "oauth.grant.created": { grant_id: string; client_id: string; agent_id: string; scopes: string[] };
+  "oauth.grant.revoked": { grant_id: string; client_id: string; agent_id: string; reason: OAuthGrantRevocation };
 }
 
 export type ServerEventType = keyof ServerEventPayloads;
@@ -158,6 +163,8 @@ export const SERVER_EVENT_PAYLOAD_FIELDS: Readonly<Record<ServerEventType, strin
   "mesh.peer.status": "link_id, status (active, failing, unauthorized, paused), previous (only when it changes)",
   "mesh.sync.completed": "link_id, pages, applied, skipped, rejected, tombstones, cursor, anti_entropy (only when a sync changed something or was asked for)",
   "mesh.rejected": "link_id, memory_id (null when the item had no usable id), reason",
+  "oauth.grant.created": "grant_id, client_id, agent_id, scopes (owner role only, as every OAuth event)",
+  "oauth.grant.revoked": "grant_id, client_id, agent_id, reason (owner, client, code_reused, refresh_reused, agent_deleted, role_changed, replaced, expired)",
 };
 
 /** Every type the server emits, in the order above (an object keeps its string keys' order). */

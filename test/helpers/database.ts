@@ -143,3 +143,23 @@ export function restoreDatabase(dataDir: string, file: string): void {
   adminSql(`CREATE DATABASE "${name}"`);
   run("pg_restore", ["--exit-on-error", `--dbname=${url}`, file]);
 }
+
+/** Every text value of every table of the server's database in `dataDir`, each row as one string (blobs as latin1). */
+export async function databaseText(dataDir: string): Promise<string[]> {
+  return withDatabase(dataDir, async (db) => {
+    const rows: string[] = [];
+    if (onPostgres) {
+      const tables = await db.all<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'");
+      for (const { name } of tables) rows.push(...(await db.all<{ row: string }>(`SELECT t::text AS row FROM "${name}" t`)).map((row) => row.row));
+      return rows;
+    }
+    const tables = await db.all<{ name: string; sql: string | null }>("SELECT name, sql FROM sqlite_master WHERE type = 'table'");
+    for (const { name, sql } of tables) {
+      if (sql?.toUpperCase().startsWith("CREATE VIRTUAL TABLE")) continue;
+      for (const row of await db.all(`SELECT * FROM "${name}"`)) {
+        rows.push(Object.values(row).map((value) => (Buffer.isBuffer(value) ? value.toString("latin1") : String(value))).join("\u0001"));
+      }
+    }
+    return rows;
+  });
+}

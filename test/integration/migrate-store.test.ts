@@ -12,6 +12,7 @@ import { connect } from "../../src/store/sqlite/connection.js";
 import { runMigrations as runSqliteMigrations, schemaVersion } from "../../src/store/sqlite/migrate.js";
 import { runCli, cliEnv } from "../helpers/cli.js";
 import { adminSql, databaseUrl, onPostgres, POSTGRES_URL } from "../helpers/database.js";
+import { authorizeUrl, consent, pkce, register, tokenRequest } from "../helpers/oauth.js";
 import { startTestServer, tempDir, type Credentials, type ErrorBody, type TestServer } from "../helpers/server.js";
 
 // `cairn migrate-store` copies a SQLite store into PostgreSQL: it needs a PostgreSQL server, so it
@@ -161,6 +162,8 @@ interface Built {
   gone: Credentials;
   ids: Record<string, string>;
   bearer: string;
+  /** The tokens of a grant (OAuth code flow), whose rows the copy must carry. */
+  oauth: { clientId: string; refresh: string };
   uiSession: string;
   loginToken: string;
   leaseToken: number;
@@ -251,6 +254,14 @@ async function buildSqliteStore(dir: string): Promise<Built> {
   expect(token.status).toBe(200);
   const bearer = ((await token.json()) as { access_token: string }).access_token;
   const uiSession = (await ok<{ session: string }>(source, "/ui/login", null, { method: "POST", body: { password: PASSWORD } })).session;
+  // An OAuth client a human allowed to act as bob: a client, a grant, its spent code, refresh and access tokens.
+  const redirect = "http://127.0.0.1:57001/callback";
+  const clientId = (await register(source.url, { client_name: "migrating host", redirect_uris: [redirect], token_endpoint_auth_method: "none" })).body.client_id as string;
+  const { verifier, challenge } = pkce();
+  const back = await consent(source.url, authorizeUrl(source.url, { client_id: clientId, redirect_uri: redirect, code_challenge: challenge }), uiSession, { agent: bob.agentId });
+  const granted = await tokenRequest(source.url, { grant_type: "authorization_code", code: back.searchParams.get("code") as string, code_verifier: verifier, redirect_uri: redirect, client_id: clientId });
+  expect(granted.status).toBe(200);
+  const oauth = { clientId, refresh: granted.body.refresh_token as string };
   const loginToken = (await source.server.gateway.maintenance.issueLoginLink()).token;
   // The static agents authenticate before the move too.
   await ok(source, "/agents/me", staticBot);
@@ -266,7 +277,7 @@ async function buildSqliteStore(dir: string): Promise<Built> {
   // Seqs handed out to events that retention has since pruned: SQLite's AUTOINCREMENT remembers them.
   db.run("UPDATE sqlite_sequence SET seq = seq + 1000 WHERE name = 'events'");
   db.close();
-  return { alice, bob, carol, gone, ids, bearer, uiSession, loginToken, leaseToken: lease.token, snapshot: views };
+  return { alice, bob, carol, gone, ids, bearer, oauth, uiSession, loginToken, leaseToken: lease.token, snapshot: views };
 }
 
 describe.runIf(onPostgres)("cairn migrate-store", () => {
@@ -356,6 +367,10 @@ describe.runIf(onPostgres)("cairn migrate-store", () => {
     expect((await moved.request("/agents/self-register", { as: null, body: { agent_id: built.gone.agentId } })).status).not.toBe(201);
     expect((await ok<{ agent_id: string }>(moved, "/agents/me", null, { headers: { authorization: `Bearer ${built.bearer}` } })).agent_id).toBe(bob.agentId);
     expect((await ok<{ agent_id: string }>(moved, "/agents/me", null, { headers: { "x-ui-session": built.uiSession } })).agent_id).toBe("human");
+    // The grant came along: its refresh token is still good once, and spent after.
+    const refreshed = await tokenRequest(moved.url, { grant_type: "refresh_token", refresh_token: built.oauth.refresh, client_id: built.oauth.clientId });
+    expect(refreshed.status).toBe(200);
+    expect((await tokenRequest(moved.url, { grant_type: "refresh_token", refresh_token: built.oauth.refresh, client_id: built.oauth.clientId })).body.error).toBe("invalid_grant");
     expect((await ok<{ agent_id: string }>(moved, "/ui/login", null, { method: "POST", body: { token: built.loginToken } })).agent_id).toBe("human");
 
     // Decisions: found by keyword from PostgreSQL's own index of the copied rows, superseded only when asked.

@@ -77,7 +77,19 @@ describe("GET /openapi.json", () => {
   });
 
   it("lists the catalogue's routes and the transport routes (MCP, OAuth, metrics), nothing else", () => {
-    const transport = ["POST /mcp", "GET /mcp", "DELETE /mcp", "GET /metrics", "POST /oauth/token", "GET /.well-known/oauth-authorization-server", "GET /.well-known/oauth-protected-resource"];
+    const transport = [
+      "POST /mcp",
+      "GET /mcp",
+      "DELETE /mcp",
+      "GET /metrics",
+      "POST /oauth/token",
+      "POST /oauth/register",
+      "POST /oauth/revoke",
+      "GET /oauth/authorize",
+      "POST /oauth/authorize",
+      "GET /.well-known/oauth-authorization-server",
+      "GET /.well-known/oauth-protected-resource",
+    ];
     const expected = new Set([...catalogue.flatMap((operation) => pathsOf(operation).map((path) => `${operation.http.method} ${openApiPath(path)}`)), ...transport]);
     const listed = Object.entries(doc.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
     expect(listed.sort()).toEqual([...expected].sort());

@@ -67,6 +67,8 @@ const REST_ONLY: Record<string, string> = {
   mesh_gossip: "read by peers with a mesh token, which MCP never takes",
   mesh_peer_sync: "mesh administration is the owner's, over REST and the UI only",
   memory_suppress: "hiding a peer's copy is the owner's call, over REST and the UI only",
+  oauth_grant_list: "OAuth grants are the owner's, over REST and the UI only (CONTRACT §11)",
+  oauth_grant_revoke: "OAuth grants are the owner's, over REST and the UI only",
   mesh_discovered_list: "the owner's list of instances heard of on the network, for the web UI's Mesh view: linking one is the owner's call, not a model's",
 };
 

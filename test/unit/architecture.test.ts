@@ -320,6 +320,11 @@ describe("the express app", () => {
       "DELETE /mcp",
       // OAuth for MCP clients: its own wire format (form bodies, OAuth errors).
       "POST /oauth/token",
+      "POST /oauth/register",
+      "POST /oauth/revoke",
+      // The authorization endpoint and its consent form: HTML pages for a human.
+      "GET /oauth/authorize",
+      "POST /oauth/authorize",
       "GET /.well-known/oauth-authorization-server",
       "GET /.well-known/oauth-protected-resource",
       "GET /.well-known/oauth-protected-resource/mcp",

@@ -24,22 +24,25 @@ const COLUMNS: Column[] = [
   { name: "operator", policy: "operator", settings: {} },
   { name: "feeds, address in OUTBOUND_ALLOWLIST", policy: "feeds", settings: {}, allowlisted: true },
   { name: "mesh, MESH_ALLOW_PRIVATE=false, address in OUTBOUND_ALLOWLIST", policy: "mesh", settings: { meshAllowPrivate: false }, allowlisted: true },
+  { name: "clients", policy: "clients", settings: {} },
+  { name: "clients, FEEDS_ALLOW_PRIVATE and MESH_ALLOW_PRIVATE true", policy: "clients", settings: { feedsAllowPrivate: true, meshAllowPrivate: true } },
+  { name: "clients, address in OUTBOUND_ALLOWLIST", policy: "clients", settings: {}, allowlisted: true },
 ];
 
 // The rules as a table, written out rather than derived from the code under test: one row per
 // kind of address, one column per setting above (✓ allowed, · refused).
 const ALLOWED: Record<AddressKind, string> = {
-  public: "✓✓✓✓✓✓✓",
-  loopback: "·✓✓·✓✓✓",
-  private: "·✓✓·✓✓✓",
-  cgnat: "·✓✓·✓✓✓",
-  "link-local": "·····✓✓",
-  documentation: "·····✓✓",
-  benchmarking: "·····✓✓",
-  reserved: "·····✓✓",
-  unspecified: "·······",
-  multicast: "·······",
-  broadcast: "·······",
+  public: "✓✓✓✓✓✓✓✓✓✓",
+  loopback: "·✓✓·✓✓✓··✓",
+  private: "·✓✓·✓✓✓··✓",
+  cgnat: "·✓✓·✓✓✓··✓",
+  "link-local": "·····✓✓··✓",
+  documentation: "·····✓✓··✓",
+  benchmarking: "·····✓✓··✓",
+  reserved: "·····✓✓··✓",
+  unspecified: "··········",
+  multicast: "··········",
+  broadcast: "··········",
 };
 
 const address = (host: string) => {
@@ -90,6 +93,8 @@ describe("the outbound address rules (CONTRACT §11), every kind under every pol
     };
     expect(verdict("127.0.0.1")).toBe("FEEDS_ALLOW_PRIVATE=true or OUTBOUND_ALLOWLIST");
     expect(verdict("10.0.0.1", mesh)).toBe("MESH_ALLOW_PRIVATE=true or OUTBOUND_ALLOWLIST");
+    // An OAuth client's metadata document: only the allowlist relaxes it.
+    expect(verdict("127.0.0.1", addressRules("clients"))).toBe("OUTBOUND_ALLOWLIST");
     expect(verdict("169.254.169.254")).toBe("OUTBOUND_ALLOWLIST");
     expect(verdict("0.0.0.0")).toBe("");
     expect(verdict("224.0.0.1")).toBe("");

@@ -28,6 +28,8 @@ const AGENT_COLUMNS: readonly AgentColumn[] = [
   ["message_recipients", "agent_id"],
   ["handoffs", "agent_id"],
   ["oauth_tokens", "agent_id"],
+  ["oauth_grants", "agent_id"],
+  ["oauth_grants", "created_by"],
   ["graph_edges", "agent_id"],
   ["logs", "agent_id"],
   ["decisions", "agent_id"],

@@ -1,0 +1,19 @@
+import { ALL_SCOPES } from "../wire/oauth.js";
+
+// WWW-Authenticate (RFC 6750 §3, RFC 9728 §5.1): the Bearer challenge comes first, since MCP clients
+// read only the first one, and names the protected-resource metadata and every scope (CONTRACT §19);
+// the key headers' challenge follows it for everyone else.
+
+const API_KEY_CHALLENGE = 'ApiKey realm="cairn", header="X-API-Key"';
+
+export const resourceMetadataUrl = (publicUrl: string): string => `${publicUrl}/.well-known/oauth-protected-resource`;
+
+/** The Bearer challenge; `error` for a token refused (`invalid_token`) or short of scope (`insufficient_scope`). */
+export function bearerChallenge(publicUrl: string, error?: { error: string; description: string }): string {
+  const parts = [`Bearer resource_metadata="${resourceMetadataUrl(publicUrl)}"`, `scope="${ALL_SCOPES}"`];
+  if (error) parts.push(`error="${error.error}"`, `error_description="${error.description.replace(/["\\]/g, "")}"`);
+  return parts.join(", ");
+}
+
+/** A 401's challenges: a bearer token (described by the metadata), or the agent key headers. */
+export const unauthenticatedChallenge = (publicUrl: string): string => `${bearerChallenge(publicUrl)}, ${API_KEY_CHALLENGE}`;
