@@ -11,7 +11,8 @@ import { mountOperations } from "./mount.js";
 import { StreamRegistry } from "./sse.js";
 import { McpEndpoint } from "../mcp/http.js";
 import { jsonRpcBody } from "../mcp/protocol-errors.js";
-import { mcpChallenge, oauthRouter } from "./oauth.js";
+import { oauthRouter } from "./oauth.js";
+import { insufficientScopeChallenge, unauthenticatedChallenge } from "./challenges.js";
 import { jsonBody } from "./body.js";
 import { uiRouter } from "./ui.js";
 import { HostPolicy } from "./hosts.js";
@@ -94,7 +95,10 @@ export function createHttpApp(gateway: OperationGateway, log: Logger, publicUrl:
 
   app.use(oauthRouter(gateway, publicUrl, hosts));
   app.use(uiRouter(gateway, hosts));
-  const mcp = new McpEndpoint(gateway, hosts, () => mcpChallenge(publicUrl()));
+  const mcp = new McpEndpoint(gateway, hosts, {
+    unauthenticated: (invalidToken) => unauthenticatedChallenge(publicUrl(), invalidToken),
+    insufficientScope: (description) => insufficientScopeChallenge(publicUrl(), description),
+  });
   app.post("/mcp", jsonRpcBody(jsonBody(gateway.config.MAX_BODY_BYTES)), mcp.handle);
   app.get("/mcp", mcp.handle);
   app.delete("/mcp", mcp.handle);

@@ -15,5 +15,18 @@ export function bearerChallenge(publicUrl: string, error?: { error: string; desc
   return parts.join(", ");
 }
 
+/**
+ * Whether a refused request presented a bearer token (and no agent key, which is tried first): a
+ * token expired or revoked is then `invalid_token` (RFC 6750 §3.1), which tells an OAuth client to
+ * refresh or authorize again rather than that it sent nothing.
+ */
+export function presentedBearer(headers: { agentId?: string | undefined; apiKey?: string | undefined; authorization?: string | undefined }): boolean {
+  return headers.agentId === undefined && headers.apiKey === undefined && /^Bearer\s+\S/i.test(headers.authorization ?? "");
+}
+
 /** A 401's challenges: a bearer token (described by the metadata), or the agent key headers. */
-export const unauthenticatedChallenge = (publicUrl: string): string => `${bearerChallenge(publicUrl)}, ${API_KEY_CHALLENGE}`;
+export const unauthenticatedChallenge = (publicUrl: string, invalidToken = false): string =>
+  `${bearerChallenge(publicUrl, invalidToken ? { error: "invalid_token", description: "the access token is invalid, expired or revoked" } : undefined)}, ${API_KEY_CHALLENGE}`;
+
+/** A 403 for a token without the scope a change needs. */
+export const insufficientScopeChallenge = (publicUrl: string, description: string): string => bearerChallenge(publicUrl, { error: "insufficient_scope", description });

@@ -1,16 +1,22 @@
 import type { NextFunction, Request, Response } from "express";
 import { AppError, internalError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
-import { bearerChallenge, unauthenticatedChallenge } from "./challenges.js";
+import { insufficientScopeChallenge, presentedBearer, unauthenticatedChallenge } from "./challenges.js";
 import { loggedPath } from "./logged-path.js";
 
-/** Answers `error` in Cairn's shape; a 401, and a 403 for a token short of scope, with their challenges. */
-export function sendError(response: Response, error: AppError, publicUrl: string): void {
-  if (error.code === "UNAUTHENTICATED") response.set("WWW-Authenticate", unauthenticatedChallenge(publicUrl));
-  if (error.scopeRequired !== undefined) response.set("WWW-Authenticate", bearerChallenge(publicUrl, { error: "insufficient_scope", description: error.detail }));
+/**
+ * Answers `error` in Cairn's shape; a 401, and a 403 for a token short of scope, with their
+ * challenges (a 401 to a request that presented a bearer token says the token is invalid).
+ */
+export function sendError(response: Response, error: AppError, publicUrl: string, request?: Request): void {
+  if (error.code === "UNAUTHENTICATED") response.set("WWW-Authenticate", unauthenticatedChallenge(publicUrl, request !== undefined && bearerOf(request)));
+  if (error.scopeRequired !== undefined) response.set("WWW-Authenticate", insufficientScopeChallenge(publicUrl, error.detail));
   if (error.retryAfter !== undefined) response.set("Retry-After", String(error.retryAfter));
   response.status(error.status).json(error.toBody());
 }
+
+const bearerOf = (request: Request): boolean =>
+  presentedBearer({ agentId: request.get("x-agent-id"), apiKey: request.get("x-api-key"), authorization: request.get("authorization") });
 
 /**
  * Errors Express and its body parsers raise for a bad request (they carry a 4xx `status`): answered
@@ -32,12 +38,12 @@ export function errorHandler(log: Logger, publicUrl: () => string) {
       return;
     }
     if (error instanceof AppError) {
-      sendError(response, error, publicUrl());
+      sendError(response, error, publicUrl(), request);
       return;
     }
     const refusal = clientRefusal(error);
     if (refusal) {
-      sendError(response, refusal, publicUrl());
+      sendError(response, refusal, publicUrl(), request);
       return;
     }
     log.error("unhandled error", { request_id: response.get("X-Request-Id"), method: request.method, path: loggedPath(request), error });

@@ -7,8 +7,6 @@ import { bearerChallenge } from "./challenges.js";
 import type { HostPolicy } from "./hosts.js";
 import { authorizeRoutes } from "./oauth-authorize.js";
 
-/** What a 401 from /mcp says: a bearer token described by the metadata document first, then the key headers. */
-export { unauthenticatedChallenge as mcpChallenge } from "./challenges.js";
 
 /** The largest registration request read (RFC 7591 metadata is small: ten redirect URIs and a few names). */
 export const REGISTRATION_BODY_BYTES = 16 * 1024;

@@ -12,6 +12,7 @@ import { SERVER_INSTRUCTIONS } from "./instructions.js";
 import { SessionResources } from "./resources.js";
 import { sendRpcError, unknownName } from "./protocol-errors.js";
 import type { HostPolicy } from "../http/hosts.js";
+import { presentedBearer } from "../http/challenges.js";
 
 interface Session {
   transport: StreamableHTTPServerTransport;
@@ -23,6 +24,15 @@ interface Session {
 }
 
 export const MAX_SESSIONS_PER_AGENT = 32;
+/** JSON-RPC's server-defined range, as the SDK's transport answers its own HTTP-level refusals. */
+const FORBIDDEN_CODE = -32000;
+
+export interface McpChallenges {
+  /** A 401's: `invalidToken` when the request presented a bearer token that was refused. */
+  unauthenticated(invalidToken: boolean): string;
+  /** A 403's for a token short of the scope a tool needs. */
+  insufficientScope(description: string): string;
+}
 const IDLE_MS = 30 * 60_000;
 
 /**
@@ -39,8 +49,8 @@ export class McpEndpoint {
   constructor(
     private readonly gateway: OperationGateway,
     private readonly hosts: HostPolicy,
-    /** The WWW-Authenticate value of a 401: it points MCP clients at the OAuth metadata. */
-    private readonly challenge: () => string,
+    /** The WWW-Authenticate values: a 401's points MCP clients at the OAuth metadata. */
+    private readonly challenges: McpChallenges,
   ) {
     this.sweeper = setInterval(() => this.closeIdle(), 60_000);
     this.sweeper.unref();
@@ -55,17 +65,13 @@ export class McpEndpoint {
     // on another loopback port) are allowed, like any host this server answers to.
     const origin = request.get("origin");
     if (origin !== undefined && !this.hosts.allowsOrigin(origin)) throw new AppError("FORBIDDEN", "origin not allowed");
+    const credentials = { agentId: request.get("x-agent-id"), apiKey: request.get("x-api-key"), authorization: request.get("authorization") };
     let caller: Caller;
     try {
-      caller = await this.gateway.authenticate({
-        agentId: request.get("x-agent-id"),
-        apiKey: request.get("x-api-key"),
-        authorization: request.get("authorization"),
-        address: request.socket.remoteAddress,
-      });
+      caller = await this.gateway.authenticate({ ...credentials, address: request.socket.remoteAddress });
     } catch (error) {
       if (error instanceof AppError && error.code === "UNAUTHENTICATED") {
-        response.status(401).set("WWW-Authenticate", this.challenge()).json(error.toBody());
+        response.status(401).set("WWW-Authenticate", this.challenges.unauthenticated(presentedBearer(credentials))).json(error.toBody());
         return;
       }
       throw error;
@@ -81,6 +87,7 @@ export class McpEndpoint {
       }
       session.caller = caller;
       session.lastUsed = Date.now();
+      if (this.refusedForScope(caller, request, response)) return;
       await session.transport.handleRequest(request, response, request.body);
       return;
     }
@@ -95,6 +102,31 @@ export class McpEndpoint {
     this.makeRoomFor(caller.agentId);
     await this.open(caller, request, response, (toolset as Toolset | undefined) ?? this.gateway.config.MCP_TOOLSET);
   };
+
+  /**
+   * A `cairn:read` token calling a tool that makes changes: refused over HTTP, 403 with the
+   * `insufficient_scope` challenge (CONTRACT §19, MCP authorization's scope challenge), before the
+   * session reads it — so a client can ask the human for more scope instead of seeing a tool fail.
+   */
+  private refusedForScope(caller: Caller, request: Request, response: Response): boolean {
+    if (!caller.readOnlyScope || request.method !== "POST") return false;
+    const messages: unknown[] = Array.isArray(request.body) ? request.body : [request.body];
+    for (const message of messages) {
+      const call = message as { method?: unknown; params?: { name?: unknown } } | null;
+      if (call?.method !== "tools/call" || typeof call.params?.name !== "string") continue;
+      const tool = this.toolsFor(undefined, "all").find((candidate) => candidate.name === call.params?.name);
+      if (!tool) continue;
+      try {
+        this.gateway.authorize(tool.operation, caller);
+      } catch (error) {
+        if (!(error instanceof AppError) || error.scopeRequired === undefined) continue;
+        response.set("WWW-Authenticate", this.challenges.insufficientScope(error.detail));
+        sendRpcError(response, 403, FORBIDDEN_CODE, error.detail, { code: error.code, scope_required: error.scopeRequired });
+        return true;
+      }
+    }
+    return false;
+  }
 
   /**
    * An agent's sessions are bounded, but a client that vanished without ending its session (a
