@@ -8,6 +8,7 @@ import { embedderLoaderFor } from "../embed/models.js";
 import { EmbeddingQueue } from "../embed/queue.js";
 import { auditPosition, verifyAudit } from "../events/audit.js";
 import { openStore } from "../store/open.js";
+import { sqliteLoadProblem } from "../store/sqlite/native.js";
 import type { Store } from "../store/store.js";
 import { readSecretKey, secretKeyMode, secretKeyPath } from "../core/secret-box.js";
 import { keyOpensCheck, SECRET_KEY_CHECK } from "./instance.js";
@@ -38,12 +39,20 @@ const NOTHING_CREATED = "nothing was created (cairn serve creates it on its firs
 export async function runChecks(config: Config, options: CheckOptions): Promise<Check[]> {
   const checks: Check[] = [{ name: "config", status: "ok", detail: "settings parsed" }];
   for (const warning of exposureWarnings(config)) checks.push({ name: "exposure", status: "warn", detail: warning.message });
+  checks.push(sqliteModuleCheck(config));
   if (existsSync(config.DATA_DIR)) checks.push(...dataChecks(config), ...(await databaseChecks(config)));
   else checks.push({ name: "data dir", status: "fail", detail: `${config.DATA_DIR} does not exist; ${NOTHING_CREATED}` });
   checks.push(await modelCheck(config, options));
   const uiBuilt = ["index.html", "app.js", "styles.css"].every((file) => existsSync(join(uiDir, file)));
   checks.push({ name: "web UI", status: verdict(uiBuilt), detail: uiBuilt ? uiDir : `not built in ${uiDir}: run npm run build` });
   return checks;
+}
+
+/** SQLite's native module: the store on SQLite cannot open without it; on PostgreSQL only migrate-store needs it. */
+function sqliteModuleCheck(config: Config): Check {
+  const problem = sqliteLoadProblem();
+  if (problem === null) return { name: "sqlite module", status: "ok", detail: "better-sqlite3 and sqlite-vec load" };
+  return { name: "sqlite module", status: config.DATABASE_URL === undefined ? "fail" : "warn", detail: problem };
 }
 
 function dataChecks(config: Config): Check[] {

@@ -75,4 +75,28 @@ describe("the npm package", () => {
       await new Promise((resolveExit) => child.once("exit", resolveExit));
     }
   }, 300_000);
+
+  it("names the cause when SQLite's native module is missing, as an install that could neither download nor build it leaves it", async () => {
+    const prefix = join(work, "no-native");
+    // No install scripts: better-sqlite3 gets no binary, as where GitHub and nodejs.org are unreachable.
+    await run("npm", ["install", "-g", "--ignore-scripts", "--prefix", prefix, tarball], { cwd: work, maxBuffer: 64 * 2 ** 20 });
+    const env = { PATH: `${resolve(process.execPath, "..")}:/usr/bin:/bin`, HOME: work, DATA_DIR: join(work, "no-native-data"), PORT: "0", ARCHIVIST: "off", AUDIT_LOG: "off" };
+    const cairn = join(prefix, "bin", "cairn");
+    const doctor = await run(cairn, ["doctor"], { cwd: work, env }).then(
+      () => ({ code: 0, stdout: "" }),
+      (error: { code: number; stdout: string }) => error,
+    );
+    expect(doctor.code).toBe(1);
+    const line = doctor.stdout.split("\n").find((text) => text.includes("sqlite module")) ?? "";
+    expect(line).toMatch(/^FAIL/);
+    expect(line).toContain("was not installed");
+    expect(line).toContain("npm rebuild better-sqlite3 --nodedir=");
+    const serve = await run(cairn, ["serve"], { cwd: work, env, timeout: 60_000 }).then(
+      () => ({ code: 0, stderr: "" }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(serve.code).toBe(1);
+    expect(serve.stderr).toContain("SQLite's native module (better-sqlite3) was not installed");
+    expect(serve.stderr).not.toContain("bindings file");
+  }, 300_000);
 });

@@ -3,6 +3,7 @@ import Database from "better-sqlite3";
 import * as sqliteVec from "sqlite-vec";
 import { chmodSync, existsSync } from "node:fs";
 import { ConstraintViolation } from "../store.js";
+import { explainedNativeError } from "./native.js";
 
 export type Row = Record<string, unknown>;
 export type Statement = Database.Statement<unknown[], Row>;
@@ -78,7 +79,12 @@ const sha256Hex = (text: unknown): string | null =>
 export function connect(file: string, options: ConnectionOptions = {}): Db {
   const readonly = options.readonly ?? false;
   const isNew = !existsSync(file);
-  const sqlite = new Database(file, { readonly, fileMustExist: readonly });
+  let sqlite: Database.Database;
+  try {
+    sqlite = new Database(file, { readonly, fileMustExist: readonly });
+  } catch (error) {
+    throw explainedNativeError(error);
+  }
   if (isNew && !readonly) chmodSync(file, 0o600);
   sqliteVec.load(sqlite);
   sqlite.pragma("busy_timeout = 5000");
