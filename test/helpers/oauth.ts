@@ -111,3 +111,51 @@ export async function tokenRequest(baseUrl: string, form: Record<string, string>
 export function authorizeUrl(baseUrl: string, params: Record<string, string>): string {
   return `${baseUrl}/oauth/authorize?${new URLSearchParams({ response_type: "code", code_challenge_method: "S256", ...params }).toString()}`;
 }
+
+export interface GrantRequest {
+  /** The client's name, as it registers. */
+  name: string;
+  /** The agent the owner allows it to act as. */
+  agent: string;
+  /** Keep `cairn:write` ticked (default true). */
+  write?: boolean;
+  redirect?: string;
+}
+
+export interface Consented {
+  clientId: string;
+  redirect: string;
+  code: string;
+  verifier: string;
+}
+
+/**
+ * A public client registered as `name`, allowed on the consent page by the owner (signed in with
+ * the UI password) to act as `agent`: a grant, its code not redeemed yet.
+ */
+export async function consented(baseUrl: string, grant: GrantRequest): Promise<Consented> {
+  const redirect = grant.redirect ?? "http://127.0.0.1:55001/callback";
+  const client = await register(baseUrl, { client_name: grant.name, redirect_uris: [redirect], token_endpoint_auth_method: "none" });
+  if (client.status !== 201) throw new Error(`register: ${client.status} ${JSON.stringify(client.body)}`);
+  const clientId = client.body.client_id as string;
+  const { verifier, challenge } = pkce();
+  const url = authorizeUrl(baseUrl, { client_id: clientId, redirect_uri: redirect, code_challenge: challenge });
+  const back = await consent(baseUrl, url, await signIn(baseUrl), { agent: grant.agent, write: grant.write ?? true });
+  const code = back.searchParams.get("code");
+  if (code === null) throw new Error(`consent: no code in ${back.toString()}`);
+  return { clientId, redirect, code, verifier };
+}
+
+export interface Granted {
+  clientId: string;
+  access: string;
+  refresh: string;
+}
+
+/** The same grant with its code redeemed: the client's first access and refresh tokens. */
+export async function granted(baseUrl: string, grant: GrantRequest): Promise<Granted> {
+  const { clientId, redirect, code, verifier } = await consented(baseUrl, grant);
+  const tokens = await tokenRequest(baseUrl, { grant_type: "authorization_code", code, code_verifier: verifier, redirect_uri: redirect, client_id: clientId });
+  if (tokens.status !== 200) throw new Error(`token: ${tokens.status} ${JSON.stringify(tokens.body)}`);
+  return { clientId, access: tokens.body.access_token as string, refresh: tokens.body.refresh_token as string };
+}

@@ -1,8 +1,7 @@
 import { describe, expect } from "vitest";
 import { it } from "../helpers/fixtures.js";
 import { eventsOf } from "../helpers/memory.js";
-import { authorizeUrl, consent, OWNER_PASSWORD, pkce, register, signIn, tokenRequest } from "../helpers/oauth.js";
-import type { TestServer } from "../helpers/server.js";
+import { granted, OWNER_PASSWORD, tokenRequest } from "../helpers/oauth.js";
 
 // The grants humans made (CONTRACT §19): listed and revoked by the owner, each one an event.
 
@@ -20,24 +19,13 @@ interface Grant {
   last_used_at: string | null;
 }
 
-/** A client allowed to act as `agent`, its code redeemed; the client id and the tokens. */
-async function granted(server: TestServer, agent: string, name: string, write = true): Promise<{ clientId: string; access: string; refresh: string }> {
-  const client = await register(server.url, { client_name: name, redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" });
-  const clientId = client.body.client_id as string;
-  const { verifier, challenge } = pkce();
-  const back = await consent(server.url, authorizeUrl(server.url, { client_id: clientId, redirect_uri: REDIRECT, code_challenge: challenge }), await signIn(server.url), { agent, write });
-  const tokens = await tokenRequest(server.url, { grant_type: "authorization_code", code: back.searchParams.get("code") as string, code_verifier: verifier, redirect_uri: REDIRECT, client_id: clientId });
-  expect(tokens.status).toBe(200);
-  return { clientId, access: tokens.body.access_token as string, refresh: tokens.body.refresh_token as string };
-}
-
 describe("OAuth grants", () => {
   it.override("serverEnv", { UI_PASSWORD: OWNER_PASSWORD });
 
   it("lists the grants to the owner, a page at a time, without a token or a code; refuses other roles", async ({ server }) => {
     const worker = await server.agent("grant-worker");
-    const first = await granted(server, "grant-worker", "First host");
-    const second = await granted(server, "grant-worker", "Second host", false);
+    const first = await granted(server.url, { agent: "grant-worker", name: "First host", redirect: REDIRECT });
+    const second = await granted(server.url, { agent: "grant-worker", name: "Second host", write: false, redirect: REDIRECT });
     const page = await server.request<Grant[]>("/oauth/grants?limit=1", { as: server.owner });
     expect(page.status).toBe(200);
     expect(page.body).toHaveLength(1);
@@ -55,8 +43,8 @@ describe("OAuth grants", () => {
 
   it("revokes a grant with every token of it, as an event for the owners; a second revocation is 404", async ({ server }) => {
     await server.agent("grant-revoked");
-    const kept = await granted(server, "grant-revoked", "Kept host");
-    const gone = await granted(server, "grant-revoked", "Gone host");
+    const kept = await granted(server.url, { agent: "grant-revoked", name: "Kept host", redirect: REDIRECT });
+    const gone = await granted(server.url, { agent: "grant-revoked", name: "Gone host", redirect: REDIRECT });
     const grants = (await server.request<Grant[]>("/oauth/grants", { as: server.owner })).body;
     const target = grants.find((grant) => grant.client_id === gone.clientId) as Grant;
     expect((await server.request(`/oauth/grants/${target.id}`, { as: server.owner, method: "DELETE" })).status).toBe(204);

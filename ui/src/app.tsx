@@ -13,6 +13,7 @@ import { currentAgent, login, loginTokenFromHash, logout } from "./session.js";
 import { AgentsTab } from "./tabs/agents.js";
 import { ArchivistTab } from "./tabs/archivist.js";
 import { BlueprintsTab } from "./tabs/blueprints/blueprints-tab.js";
+import { ConnectedAppsTab } from "./tabs/connected-apps.js";
 import { DecisionsTab } from "./tabs/decisions/decisions-tab.js";
 import { EventsTab } from "./tabs/events.js";
 import { FeedsTab } from "./tabs/feeds/feeds-tab.js";
@@ -45,6 +46,7 @@ const TABS: TabDefinition[] = [
   { id: "decisions", label: "Decisions", component: DecisionsTab },
   { id: "feeds", label: "Feeds", component: FeedsTab },
   { id: "mesh", label: "Mesh", component: MeshTab, ownerOnly: true },
+  { id: "apps", label: "Connected apps", component: ConnectedAppsTab, ownerOnly: true },
   { id: "messages", label: "Messages", component: MessagesTab },
   { id: "events", label: "Events", component: EventsTab },
   { id: "agents", label: "Agents", component: AgentsTab },
