@@ -95,6 +95,8 @@ export interface ServiceOptions {
   timerSweepIntervalMs?: number;
   /** How often lapsed task claims are released (default 5 s). */
   leaseSweepIntervalMs?: number;
+  /** How often the store is pruned: idempotency keys, quotas, OAuth grants and clients, UI sessions, events, logs (default an hour). */
+  pruneIntervalMs?: number;
   /** Load the embedding model (off for CLI commands that never embed). */
   embeddings?: boolean;
   /**
@@ -333,7 +335,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     // Gossip and mDNS add to it whatever the network says; this keeps it bounded.
     jobs.once("prune-discovered-peers", 600_000, () => meshDiscovered.prune());
     if (store.authFailures) jobs.once("forget-auth-failures", 60_000, () => throttle.forgetShared());
-    jobs.once("prune", 3600_000, async () => {
+    jobs.once("prune", options.pruneIntervalMs ?? 3600_000, async () => {
       await idempotency.prune();
       await quotas.prune();
       await oauth.grants.prune(config.UI_AGENT_ID);

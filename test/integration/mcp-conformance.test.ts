@@ -1,10 +1,13 @@
 import { readFileSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
+import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
 import { describe, expect } from "vitest";
 import { checksIn, runSuite, serverScenarios, type ConformanceCheck } from "../helpers/conformance.js";
 import { test } from "../helpers/fixtures.js";
 import { startHeaderProxy } from "../helpers/header-proxy.js";
-import { tempDir } from "../helpers/server.js";
+import { consent, OWNER_PASSWORD, signIn } from "../helpers/oauth.js";
+import { RecordingProvider } from "../helpers/oauth-provider.js";
+import { request, tempDir } from "../helpers/server.js";
 
 /** What the suite checks of Cairn's own behaviour: each of these must pass. */
 const APPLICABLE = [
@@ -71,7 +74,7 @@ const DOCS = readFileSync(resolve(import.meta.dirname, "../../docs/mcp.md"), "ut
 
 const judged = (checks: ConformanceCheck[]): ConformanceCheck[] => checks.filter((check) => check.status !== "INFO");
 
-describe("the MCP conformance suite (@modelcontextprotocol/conformance) against /mcp", () => {
+describe("the MCP conformance suite (@modelcontextprotocol/conformance) against /mcp, authorized through the OAuth flow", () => {
   const it = test
     // Where the suite writes each scenario's checks.
     // eslint-disable-next-line no-empty-pattern -- vitest reads a fixture's dependencies from its first parameter, which must be a pattern
@@ -80,6 +83,8 @@ describe("the MCP conformance suite (@modelcontextprotocol/conformance) against 
       onCleanup(() => rmSync(dir, { recursive: true, force: true }));
       return dir;
     });
+  // The human's password, for the consent page.
+  it.override("serverEnv", { UI_PASSWORD: OWNER_PASSWORD });
 
   it("has the scenarios this test knows, each judged applicable or not applicable with a reason", async () => {
     const known = [...APPLICABLE, ...Object.keys(NOT_APPLICABLE)].sort();
@@ -89,16 +94,24 @@ describe("the MCP conformance suite (@modelcontextprotocol/conformance) against 
   });
 
   it("passes every applicable scenario, and fails the others only for want of the suite's fixtures", { timeout: 180_000 }, async ({ server, outputDir }) => {
-    // The suite's server mode sends no credentials of its own; a client-credentials token, added
-    // on the way by a proxy that passes Host and Origin through, is the agent's configuration.
-    const agent = await server.agent("conformance");
-    const issued = await server.request<{ access_token: string }>("/oauth/token", {
-      body: { grant_type: "client_credentials", client_id: agent.agentId, client_secret: agent.apiKey },
-    });
-    expect(issued.status).toBe(200);
-    const proxy = await startHeaderProxy(server.url, { authorization: `Bearer ${issued.body.access_token}` });
+    // The suite's server mode cannot authorize itself (its clients carry no credentials), so a host
+    // does it for the suite the way any host does, through the authorization-code flow: the MCP
+    // SDK discovers and registers, a human signs in and allows it as a new agent, the SDK redeems
+    // the code. A loopback proxy then adds that access token, and nothing else, to the suite's
+    // requests; Host and Origin pass through.
+    const mcpUrl = new URL("/mcp", server.url);
+    const host = new RecordingProvider("http://127.0.0.1:48121/callback", "MCP conformance suite");
+    expect(await auth(host, { serverUrl: mcpUrl })).toBe("REDIRECT");
+    const back = await consent(server.url, (host.authorizationUrl as URL).href, await signIn(server.url), { agent: { create: "conformance" } });
+    expect(await auth(host, { serverUrl: mcpUrl, authorizationCode: back.searchParams.get("code") as string })).toBe("AUTHORIZED");
+    const accessToken = host.saved?.access_token as string;
+    expect(accessToken).toMatch(/^cairn_at_/);
+    const proxy = await startHeaderProxy(server.url, { authorization: `Bearer ${accessToken}` });
     try {
       const run = await runSuite(["server", "--url", `${proxy.url}/mcp`, "--suite", "all", "--output-dir", outputDir]);
+      // Through the proxy, the suite's requests are the agent the human chose.
+      const me = await request<{ agent_id: string }>(proxy.url, "/agents/me");
+      expect(me.body.agent_id).toBe("conformance");
       const results = checksIn(outputDir);
       expect([...results.keys()].sort(), run.stdout + run.stderr).toEqual([...APPLICABLE, ...Object.keys(NOT_APPLICABLE)].sort());
       for (const scenario of APPLICABLE) {

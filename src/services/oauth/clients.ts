@@ -25,8 +25,8 @@ export const REGISTRATIONS_PER_MINUTE = 20;
 export const NEVER_USED_CLIENT_MS = 24 * 3600_000;
 /** …and one used, this long after its last use (a live refresh token keeps it whatever its age). */
 export const UNUSED_CLIENT_MS = 30 * 86400_000;
-// A client's last use is written at most this often.
-const TOUCH_INTERVAL_MS = 60_000;
+/** A client's last use is written at most this often. */
+export const CLIENT_TOUCH_INTERVAL_MS = 60_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -238,7 +238,7 @@ export class OAuthClients {
   async touch(clientId: string): Promise<void> {
     if (!UUID.test(clientId)) return;
     const at = now();
-    await this.store.transaction((tx) => this.store.oauth.touchClient(tx, clientId, at, new Date(Date.parse(at) - TOUCH_INTERVAL_MS).toISOString()));
+    await this.store.transaction((tx) => this.store.oauth.touchClient(tx, clientId, at, new Date(Date.parse(at) - CLIENT_TOUCH_INTERVAL_MS).toISOString()));
   }
 
   /** Deletes expired registrations (their grants, dead by then, go with the grants' pruning); returns how many. */

@@ -6,7 +6,7 @@ import type { Store, Tx } from "../../store/store.js";
 import type { AuthService } from "../auth.js";
 import { hashKey } from "../credentials.js";
 import type { RateLimiter } from "../rate-limit.js";
-import type { ClientInfo } from "./clients.js";
+import { CLIENT_TOUCH_INTERVAL_MS, type ClientInfo } from "./clients.js";
 import type { OAuthGrants } from "./grants.js";
 import { redirectUriMatches } from "./redirect-uris.js";
 import { isOwnResource, resourceOf, scopesOf, scopeString } from "./scopes.js";
@@ -205,6 +205,8 @@ export class OAuthTokens {
     await this.store.oauth.trimUsedRefresh(tx, grant.id, USED_REFRESH_KEPT);
     await this.store.oauth.trimGrantTokens(tx, grant.id, GRANT_ACCESS_TOKENS);
     await this.store.oauth.touchGrant(tx, grant.id, at);
+    // A token request is a use of the client as much as an authorization: what keeps it from expiring.
+    await this.store.oauth.touchClient(tx, grant.client_id, at, new Date(Date.parse(at) - CLIENT_TOUCH_INTERVAL_MS).toISOString());
     return { access_token: access, token_type: "bearer", expires_in: TOKEN_SECONDS, refresh_token: refresh, scope };
   }
 
