@@ -24,6 +24,8 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+const KEEP_ALIVE_MS = 30_000;
+
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -43,6 +45,11 @@ export async function startServer(gateway: OperationGateway, options: ServerOpti
   let publicUrl = config.PUBLIC_URL;
   const http = createHttpApp(gateway, log, () => publicUrl, { ssePingMs: options.ssePingMs });
   const server = createServer(http.app);
+  // A client reuses an idle connection until a second before the Keep-Alive hint runs out. With
+  // Node's 5 s, a request sent on a connection idle for about 4 s (a busy client's timers late)
+  // met the server closing it: ECONNRESET on a request that never arrived. 30 s leaves the client
+  // the margin; idle connections are still closed at shutdown.
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
   await listen(server, config.PORT, config.HOST);
   const port = (server.address() as AddressInfo).port;
   // The server refuses a Host of 0.0.0.0 (it names no machine), so it reaches itself by loopback.

@@ -47,6 +47,11 @@ describe("wire conventions", () => {
     expect(write.status).toBe(201);
   };
 
+  it("keeps an idle connection 30 s and says so, so that a client reusing one never races the server closing it", async ({ server }) => {
+    const response = await server.request("/health");
+    expect(response.headers.get("keep-alive")).toBe("timeout=30");
+  });
+
   describe("bad input", () => {
     it("rejects malformed JSON with 400 BAD_REQUEST", async ({ server, agent }) => {
       const response = await server.request("/memory", { as: agent, body: '{"content": "x",' });
