@@ -34,3 +34,6 @@ export async function openReadOnlyStore(source: StoreSource): Promise<Store> {
   if (source.databaseUrl !== undefined) return PgStore.open(source.databaseUrl, { migrate: false, poolSize: 2 });
   return SqliteStore.open(source.file, { readonly: true, migrate: false });
 }
+
+/** Whether SQLite's native module and vector extension load here: null, or the cause and the remedy. */
+export { sqliteLoadProblem } from "./sqlite/native.js";
