@@ -1,4 +1,5 @@
 import { describe, expect } from "vitest";
+import type { OAuthGrant as Grant } from "../../src/wire/oauth.js";
 import { it } from "../helpers/fixtures.js";
 import { eventsOf } from "../helpers/memory.js";
 import { granted, OWNER_PASSWORD, tokenRequest } from "../helpers/oauth.js";
@@ -7,17 +8,6 @@ import { granted, OWNER_PASSWORD, tokenRequest } from "../helpers/oauth.js";
 
 const REDIRECT = "http://127.0.0.1:55001/callback";
 
-interface Grant {
-  id: string;
-  client_id: string;
-  client_name: string;
-  client_host: string;
-  agent_id: string;
-  scopes: string[];
-  resource: string;
-  created_by: string;
-  last_used_at: string | null;
-}
 
 describe("OAuth grants", () => {
   it.override("serverEnv", { UI_PASSWORD: OWNER_PASSWORD });

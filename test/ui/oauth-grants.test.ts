@@ -1,5 +1,6 @@
 import type { Locator, Page } from "playwright-core";
 import { expect } from "vitest";
+import type { OAuthGrant as Grant } from "../../src/wire/oauth.js";
 import { describeInBrowser, openPage, screenshot, type OpenPage } from "../helpers/browser.js";
 import { withDatabase } from "../helpers/database.js";
 import { consented, granted, OWNER_PASSWORD, tokenRequest } from "../helpers/oauth.js";
@@ -13,17 +14,6 @@ import { signIn as signInAs, test } from "../helpers/ui.js";
 const VIEWER = "reader-bot";
 const ENV = { UI_PASSWORD: OWNER_PASSWORD, AGENT_KEYS: `${VIEWER}:${VIEWER}-key-0123456789:viewer` };
 
-interface Grant {
-  id: string;
-  client_id: string;
-  client_name: string;
-  client_host: string;
-  agent_id: string;
-  scopes: string[];
-  created_by: string;
-  created_at: string;
-  last_used_at: string | null;
-}
 
 const signIn = (server: TestServer, opened: OpenPage, tab = "apps"): Promise<Page> => signInAs(opened.page, server.url, OWNER_PASSWORD, tab, '.live-status:has-text("Live")');
 
