@@ -139,7 +139,7 @@ function plan(quick: boolean) {
       antiEntropyRuns: quick ? 5 : 10,
       repairs: quick ? 3 : 5,
     },
-    oauth: { connections: quick ? 5 : 20, codes: quick ? 20 : 100, refreshes: quick ? 50 : 300 },
+    oauth: { connections: quick ? 5 : 19, codes: quick ? 20 : 100, refreshes: quick ? 50 : 300 },
   };
 }
 
