@@ -275,13 +275,34 @@ describe("POST /admin/import", () => {
     expect(response.status).toBe(404);
   });
 
-  it("takes JSON Lines only, and no more than MAX_BODY_BYTES", async () => {
+  it("takes JSON Lines only, a body of any length, each line within MAX_BODY_BYTES", async () => {
     const target = await server({ MAX_BODY_BYTES: "4096", MAX_CONTENT_BYTES: "2048" });
     const json = await target.request("/admin/import", { as: target.owner, body: { lines: [] } });
     expect(json.status).toBe(415);
-    const big = await importText(target, `${JSON.stringify({ type: "entity", name: "Big", entityType: "thing", observations: ["x".repeat(5000)] })}\n`);
+    const big = await importText(target, `${JSON.stringify({ type: "entity", name: "Small", entityType: "thing", observations: [] })}\n${JSON.stringify({ type: "entity", name: "Big", entityType: "thing", observations: ["x".repeat(5000)] })}\n`);
     expect(big.status).toBe(413);
+    expect((big.body as unknown as { detail: string }).detail).toBe("line 2 of the body exceeds 4096 bytes");
     expect(await rest(target, target.owner, "/memory")).toEqual([]);
+    // Forty lines of about a thousand bytes: over nine times MAX_BODY_BYTES in one request.
+    const many = Array.from({ length: 40 }, (_, index) => JSON.stringify({ type: "entity", name: `Thing ${index}`, entityType: "thing", observations: ["y".repeat(900)] })).join("\n");
+    expect(Buffer.byteLength(many)).toBeGreaterThan(9 * 4096);
+    const answer = await importText(target, many, "?project=");
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toMatchObject({ imported: { entries: 40 }, errors: [] });
+  });
+
+  it("answers a retry with the same Idempotency-Key as it answered the first time, and refuses the key with another body", async () => {
+    const { source } = await populated();
+    const text = await exportText(source);
+    const target = await server();
+    const headers = { "content-type": "application/x-ndjson", "Idempotency-Key": "move-1" };
+    const first = await target.request<ImportAnswer>("/admin/import", { as: target.owner, body: text, headers });
+    expect(first.body.imported.entries).toBe(3);
+    const again = await target.request<ImportAnswer>("/admin/import", { as: target.owner, body: text, headers });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    const other = await target.request("/admin/import", { as: target.owner, body: `${text}\n`.replace("Tuesdays", "Mondays"), headers });
+    expect(other.status).toBe(422);
   });
 });
 
