@@ -36,36 +36,28 @@ export class SpooledBody implements LineSource {
   }
 }
 
-/** Hashes the body, and refuses what is not UTF-8 (400) or holds a line longer than `maxLineBytes` (413). */
+/**
+ * Hashes the body, and finds what is not UTF-8 (400) or a line longer than `maxLineBytes` (413).
+ * A body found wanting is still read to its end (and nothing more of it kept), so the client gets
+ * the refusal as an answer rather than a connection cut under a body it is still sending.
+ */
 class CheckedLines extends Transform {
   private readonly hash = createHash("sha256");
   private readonly decoder = new TextDecoder("utf-8", { fatal: true });
   private lineBytes = 0;
   private line = 1;
   bytes = 0;
+  problem: AppError | null = null;
 
   constructor(private readonly maxLineBytes: number) {
     super();
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    try {
-      this.decoder.decode(chunk, { stream: true });
-    } catch {
-      done(new AppError("BAD_REQUEST", "request body is not valid utf-8"));
+    if (this.problem === null) this.problem = this.check(chunk);
+    if (this.problem !== null) {
+      done();
       return;
-    }
-    for (let start = 0; start < chunk.length; ) {
-      const end = chunk.indexOf(0x0a, start);
-      this.lineBytes += (end === -1 ? chunk.length : end) - start;
-      if (this.lineBytes > this.maxLineBytes) {
-        done(new AppError("PAYLOAD_TOO_LARGE", `line ${this.line} of the body exceeds ${this.maxLineBytes} bytes`));
-        return;
-      }
-      if (end === -1) break;
-      this.lineBytes = 0;
-      this.line++;
-      start = end + 1;
     }
     this.bytes += chunk.length;
     this.hash.update(chunk);
@@ -73,13 +65,32 @@ class CheckedLines extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    try {
-      this.decoder.decode();
-    } catch {
-      done(new AppError("BAD_REQUEST", "request body is not valid utf-8"));
-      return;
+    if (this.problem === null) {
+      try {
+        this.decoder.decode();
+      } catch {
+        this.problem = new AppError("BAD_REQUEST", "request body is not valid utf-8");
+      }
     }
     done();
+  }
+
+  private check(chunk: Buffer): AppError | null {
+    try {
+      this.decoder.decode(chunk, { stream: true });
+    } catch {
+      return new AppError("BAD_REQUEST", "request body is not valid utf-8");
+    }
+    for (let start = 0; start < chunk.length; ) {
+      const end = chunk.indexOf(0x0a, start);
+      this.lineBytes += (end === -1 ? chunk.length : end) - start;
+      if (this.lineBytes > this.maxLineBytes) return new AppError("PAYLOAD_TOO_LARGE", `line ${this.line} of the body exceeds ${this.maxLineBytes} bytes`);
+      if (end === -1) break;
+      this.lineBytes = 0;
+      this.line++;
+      start = end + 1;
+    }
+    return null;
   }
 
   digest(): string {
@@ -94,10 +105,13 @@ async function spool(request: Request, maxLineBytes: number): Promise<SpooledBod
   try {
     // The body is as private as what it holds: readable by this user alone while it is kept.
     await pipeline(request, checked, createWriteStream(file, { mode: 0o600 }));
-  } catch (error) {
+  } catch {
     await rm(directory, { recursive: true, force: true });
-    if (error instanceof AppError) throw error;
     throw new AppError("BAD_REQUEST", "the request body ended before it was complete");
+  }
+  if (checked.problem !== null) {
+    await rm(directory, { recursive: true, force: true });
+    throw checked.problem;
   }
   return new SpooledBody(directory, file, checked.digest(), checked.bytes);
 }

@@ -279,7 +279,10 @@ describe("POST /admin/import", () => {
     const target = await server({ MAX_BODY_BYTES: "4096", MAX_CONTENT_BYTES: "2048" });
     const json = await target.request("/admin/import", { as: target.owner, body: { lines: [] } });
     expect(json.status).toBe(415);
-    const big = await importText(target, `${JSON.stringify({ type: "entity", name: "Small", entityType: "thing", observations: [] })}\n${JSON.stringify({ type: "entity", name: "Big", entityType: "thing", observations: ["x".repeat(5000)] })}\n`);
+    // The long line early in a long body: the refusal is the answer, not a connection cut mid-upload.
+    const small = JSON.stringify({ type: "entity", name: "Small", entityType: "thing", observations: [] });
+    const tail = `${small}\n`.repeat(20_000);
+    const big = await importText(target, `${small}\n${JSON.stringify({ type: "entity", name: "Big", entityType: "thing", observations: ["x".repeat(5000)] })}\n${tail}`);
     expect(big.status).toBe(413);
     expect((big.body as unknown as { detail: string }).detail).toBe("line 2 of the body exceeds 4096 bytes");
     expect(await rest(target, target.owner, "/memory")).toEqual([]);
