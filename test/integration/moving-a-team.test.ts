@@ -286,15 +286,15 @@ describe("moving a team to a new server", () => {
     const kinds = [...new Set(lines.map((line) => line.kind))];
     expect(kinds).toEqual(["header", "project", "agent", "entry", "edge", "decision", "blueprint", "task", "run", "message", "handoff"]);
     expect(lines[0]).toMatchObject({ kind: "header", format: 2 });
-    expect(lines.find((line) => line.kind === "project")).toMatchObject({ id: "web", members: expect.arrayContaining([expect.objectContaining({ agent_id: "bob" })]) });
+    expect(lines.find((line) => line.kind === "project")).toMatchObject({ id: "web", members: expect.arrayContaining([expect.objectContaining({ agent_id: "bob" })]) as unknown[] });
     // Never a key, nor a secret, nor a private entry.
     expect(text).not.toMatch(/api_key|key_hash|key_source/);
     const compiled = lines.filter((line) => line.kind === "entry" && line.type === "compiled");
     expect(compiled.length).toBeGreaterThanOrEqual(5);
-    for (const entry of compiled) expect(entry.anchor).toMatchObject({ path: expect.stringMatching(/^src\//), sha: expect.stringMatching(/^[0-9a-f]{64}$/) });
-    expect(lines.filter((line) => line.kind === "edge").map((line) => line.rel)).toEqual(expect.arrayContaining(["grounds", "depends_on", "supports", "relates_to"]));
-    expect(lines.find((line) => line.id === ids.addNote)).toMatchObject({ stale_since: expect.any(String), stale_reason: { symbol: "add" } });
-    expect(lines.find((line) => line.id === ids.consumed)).toMatchObject({ kind: "message", recipients: [{ agent_id: "bob", read_at: expect.any(String) }] });
+    for (const entry of compiled) expect(entry.anchor).toMatchObject({ path: expect.stringMatching(/^src\//) as string, sha: expect.stringMatching(/^[0-9a-f]{64}$/) as string });
+    expect(lines.filter((line) => line.kind === "edge").map((line) => line.rel)).toEqual(expect.arrayContaining(["grounds", "depends_on", "supports", "relates_to"]) as string[]);
+    expect(lines.find((line) => line.id === ids.addNote)).toMatchObject({ stale_since: expect.any(String) as string, stale_reason: { symbol: "add" } });
+    expect(lines.find((line) => line.id === ids.consumed)).toMatchObject({ kind: "message", recipients: [{ agent_id: "bob", read_at: expect.any(String) as string }] });
     expect(lines.filter((line) => line.kind === "blueprint").map((line) => line.version)).toEqual([1, 2]);
 
     const target = await server();
