@@ -34,10 +34,11 @@ import { runScaleBench } from "./scale.js";
 import { runSearchBench } from "./search.js";
 import { runSeqlockBench } from "./seqlock.js";
 import { runStartupBench } from "./startup.js";
+import { runTransferBench } from "./transfer.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh", "oauth"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh", "oauth", "transfer"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -46,7 +47,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [transfer] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -84,6 +85,8 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   mesh      two instances linked both ways, partitioned while each makes 10,000 changes: time, bytes and entries/s until their
             merkle roots match; an idle sync; a 100,000-entry initial sync (use-lite re-embeds), anti-entropy with nothing and one bucket differing
   oauth     an MCP SDK host from the server's URL to its first tool call (consent over HTTP included); POST /oauth/token p50/p95 for codes and refreshes
+  transfer  moving a team: a 100,000-entry store (with edges, tasks, messages, handoffs) through cairn export, then cairn import
+            --dry-run and cairn import into an empty server (hash embedder): time, file size, counts before and after, server RSS
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -140,6 +143,7 @@ function plan(quick: boolean) {
       repairs: quick ? 3 : 5,
     },
     oauth: { connections: quick ? 5 : 19, codes: quick ? 20 : 100, refreshes: quick ? 50 : 300 },
+    transfer: { entries: quick ? 5000 : 100_000, projects: 4, edges: quick ? 1000 : 20_000, tasks: quick ? 200 : 2000, messages: quick ? 200 : 2000, handoffs: 100 },
   };
 }
 
@@ -220,6 +224,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runMeshBench(sizes.mesh);
     case "oauth":
       return runOAuthBench(sizes.oauth);
+    case "transfer":
+      return runTransferBench(sizes.transfer);
   }
 }
 

@@ -97,6 +97,12 @@ export interface HttpBinding<Keys extends string> {
    * input, and no log, link or error ever carries them.
    */
   queryCredentials?: true;
+  /**
+   * The text body (the input field with a `contentMediaType`) is kept in a temporary file as it
+   * arrives and handed to the handler as a LineSource, so it may be of any size: each line, not
+   * the whole, is held to MAX_BODY_BYTES. Other text bodies are read whole, within MAX_BODY_BYTES.
+   */
+  spooledBody?: true;
 }
 
 /** The query parameters that carry credentials on routes with `queryCredentials`. */

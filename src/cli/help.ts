@@ -54,9 +54,11 @@ with CAIRN_API_KEY when both are set. Run it with the server's settings.`;
 export const exportHelp = `usage: cairn export [--project P] [--since TIME] [--output FILE]
 
 Writes the server's export to standard output (or to FILE, created private): JSON Lines of every
-project, shared memory entry (never a private one), graph edge, decision and task, with their ids, authors,
-versions and times. --project keeps one project's records (--project "" only global ones);
---since keeps records changed after TIME (RFC 3339). \`cairn import\` reads it back.
+project (with its members), agent (never a key), shared memory entry (never a private one; a
+compiled one with its anchor), graph edge, decision, blueprint version, task, blueprint run,
+message (with each recipient's read state) and handoff, with their ids, authors, versions and
+times. --project keeps one project's records (--project "" only global ones, agents and handoffs
+included); --since keeps records changed after TIME (RFC 3339). \`cairn import\` reads it back.
 
 ${asTheOwner}`;
 
@@ -66,11 +68,11 @@ Imports FILE (- for standard input) through the server: a \`cairn export\` file,
 keep their ids, authors, versions and times (those whose id exists are skipped), or the MCP
 reference memory server's memory.json, whose entities become memory entries in --project (default
 the owner's current project; "" for global) and whose relations become relates_to edges. Entries
-are embedded again with the server's model. The file is sent in requests of whole lines within
-MAX_BODY_BYTES; a line that cannot be imported is reported with its number, and the others are
-imported. --dry-run checks every line and writes nothing (a file larger than one request is
-checked request by request, so a line that needs a record from an earlier request is reported
-missing). Exits 1 when a line was refused.
+are embedded again with the server's model; imported agents have no key until an owner gives them
+one (\`POST /agents/{id}/rotate-key\`). The file is streamed in one request, whatever its size
+(each line at most MAX_BODY_BYTES); a line that cannot be imported is reported with its number,
+and the others are imported. --dry-run imports the whole file and rolls it back: it reports what
+the import would, and writes nothing. Exits 1 when a line was refused.
 
 ${asTheOwner}`;
 

@@ -1,4 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import type { Config } from "../core/config.js";
 import { credentialsPath } from "../core/paths.js";
 import { UsageError } from "./output.js";
@@ -56,6 +60,34 @@ export class OwnerClient {
     } catch {
       throw new Error(`no Cairn server answers at ${this.identity.url}: start one with \`cairn serve\`, or set CAIRN_URL`);
     }
+  }
+
+  /**
+   * POSTs a body of any size as it is produced, and answers once the server has. On node:http
+   * rather than fetch: an import's answer may take longer than fetch waits for one (5 minutes).
+   */
+  async upload(path: string, body: AsyncIterable<string>, contentType: string): Promise<Response> {
+    const url = new URL(`${this.identity.url}${path}`);
+    const headers = { "x-agent-id": this.identity.agentId, "x-api-key": this.identity.apiKey, "content-type": contentType };
+    const request = (url.protocol === "https:" ? httpsRequest : httpRequest)(url, { method: "POST", headers });
+    const answered = new Promise<IncomingMessage>((resolve, reject) => {
+      request.once("response", resolve);
+      request.once("error", reject);
+    });
+    // A server that answers before the body's end (a refusal) stops reading it: that is its answer, not a failure.
+    const sent = pipeline(Readable.from(body), request).catch(() => undefined);
+    let response: IncomingMessage;
+    try {
+      response = await answered;
+    } catch {
+      throw new Error(`no Cairn server answers at ${this.identity.url}: start one with \`cairn serve\`, or set CAIRN_URL`);
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of response) chunks.push(chunk as Buffer);
+    await sent;
+    const answer = new Headers();
+    for (const [name, value] of Object.entries(response.headers)) if (typeof value === "string") answer.set(name, value);
+    return new Response(Buffer.concat(chunks), { status: response.statusCode ?? 500, headers: answer });
   }
 
   /** Throws the server's refusal for a response that is not a success. */

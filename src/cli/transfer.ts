@@ -1,9 +1,9 @@
 import { createReadStream, createWriteStream } from "node:fs";
-import { createInterface } from "node:readline";
 import { Readable, Transform, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream } from "node:stream/web";
 import { parseArgs } from "node:util";
+import { splitLines } from "../core/line-source.js";
 import { configOrExit } from "./common.js";
 import { exportHelp, importHelp } from "./help.js";
 import { OwnerClient, ownerIdentity } from "./owner-client.js";
@@ -43,48 +43,52 @@ export async function exportCommand(args: string[]): Promise<void> {
   printError(`exported ${lines} lines${values.output === undefined ? "" : ` to ${values.output}`}`);
 }
 
+/** The kinds of record an import counts, in the order of an export file. */
+const KINDS = [
+  ["projects", "project", "projects"],
+  ["agents", "agent", "agents"],
+  ["entries", "entry", "entries"],
+  ["edges", "edge", "edges"],
+  ["decisions", "decision", "decisions"],
+  ["blueprints", "blueprint version", "blueprint versions"],
+  ["tasks", "task", "tasks"],
+  ["runs", "run", "runs"],
+  ["messages", "message", "messages"],
+  ["handoffs", "handoff", "handoffs"],
+] as const;
+
 interface ImportAnswer {
-  imported: Record<"projects" | "entries" | "edges" | "decisions" | "tasks", number>;
+  imported: Partial<Record<(typeof KINDS)[number][0], number>>;
   skipped: number;
   errors: { line: number; detail: string }[];
   dry_run: boolean;
 }
 
+/** Text is sent in pieces of about this size: one write per line would cost a chunk each. */
+const PIECE = 64 * 1024;
+
 /**
- * Sends a file in requests of whole lines, each within MAX_BODY_BYTES, one after another, so any
- * size of file imports. A request the server still finds too large is halved and sent again.
+ * The file's lines as the request body, in pieces. A line longer than `budget` (MAX_BODY_BYTES,
+ * which the server holds each line to) is reported in `errors` and sent as an empty line, so the
+ * server's line numbers stay the file's and the other lines are imported.
  */
-class ChunkedImport {
-  readonly total: ImportAnswer;
-
-  constructor(
-    private readonly client: OwnerClient,
-    private readonly query: string,
-    dryRun: boolean,
-  ) {
-    this.total = { imported: { projects: 0, entries: 0, edges: 0, decisions: 0, tasks: 0 }, skipped: 0, errors: [], dry_run: dryRun };
-  }
-
-  /** `lines` begin at line number `first` of the file. */
-  async send(lines: string[], first: number): Promise<void> {
-    if (lines.length === 0) return;
-    const response = await this.client.request(`/admin/import${this.query}`, { method: "POST", body: lines.join("\n"), contentType: JSON_LINES });
-    if (response.status === 413) {
-      await response.body?.cancel();
-      if (lines.length === 1) {
-        this.total.errors.push({ line: first, detail: "line is larger than the server accepts (MAX_BODY_BYTES)" });
-        return;
-      }
-      const half = Math.ceil(lines.length / 2);
-      await this.send(lines.slice(0, half), first);
-      await this.send(lines.slice(half), first + half);
-      return;
+async function* bodyOf(input: AsyncIterable<Uint8Array>, budget: number, errors: ImportAnswer["errors"]): AsyncGenerator<string> {
+  let piece = "";
+  let number = 0;
+  for await (const line of splitLines(input)) {
+    number++;
+    if (Buffer.byteLength(line, "utf8") > budget) {
+      errors.push({ line: number, detail: `line is larger than MAX_BODY_BYTES (${budget} bytes)` });
+      piece += "\n";
+    } else {
+      piece += `${line}\n`;
     }
-    const answer = (await (await this.client.check(response)).json()) as ImportAnswer;
-    for (const key of Object.keys(this.total.imported) as (keyof ImportAnswer["imported"])[]) this.total.imported[key] += answer.imported[key];
-    this.total.skipped += answer.skipped;
-    for (const error of answer.errors) this.total.errors.push({ line: error.line + first - 1, detail: error.detail });
+    if (piece.length >= PIECE) {
+      yield piece;
+      piece = "";
+    }
   }
+  if (piece !== "") yield piece;
 }
 
 const counted = (count: number, one: string, many = `${one}s`): string => `${count} ${count === 1 ? one : many}`;
@@ -103,9 +107,8 @@ export async function importCommand(args: string[]): Promise<boolean> {
   const query = new URLSearchParams();
   if (values["dry-run"]) query.set("dry_run", "true");
   if (values.project !== undefined) query.set("project", values.project);
-  const importer = new ChunkedImport(client, query.size > 0 ? `?${query.toString()}` : "", values["dry-run"]);
 
-  let input: NodeJS.ReadableStream = process.stdin;
+  let input: AsyncIterable<Uint8Array> = process.stdin;
   if (file !== "-") {
     const stream = createReadStream(file);
     await new Promise<void>((resolve, reject) => {
@@ -114,41 +117,18 @@ export async function importCommand(args: string[]): Promise<boolean> {
     });
     input = stream;
   }
-  // Each line is counted with its separator, so a request of whole lines stays within the limit.
-  const budget = config.MAX_BODY_BYTES;
-  let chunk: string[] = [];
-  let bytes = 0;
-  let first = 1;
-  let number = 0;
-  for await (const read of createInterface({ input, crlfDelay: Infinity })) {
-    number++;
-    let line = read;
-    if (Buffer.byteLength(line, "utf8") + 1 > budget) {
-      importer.total.errors.push({ line: number, detail: `line is larger than MAX_BODY_BYTES (${budget} bytes)` });
-      // An empty line in its place keeps the numbering of the lines after it.
-      line = "";
-    }
-    const size = Buffer.byteLength(line, "utf8") + 1;
-    if (bytes + size > budget) {
-      await importer.send(chunk, first);
-      first += chunk.length;
-      chunk = [];
-      bytes = 0;
-    }
-    chunk.push(line);
-    bytes += size;
-  }
-  await importer.send(chunk, first);
-
-  const result = importer.total;
+  // One request for the whole file: a dry run must see every line to report what the import would.
+  const refused: ImportAnswer["errors"] = [];
+  const path = `/admin/import${query.size > 0 ? `?${query.toString()}` : ""}`;
+  const answer = (await (await client.check(await client.upload(path, bodyOf(input, config.MAX_BODY_BYTES, refused), JSON_LINES))).json()) as ImportAnswer;
+  const result: ImportAnswer = { ...answer, errors: [...answer.errors, ...refused] };
   result.errors.sort((a, b) => a.line - b.line);
   if (values.json) {
     print(JSON.stringify(result, null, 2));
   } else {
-    const { imported } = result;
+    const counts = KINDS.map(([key, one, many]) => counted(result.imported[key] ?? 0, one, many)).join(", ");
     print(
-      `${result.dry_run ? "would import" : "imported"} ${counted(imported.projects, "project")}, ${counted(imported.entries, "entry", "entries")}, ` +
-        `${counted(imported.edges, "edge")}, ${counted(imported.decisions, "decision")}, ${counted(imported.tasks, "task")}; ` +
+      `${result.dry_run ? "would import" : "imported"} ${counts}; ` +
         `skipped ${result.skipped} that exist; ${counted(result.errors.length, "error")}${result.dry_run ? " (dry run: nothing was written)" : ""}`,
     );
     for (const error of result.errors) printError(`line ${error.line}: ${error.detail}`);

@@ -1,5 +1,6 @@
 import type { Request } from "express";
 import { invalid } from "../core/errors.js";
+import { isLineSource } from "../core/line-source.js";
 import { inputLayout, type JsonSchema } from "../../tools/layout.js";
 import { QUERY_CREDENTIALS, type Operation } from "../../tools/operation.js";
 import { textBodyOf } from "./text-body.js";
@@ -36,7 +37,7 @@ export function rawInput(operation: Operation, request: Request): Record<string,
   if (text) {
     // A body of text is the one field; the others come from the query string, as on a GET.
     for (const [key, value] of Object.entries(request.query)) if (key !== text.field) raw[key] = fromQuery(value, layout.properties[key]);
-    raw[text.field] = typeof request.body === "string" ? request.body : "";
+    raw[text.field] = typeof request.body === "string" || isLineSource(request.body) ? request.body : "";
   } else if (layout.inBody) {
     const body: unknown = request.body ?? {};
     if (typeof body !== "object" || body === null || Array.isArray(body)) throw invalid("", "expected a JSON object");

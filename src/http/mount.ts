@@ -8,6 +8,7 @@ import { serveEventStream, type SseOptions, type StreamRegistry } from "./sse.js
 import { inputLayout } from "../../tools/layout.js";
 import { credentialsOf } from "./credentials.js";
 import type { HostPolicy } from "./hosts.js";
+import { discardSpooledBody, spooledTextBody } from "./spooled-body.js";
 import { isTextStream, sendTextStream, textBody, textBodyOf } from "./text-body.js";
 import { tokensOfChars } from "../core/tokens.js";
 
@@ -64,6 +65,13 @@ export function mountOperations(router: Router, gateway: OperationGateway, hosts
       next();
     };
     const handle = async (request: Request, response: Response<unknown, RouteLocals>): Promise<void> => {
+      try {
+        await answer(request, response);
+      } finally {
+        await discardSpooledBody(request);
+      }
+    };
+    const answer = async (request: Request, response: Response<unknown, RouteLocals>): Promise<void> => {
       const input = parseInput(operation, rawInput(operation, request));
       const result = await gateway.invoke(operation, {
         caller: response.locals.caller ?? null,
@@ -100,7 +108,7 @@ export function mountOperations(router: Router, gateway: OperationGateway, hosts
     };
     const text = textBodyOf(operation);
     const handlers = text
-      ? [authenticate, textBody(text.mediaType, gateway.config.MAX_BODY_BYTES), handle]
+      ? [authenticate, (operation.http.spooledBody ? spooledTextBody : textBody)(text.mediaType, gateway.config.MAX_BODY_BYTES), handle]
       : inputLayout(operation).inBody
         ? [authenticate, jsonBody(gateway.config.MAX_BODY_BYTES), handle]
         : [authenticate, handle];

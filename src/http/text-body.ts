@@ -30,13 +30,27 @@ const TEXT_ALIASES: Record<string, string[]> = { "application/x-ndjson": ["appli
 
 const mediaTypeOf = (request: Request): string => (request.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
 
-const hasBody = (request: Request): boolean =>
+function isTextOf(request: Request, mediaType: string): boolean {
+  const type = mediaTypeOf(request);
+  return type === mediaType || (TEXT_ALIASES[mediaType] ?? []).includes(type);
+}
+
+export const hasBody = (request: Request): boolean =>
   request.headers["transfer-encoding"] !== undefined ||
   (request.headers["content-length"] !== undefined && request.headers["content-length"] !== "0");
 
+/** Null when the body is text of `mediaType` (or an alias) in UTF-8; otherwise the 415 to answer. */
+export function acceptsTextType(request: Request, mediaType: string): AppError | null {
+  if (!isTextOf(request, mediaType)) {
+    return new AppError("UNSUPPORTED_MEDIA_TYPE", `content-type must be ${mediaType}`);
+  }
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.get("content-type") ?? "")?.[1];
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) return new AppError("UNSUPPORTED_MEDIA_TYPE", "request body must be utf-8");
+  return null;
+}
+
 /** The body as UTF-8 text of `mediaType` (415 otherwise), at most `maxBytes` (413); none is "". */
 export function textBody(mediaType: string, maxBytes: number) {
-  const accepted = new Set([mediaType, ...(TEXT_ALIASES[mediaType] ?? [])]);
   const parse = express.text({ limit: maxBytes, type: () => true, defaultCharset: "utf-8", verify: (_request, _response, bytes, charset) => decodeUtf8(bytes, charset) });
   return (request: Request, response: Response, next: NextFunction): void => {
     if (!hasBody(request)) {
@@ -44,7 +58,7 @@ export function textBody(mediaType: string, maxBytes: number) {
       next();
       return;
     }
-    if (!accepted.has(mediaTypeOf(request))) {
+    if (!isTextOf(request, mediaType)) {
       next(new AppError("UNSUPPORTED_MEDIA_TYPE", `content-type must be ${mediaType}`));
       return;
     }

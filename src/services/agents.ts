@@ -21,6 +21,9 @@ const isAgentId = (value: unknown): value is string => typeof value === "string"
 // `/agents/me` routes would shadow an agent of this id.
 const RESERVED_IDS = new Set(["me"]);
 
+/** An id no agent may have: it names something else in a route (`/agents/me`). */
+export const isReservedAgentId = (agentId: string): boolean => RESERVED_IDS.has(agentId);
+
 function checkNotReserved(agentId: string): void {
   if (RESERVED_IDS.has(agentId)) {
     throw invalid("agent_id", "this id is reserved");

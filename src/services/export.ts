@@ -5,20 +5,11 @@ import { packageVersion } from "../core/paths.js";
 import { now } from "../core/time.js";
 import type { Store } from "../store/store.js";
 import type { TaskRow } from "../store/tasks.js";
-import type { TaskCommentRow, TaskOutcomeRow, TransferSelection } from "../store/transfer.js";
+import type { TransferSelection } from "../store/transfer.js";
 import type { Caller } from "./caller.js";
-import { toEntry } from "./memory-records.js";
 import { toDecision } from "./decision-records.js";
-import {
-  EXPORT_FORMAT,
-  type DecisionLineOut,
-  type EdgeLineOut,
-  type EntryLineOut,
-  type HeaderLineOut,
-  type ProjectLineOut,
-  type TaskLineOut,
-} from "./transfer-lines.js";
-import { toTask } from "./task-records.js";
+import { agentLine, blueprintLine, entryLine, handoffLine, line, messageLine, projectLine, runLine, taskLine } from "./export-lines.js";
+import { EXPORT_FORMAT, type DecisionLineOut, type EdgeLineOut, type HeaderLineOut } from "./transfer-lines.js";
 
 const PAGE = 200;
 
@@ -69,46 +60,23 @@ export function dependencyOrder(tasks: { pk: number; dependsOn: number[] }[]): n
   return order;
 }
 
-function byTask<T extends { task_pk: number }>(rows: T[]): Map<number, T[]> {
-  const grouped = new Map<number, T[]>();
+/** Rows grouped by one of their keys, each group in the order of `rows`. */
+function groupBy<T, K>(rows: T[], key: (row: T) => K): Map<K, T[]> {
+  const grouped = new Map<K, T[]>();
   for (const row of rows) {
-    const list = grouped.get(row.task_pk);
+    const list = grouped.get(key(row));
     if (list) list.push(row);
-    else grouped.set(row.task_pk, [row]);
+    else grouped.set(key(row), [row]);
   }
   return grouped;
 }
 
-const line = (value: object): string => `${JSON.stringify(value)}\n`;
-
-function taskLine(row: TaskRow, comments: TaskCommentRow[], outcomes: TaskOutcomeRow[]): TaskLineOut {
-  // The task as the API shows it, less what is derived (`blocked`), plus what an import needs to restore.
-  const { blocked: _blocked, ...task } = toTask(row);
-  return {
-    kind: "task",
-    ...task,
-    reserved: row.reserved === 1,
-    comments: comments.map((comment) => ({
-      id: comment.id,
-      agent_id: comment.agent_id,
-      kind: comment.kind,
-      comment: comment.comment,
-      created_at: comment.created_at,
-    })),
-    outcomes: outcomes.map((outcome) => ({
-      agent_id: outcome.agent_id,
-      outcome: outcome.outcome,
-      tags: JSON.parse(outcome.tags) as string[],
-      claimed_at: outcome.claimed_at,
-      finished_at: outcome.finished_at,
-    })),
-  };
-}
-
 /**
- * The owner's export: JSON Lines of projects, shared memory entries, graph edges, decisions and tasks, read
- * page by page as the client takes them, so a large store is never held in memory. Private
- * entries are left out, and so are edges that touch one.
+ * The owner's export: JSON Lines of projects (with their members), agents (never a key), shared
+ * memory entries (a compiled one with its anchor), graph edges, decisions, blueprint versions,
+ * tasks, blueprint runs, messages (with each recipient's read state) and handoffs, read page by
+ * page as the client takes them, so a large store is never held in memory. Private entries are
+ * left out, and so are edges that touch one. Each kind comes after what its lines name.
  */
 export class ExportService {
   constructor(
@@ -136,53 +104,51 @@ export class ExportService {
       since: selection.since ?? null,
     };
     yield line(header);
-    for (const project of await transfer.projects(reader, selection.project)) {
-      const projectLine: ProjectLineOut = { kind: "project", ...project };
-      yield line(projectLine);
+    const projects = await transfer.projects(reader, selection.project);
+    const members = groupBy(await transfer.membersOf(reader, projects.map((project) => project.id)), (member) => member.project_id);
+    for (const project of projects) yield line(projectLine(project, members.get(project.id) ?? []));
+    for (let afterId = ""; ; ) {
+      const rows = await transfer.agents(reader, selection, afterId, PAGE);
+      if (rows.length === 0) break;
+      yield rows.map((row) => line(agentLine(row))).join("");
+      afterId = (rows.at(-1) as { agent_id: string }).agent_id;
+      await turn();
     }
     // One clock for the whole export: an entry that expires meanwhile neither vanishes halfway nor drops its edges.
     const at = now();
-    for (let afterPk = 0; ; ) {
-      const rows = await transfer.entries(reader, selection, at, afterPk, PAGE);
-      if (rows.length === 0) break;
-      yield rows
-        .map((row) => {
-          const entry: EntryLineOut = { kind: "entry", ...toEntry(row) };
-          return line(entry);
-        })
-        .join("");
-      afterPk = (rows.at(-1) as { pk: number }).pk;
-      await turn();
-    }
-    for (let afterPk = 0; ; ) {
-      const rows = await transfer.edges(reader, selection, at, afterPk, PAGE);
-      if (rows.length === 0) break;
-      yield rows
-        .map(({ pk: _pk, ...edge }) => {
+    yield* paged(
+      (afterPk) => transfer.entries(reader, selection, at, afterPk, PAGE),
+      async (rows) => {
+        const compiled = rows.filter((row) => row.type === "compiled").map((row) => row.pk);
+        const anchors = new Map((await transfer.anchorsOf(reader, compiled)).map((anchor) => [anchor.memory_pk, anchor]));
+        return rows.map((row) => line(entryLine(row, anchors.get(row.pk))));
+      },
+    );
+    yield* paged(
+      (afterPk) => transfer.edges(reader, selection, at, afterPk, PAGE),
+      (rows) =>
+        rows.map(({ pk: _pk, ...edge }) => {
           const edgeLine: EdgeLineOut = { kind: "edge", ...edge };
           return line(edgeLine);
-        })
-        .join("");
-      afterPk = (rows.at(-1) as { pk: number }).pk;
-      await turn();
-    }
-    for (let afterPk = 0; ; ) {
-      const rows = await transfer.decisions(reader, selection, afterPk, PAGE);
-      if (rows.length === 0) break;
-      yield rows
-        .map((row) => {
+        }),
+    );
+    yield* paged(
+      (afterPk) => transfer.decisions(reader, selection, afterPk, PAGE),
+      (rows) =>
+        rows.map((row) => {
           const decisionLine: DecisionLineOut = { kind: "decision", ...toDecision(row) };
           return line(decisionLine);
-        })
-        .join("");
-      afterPk = (rows.at(-1) as { pk: number }).pk;
-      await turn();
-    }
+        }),
+    );
+    yield* paged(
+      (afterPk) => transfer.blueprints(reader, selection, afterPk, PAGE),
+      (rows) => rows.map((row) => line(blueprintLine(row))),
+    );
     const order = dependencyOrder(await transfer.taskGraph(reader, selection));
     for (let start = 0; start < order.length; start += PAGE) {
       const pks = order.slice(start, start + PAGE);
-      const comments = byTask(await transfer.commentsOf(reader, pks));
-      const outcomes = byTask(await transfer.outcomesOf(reader, pks));
+      const comments = groupBy(await transfer.commentsOf(reader, pks), (comment) => comment.task_pk);
+      const outcomes = groupBy(await transfer.outcomesOf(reader, pks), (outcome) => outcome.task_pk);
       const rows = await Promise.all(pks.map((pk) => this.store.tasks.byPk(reader, pk)));
       const text = rows
         .filter((row): row is TaskRow => row !== undefined)
@@ -191,5 +157,35 @@ export class ExportService {
       if (text !== "") yield text;
       await turn();
     }
+    // Runs after tasks: a run's nodes name their tasks.
+    yield* paged(
+      (afterPk) => transfer.runs(reader, selection, afterPk, PAGE),
+      async (rows) => {
+        const nodes = groupBy(await transfer.runNodesOf(reader, rows.map((row) => row.pk)), (node) => node.run_pk);
+        return rows.map((row) => line(runLine(row, nodes.get(row.pk) ?? [])));
+      },
+    );
+    yield* paged(
+      (afterPk) => transfer.messages(reader, selection, afterPk, PAGE),
+      async (rows) => {
+        const recipients = groupBy(await transfer.recipientsOf(reader, rows.map((row) => row.pk)), (recipient) => recipient.message_pk);
+        return rows.map((row) => line(messageLine(row, recipients.get(row.pk) ?? [])));
+      },
+    );
+    yield* paged(
+      (afterPk) => transfer.handoffs(reader, selection, afterPk, PAGE),
+      (rows) => rows.map((row) => line(handoffLine(row))),
+    );
+  }
+}
+
+/** Every page of rows after row key 0 as text, one page at a time, letting other requests run between two. */
+async function* paged<Row extends { pk: number }>(read: (afterPk: number) => Promise<Row[]>, lines: (rows: Row[]) => string[] | Promise<string[]>): AsyncGenerator<string> {
+  for (let afterPk = 0; ; ) {
+    const rows = await read(afterPk);
+    if (rows.length === 0) return;
+    yield (await lines(rows)).join("");
+    afterPk = (rows.at(-1) as Row).pk;
+    await turn();
   }
 }

@@ -1,39 +1,20 @@
 import type { Config } from "../core/config.js";
-import { newId } from "../core/ids.js";
 import { now } from "../core/time.js";
 import type { EventBus } from "../events/bus.js";
 import type { MemoryRow } from "../store/memory.js";
 import type { Store, Tx } from "../store/store.js";
-import type { Caller } from "./caller.js";
-import { entityContent, entityEntryId, entityTags, NOTE_SEPARATOR } from "./import-memory-json.js";
-import { contentKey, newMemoryRow } from "./memory-records.js";
+import { isReservedAgentId } from "./agents.js";
+import { anchorName } from "./compile/entries.js";
+import { announceEdge, requireProject, requireSize, type Applied, type ImportContext } from "./import-checks.js";
+import { ImportedCoordination } from "./import-coordination.js";
+import { ImportedMemoryJson } from "./import-memory-json.js";
+import { contentKey } from "./memory-records.js";
 import type { MemoryWrites } from "./memory-writes.js";
-import {
-  EXPORT_FORMAT,
-  LineRefusal,
-  type DecisionLine,
-  type EdgeLine,
-  type EntityLine,
-  type EntryLine,
-  type ParsedLine,
-  type ProjectLine,
-  type RelationLine,
-  type TaskLine,
-} from "./transfer-lines.js";
-import type { ImportCounts } from "../wire/transfer.js";
+import { EXPORT_FORMAT, LineRefusal, type AgentLine, type EdgeLine, type EntryLine, type ParsedLine, type ProjectLine } from "./transfer-lines.js";
 
-/** What one line did: created a record of a kind, found it there already, or (a header) nothing. */
-export type Applied = keyof ImportCounts | "skipped" | "nothing";
+export type { Applied, ImportContext } from "./import-checks.js";
 
-export interface ImportContext {
-  caller: Caller;
-  /** The project memory.json entities go to. */
-  project: string | null;
-}
-
-const MAX_RESULT_BYTES = 65536;
-
-const COMPILED_NOT_IMPORTED = "compiled entries are not imported: run cairn compile against this server to make them with their anchors";
+const COMPILED_WITHOUT_ANCHOR = "a compiled entry comes with its anchor (format 2): without one, compile would neither rewrite it nor mark what it grounds stale";
 
 /**
  * Writes the records of one import line inside the caller's transaction, with their events,
@@ -41,12 +22,18 @@ const COMPILED_NOT_IMPORTED = "compiled entries are not imported: run cairn comp
  * whole by throwing a LineRefusal before anything of it is kept.
  */
 export class ImportedRecords {
+  private readonly coordination: ImportedCoordination;
+  private readonly memoryJson: ImportedMemoryJson;
+
   constructor(
     private readonly store: Store,
     private readonly bus: EventBus,
     private readonly config: Config,
     private readonly writes: MemoryWrites,
-  ) {}
+  ) {
+    this.coordination = new ImportedCoordination(store, bus, config);
+    this.memoryJson = new ImportedMemoryJson(store, bus, config, writes);
+  }
 
   /** In the caller's transaction: one line's records and events, or a LineRefusal. */
   async apply(tx: Tx, context: ImportContext, parsed: ParsedLine, vector: Float32Array | null): Promise<Applied> {
@@ -56,31 +43,32 @@ export class ImportedRecords {
         return "nothing";
       case "project":
         return this.project(tx, context, parsed.line);
+      case "agent":
+        return this.agent(tx, context, parsed.line);
       case "entry":
         return this.entry(tx, context, parsed.line, vector);
       case "edge":
         return this.edge(tx, context, parsed.line);
       case "decision":
-        return this.decision(tx, context, parsed.line);
+        return this.coordination.decision(tx, context, parsed.line);
+      case "blueprint":
+        return this.coordination.blueprint(tx, context, parsed.line);
       case "task":
-        return this.task(tx, context, parsed.line);
+        return this.coordination.task(tx, context, parsed.line);
+      case "run":
+        return this.coordination.run(tx, context, parsed.line);
+      case "message":
+        return this.coordination.message(tx, context, parsed.line);
+      case "handoff":
+        return this.coordination.handoff(tx, context, parsed.line);
       case "entity":
-        return this.entity(tx, context, parsed.line, vector);
+        return this.memoryJson.entity(tx, context, parsed.line, vector);
       case "relation":
-        return this.relation(tx, context, parsed.line);
+        return this.memoryJson.relation(tx, context, parsed.line);
     }
   }
 
-  private async requireProject(tx: Tx, project: string | null): Promise<void> {
-    if (project !== null && !(await this.store.projects.byId(tx, project))) {
-      throw new LineRefusal(`project ${project} does not exist here: import its project line first`);
-    }
-  }
-
-  private requireSize(field: string, text: string): void {
-    if (Buffer.byteLength(text, "utf8") > this.config.MAX_CONTENT_BYTES) throw new LineRefusal(`${field} exceeds ${this.config.MAX_CONTENT_BYTES} bytes`);
-  }
-
+  /** A project with its members, named by id whether or not those agents are here. */
   private async project(tx: Tx, context: ImportContext, line: ProjectLine): Promise<Applied> {
     if (await this.store.projects.byId(tx, line.id)) return "skipped";
     await this.store.projects.insert(tx, { id: line.id, name: line.name, description: line.description, owner: line.owner, created_at: line.created_at });
@@ -90,20 +78,48 @@ export class ImportedRecords {
       project: line.id,
       payload: { project: line.id, owner: line.owner, reason: "imported" },
     });
+    for (const member of line.members) {
+      if (!(await this.store.projects.addMember(tx, line.id, member.agent_id, member.joined_at))) continue;
+      await this.bus.emit(tx, { type: "project.joined", agentId: context.caller.agentId, project: line.id, payload: { project: line.id, agent_id: member.agent_id, reason: "imported" } });
+    }
     return "projects";
   }
 
+  /**
+   * An agent with its role and no key: nobody can act as it until an owner gives it one, and its
+   * id, like a deleted agent's, can be taken by no one else meanwhile.
+   */
+  private async agent(tx: Tx, context: ImportContext, line: AgentLine): Promise<Applied> {
+    if (isReservedAgentId(line.agent_id)) throw new LineRefusal(`${line.agent_id} is a reserved id`);
+    if (await this.store.agents.get(tx, line.agent_id)) return "skipped";
+    // Its current project only if that project is here: it is where its writes would go.
+    const currentProject = line.current_project !== null && (await this.store.projects.byId(tx, line.current_project)) ? line.current_project : null;
+    const { kind: _kind, ...agent } = line;
+    await this.store.transfer.insertAgent(tx, { ...agent, current_project: currentProject });
+    await this.bus.emit(
+      tx,
+      line.deleted_at === null
+        ? { type: "agent.registered", agentId: context.caller.agentId, project: null, payload: { agent_id: line.agent_id, role: line.role, reason: "imported" } }
+        : { type: "agent.deleted", agentId: context.caller.agentId, project: null, payload: { agent_id: line.agent_id, reason: "imported" } },
+    );
+    return "agents";
+  }
+
+  /** An entry, and for a compiled entry its anchor, so the next compile of that code finds it (CONTRACT §18). */
   private async entry(tx: Tx, context: ImportContext, line: EntryLine, vector: Float32Array | null): Promise<Applied> {
     if (line.scope === "agent") throw new LineRefusal("private entries are not imported: only their author may write them");
     if (await this.store.transfer.memoryIdTaken(tx, line.id)) return "skipped";
-    // A compiled entry stands for an anchor, which an export does not carry: without one, nothing
-    // would mark what it grounds stale or rewrite it when its code changes (CONTRACT §18).
-    if (line.type === "compiled") throw new LineRefusal(COMPILED_NOT_IMPORTED);
-    await this.requireProject(tx, line.project);
-    this.requireSize("content", line.content);
+    const anchor = line.anchor ?? null;
+    if (line.type === "compiled" && anchor === null) throw new LineRefusal(COMPILED_WITHOUT_ANCHOR);
+    if (line.type !== "compiled" && anchor !== null) throw new LineRefusal("only a compiled entry has an anchor");
+    await requireProject(this.store, tx, line.project);
+    requireSize(this.config, "content", line.content);
+    if (anchor !== null && (await this.store.compile.anchorSha(tx, line.project, anchor.path, anchor.symbol)) !== null) {
+      throw new LineRefusal(`${anchorName(anchor)} is compiled here already, by another entry`);
+    }
     const tags = [...new Set(line.tags)];
     // The entry keeps the id, author, times and history the line gives; the event is the importer's.
-    await this.writes.create(
+    const row = await this.writes.create(
       tx,
       context.caller.agentId,
       {
@@ -131,14 +147,32 @@ export class ImportedRecords {
         source: line.source ? JSON.stringify(line.source) : null,
         source_kind: line.source?.kind ?? null,
         deleted_at: null,
-        // A stale mark belongs to this server's anchors, which an import does not bring.
-        stale_since: null,
-        stale_reason: null,
+        // A stale mark names the code that changed, by path and symbol: it holds wherever that code is compiled.
+        stale_since: line.stale_since ?? null,
+        stale_reason: line.stale_reason ? JSON.stringify(line.stale_reason) : null,
       },
       tags,
       vector,
       "imported",
     );
+    if (anchor !== null) {
+      await this.store.compile.insert(tx, {
+        project: line.project,
+        path: anchor.path,
+        symbol: anchor.symbol,
+        kind: anchor.kind,
+        lang: anchor.lang,
+        start_line: anchor.start_line,
+        end_line: anchor.end_line,
+        sha: anchor.sha,
+        previous_sha: anchor.previous_sha,
+        signature: anchor.signature,
+        memory_pk: row.pk,
+        git_commit: anchor.git_commit,
+        created_at: anchor.created_at,
+        updated_at: anchor.updated_at,
+      });
+    }
     return "entries";
   }
 
@@ -148,15 +182,6 @@ export class ImportedRecords {
     if (!row) throw new LineRefusal(`${what} ${id} not found`);
     if (row.scope === "agent") throw new LineRefusal("edges touching private entries are not imported");
     return row;
-  }
-
-  private async linked(tx: Tx, context: ImportContext, edge: { id: string; src: string; dst: string; rel: string; project: string | null }): Promise<void> {
-    await this.bus.emit(tx, {
-      type: "graph.linked",
-      agentId: context.caller.agentId,
-      project: edge.project,
-      payload: { edge_id: edge.id, src: edge.src, dst: edge.dst, rel: edge.rel, project: edge.project, reason: "imported" },
-    });
   }
 
   private async edge(tx: Tx, context: ImportContext, line: EdgeLine): Promise<Applied> {
@@ -179,162 +204,7 @@ export class ImportedRecords {
       createdAt: line.created_at,
       updatedAt: line.updated_at,
     });
-    await this.linked(tx, context, { id: line.id, src: src.id, dst: dst.id, rel: line.rel, project });
-    return "edges";
-  }
-
-  /**
-   * A decision as it was recorded: its author, time and links are kept as written, whether or not
-   * what they name is here (the task's comment about it comes with the task's line). When the
-   * decision it supersedes is here, that one is marked superseded by it, as recording it did there.
-   */
-  private async decision(tx: Tx, context: ImportContext, line: DecisionLine): Promise<Applied> {
-    if (await this.store.decisions.byId(tx, line.id)) return "skipped";
-    await this.requireProject(tx, line.project);
-    this.requireSize("rationale", line.rationale);
-    const older = line.supersedes === null ? undefined : await this.store.decisions.byId(tx, line.supersedes);
-    if (older && older.project !== line.project) throw new LineRefusal(`decision ${older.id} belongs to another project`);
-    if (older && older.superseded_by !== null && older.superseded_by !== line.id) throw new LineRefusal(`decision ${older.id} is already superseded`);
-    const tags = [...new Set(line.tags)];
-    const alternatives = line.alternatives.map((alternative) => ({ option: alternative.option, reason_rejected: alternative.reason_rejected ?? null }));
-    await this.store.decisions.insert(
-      tx,
-      {
-        id: line.id,
-        project: line.project,
-        agent_id: line.agent_id,
-        task_id: line.task_id,
-        decision: line.decision,
-        rationale: line.rationale,
-        alternatives: JSON.stringify(alternatives),
-        memory_refs: JSON.stringify([...new Set(line.memory_refs)]),
-        tags: JSON.stringify(tags),
-        supersedes: line.supersedes,
-        superseded_by: line.superseded_by,
-        created_at: line.created_at,
-      },
-      tags,
-    );
-    if (older && older.superseded_by === null) await this.store.decisions.markSuperseded(tx, older.pk, line.id);
-    await this.bus.emit(tx, {
-      type: "decision.recorded",
-      agentId: context.caller.agentId,
-      project: line.project,
-      payload: { decision_id: line.id, project: line.project, task_id: line.task_id, supersedes: line.supersedes, reason: "imported" },
-    });
-    return "decisions";
-  }
-
-  private async task(tx: Tx, context: ImportContext, line: TaskLine): Promise<Applied> {
-    if (await this.store.transfer.taskIdTaken(tx, line.id)) return "skipped";
-    await this.requireProject(tx, line.project);
-    this.requireSize("description", line.description);
-    const result = line.result === undefined || line.result === null ? null : JSON.stringify(line.result);
-    if (result !== null && Buffer.byteLength(result, "utf8") > MAX_RESULT_BYTES) throw new LineRefusal(`result exceeds ${MAX_RESULT_BYTES} bytes`);
-    const dependencies: number[] = [];
-    for (const id of new Set(line.depends_on)) {
-      const pk = await this.store.transfer.taskPkById(tx, id);
-      if (pk === undefined) throw new LineRefusal(`dependency ${id} not found`);
-      dependencies.push(pk);
-    }
-    const tags = [...new Set(line.tags)];
-    const pk = await this.store.tasks.insert(
-      tx,
-      {
-        id: line.id,
-        title: line.title,
-        description: line.description,
-        status: line.status,
-        created_by: line.created_by,
-        assigned_to: line.assigned_to,
-        reserved: line.reserved ? 1 : 0,
-        project: line.project,
-        priority: line.priority,
-        tags: JSON.stringify(tags),
-        due_at: line.due_at,
-        expected_outcome: line.expected_outcome,
-        result,
-        created_at: line.created_at,
-        updated_at: line.updated_at,
-        claimed_at: line.claimed_at,
-        completed_at: line.completed_at,
-        lease_expires_at: line.lease_expires_at,
-        // An imported task stands alone: its run (if it had one) is not part of an export.
-        run_id: null,
-        node_key: null,
-        gate: null,
-      },
-      tags,
-      dependencies,
-    );
-    for (const comment of line.comments) await this.store.tasks.insertComment(tx, pk, comment);
-    for (const outcome of line.outcomes) await this.store.tasks.insertOutcome(tx, { task_pk: pk, ...outcome, tags: JSON.stringify(outcome.tags) });
-    await this.bus.emit(tx, {
-      type: "task.created",
-      agentId: context.caller.agentId,
-      project: line.project,
-      payload: { task_id: line.id, project: line.project, status: line.status, assigned_to: line.assigned_to, created_by: line.created_by, reason: "imported" },
-    });
-    return "tasks";
-  }
-
-  private async entity(tx: Tx, context: ImportContext, line: EntityLine, vector: Float32Array | null): Promise<Applied> {
-    const id = entityEntryId(context.project, line.name);
-    if (await this.store.transfer.memoryIdTaken(tx, id)) return "skipped";
-    const content = entityContent(line);
-    this.requireSize("content", content);
-    const tags = entityTags(line);
-    const at = now();
-    await this.writes.create(
-      tx,
-      context.caller.agentId,
-      {
-        ...newMemoryRow(
-          context.caller.agentId,
-          { type: "memory", project: context.project, scope: "project", content, confidence: 1, parents: [], tags, expiresAt: null },
-          at,
-        ),
-        // Derived from the project and the entity's name, so relations find it and a second import skips it.
-        id,
-      },
-      tags,
-      vector,
-      "imported",
-    );
-    return "entries";
-  }
-
-  private async relation(tx: Tx, context: ImportContext, line: RelationLine): Promise<Applied> {
-    const end = async (name: string): Promise<MemoryRow> => {
-      const row = await this.store.transfer.liveMemoryById(tx, entityEntryId(context.project, name), now());
-      if (!row) throw new LineRefusal(`entity ${name} not found`);
-      return row;
-    };
-    const src = await end(line.from);
-    const dst = await end(line.to);
-    if (src.pk === dst.pk) throw new LineRefusal("an entity cannot be related to itself");
-    const at = now();
-    const existing = await this.store.transfer.edgeBetween(tx, src.pk, dst.pk, "relates_to");
-    if (existing) {
-      const types = existing.note === null || existing.note === "" ? [] : existing.note.split(NOTE_SEPARATOR);
-      if (types.includes(line.relationType)) return "skipped";
-      await this.store.transfer.setEdgeNote(tx, existing.pk, [...types, line.relationType].join(NOTE_SEPARATOR), at);
-      await this.linked(tx, context, { id: existing.id, src: src.id, dst: dst.id, rel: "relates_to", project: context.project });
-      return "edges";
-    }
-    const id = newId();
-    await this.store.transfer.insertEdge(tx, {
-      id,
-      srcPk: src.pk,
-      dstPk: dst.pk,
-      rel: "relates_to",
-      note: line.relationType,
-      project: context.project,
-      agentId: context.caller.agentId,
-      createdAt: at,
-      updatedAt: at,
-    });
-    await this.linked(tx, context, { id, src: src.id, dst: dst.id, rel: "relates_to", project: context.project });
+    await announceEdge(this.bus, tx, context, { id: line.id, src: src.id, dst: dst.id, rel: line.rel, project });
     return "edges";
   }
 }

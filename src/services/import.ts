@@ -1,5 +1,6 @@
 import type { Config } from "../core/config.js";
 import { AppError, forbidden, notFound } from "../core/errors.js";
+import { linesOfText, type LineSource } from "../core/line-source.js";
 import type { EventBus } from "../events/bus.js";
 import { ConstraintViolation, type Store, type Tx } from "../store/store.js";
 import type { Caller } from "./caller.js";
@@ -8,7 +9,7 @@ import { ImportedRecords, type Applied, type ImportContext } from "./import-reco
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
 import type { MemoryWrites } from "./memory-writes.js";
 import { LineRefusal, parseLine, type ParsedLine } from "./transfer-lines.js";
-import type { ImportResult } from "../wire/transfer.js";
+import { noImportCounts, type ImportResult } from "../wire/transfer.js";
 
 export interface ImportOptions {
   dryRun: boolean;
@@ -16,10 +17,9 @@ export interface ImportOptions {
   project?: string | null | undefined;
 }
 
-interface Numbered {
-  number: number;
-  parsed: ParsedLine;
-}
+/** A line of the body by its number: what it says, or why it cannot be read. */
+type Numbered = { number: number; parsed: ParsedLine } | { number: number; refusal: string };
+type Readable = Extract<Numbered, { parsed: ParsedLine }>;
 
 // Lines written per transaction: a large body commits in steps instead of holding the writer.
 const BATCH = 250;
@@ -35,11 +35,54 @@ function refusalOf(error: unknown): string | null {
   return null;
 }
 
+/** The body's lines, numbered from 1 and parsed, BATCH at a time: never more of the body in memory. */
+async function* batchesOf(source: LineSource): AsyncGenerator<Numbered[]> {
+  let batch: Numbered[] = [];
+  let number = 0;
+  for await (const raw of source.lines()) {
+    number++;
+    const text = number === 1 ? raw.replace(/^\uFEFF/, "") : raw;
+    if (text.trim() === "") continue;
+    try {
+      batch.push({ number, parsed: parseLine(text) });
+    } catch (error) {
+      if (!(error instanceof LineRefusal)) throw error;
+      batch.push({ number, refusal: error.detail });
+    }
+    if (batch.length === BATCH) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
+/** Adds a batch's outcomes to the answer; a failure that is no line's fault is thrown. */
+function tally(result: ImportResult, batch: Numbered[], outcomes: Map<Numbered, PromiseSettledResult<Applied>>): void {
+  for (const line of batch) {
+    if ("refusal" in line) {
+      result.errors.push({ line: line.number, detail: line.refusal });
+      continue;
+    }
+    const outcome = outcomes.get(line) as PromiseSettledResult<Applied>;
+    if (outcome.status === "fulfilled") {
+      if (outcome.value === "skipped") result.skipped++;
+      else if (outcome.value !== "nothing") result.imported[outcome.value]++;
+      continue;
+    }
+    const detail = refusalOf(outcome.reason);
+    if (detail === null) throw outcome.reason instanceof Error ? outcome.reason : new Error(String(outcome.reason));
+    result.errors.push({ line: line.number, detail });
+  }
+}
+
 /**
  * Re-creates exported records with their ids, authors, versions and times, and turns a memory.json
- * knowledge graph into entries and edges. Each line is written whole or not at all, with its
- * event in the same transaction; a line that cannot be imported is reported with its number and
- * the rest go on. A dry run does all of it inside one transaction and rolls it back.
+ * knowledge graph into entries and edges. The body is read line by line, in order: a line may name
+ * what an earlier one created. Each line is written whole or not at all, with its event in the
+ * same transaction; a line that cannot be imported is reported with its number and the rest go
+ * on. A dry run runs the very same writes over the whole body inside one transaction and rolls it
+ * back, so it reports what the real import would, line for line.
  */
 export class ImportService {
   private readonly records: ImportedRecords;
@@ -54,54 +97,40 @@ export class ImportService {
     this.records = new ImportedRecords(store, bus, config, writes);
   }
 
-  async import(caller: Caller, text: string, options: ImportOptions): Promise<ImportResult> {
+  async import(caller: Caller, body: string | LineSource, options: ImportOptions): Promise<ImportResult> {
     if (caller.role !== "owner") throw forbidden("only the owner may import");
     const { reader } = this.store;
     const project = options.project === undefined ? ((await this.store.agents.get(reader, caller.agentId))?.current_project ?? null) : options.project;
     if (project !== null && !(await this.store.projects.byId(reader, project))) throw notFound("project");
     const context: ImportContext = { caller, project };
-    const result: ImportResult = { imported: { projects: 0, entries: 0, edges: 0, decisions: 0, tasks: 0 }, skipped: 0, errors: [], dry_run: options.dryRun };
-    const lines: Numbered[] = [];
-    text
-      .replace(/^\uFEFF/, "")
-      .split("\n")
-      .forEach((raw, index) => {
-        if (raw.trim() === "") return;
-        try {
-          lines.push({ number: index + 1, parsed: parseLine(raw) });
-        } catch (error) {
-          if (!(error instanceof LineRefusal)) throw error;
-          result.errors.push({ line: index + 1, detail: error.detail });
-        }
-      });
-    const outcomes = options.dryRun ? await this.tryAll(context, lines) : await this.writeAll(context, lines);
-    lines.forEach((line, index) => {
-      const outcome = outcomes[index] as PromiseSettledResult<Applied>;
-      if (outcome.status === "fulfilled") {
-        if (outcome.value === "skipped") result.skipped++;
-        else if (outcome.value !== "nothing") result.imported[outcome.value]++;
-        return;
-      }
-      const detail = refusalOf(outcome.reason);
-      if (detail === null) throw outcome.reason instanceof Error ? outcome.reason : new Error(String(outcome.reason));
-      result.errors.push({ line: line.number, detail });
-    });
+    const source = typeof body === "string" ? linesOfText(body) : body;
+    const result = options.dryRun ? await this.tryAll(context, source) : await this.writeAll(context, source);
     result.errors.sort((a, b) => a.line - b.line);
     return result;
   }
 
-  /** The dry run: every line in one transaction, each in its own savepoint, all rolled back at the end. */
-  private async tryAll(context: ImportContext, lines: Numbered[]): Promise<PromiseSettledResult<Applied>[]> {
-    let outcomes: PromiseSettledResult<Applied>[] = [];
+  private emptyResult(dryRun: boolean): ImportResult {
+    return { imported: noImportCounts(), skipped: 0, errors: [], dry_run: dryRun };
+  }
+
+  /**
+   * The dry run: every line in one transaction, each in its own savepoint, all rolled back at the
+   * end. The transaction holds the store's writer while it runs (as one batch of a real import
+   * does), and it embeds nothing. Run again from the first line if the store runs it again.
+   */
+  private async tryAll(context: ImportContext, source: LineSource): Promise<ImportResult> {
+    let result = this.emptyResult(true);
     try {
       await this.store.transaction(async (tx) => {
-        outcomes = await this.applyInOrder(tx, context, lines, new Map());
+        const attempt = this.emptyResult(true);
+        for await (const batch of batchesOf(source)) tally(attempt, batch, await this.applyInOrder(tx, context, batch, new Map()));
+        result = attempt;
         throw new DryRunRollback("dry run");
       });
     } catch (error) {
       if (!(error instanceof DryRunRollback)) throw error;
     }
-    return outcomes;
+    return result;
   }
 
   /**
@@ -109,23 +138,23 @@ export class ImportService {
    * may name what an earlier one created (its project, an entry, a dependency), and on a backend
    * whose transactions overlap, lines in transactions of their own would race each other.
    */
-  private async writeAll(context: ImportContext, lines: Numbered[]): Promise<PromiseSettledResult<Applied>[]> {
-    const outcomes: PromiseSettledResult<Applied>[] = [];
-    for (let start = 0; start < lines.length; start += BATCH) {
-      const batch = lines.slice(start, start + BATCH);
+  private async writeAll(context: ImportContext, source: LineSource): Promise<ImportResult> {
+    const result = this.emptyResult(false);
+    for await (const batch of batchesOf(source)) {
       const vectors = await this.embedNew(context, batch);
-      outcomes.push(...(await this.store.transaction((tx) => this.applyInOrder(tx, context, batch, vectors))));
+      tally(result, batch, await this.store.transaction((tx) => this.applyInOrder(tx, context, batch, vectors)));
     }
-    return outcomes;
+    return result;
   }
 
-  private async applyInOrder(tx: Tx, context: ImportContext, lines: Numbered[], vectors: Map<Numbered, Float32Array>): Promise<PromiseSettledResult<Applied>[]> {
-    const outcomes: PromiseSettledResult<Applied>[] = [];
-    for (const line of lines) {
+  private async applyInOrder(tx: Tx, context: ImportContext, batch: Numbered[], vectors: Map<Numbered, Float32Array>): Promise<Map<Numbered, PromiseSettledResult<Applied>>> {
+    const outcomes = new Map<Numbered, PromiseSettledResult<Applied>>();
+    for (const line of batch) {
+      if (!("parsed" in line)) continue;
       try {
-        outcomes.push({ status: "fulfilled", value: await tx.savepoint((sp) => this.records.apply(sp, context, line.parsed, vectors.get(line) ?? null)) });
+        outcomes.set(line, { status: "fulfilled", value: await tx.savepoint((sp) => this.records.apply(sp, context, line.parsed, vectors.get(line) ?? null)) });
       } catch (error) {
-        outcomes.push({ status: "rejected", reason: error });
+        outcomes.set(line, { status: "rejected", reason: error });
       }
     }
     return outcomes;
@@ -133,11 +162,12 @@ export class ImportService {
 
   /** Vectors for the batch's new entries, computed before the write (embedding is slow and async). */
   private async embedNew(context: ImportContext, batch: Numbered[]): Promise<Map<Numbered, Float32Array>> {
-    const wanted: [Numbered, string][] = [];
+    const wanted: [Readable, string][] = [];
     const taken = (id: string): Promise<boolean> => this.store.transfer.memoryIdTaken(this.store.reader, id);
     for (const line of batch) {
+      if (!("parsed" in line)) continue;
       const { parsed } = line;
-      if (parsed.kind === "entry" && parsed.line.scope === "project" && parsed.line.type !== "compiled" && !(await taken(parsed.line.id))) wanted.push([line, parsed.line.content]);
+      if (parsed.kind === "entry" && parsed.line.scope === "project" && !(await taken(parsed.line.id))) wanted.push([line, parsed.line.content]);
       if (parsed.kind === "entity" && !(await taken(entityEntryId(context.project, parsed.line.name)))) wanted.push([line, entityContent(parsed.line)]);
     }
     const vectors = await Promise.all(wanted.map(([, content]) => this.embeddings.embedForBulk(content)));

@@ -29,7 +29,7 @@ export type Provenance = NonNullable<ServerEventPayloads["memory.written"]["reas
 
 /** Whether a row brings a past (an imported or replicated entry's) that the insert leaves at a new entry's defaults. */
 const hasHistory = (row: UnsavedMemoryRow): boolean =>
-  row.headline !== null || row.last_reinforced_at !== null || row.reinforcement_count > 0 || row.superseded_by !== null;
+  row.headline !== null || row.last_reinforced_at !== null || row.reinforcement_count > 0 || row.superseded_by !== null || row.stale_since !== null;
 
 /**
  * The one way entries are created and deleted, inside the caller's transaction, with their vectors
@@ -83,6 +83,9 @@ export class MemoryWrites {
         last_reinforced_at: row.last_reinforced_at,
         reinforcement_count: row.reinforcement_count,
         superseded_by: row.superseded_by,
+        // An imported entry's stale mark (CONTRACT §18): its anchor came with the import.
+        stale_since: row.stale_since,
+        stale_reason: row.stale_reason,
       });
     }
     if (row.read_count > 0 || row.distinct_readers > 0) await this.store.transfer.restoreReadCounts(tx, pk, row.read_count, row.distinct_readers);

@@ -1,17 +1,22 @@
 import { z } from "zod";
 import { keyProblem } from "../core/json-keys.js";
 import { normalizeTimestamp } from "../core/time.js";
+import { AGENT_ID_PATTERN } from "../core/config.js";
+import { runStatus } from "../wire/blueprint-runs.js";
+import { unitKind, unitPath, unitSha, unitSymbol } from "../wire/compile.js";
 import { edgeRel } from "../wire/graph.js";
-import { entrySource, memoryType, scope } from "../wire/memory.js";
+import { entrySource, memoryType, scope, staleReason } from "../wire/memory.js";
+import { role } from "../wire/roles.js";
 import { commentKind, priority, taskStatus } from "../wire/tasks.js";
 
 /**
  * The lines of an export file, one JSON object each, told apart by `kind`. The same schemas check
- * every line of an import. `format` in the header says which version wrote the file. Format 1
- * reserved `decision` lines from the start, so it stays 1 now that they are written: a server
- * without decisions refuses those lines one by one and imports the rest.
+ * every line of an import. `format` in the header says which version wrote the file: 2 added what
+ * a team moving to another server needs besides its memory (members, agents, compile anchors,
+ * blueprints and runs, messages, handoffs). A server that reads only format 1 refuses the header
+ * of a format 2 file, so what it would drop is said, and imports the lines it knows.
  */
-export const EXPORT_FORMAT = 1;
+export const EXPORT_FORMAT = 2;
 
 const timestamp = z.string().transform((value, context) => {
   const normalised = normalizeTimestamp(value);
@@ -22,7 +27,7 @@ const timestamp = z.string().transform((value, context) => {
   return normalised;
 });
 const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "expected a lower-case uuid");
-const slug = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "expected a lower-case slug");
+const slug = z.string().regex(AGENT_ID_PATTERN, "expected a lower-case slug");
 // Authors are kept by id, whether or not such an agent exists here (a mesh copy's is `id@origin`).
 const author = z.string().min(1).max(200);
 const tags = z.array(z.string().trim().min(1).max(64)).max(32);
@@ -52,6 +57,41 @@ export const projectLine = z.object({
   description: z.string().max(2000),
   owner: author,
   created_at: timestamp,
+  // Memberships name agents by id, whether or not such an agent is here (format 1 had none).
+  members: z
+    .array(z.object({ agent_id: author, joined_at: timestamp }))
+    .max(100_000)
+    .optional()
+    .transform((members) => members ?? []),
+});
+
+/** An agent as the owner sees it, never its key: an owner gives it a key here (rotate-key). */
+export const agentLine = z.object({
+  kind: z.literal("agent"),
+  agent_id: slug,
+  display_name: z.string().max(200).nullable(),
+  role,
+  created_at: timestamp,
+  last_seen_at: timestamp.nullable(),
+  current_project: slug.nullable(),
+  /** A deleted agent stays as a tombstone, so that its id is never given to anyone else. */
+  deleted_at: timestamp.nullable(),
+});
+
+/** The piece of code a compiled entry describes (CONTRACT §18): its entry's line carries it. */
+const anchorOfEntry = z.object({
+  path: unitPath,
+  symbol: unitSymbol,
+  kind: unitKind,
+  lang: z.string().min(1).max(64),
+  start_line: z.number().int().min(1),
+  end_line: z.number().int().min(1),
+  sha: unitSha,
+  previous_sha: unitSha.nullable(),
+  signature: z.string().max(2000).nullable(),
+  git_commit: z.string().max(200).nullable(),
+  created_at: timestamp,
+  updated_at: timestamp,
 });
 
 export const entryLine = z.object({
@@ -80,6 +120,10 @@ export const entryLine = z.object({
     .nullable()
     .optional()
     .transform((source) => (source && source.kind !== "cairn" ? source : null)),
+  stale_since: timestamp.nullable().optional(),
+  stale_reason: staleReason.nullable().optional(),
+  /** A compiled entry's anchor; absent (format 1) or null for every other entry. */
+  anchor: anchorOfEntry.nullable().optional(),
 });
 
 export const edgeLine = z.object({
@@ -156,6 +200,80 @@ export const taskLine = z.object({
   lease_expires_at: timestamp.nullable(),
   comments: z.array(taskComment),
   outcomes: z.array(taskOutcome),
+  // A blueprint run's task (format 1 files had the first two, and the import dropped them).
+  run_id: uuid.nullable().optional(),
+  node_key: z.string().min(1).max(600).nullable().optional(),
+  gate: z.enum(["human", "timer", "task"]).nullable().optional(),
+});
+
+/** One version of a blueprint, its document as it was saved there. */
+export const blueprintLine = z.object({
+  kind: z.literal("blueprint"),
+  id: namedId,
+  name: slug,
+  project: slug.nullable(),
+  version: z.number().int().min(1),
+  document: z.record(z.string(), z.unknown()),
+  created_by: author,
+  created_at: timestamp,
+});
+
+const runNodeLine = z.object({
+  node_id: z.string().min(1).max(200),
+  key: z.string().min(1).max(600),
+  /** The node's task (exported before the run), or null while a fan-out waits or when it was skipped. */
+  task_id: uuid.nullable(),
+  state: z.enum(["task", "pending", "skipped"]),
+  item: z.unknown(),
+  item_index: z.number().int().min(0).nullable(),
+  attempt: z.number().int().min(1),
+  /** Anchors' shas when the task was created, for `anchor_changed` checks. */
+  anchors: z.record(z.string(), z.string().nullable()),
+  /** The task a `task` gate waits for. */
+  gate_task_id: uuid.nullable(),
+});
+
+/** A blueprint run with its nodes: which task each node key stands for. */
+export const runLine = z.object({
+  kind: z.literal("run"),
+  id: namedId,
+  blueprint_id: namedId,
+  project: slug.nullable(),
+  params: z.record(z.string(), z.unknown()),
+  status: runStatus,
+  created_by: author,
+  created_at: timestamp,
+  updated_at: timestamp,
+  nodes: z.array(runNodeLine).max(2000),
+});
+
+/** A message with each recipient's read state: what was read or consumed there stays so. */
+export const messageLine = z.object({
+  kind: z.literal("message"),
+  id: namedId,
+  from: author,
+  /** The address as sent: an agent id, `broadcast` or `project:<id>`. */
+  to: z.string().min(1).max(300),
+  project: slug.nullable(),
+  subject: z.string().max(300),
+  body: z.string().refine((value) => value.length > 0, "must not be empty"),
+  reply_to: namedId.nullable(),
+  created_at: timestamp,
+  recipients: z.array(z.object({ agent_id: author, read_at: timestamp.nullable() })).max(100_000),
+});
+
+const handoffLines = z.array(z.string().max(2000)).max(100);
+
+export const handoffLine = z.object({
+  kind: z.literal("handoff"),
+  id: namedId,
+  agent_id: author,
+  host: z.string().max(200).nullable(),
+  summary: z.string().min(1).max(20_000),
+  in_progress: handoffLines,
+  next_steps: handoffLines,
+  memory_refs: handoffLines,
+  created_at: timestamp,
 });
 
 /** The reference MCP memory server's `memory.json` (JSON Lines of entities and relations). */
@@ -180,11 +298,22 @@ export type EntryLineOut = z.input<typeof entryLine>;
 export type EdgeLineOut = z.input<typeof edgeLine>;
 export type DecisionLineOut = z.input<typeof decisionLine>;
 export type TaskLineOut = z.input<typeof taskLine>;
+export type AgentLineOut = z.input<typeof agentLine>;
+export type BlueprintLineOut = z.input<typeof blueprintLine>;
+export type RunLineOut = z.input<typeof runLine>;
+export type MessageLineOut = z.input<typeof messageLine>;
+export type HandoffLineOut = z.input<typeof handoffLine>;
+export type AnchorOfEntry = z.output<typeof anchorOfEntry>;
 export type ProjectLine = z.output<typeof projectLine>;
 export type EntryLine = z.output<typeof entryLine>;
 export type EdgeLine = z.output<typeof edgeLine>;
 export type DecisionLine = z.output<typeof decisionLine>;
 export type TaskLine = z.output<typeof taskLine>;
+export type AgentLine = z.output<typeof agentLine>;
+export type BlueprintLine = z.output<typeof blueprintLine>;
+export type RunLine = z.output<typeof runLine>;
+export type MessageLine = z.output<typeof messageLine>;
+export type HandoffLine = z.output<typeof handoffLine>;
 export type EntityLine = z.output<typeof entityLine>;
 export type RelationLine = z.output<typeof relationLine>;
 
@@ -195,6 +324,11 @@ export type ParsedLine =
   | { kind: "edge"; line: EdgeLine }
   | { kind: "decision"; line: DecisionLine }
   | { kind: "task"; line: TaskLine }
+  | { kind: "agent"; line: AgentLine }
+  | { kind: "blueprint"; line: BlueprintLine }
+  | { kind: "run"; line: RunLine }
+  | { kind: "message"; line: MessageLine }
+  | { kind: "handoff"; line: HandoffLine }
   | { kind: "entity"; line: EntityLine }
   | { kind: "relation"; line: RelationLine };
 
@@ -242,6 +376,16 @@ export function parseLine(text: string): ParsedLine {
         return { kind: "task", line: checked(taskLine, record) };
       case "decision":
         return { kind: "decision", line: checked(decisionLine, record) };
+      case "agent":
+        return { kind: "agent", line: checked(agentLine, record) };
+      case "blueprint":
+        return { kind: "blueprint", line: checked(blueprintLine, record) };
+      case "run":
+        return { kind: "run", line: checked(runLine, record) };
+      case "message":
+        return { kind: "message", line: checked(messageLine, record) };
+      case "handoff":
+        return { kind: "handoff", line: checked(handoffLine, record) };
       default:
         throw new LineRefusal(`unknown line kind ${JSON.stringify(record.kind)}`);
     }

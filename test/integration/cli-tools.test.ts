@@ -74,7 +74,8 @@ describe("cairn export and cairn import", () => {
 
     const exported = await cairn(["export", "--output", file], envFor(source));
     expect(exported.code, exported.stderr).toBe(0);
-    expect(exported.stderr).toMatch(/exported 3 lines/);
+    // The header, the project, the three agents (alice, the owner, the archivist) and the entry.
+    expect(exported.stderr).toMatch(/exported 6 lines/);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const text = readFileSync(file, "utf8");
     expect(text).toContain(deploys);
@@ -83,13 +84,15 @@ describe("cairn export and cairn import", () => {
     const target = await server();
     const imported = await cairn(["import", file], envFor(target));
     expect(imported.code, imported.stderr).toBe(0);
-    expect(imported.stdout).toContain("imported 1 project, 1 entry, 0 edges, 0 decisions, 0 tasks; skipped 0 that exist; 0 errors");
+    expect(imported.stdout).toContain(
+      "imported 1 project, 1 agent, 1 entry, 0 edges, 0 decisions, 0 blueprint versions, 0 tasks, 0 runs, 0 messages, 0 handoffs; skipped 2 that exist; 0 errors",
+    );
     const copy = await target.request<{ agent_id: string; content: string }>(`/memory/${deploys}`, { as: target.owner });
     expect(copy.body).toMatchObject({ agent_id: "alice", content: "Deploys go out on Tuesdays after the freeze" });
 
     const again = await cairn(["import", file, "--json"], envFor(target));
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ imported: { projects: 0, entries: 0 }, skipped: 2, errors: [] });
+    expect(JSON.parse(again.stdout)).toMatchObject({ imported: { projects: 0, agents: 0, entries: 0 }, skipped: 5, errors: [] });
   });
 
   it("streams the export to standard output", async () => {
@@ -98,8 +101,9 @@ describe("cairn export and cairn import", () => {
     const run = await cairn(["export", "--project", ""], envFor(source));
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.trim().split("\n").map((line) => JSON.parse(line) as { kind: string; id?: string });
-    expect(lines.map((line) => line.kind)).toEqual(["header", "entry"]);
-    expect(lines[1]?.id).toBe(id);
+    // Agents belong to no project: the owner and the archivist come with the global records.
+    expect(lines.map((line) => line.kind)).toEqual(["header", "agent", "agent", "entry"]);
+    expect(lines[3]?.id).toBe(id);
   });
 
   it("imports a memory.json, checks without writing on --dry-run, and exits 1 naming the lines it refused", async () => {
@@ -118,32 +122,40 @@ describe("cairn export and cairn import", () => {
     );
     const dry = await cairn(["import", file, "--dry-run", "--project", ""], envFor(target));
     expect(dry.code).toBe(1);
-    expect(dry.stdout).toContain("would import 0 projects, 2 entries, 1 edge");
+    expect(dry.stdout).toContain("would import 0 projects, 0 agents, 2 entries, 1 edge");
     expect(dry.stdout).toContain("dry run: nothing was written");
     expect(dry.stderr).toContain("line 4: entity Babbage not found");
     expect((await target.request("/memory", { as: target.owner })).body).toEqual([]);
 
     const real = await cairn(["import", file, "--project", ""], envFor(target));
     expect(real.code).toBe(1);
-    expect(real.stdout).toContain("imported 0 projects, 2 entries, 1 edge");
+    expect(real.stdout).toContain("imported 0 projects, 0 agents, 2 entries, 1 edge");
     const hits = await target.request<{ content: string; project: string | null }[]>("/memory/search?q=first%20program", { as: target.owner });
     expect(hits.body[0]).toMatchObject({ content: "Ada (person)\n- Wrote the first program", project: null });
   });
 
-  it("sends a file larger than MAX_BODY_BYTES in several requests, numbering refused lines as in the file", async () => {
+  it("streams a file larger than MAX_BODY_BYTES in one request, reporting a line longer than that by its number in the file", async () => {
     const small = { MAX_BODY_BYTES: "1024", MAX_CONTENT_BYTES: "1024" };
     const target = await server(small);
     const file = join(scratch(), "many.jsonl");
     const entities = Array.from({ length: 40 }, (_, index) => JSON.stringify({ type: "entity", name: `Thing ${index}`, entityType: "thing", observations: ["x".repeat(80)] }));
     entities.splice(30, 0, "{ broken");
+    entities.splice(35, 0, JSON.stringify({ type: "entity", name: "Huge", entityType: "thing", observations: ["y".repeat(2000)] }));
     writeFileSync(file, `${entities.join("\n")}\n`);
     expect(statSync(file).size).toBeGreaterThan(4 * 1024);
     const run = await cairn(["import", file, "--project", "", "--json"], envFor(target, small));
     expect(run.code).toBe(1);
-    expect(JSON.parse(run.stdout)).toMatchObject({ imported: { entries: 40 }, errors: [{ line: 31, detail: "not valid json" }] });
-    // A CLI that believes the server takes more learns otherwise from the refusal, and splits again.
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      imported: { entries: 40 },
+      errors: [
+        { line: 31, detail: "not valid json" },
+        { line: 36, detail: "line is larger than MAX_BODY_BYTES (1024 bytes)" },
+      ],
+    });
+    // A CLI that believes the server takes longer lines sends it: the server refuses the request, naming the line.
     const unaware = await cairn(["import", file, "--project", "", "--json"], envFor(target));
-    expect(JSON.parse(unaware.stdout)).toMatchObject({ imported: { entries: 0 }, skipped: 40, errors: [{ line: 31, detail: "not valid json" }] });
+    expect(unaware.code).toBe(1);
+    expect(unaware.stderr).toContain("line 36 of the body exceeds 1024 bytes (413)");
   });
 
   it("refuses an agent that is not the owner, and says so when no server answers", async () => {

@@ -12,7 +12,7 @@ interface Line {
 }
 
 interface ImportAnswer {
-  imported: { projects: number; entries: number; edges: number; decisions: number; tasks: number };
+  imported: Record<"projects" | "agents" | "entries" | "edges" | "decisions" | "blueprints" | "tasks" | "runs" | "messages" | "handoffs", number>;
   skipped: number;
   errors: { line: number; detail: string }[];
   dry_run: boolean;
@@ -41,6 +41,21 @@ async function exportText(target: TestServer, query = ""): Promise<string> {
   expect(response.headers.get("content-type")).toMatch(/^application\/x-ndjson/);
   return response.text;
 }
+
+/** An import's counts: zero for every kind not named. */
+const counts = (named: Partial<ImportAnswer["imported"]>): ImportAnswer["imported"] => ({
+  projects: 0,
+  agents: 0,
+  entries: 0,
+  edges: 0,
+  decisions: 0,
+  blueprints: 0,
+  tasks: 0,
+  runs: 0,
+  messages: 0,
+  handoffs: 0,
+  ...named,
+});
 
 const parse = (text: string): Line[] =>
   text
@@ -75,11 +90,16 @@ async function populated() {
 }
 
 describe("GET /admin/export", () => {
-  it("streams a header, the projects, every shared entry with its source, the edges and the tasks as JSON Lines", async () => {
+  it("streams a header, the projects with their members, the agents, every shared entry with its source, the edges and the tasks as JSON Lines", async () => {
     const { source, ids } = await populated();
     const lines = parse(await exportText(source));
-    expect(lines[0]).toMatchObject({ kind: "header", format: 1, url: source.config.PUBLIC_URL });
-    expect(lines.map((line) => line.kind)).toEqual(["header", "project", "entry", "entry", "entry", "edge", "task", "task", "task"]);
+    expect(lines[0]).toMatchObject({ kind: "header", format: 2, url: source.config.PUBLIC_URL });
+    expect(lines.map((line) => line.kind)).toEqual(["header", "project", "agent", "agent", "agent", "entry", "entry", "entry", "edge", "task", "task", "task"]);
+    expect(lines[1]).toMatchObject({ id: "web", members: [{ agent_id: "alice" }] });
+    // The owner, the archivist and alice, by id; never a key, nor anything about one.
+    const agents = lines.filter((line) => line.kind === "agent");
+    expect(agents.map((agent) => agent.agent_id).sort()).toEqual(["alice", source.config.ARCHIVIST_AGENT_ID, source.config.UI_AGENT_ID].sort());
+    expect(Object.keys(agents[0] as Line).sort()).toEqual(["agent_id", "created_at", "current_project", "deleted_at", "display_name", "kind", "last_seen_at", "role"]);
     const deploys = lines.find((line) => line.id === ids.deploys) as Line;
     expect(deploys).toMatchObject({ kind: "entry", agent_id: "alice", project: "web", version: 2, tags: ["deploy"], source: null });
     expect(deploys).not.toHaveProperty("embedding");
@@ -106,7 +126,10 @@ describe("GET /admin/export", () => {
     expect(web.filter((line) => line.kind === "project").map((line) => line.id)).toEqual(["web"]);
     const global = parse(await exportText(source, "?project="));
     expect(global.filter((line) => line.kind === "entry").map((line) => line.id)).toEqual([ids.global]);
-    expect(global.filter((line) => line.kind !== "entry" && line.kind !== "header")).toEqual([]);
+    // Agents belong to no project: they come with the global records, not with one project's.
+    expect(global.filter((line) => !["entry", "agent", "header"].includes(line.kind ?? ""))).toEqual([]);
+    expect(global.filter((line) => line.kind === "agent")).toHaveLength(3);
+    expect(web.filter((line) => line.kind === "agent")).toEqual([]);
 
     const mark = new Date().toISOString();
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -131,7 +154,8 @@ describe("POST /admin/import", () => {
     const target = await server();
     const response = await importText(target, text);
     expect(response.status, response.text).toBe(200);
-    expect(response.body).toEqual({ imported: { projects: 1, entries: 3, edges: 1, decisions: 0, tasks: 3 }, skipped: 0, errors: [], dry_run: false });
+    // The owner and the archivist are there already: only alice is new.
+    expect(response.body).toEqual({ imported: counts({ projects: 1, agents: 1, entries: 3, edges: 1, tasks: 3 }), skipped: 2, errors: [], dry_run: false });
 
     for (const id of [ids.deploys, ids.rollback, ids.global]) {
       const before = await rest<Record<string, unknown>>(source, source.owner, `/memory/${id}`);
@@ -174,7 +198,7 @@ describe("POST /admin/import", () => {
     const { source, ids } = await populated();
     const text = await exportText(source);
     const again = await importText(source, text);
-    expect(again.body).toEqual({ imported: { projects: 0, entries: 0, edges: 0, decisions: 0, tasks: 0 }, skipped: 8, errors: [], dry_run: false });
+    expect(again.body).toEqual({ imported: counts({}), skipped: 11, errors: [], dry_run: false });
 
     const target = await server();
     const fresh = "11111111-2222-4333-8444-555555555555";
@@ -208,7 +232,7 @@ describe("POST /admin/import", () => {
     const target = await server();
     const since = new Date(Date.now() - 1000).toISOString();
     const response = await importText(target, text, "?dry_run=true");
-    expect(response.body).toEqual({ imported: { projects: 1, entries: 3, edges: 1, decisions: 0, tasks: 3 }, skipped: 0, errors: [], dry_run: true });
+    expect(response.body).toEqual({ imported: counts({ projects: 1, agents: 1, entries: 3, edges: 1, tasks: 3 }), skipped: 2, errors: [], dry_run: true });
     expect(await rest(target, target.owner, "/memory")).toEqual([]);
     expect(await rest(target, target.owner, "/tasks")).toEqual([]);
     expect(await rest(target, target.owner, "/projects")).toEqual([]);
@@ -251,13 +275,37 @@ describe("POST /admin/import", () => {
     expect(response.status).toBe(404);
   });
 
-  it("takes JSON Lines only, and no more than MAX_BODY_BYTES", async () => {
+  it("takes JSON Lines only, a body of any length, each line within MAX_BODY_BYTES", async () => {
     const target = await server({ MAX_BODY_BYTES: "4096", MAX_CONTENT_BYTES: "2048" });
     const json = await target.request("/admin/import", { as: target.owner, body: { lines: [] } });
     expect(json.status).toBe(415);
-    const big = await importText(target, `${JSON.stringify({ type: "entity", name: "Big", entityType: "thing", observations: ["x".repeat(5000)] })}\n`);
+    // The long line early in a long body: the refusal is the answer, not a connection cut mid-upload.
+    const small = JSON.stringify({ type: "entity", name: "Small", entityType: "thing", observations: [] });
+    const tail = `${small}\n`.repeat(20_000);
+    const big = await importText(target, `${small}\n${JSON.stringify({ type: "entity", name: "Big", entityType: "thing", observations: ["x".repeat(5000)] })}\n${tail}`);
     expect(big.status).toBe(413);
+    expect((big.body as unknown as { detail: string }).detail).toBe("line 2 of the body exceeds 4096 bytes");
     expect(await rest(target, target.owner, "/memory")).toEqual([]);
+    // Forty lines of about a thousand bytes: over nine times MAX_BODY_BYTES in one request.
+    const many = Array.from({ length: 40 }, (_, index) => JSON.stringify({ type: "entity", name: `Thing ${index}`, entityType: "thing", observations: ["y".repeat(900)] })).join("\n");
+    expect(Buffer.byteLength(many)).toBeGreaterThan(9 * 4096);
+    const answer = await importText(target, many, "?project=");
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body).toMatchObject({ imported: { entries: 40 }, errors: [] });
+  });
+
+  it("answers a retry with the same Idempotency-Key as it answered the first time, and refuses the key with another body", async () => {
+    const { source } = await populated();
+    const text = await exportText(source);
+    const target = await server();
+    const headers = { "content-type": "application/x-ndjson", "Idempotency-Key": "move-1" };
+    const first = await target.request<ImportAnswer>("/admin/import", { as: target.owner, body: text, headers });
+    expect(first.body.imported.entries).toBe(3);
+    const again = await target.request<ImportAnswer>("/admin/import", { as: target.owner, body: text, headers });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    const other = await target.request("/admin/import", { as: target.owner, body: `${text}\n`.replace("Tuesdays", "Mondays"), headers });
+    expect(other.status).toBe(422);
   });
 });
 

@@ -74,6 +74,16 @@ describe("messages", () => {
     expect(await inbox(server, di)).toEqual([]);
   });
 
+  it("consumes at most limit messages, the oldest, and leaves the rest unread", async ({ server, ada, bo }) => {
+    const sent = [];
+    for (const body of ["one", "two", "three"]) sent.push(await send(server, ada, { to: "bo", body }));
+    const first = await server.request<Message[]>("/messages/inbox/consume", { as: bo, body: { limit: 1 } });
+    expect(first.body.map((row) => row.id)).toEqual([sent[0]?.id]);
+    expect((await inbox(server, bo)).map((row) => row.id)).toEqual([sent[1]?.id, sent[2]?.id]);
+    const rest = await server.request<Message[]>("/messages/inbox/consume", { as: bo, body: { limit: 2 } });
+    expect(rest.body.map((row) => row.id)).toEqual([sent[1]?.id, sent[2]?.id]);
+  });
+
   it("replays a consume with the same Idempotency-Key, and a new key returns nothing new", async ({ server, ada, cy }) => {
     const message = await send(server, ada, { to: "cy", body: "idempotent" });
     const headers = { "Idempotency-Key": "consume-1" };

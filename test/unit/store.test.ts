@@ -68,6 +68,27 @@ describe("the SQLite store", () => {
     await store.close();
   });
 
+  it("keeps the hooks of a savepoint that succeeds, in order, and drops those of one that fails, however many there are", async () => {
+    const store = SqliteStore.open(fresh());
+    const heard: number[] = [];
+    await store.transaction(async (tx) => {
+      for (let line = 0; line < 20_000; line++) {
+        await tx
+          .savepoint((inner) => {
+            inner.afterCommit(() => heard.push(line));
+            if (line % 1000 === 999) throw new Error("this line fails");
+            return Promise.resolve();
+          })
+          .catch(() => undefined);
+      }
+    });
+    expect(heard).toHaveLength(20_000 - 20);
+    expect(heard.slice(0, 3)).toEqual([0, 1, 2]);
+    expect(heard).not.toContain(999);
+    expect(heard.every((line, index) => index === 0 || line > (heard[index - 1] as number))).toBe(true);
+    await store.close();
+  });
+
   it("commits writes queued together in one transaction, rolling back only the one that fails", async () => {
     const file = fresh();
     const store = SqliteStore.open(file);

@@ -71,7 +71,10 @@ class PgTx extends Handle {
     try {
       const result = await work(asTx(this));
       await this.db.exec(`RELEASE ${name}`);
-      this.hooks = [...outer, ...this.hooks];
+      // Appended in place: copying the outer list at every savepoint made a transaction of n
+      // savepoints (a dry run of an import, one per line) cost n²: 100,000 lines had not finished in 15 minutes.
+      for (const hook of this.hooks) outer.push(hook);
+      this.hooks = outer;
       return result;
     } catch (error) {
       await this.db.exec(`ROLLBACK TO ${name}`);

@@ -8,15 +8,15 @@ import { visibleInProject } from "./visibility.js";
 // Blueprint runs as one set of statements for both backends. Writes end in RETURNING, since the
 // shared runner reads rows.
 
-const RUN_COLUMNS = `r.pk, r.id, r.blueprint_pk, r.project, r.params, r.status, r.created_by, r.created_at, r.updated_at,
+export const RUN_COLUMNS = `r.pk, r.id, r.blueprint_pk, r.project, r.params, r.status, r.created_by, r.created_at, r.updated_at,
   b.id AS blueprint_id, b.name AS blueprint_name, b.version AS blueprint_version, b.document`;
-const RUN_FROM = "blueprint_runs r JOIN blueprints b ON b.pk = r.blueprint_pk";
+export const RUN_FROM = "blueprint_runs r JOIN blueprints b ON b.pk = r.blueprint_pk";
 
 const NODE_COLUMNS = `n.pk, n.run_pk, n.node_id, n.key, n.task_pk, n.state, n.item, n.item_index, n.attempt, n.anchors, n.gate_task_pk,
   t.id AS task_id, t.status AS task_status`;
 const NODE_FROM = "blueprint_run_nodes n LEFT JOIN tasks t ON t.pk = n.task_pk";
 
-const toRun = (row: RunRow): RunRow => ({ ...row, pk: Number(row.pk), blueprint_pk: Number(row.blueprint_pk), blueprint_version: Number(row.blueprint_version) });
+export const toRun = (row: RunRow): RunRow => ({ ...row, pk: Number(row.pk), blueprint_pk: Number(row.blueprint_pk), blueprint_version: Number(row.blueprint_version) });
 const toNode = (row: RunNodeRow): RunNodeRow => ({
   ...row,
   pk: Number(row.pk),

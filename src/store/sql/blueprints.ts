@@ -7,9 +7,9 @@ import { visibleInProject } from "./visibility.js";
 // Blueprints as one set of statements for both backends (an insert returns its key with
 // RETURNING, which SQLite has too).
 
-const COLUMNS = "b.pk, b.id, b.project, b.name, b.version, b.document, b.doc_hash, b.node_count, b.created_by, b.created_at";
+export const BLUEPRINT_COLUMNS = "b.pk, b.id, b.project, b.name, b.version, b.document, b.doc_hash, b.node_count, b.created_by, b.created_at";
 
-const toRow = (row: BlueprintRow): BlueprintRow => ({ ...row, pk: Number(row.pk), version: Number(row.version), node_count: Number(row.node_count) });
+export const toBlueprintRow = (row: BlueprintRow): BlueprintRow => ({ ...row, pk: Number(row.pk), version: Number(row.version), node_count: Number(row.node_count) });
 
 export class SqlBlueprints implements BlueprintStore {
   constructor(private readonly db: SqlDb) {}
@@ -27,10 +27,10 @@ export class SqlBlueprints implements BlueprintStore {
   async latest(r: Reader, project: string | null, name: string): Promise<BlueprintRow | undefined> {
     const [row] = await this.db.all<BlueprintRow>(
       r,
-      `SELECT ${COLUMNS} FROM blueprints b WHERE b.project_key = ? AND b.name = ? ORDER BY b.version DESC LIMIT 1`,
+      `SELECT ${BLUEPRINT_COLUMNS} FROM blueprints b WHERE b.project_key = ? AND b.name = ? ORDER BY b.version DESC LIMIT 1`,
       project ?? "", name,
     );
-    return row && toRow(row);
+    return row && toBlueprintRow(row);
   }
 
   async current(
@@ -56,17 +56,17 @@ export class SqlBlueprints implements BlueprintStore {
       where.push("(b.project_key > ? OR (b.project_key = ? AND b.name > ?))");
       params.push(key, key, name);
     }
-    const rows = await this.db.all<BlueprintRow>(r, `SELECT ${COLUMNS} FROM blueprints b WHERE ${where.join(" AND ")} ORDER BY b.project_key, b.name LIMIT ?`, ...params, limit);
-    return rows.map(toRow);
+    const rows = await this.db.all<BlueprintRow>(r, `SELECT ${BLUEPRINT_COLUMNS} FROM blueprints b WHERE ${where.join(" AND ")} ORDER BY b.project_key, b.name LIMIT ?`, ...params, limit);
+    return rows.map(toBlueprintRow);
   }
 
   async versions(r: Reader, viewpoint: Viewpoint, project: string | null, name: string, limit: number): Promise<BlueprintRow[]> {
     const visible = visibleInProject("b", viewpoint);
     const rows = await this.db.all<BlueprintRow>(
       r,
-      `SELECT ${COLUMNS} FROM blueprints b WHERE b.project_key = ? AND b.name = ? AND ${visible.sql} ORDER BY b.version DESC LIMIT ?`,
+      `SELECT ${BLUEPRINT_COLUMNS} FROM blueprints b WHERE b.project_key = ? AND b.name = ? AND ${visible.sql} ORDER BY b.version DESC LIMIT ?`,
       project ?? "", name, ...visible.params, limit,
     );
-    return rows.map(toRow);
+    return rows.map(toBlueprintRow);
   }
 }

@@ -8,7 +8,7 @@ import { visibleMemory } from "./visibility.js";
 // Compile's anchors as one set of statements for both backends. An anchor's project is kept as
 // `project_key` ('' for global code), so one unique key covers both and every lookup uses it.
 
-const ANCHOR_COLUMNS = `a.pk, a.project, a.path, a.symbol, a.kind, a.lang, a.start_line, a.end_line, a.sha, a.previous_sha,
+export const ANCHOR_COLUMNS = `a.pk, a.project, a.path, a.symbol, a.kind, a.lang, a.start_line, a.end_line, a.sha, a.previous_sha,
   a.signature, a.memory_pk, a.git_commit, a.created_at, a.updated_at`;
 
 // Both stores compare text by its UTF-8 bytes (SQLite's BINARY, PostgreSQL's "C"), where nothing
@@ -20,7 +20,7 @@ const PATHS_PER_QUERY = 100;
 
 const LIVE = "m.deleted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ?)";
 
-const toAnchor = <T extends AnchorRow>(row: T): T => ({
+export const toAnchor = <T extends AnchorRow>(row: T): T => ({
   ...row,
   pk: Number(row.pk),
   memory_pk: Number(row.memory_pk),

@@ -59,19 +59,23 @@ export class SqlMessages implements MessageStore {
    * transactions taking at once, each passes over the rows another has locked (SKIP LOCKED) and
    * the update re-checks `read_at IS NULL` on the row as it is when the lock is granted: each
    * message goes to exactly one of them, and a read-all racing them counts only what they left.
+   * The pick is a MATERIALIZED step of its own: as a subquery of the UPDATE, PostgreSQL ran it
+   * again for every row it updated (a semi-join's inner side), each run locking and returning
+   * the next unread one, so `limit` was not kept.
    */
   async take(tx: Tx, reader: string, limit: number, at: string): Promise<MessageRow[]> {
     const taken = await this.db.all<{ message_pk: number }>(
       tx,
-      `UPDATE message_recipients SET read_at = ?
-        WHERE agent_id = ? AND read_at IS NULL AND message_pk IN (
+      `WITH picked AS MATERIALIZED (
           SELECT q.message_pk FROM message_recipients q WHERE q.agent_id = ? AND q.read_at IS NULL
            ORDER BY q.message_pk LIMIT ?${this.db.dialect.skipLocked(tx, "q")})
+       UPDATE message_recipients SET read_at = ?
+        WHERE agent_id = ? AND read_at IS NULL AND message_pk IN (SELECT p.message_pk FROM picked p)
         RETURNING message_pk`,
-      at,
-      reader,
       reader,
       limit,
+      at,
+      reader,
     );
     if (taken.length === 0) return [];
     const pks = this.db.dialect.inKeys("m.pk", taken.map((row) => row.message_pk));
