@@ -57,15 +57,19 @@ export class SqlFeeds implements FeedStore {
   }
 
   // The UPDATE repeats the conditions: on PostgreSQL a row another claim updated between the
-  // subquery's read and this write is re-checked as it now is, and passed over when taken.
+  // pick's read and this write is re-checked as it now is, and passed over when taken. The pick is
+  // a MATERIALIZED step of its own, run once: as the UPDATE's subquery PostgreSQL may run it again
+  // for each row updated, each run taking the next due feed past `limit` (as the inbox's consume did).
   claimDue(tx: Tx, nowIso: string, holder: string, leaseUntil: string, limit: number): Promise<FeedRow[]> {
     return this.db.all<FeedRow>(
       tx,
-      `UPDATE feeds SET lease_until = ?, lease_holder = ?
-        WHERE pk IN (SELECT f.pk FROM feeds f WHERE f.next_poll_at <= ? AND ${FREE} ORDER BY f.next_poll_at, f.pk LIMIT ?${this.db.dialect.skipLocked(tx, "f")})
+      `WITH picked AS MATERIALIZED (
+          SELECT f.pk FROM feeds f WHERE f.next_poll_at <= ? AND ${FREE} ORDER BY f.next_poll_at, f.pk LIMIT ?${this.db.dialect.skipLocked(tx, "f")})
+       UPDATE feeds SET lease_until = ?, lease_holder = ?
+        WHERE pk IN (SELECT p.pk FROM picked p)
           AND next_poll_at <= ? AND paused = 0 AND (lease_until IS NULL OR lease_until <= ?)
         RETURNING ${FEED_COLUMNS.replaceAll("f.", "")}`,
-      leaseUntil, holder, nowIso, nowIso, limit, nowIso, nowIso,
+      nowIso, nowIso, limit, leaseUntil, holder, nowIso, nowIso,
     );
   }
 

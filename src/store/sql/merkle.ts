@@ -70,12 +70,15 @@ export class SqlMerkle implements MerkleStore {
   stampUnstamped(tx: Tx, localOrigin: string, limit: number): Promise<number> {
     const stamp = merkleStamp(this.db.dialect, localOrigin);
     // Rows another server is stamping (several may start at once on one database) are passed over.
+    // The pick is a MATERIALIZED step run once (as the UPDATE's subquery it may be run again per row, past `limit`).
     return this.db.run(
       tx,
-      `UPDATE memory SET ${stamp.sql}
-        WHERE pk IN (SELECT pk FROM memory WHERE merkle_leaf IS NULL ORDER BY pk LIMIT ?${this.db.dialect.skipLocked(tx, "memory")})`,
-      ...stamp.params,
+      `WITH picked AS MATERIALIZED (
+          SELECT u.pk FROM memory u WHERE u.merkle_leaf IS NULL ORDER BY u.pk LIMIT ?${this.db.dialect.skipLocked(tx, "u")})
+       UPDATE memory SET ${stamp.sql}
+        WHERE pk IN (SELECT p.pk FROM picked p)`,
       limit,
+      ...stamp.params,
     );
   }
 }

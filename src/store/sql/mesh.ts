@@ -110,16 +110,19 @@ export class SqlMesh implements MeshStore {
   }
 
   // The UPDATE repeats the conditions: on PostgreSQL a row another claim updated between the
-  // subquery's read and this write is re-checked as it now is, and passed over when taken.
+  // pick's read and this write is re-checked as it now is, and passed over when taken. The pick is
+  // a MATERIALIZED step run once (as the UPDATE's subquery it may be run again per row, past `limit`).
   claimDueLinks(tx: Tx, nowIso: string, holder: string, leaseUntil: string, limit: number): Promise<MeshLinkRow[]> {
     return this.db.all<MeshLinkRow>(
       tx,
-      `UPDATE mesh_links SET lease_until = ?, lease_holder = ?
-        WHERE pk IN (SELECT l.pk FROM mesh_links l WHERE l.next_sync_at <= ? AND l.paused = 0 AND (l.lease_until IS NULL OR l.lease_until <= ?)
-                      ORDER BY l.next_sync_at, l.pk LIMIT ?${this.db.dialect.skipLocked(tx, "l")})
+      `WITH picked AS MATERIALIZED (
+          SELECT l.pk FROM mesh_links l WHERE l.next_sync_at <= ? AND l.paused = 0 AND (l.lease_until IS NULL OR l.lease_until <= ?)
+           ORDER BY l.next_sync_at, l.pk LIMIT ?${this.db.dialect.skipLocked(tx, "l")})
+       UPDATE mesh_links SET lease_until = ?, lease_holder = ?
+        WHERE pk IN (SELECT p.pk FROM picked p)
           AND next_sync_at <= ? AND ${FREE}
         RETURNING ${LINK_COLUMNS}`,
-      leaseUntil, holder, nowIso, nowIso, limit, nowIso, nowIso,
+      nowIso, nowIso, limit, leaseUntil, holder, nowIso, nowIso,
     );
   }
 
