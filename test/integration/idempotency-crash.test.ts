@@ -64,19 +64,18 @@ const BEFORE_CHANGE = new Set<CrashPoint>(["idempotency:before-run", "idempotenc
 
 async function crashAndRetry(point: CrashPoint, testCase: Case): Promise<void> {
   const dataDir = tempDir();
-  const setup = await startServe(cliEnv(dataDir));
+  // Only a keyed request reaches a crash point: the armed server itself makes what the request needs.
+  const doomed = await startServe(cliEnv(dataDir, { CAIRN_CRASH_AT: point }));
   let server: ServeProcess | undefined;
   try {
     const register = async (id: string): Promise<Credentials> => {
-      const { body } = await request<{ agent_id: string; api_key: string }>(setup.url, "/agents/self-register", { body: { agent_id: id } });
+      const { body } = await request<{ agent_id: string; api_key: string }>(doomed.url, "/agents/self-register", { body: { agent_id: id } });
       return { agentId: body.agent_id, apiKey: body.api_key };
     };
     const as = await register("crash-agent");
     const other = await register("crash-other");
-    const { path, body } = await testCase.prepare(setup.url, as, other);
-    await setup.stop();
+    const { path, body } = await testCase.prepare(doomed.url, as, other);
 
-    const doomed = await startServe(cliEnv(dataDir, { CAIRN_CRASH_AT: point }));
     const headers = { "idempotency-key": `crash-${point}` };
     await expect(request(doomed.url, path, { as, body, headers })).rejects.toThrow();
     expect((await doomed.kill()).code).toBeNull();
@@ -90,6 +89,7 @@ async function crashAndRetry(point: CrashPoint, testCase: Case): Promise<void> {
     expect(again.body).toEqual(retried.body);
     expect(await testCase.effects(server.url, as)).toBe(1);
   } finally {
+    await doomed.kill();
     await server?.stop();
   }
 }
