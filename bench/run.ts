@@ -49,7 +49,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
 
 const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [transfer] [--quick]]
 
-  write     POST /memory at 1 and 16 clients, empty and seeded store
+  write     POST /memory at 1, 8 and 16 clients on an empty store and on 10,000 and 100,000 entries
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
   startup   spawn → /health 200 → embeddings ready, and RSS idle and after a 100,000-entry load
   claim     task claims by 20 concurrent agents over 2,000 tasks, and a 20-way claim race
@@ -102,7 +102,7 @@ across runs, and cloned per run. Results then go to bench/results/latest-postgre
 /** Full and quick sizes. Quick keeps every code path but finishes in a minute or two. */
 function plan(quick: boolean) {
   return {
-    write: { writes: quick ? 200 : 2000, seededEntries: quick ? 2000 : 10_000, clientCounts: [1, 16], agents: 4, warmup: quick ? 16 : 48 },
+    write: { writes: quick ? 200 : 2000, stores: quick ? [0, 2000, 5000] : [0, 10_000, 100_000], clientCounts: [1, 8, 16], agents: 8, warmup: quick ? 16 : 48 },
     search: { stores: quick ? [2000, 5000] : [10_000, 100_000], queries: quick ? 50 : 300, concurrentClients: 4, agents: 4, warmup: quick ? 10 : 30 },
     startup: { runs: quick ? 1 : 3, largeStore: quick ? 5000 : 100_000, searchesAfterLoad: quick ? 50 : 200, idleMs: 2000 },
     claim: { agents: 20, tasks: quick ? 200 : 2000 },
