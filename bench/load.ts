@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { noteStream, queryStream, seededRandom, type Random } from "./corpus.js";
 import { createTasks } from "./coordination.js";
 import { expectStatus, latencyStats, newDataDir, progress, registerMany, removeDataDir, round, startServerProcess, type Credentials, type HttpClient, type Reply, type Row, type Section, type ServerProcess } from "./lib.js";
+import { holdsBetween, readHolds, summarise } from "./lock-holds.js";
 import { benchDatabaseUrl, createDatabase, databaseUrl, dropDatabase } from "./postgres.js";
 
 export interface LoadOptions {
@@ -200,8 +201,11 @@ export async function runLoadBench(options: LoadOptions): Promise<Section> {
     await drive(world, options.warmupSeconds, newTally());
     const tally = newTally();
     const cpuBefore = servers.map((server) => server.cpuMs());
+    const holdsBefore = onPostgres ? await readHolds(servers) : null;
     const wallMs = await drive(world, options.seconds, tally);
     const cpuMs = servers.reduce((sum, server, index) => sum + server.cpuMs() - (cpuBefore[index] ?? 0), 0);
+    // The events' lock (PostgreSQL): event-writing transactions commit one at a time, however many servers.
+    const holds = onPostgres ? summarise(holdsBetween(holdsBefore, await readHolds(servers))) : null;
     const requests = KINDS.reduce((sum, kind) => sum + tally.latencies[kind].length, 0);
     const label = onPostgres ? `${count} servers, PostgreSQL` : "1 server, SQLite";
     const rows: Row[] = KINDS.map((kind) => {
@@ -226,7 +230,7 @@ export async function runLoadBench(options: LoadOptions): Promise<Section> {
       opsPerSec: round((requests * 1000) / wallMs, 1),
       cpuMsPerOp: round(cpuMs / requests, 2),
       rssMb: rss.reduce((sum, value) => sum + value, 0),
-      note: `server CPU per request over all kinds; RSS ${rss.join("+")} MB`,
+      note: `server CPU per request over all kinds; RSS ${rss.join("+")} MB` + (holds ? `; events lock held p50 ${holds.p50Ms} p95 ${holds.p95Ms} mean ${holds.meanMs} ms over ${holds.transactions} transactions` : ""),
     });
     progress("load: checking that nothing was lost");
     const checked = await check(world, servers, owner, tally);
@@ -246,6 +250,7 @@ export async function runLoadBench(options: LoadOptions): Promise<Section> {
         servers: count,
         wall_ms: round(wallMs, 0),
         server_cpu_ms: round(cpuMs, 0),
+        events_lock: holds,
         p99_ms: Object.fromEntries(KINDS.map((kind) => [kind, round(latencyStats(tally.latencies[kind]).p99, 1)])),
         errors: tally.errors,
         writes_acknowledged: tally.written.size,
