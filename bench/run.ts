@@ -37,8 +37,9 @@ import { runStartupBench } from "./startup.js";
 import { runTransferBench } from "./transfer.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
+import { runLoadBench } from "./load.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh", "oauth", "transfer"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh", "oauth", "transfer", "load"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -47,9 +48,9 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [transfer] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [transfer] [load] [--quick]]
 
-  write     POST /memory at 1 and 16 clients, empty and seeded store
+  write     POST /memory at 1, 8 and 16 clients on an empty store and on 10,000 and 100,000 entries
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
   startup   spawn → /health 200 → embeddings ready, and RSS idle and after a 100,000-entry load
   claim     task claims by 20 concurrent agents over 2,000 tasks, and a 20-way claim race
@@ -87,6 +88,8 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   oauth     an MCP SDK host from the server's URL to its first tool call (consent over HTTP included); POST /oauth/token p50/p95 for codes and refreshes
   transfer  moving a team: a 100,000-entry store (with edges, tasks, messages, handoffs) through cairn export, then cairn import
             --dry-run and cairn import into an empty server (hash embedder): time, file size, counts before and after, server RSS
+  load      50 agents, no think time, 40 % search / 30 % write / 30 % tasks and messages: p50/p95/p99, req/s and errors per kind,
+            then a check that nothing was lost; one server on SQLite, three on one database with BENCH_DATABASE_URL
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -102,7 +105,7 @@ across runs, and cloned per run. Results then go to bench/results/latest-postgre
 /** Full and quick sizes. Quick keeps every code path but finishes in a minute or two. */
 function plan(quick: boolean) {
   return {
-    write: { writes: quick ? 200 : 2000, seededEntries: quick ? 2000 : 10_000, clientCounts: [1, 16], agents: 4, warmup: quick ? 16 : 48 },
+    write: { writes: quick ? 200 : 2000, stores: quick ? [0, 2000, 5000] : [0, 10_000, 100_000], clientCounts: [1, 8, 16], agents: 8, warmup: quick ? 16 : 48 },
     search: { stores: quick ? [2000, 5000] : [10_000, 100_000], queries: quick ? 50 : 300, concurrentClients: 4, agents: 4, warmup: quick ? 10 : 30 },
     startup: { runs: quick ? 1 : 3, largeStore: quick ? 5000 : 100_000, searchesAfterLoad: quick ? 50 : 200, idleMs: 2000 },
     claim: { agents: 20, tasks: quick ? 200 : 2000 },
@@ -143,6 +146,7 @@ function plan(quick: boolean) {
       repairs: quick ? 3 : 5,
     },
     oauth: { connections: quick ? 5 : 19, codes: quick ? 20 : 100, refreshes: quick ? 50 : 300 },
+    load: { agents: 50, seconds: quick ? 8 : 30, warmupSeconds: quick ? 2 : 5, tasks: quick ? 1000 : 4000, postgresServers: 3 },
     transfer: { entries: quick ? 5000 : 100_000, projects: 4, edges: quick ? 1000 : 20_000, tasks: quick ? 200 : 2000, messages: quick ? 200 : 2000, handoffs: 100 },
   };
 }
@@ -226,6 +230,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runOAuthBench(sizes.oauth);
     case "transfer":
       return runTransferBench(sizes.transfer);
+    case "load":
+      return runLoadBench(sizes.load);
   }
 }
 

@@ -182,22 +182,24 @@ export class MemoryService {
     // Told now, thrown only if the write turns out to add an entry (a duplicate reinforces one instead).
     const full = await this.quotas.roomRefusal(reader, project, 1);
     const vector = options.lane === "bulk" ? await this.embeddings.embedForBulk(input.content) : await this.embeddings.embedForWrite(input.content);
+    const dupKey = { type, project, scope, agentId: caller.agentId, contentKey: key };
+    const survey = await this.overlap.survey(reader, viewpoint, dupKey, vector, now(), !input.allow_duplicate);
 
     // Everything from the duplicate check to the insert is one transaction, and two writes to one
     // project never overlap in it: on SQLite transactions run one after another anyway, on
     // PostgreSQL the project's lock makes the second of two identical writes racing each other
-    // wait, then see the first's insert. They cannot both be inserted.
+    // wait, then see the first's insert. They cannot both be inserted. The scans ran before it
+    // (the survey); in it, only what committed since is looked at.
     return this.store.transaction(async (tx): Promise<WriteResult> => {
       await tx.lock(locks.memoryWrite(project));
       const at = now();
-      const dupKey = { type, project, scope, agentId: caller.agentId, contentKey: key };
       const exact = input.allow_duplicate ? null : await this.overlap.exactDuplicate(tx, dupKey, vector, at);
       const reinforced = exact && (await this.reinforce(tx, caller, exact.row, exact.similarity, at));
       if (reinforced) {
         await options.recorded?.(tx, reinforced.id);
         return { created: false, entry: reinforced };
       }
-      const near = vector ? await this.overlap.neighbourhood(tx, viewpoint, vector, at) : null;
+      const near = vector ? await this.overlap.catchUp(tx, survey, viewpoint, dupKey, vector, at) : null;
       const duplicate = input.allow_duplicate || !near ? null : await this.overlap.nearDuplicate(tx, dupKey, input.content, near, at);
       const again = duplicate && (await this.reinforce(tx, caller, duplicate.row, duplicate.similarity, at));
       if (again) {

@@ -166,6 +166,22 @@ describe("writing a memory entry", () => {
     expect(listed[0]?.confidence).toBeCloseTo(0.7952, 6);
   });
 
+  it("stores one entry when near-identical writes race, each loser reinforcing the one stored", async ({ server, writer }) => {
+    // The same words with other punctuation: other content keys, the same meaning (cosine 1), so
+    // only the check by meaning can tell they are one fact, and it scans before the transactions.
+    const variants = ["Near race: one of these is kept.", "Near race, one of these is kept!", "near race - one of these is kept?", "Near race; one of these is kept", "NEAR RACE: one of these is kept..."];
+    const responses = await Promise.all(variants.map((content) => write(server, writer, { content, confidence: 0.5 })));
+    const created = responses.filter((response) => response.status === 201);
+    expect(created).toHaveLength(1);
+    const id = created[0]?.body.id;
+    const reinforcing = responses.filter((response) => response.status === 200);
+    expect(reinforcing).toHaveLength(4);
+    expect(reinforcing.every((response) => response.body.duplicate_of === id)).toBe(true);
+    const listed = (await list(server, writer, "agent=writer")).filter((entry) => /near race/i.test(entry.content));
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ id, reinforcement_count: 4 });
+  });
+
   it("writes a new entry with 201 when allow_duplicate is true", async ({ server, writer }) => {
     const content = "Allow duplicate: two copies are wanted here";
     const first = await write(server, writer, { content });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/core/log.js";
 import { cosine } from "../../src/embed/embedder.js";
 import { hashEmbedder, hashVector } from "../../src/embed/hash.js";
-import { BULK_BATCH_SIZE, BULK_TURN_AFTER, EmbeddingQueue, EmbeddingsUnavailableError, type EmbeddingLane } from "../../src/embed/queue.js";
+import { BULK_BATCH_SIZE, BULK_TURN_AFTER, EmbeddingQueue, EmbeddingsUnavailableError, WRITE_BATCH_SIZE, type EmbeddingLane } from "../../src/embed/queue.js";
 
 describe("the embedding queue", () => {
   it("is loading until the model has loaded, then ready", async () => {
@@ -19,7 +19,7 @@ describe("the embedding queue", () => {
     queue.start();
     await queue.settled(5000);
     const texts = Array.from({ length: 64 }, (_, index) => `note number ${index}`);
-    const vectors = await Promise.all(texts.map((text) => queue.embed(text)));
+    const vectors = await Promise.all(texts.map((text) => queue.embed(text, "query")));
     expect(vectors).toHaveLength(64);
     expect(queue.stats.texts).toBe(64);
     expect(queue.stats.batches).toBeLessThanOrEqual(3);
@@ -69,25 +69,37 @@ describe("the embedding queue's lanes", () => {
     await queue.close();
   });
 
-  it("fills a batch with queries first, then writes, and embeds bulk texts BULK_BATCH_SIZE at a time when nothing else waits", async () => {
+  it("fills a batch with queries first, then writes WRITE_BATCH_SIZE at a time, and embeds bulk texts BULK_BATCH_SIZE at a time when nothing else waits", async () => {
     const queue = await readyQueue();
     const done: EmbeddingLane[] = [];
     const all = [...enqueue(queue, "bulk", 40, done), ...enqueue(queue, "write", 20, done), ...enqueue(queue, "query", 20, done)];
     await Promise.all(all);
-    // One batch of 20 queries and 12 writes, one of the 8 writes left, then five bulk batches of 8.
+    // One batch of the 20 queries, the writes in batches of WRITE_BATCH_SIZE, then the bulk texts.
     expect(done.slice(0, 20).every((lane) => lane === "query")).toBe(true);
     expect(done.slice(20, 40).every((lane) => lane === "write")).toBe(true);
-    expect(queue.stats.batches).toBe(2 + 40 / BULK_BATCH_SIZE);
+    expect(queue.stats.batches).toBe(1 + 20 / WRITE_BATCH_SIZE + 40 / BULK_BATCH_SIZE);
+    await queue.close();
+  });
+
+  it("serves a query that arrives behind a backlog of writes after at most the write batch in progress", async () => {
+    const queue = await readyQueue();
+    const done: EmbeddingLane[] = [];
+    const writes = enqueue(queue, "write", 200, done);
+    await writes[0];
+    const [query] = enqueue(queue, "query", 1, done);
+    await query;
+    expect(done.indexOf("query")).toBeLessThanOrEqual(2 * WRITE_BATCH_SIZE);
+    await Promise.all(writes);
     await queue.close();
   });
 
   it("gives bulk work a batch after BULK_TURN_AFTER batches that passed it over", async () => {
     const queue = await readyQueue();
     const done: EmbeddingLane[] = [];
-    const writes = (BULK_TURN_AFTER + 4) * 32;
+    const writes = (BULK_TURN_AFTER + 4) * WRITE_BATCH_SIZE;
     const all = [...enqueue(queue, "bulk", 1, done), ...enqueue(queue, "write", writes, done)];
     await Promise.all(all);
-    expect(done.indexOf("bulk")).toBe(BULK_TURN_AFTER * 32);
+    expect(done.indexOf("bulk")).toBe(BULK_TURN_AFTER * WRITE_BATCH_SIZE);
     await queue.close();
   });
 

@@ -203,10 +203,13 @@ export class SqlMemory implements MemoryStore {
   }
 
   exactDuplicate(r: Reader, key: DuplicateKey, nowIso: string): Promise<MemoryRow | undefined> {
+    // The project compared through COALESCE, which no index serves: SQLite otherwise took the
+    // live-entries-per-project index and read every entry of the project (2.8 ms a write at
+    // 10,000 entries, ten times that at 100,000), where the content key finds the one or two rows.
     return this.db.get<MemoryRow>(
       r,
       `SELECT ${MEMORY_COLUMNS} FROM memory m
-        WHERE m.content_key = ? AND m.deleted_at IS NULL AND m.type = ? AND m.scope = ? AND m.project IS NOT DISTINCT FROM CAST(? AS TEXT)
+        WHERE m.content_key = ? AND m.deleted_at IS NULL AND m.type = ? AND m.scope = ? AND COALESCE(m.project, '') = COALESCE(CAST(? AS TEXT), '')
           AND (m.scope = 'project' OR m.agent_id = ?) AND (m.expires_at IS NULL OR m.expires_at > ?)
         ORDER BY m.pk LIMIT 1`,
       key.contentKey, key.type, key.scope, key.project, key.agentId, nowIso,
