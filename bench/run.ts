@@ -32,13 +32,14 @@ import { benchDatabaseUrl, closeAdmin, dropStaleDatabases, serverVersion } from 
 import { environment, formatSection, writeJson } from "./report.js";
 import { runScaleBench } from "./scale.js";
 import { runSearchBench } from "./search.js";
+import { runCurveBench } from "./search-curve.js";
 import { runSeqlockBench } from "./seqlock.js";
 import { runStartupBench } from "./startup.js";
 import { runTransferBench } from "./transfer.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh", "oauth", "transfer"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh", "oauth", "transfer", "curve"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -47,7 +48,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [transfer] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [transfer] [curve] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -87,6 +88,7 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   oauth     an MCP SDK host from the server's URL to its first tool call (consent over HTTP included); POST /oauth/token p50/p95 for codes and refreshes
   transfer  moving a team: a 100,000-entry store (with edges, tasks, messages, handoffs) through cairn export, then cairn import
             --dry-run and cairn import into an empty server (hash embedder): time, file size, counts before and after, server RSS
+  curve     search's cost curve: GET /memory/search p50/p95 and the vector index's recall@10 (asked as search asks) at 1,000, 10,000 and 100,000 entries
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -143,6 +145,7 @@ function plan(quick: boolean) {
       repairs: quick ? 3 : 5,
     },
     oauth: { connections: quick ? 5 : 19, codes: quick ? 20 : 100, refreshes: quick ? 50 : 300 },
+    curve: { stores: quick ? [1000, 5000] : [1000, 10_000, 100_000], queries: quick ? 50 : 200, warmup: quick ? 10 : 30 },
     transfer: { entries: quick ? 5000 : 100_000, projects: 4, edges: quick ? 1000 : 20_000, tasks: quick ? 200 : 2000, messages: quick ? 200 : 2000, handoffs: 100 },
   };
 }
@@ -226,6 +229,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runOAuthBench(sizes.oauth);
     case "transfer":
       return runTransferBench(sizes.transfer);
+    case "curve":
+      return runCurveBench(sizes.curve);
   }
 }
 

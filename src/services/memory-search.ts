@@ -56,6 +56,9 @@ export const fusedScore = (keyword: number, semantic: number): number => {
   // Divided by what the same text scores (both halves whole), so that it scores 1.
   return (Math.max(keyword, weighted) + AGREEMENT_WEIGHT * Math.min(keyword, weighted)) / (1 + AGREEMENT_WEIGHT * SEMANTIC_WEIGHT);
 };
+/** How many hits each half of a search asks its index for, for `limit` results: fusion re-ranks them. */
+export const searchPool = (limit: number): number => Math.min(Math.max(limit * 4, 40), 200);
+
 /** Every type but `compiled`: what the vector half looks in when code is left out. */
 const SHARED_TYPES = memoryType.options.filter((type) => type !== "compiled");
 const MMR_LAMBDA = 0.7;
@@ -83,7 +86,7 @@ export class MemorySearch {
   async search(caller: Caller, input: SearchInput): Promise<SearchResult> {
     const viewpoint = viewpointOf(caller);
     const at = now();
-    const pool = Math.min(Math.max(input.limit * 4, 40), 200);
+    const pool = searchPool(input.limit);
     const reader = this.store.reader;
     const withoutCode = leavesCodeOut({ type: input.type, sourceKind: input.source_kind, includeCode: input.include_code });
     // Only compiled entries come from compile: that provenance is a type the vector index can filter on.
