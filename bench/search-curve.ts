@@ -49,7 +49,7 @@ async function measure(entries: number, options: CurveOptions, vectorsOf: (texts
     const reader: Credentials = await server.client.registerAgent("curve-reader");
     const search = (texts: () => string) => async () => {
       const reply = await server.client.get(`/memory/search?q=${encodeURIComponent(texts())}&limit=10`, reader);
-      if (reply.status !== 200 || reply.headers["x-search-mode"] === "keyword") throw new Error(`GET /memory/search: ${reply.status} ${reply.headers["x-search-mode"] ?? ""}`);
+      if (reply.status !== 200 || reply.headers["x-search-mode"] === "keyword") throw new Error(`GET /memory/search: ${reply.status} ${String(reply.headers["x-search-mode"] ?? "")}`);
     };
     const warm = queryStream(QUERY_STREAM + 500);
     await runClients(server, 1, options.warmup, search(warm));
