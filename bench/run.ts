@@ -32,6 +32,7 @@ import { benchDatabaseUrl, closeAdmin, dropStaleDatabases, serverVersion } from 
 import { environment, formatSection, writeJson } from "./report.js";
 import { runScaleBench } from "./scale.js";
 import { runSearchBench } from "./search.js";
+import { runCurveBench } from "./search-curve.js";
 import { runSeqlockBench } from "./seqlock.js";
 import { runStartupBench } from "./startup.js";
 import { runTransferBench } from "./transfer.js";
@@ -39,7 +40,7 @@ import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 import { runLoadBench } from "./load.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh", "oauth", "transfer", "load"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh", "oauth", "transfer", "load", "curve"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -48,7 +49,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [transfer] [load] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [transfer] [load] [curve] [--quick]]
 
   write     POST /memory at 1, 8 and 16 clients on an empty store and on 10,000 and 100,000 entries
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -90,6 +91,7 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
             --dry-run and cairn import into an empty server (hash embedder): time, file size, counts before and after, server RSS
   load      50 agents, no think time, 40 % search / 30 % write / 30 % tasks and messages: p50/p95/p99, req/s and errors per kind,
             then a check that nothing was lost; one server on SQLite, three on one database with BENCH_DATABASE_URL
+  curve     search's cost curve: GET /memory/search p50/p95 and the vector index's recall@10 (asked as search asks) at 1,000, 10,000 and 100,000 entries
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -147,6 +149,7 @@ function plan(quick: boolean) {
     },
     oauth: { connections: quick ? 5 : 19, codes: quick ? 20 : 100, refreshes: quick ? 50 : 300 },
     load: { agents: 50, seconds: quick ? 8 : 30, warmupSeconds: quick ? 2 : 5, tasks: quick ? 1000 : 4000, postgresServers: 3 },
+    curve: { stores: quick ? [1000, 5000] : [1000, 10_000, 100_000], queries: quick ? 50 : 200, warmup: quick ? 10 : 30 },
     transfer: { entries: quick ? 5000 : 100_000, projects: 4, edges: quick ? 1000 : 20_000, tasks: quick ? 200 : 2000, messages: quick ? 200 : 2000, handoffs: 100 },
   };
 }
@@ -232,6 +235,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runTransferBench(sizes.transfer);
     case "load":
       return runLoadBench(sizes.load);
+    case "curve":
+      return runCurveBench(sizes.curve);
   }
 }
 

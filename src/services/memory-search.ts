@@ -56,6 +56,9 @@ export const fusedScore = (keyword: number, semantic: number): number => {
   // Divided by what the same text scores (both halves whole), so that it scores 1.
   return (Math.max(keyword, weighted) + AGREEMENT_WEIGHT * Math.min(keyword, weighted)) / (1 + AGREEMENT_WEIGHT * SEMANTIC_WEIGHT);
 };
+/** How many hits each half of a search asks its index for, for `limit` results: fusion re-ranks them. */
+export const searchPool = (limit: number): number => Math.min(Math.max(limit * 4, 40), 200);
+
 /** Every type but `compiled`: what the vector half looks in when code is left out. */
 const SHARED_TYPES = memoryType.options.filter((type) => type !== "compiled");
 const MMR_LAMBDA = 0.7;
@@ -81,15 +84,33 @@ export class MemorySearch {
   }
 
   async search(caller: Caller, input: SearchInput): Promise<SearchResult> {
-    const vector = await this.embeddings.embedForQuery(input.q, QUERY_WAIT_MS);
     const viewpoint = viewpointOf(caller);
     const at = now();
-    const pool = Math.min(Math.max(input.limit * 4, 40), 200);
+    const pool = searchPool(input.limit);
     const reader = this.store.reader;
     const withoutCode = leavesCodeOut({ type: input.type, sourceKind: input.source_kind, includeCode: input.include_code });
     // Only compiled entries come from compile: that provenance is a type the vector index can filter on.
     const types = input.type !== undefined ? [input.type] : input.source_kind === "compile" ? ["compiled"] : withoutCode ? SHARED_TYPES : undefined;
 
+    const words = keywordTerms(input.q);
+    const filters = {
+      project: input.project,
+      type: input.type,
+      agent: input.agent,
+      tag: input.tag,
+      confidenceMin: input.confidence_min,
+      sourceKind: input.source_kind,
+      excludeCompiled: withoutCode,
+    };
+    // The keyword query needs no vector: it runs while the model embeds the query in its worker
+    // thread, so a search costs the longer of the two rather than their sum. It starts on the next
+    // turn of the event loop, once the query's text has reached the worker: SQLite's queries hold
+    // this thread until they finish.
+    const embedding = this.embeddings.embedForQuery(input.q, QUERY_WAIT_MS);
+    const keywordSearch = nextTurn().then(() =>
+      words.length > 0 ? this.store.keywords.search(reader, viewpoint, at, words, filters, pool) : { hits: [], ceiling: 0 },
+    );
+    const [vector, keyword] = await Promise.all([embedding, keywordSearch]);
     let semantic = vector
       ? await this.store.vectors.nearest(reader, vector, pool, {
           within: { viewpoint },
@@ -102,20 +123,9 @@ export class MemorySearch {
           ...(input.tag === undefined ? {} : { tag: input.tag }),
         })
       : [];
-    const words = keywordTerms(input.q);
     // With a distance bound, only hits with a known distance can satisfy it; the keyword list then
     // only adds its half to those that also match a word.
     const bounded = vector !== null && input.max_distance !== undefined;
-    const filters = {
-      project: input.project,
-      type: input.type,
-      agent: input.agent,
-      tag: input.tag,
-      confidenceMin: input.confidence_min,
-      sourceKind: input.source_kind,
-      excludeCompiled: withoutCode,
-    };
-    const keyword = words.length > 0 ? await this.store.keywords.search(reader, viewpoint, at, words, filters, pool) : { hits: [], ceiling: 0 };
 
     // The vector index keeps no provenance: its hits are held to `source_kind` by their rows.
     if (input.source_kind !== undefined && semantic.length > 0) {
@@ -188,6 +198,8 @@ export class MemorySearch {
     return { mode: vector ? "hybrid" : "keyword", hits: packed.kept, leftOut: packed.leftOut };
   }
 }
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Maximal marginal relevance: trade relevance against similarity to what is already picked. */
 function diversify(

@@ -3,7 +3,7 @@ import { addMemoryFilters, liveMemoryClause } from "../sql/memory.js";
 import type { SqlFragment } from "../sql/visibility.js";
 import type { Reader } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
-import { TermStats } from "../sql/term-stats.js";
+import { MAX_KEYWORD_CANDIDATES, TermStats, selectiveTerms } from "../sql/term-stats.js";
 import { pgDb } from "./run.js";
 
 /**
@@ -22,25 +22,8 @@ export const pgDecisionMatch = (words: string[]): SqlFragment => ({ sql: "d.sear
  * live table (a GIN count per word, see TermStats). An entry's length is its number of distinct
  * lexemes (what a tsvector keeps), against the table's average.
  */
-/**
- * Scoring reads each candidate's whole tsvector, so the candidates are bounded: they are the
- * entries holding the query's rarest lexemes, taken rarest first while their document frequencies
- * add up to at most MAX_CANDIDATES (always at least the rarest one). The common lexemes still
- * score on those candidates; an entry holding only common ones would rank low anyway (low idf).
- * When even the rarest lexeme is that common, the newest MAX_CANDIDATES of its entries are scored.
- */
-const MAX_CANDIDATES = 1_000;
-
-function selectiveLexemes(frequencies: Map<string, number>): string[] {
-  const chosen: string[] = [];
-  let postings = 0;
-  for (const [lexeme, documents] of [...frequencies].filter(([, documents]) => documents > 0).sort((a, b) => a[1] - b[1])) {
-    if (chosen.length > 0 && postings + documents > MAX_CANDIDATES) break;
-    chosen.push(lexeme);
-    postings += documents;
-  }
-  return chosen;
-}
+// Scoring reads each candidate's whole tsvector, so the candidates are bounded (`selectiveTerms`).
+// When even the rarest lexeme is that common, the newest MAX_KEYWORD_CANDIDATES of its entries are scored.
 
 export class PgKeywordIndex implements KeywordIndex {
   private readonly stats = new TermStats();
@@ -80,9 +63,9 @@ export class PgKeywordIndex implements KeywordIndex {
         GROUP BY c.pk
         ORDER BY score DESC, c.pk LIMIT ?`,
       averageLength,
-      selectiveLexemes(frequencies),
+      selectiveTerms(frequencies),
       ...clause.params,
-      MAX_CANDIDATES,
+      MAX_KEYWORD_CANDIDATES,
       [...idf.keys()],
       [...idf.values()],
       limit,

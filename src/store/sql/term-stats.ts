@@ -44,3 +44,24 @@ export class TermStats {
     return result;
   }
 }
+
+/**
+ * Keyword search scores at most this many candidates: the entries holding the query's rarest
+ * terms, taken rarest first while their document frequencies add up to at most this (always at
+ * least the rarest one). The common terms still score on those candidates; an entry holding only
+ * common ones would rank low anyway (low idf). Ranking every match of a common word instead cost
+ * tens of milliseconds at 100,000 entries (docs/search.md "At scale").
+ */
+export const MAX_KEYWORD_CANDIDATES = 1_000;
+
+/** The rarest terms (of those any entry holds) whose postings add up to at most MAX_KEYWORD_CANDIDATES, rarest first. */
+export function selectiveTerms(frequencies: Map<string, number>): string[] {
+  const chosen: string[] = [];
+  let postings = 0;
+  for (const [term, documents] of [...frequencies].filter(([, documents]) => documents > 0).sort((a, b) => a[1] - b[1])) {
+    if (chosen.length > 0 && postings + documents > MAX_KEYWORD_CANDIDATES) break;
+    chosen.push(term);
+    postings += documents;
+  }
+  return chosen;
+}
