@@ -23,6 +23,7 @@ import { runMeshBench } from "./mesh.js";
 import { runOAuthBench } from "./oauth.js";
 import { runOutboundRefusalBench } from "./outbound-refusals.js";
 import { runParaphraseBench } from "./paraphrase.js";
+import { runPeersBench } from "./peers.js";
 import { runRankingBench } from "./ranking.js";
 import { runRecallBench } from "./recall.js";
 import { runRetrievalBench } from "./retrieval.js";
@@ -38,7 +39,7 @@ import { runTransferBench } from "./transfer.js";
 import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh", "oauth", "transfer"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh", "oauth", "transfer", "peers"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -47,7 +48,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [transfer] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [transfer] [peers] [--quick]]
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
@@ -87,6 +88,8 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   oauth     an MCP SDK host from the server's URL to its first tool call (consent over HTTP included); POST /oauth/token p50/p95 for codes and refreshes
   transfer  moving a team: a 100,000-entry store (with edges, tasks, messages, handoffs) through cairn export, then cairn import
             --dry-run and cairn import into an empty server (hash embedder): time, file size, counts before and after, server RSS
+  peers     the reference memory server, mcp-memory-keeper and Cairn side by side, each through its MCP stdio (Cairn also over
+            REST): 10,000 notes then 100 searches, start to ready and idle RSS, 16 writer processes and what each kept; 3 runs each
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -143,6 +146,7 @@ function plan(quick: boolean) {
       repairs: quick ? 3 : 5,
     },
     oauth: { connections: quick ? 5 : 19, codes: quick ? 20 : 100, refreshes: quick ? 50 : 300 },
+    peers: { runs: quick ? 1 : 3, notes: quick ? 500 : 10_000, searches: quick ? 20 : 100, writers: quick ? 4 : 16, writesPerWriter: quick ? 50 : 300, idleMs: 2000 },
     transfer: { entries: quick ? 5000 : 100_000, projects: 4, edges: quick ? 1000 : 20_000, tasks: quick ? 200 : 2000, messages: quick ? 200 : 2000, handoffs: 100 },
   };
 }
@@ -226,6 +230,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runOAuthBench(sizes.oauth);
     case "transfer":
       return runTransferBench(sizes.transfer);
+    case "peers":
+      return runPeersBench(sizes.peers);
   }
 }
 
