@@ -52,7 +52,7 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
 
   write     POST /memory at 1 and 16 clients, empty and seeded store
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
-  startup   spawn → /health 200 → embeddings ready, and RSS idle and after a 100,000-entry load
+  startup   spawn → /health 200 → embeddings ready, and RSS idle and after a 100,000-entry load; the stdio bridge: spawn → initialize answered
   claim     task claims by 20 concurrent agents over 2,000 tasks, and a 20-way claim race
   messages  POST /messages and GET /messages/inbox, 50 agents, 10,000 messages in the store
   handoff   GET /sessions/handoff with 1,000 changed entries since the cursor
