@@ -69,7 +69,8 @@ function stdioServer(target: Target): { command: string; args: string[]; env: Re
 const textOf = (result: Record<string, unknown>): string => ((result.content ?? []) as { text?: string }[]).map((part) => part.text ?? "").join("");
 
 async function mcpConnection(target: Target): Promise<Connection> {
-  const transport = new StdioClientTransport({ ...stdioServer(target), stderr: "ignore" });
+  // Cairn's bridge says on stderr why it could not connect; the peers' servers log every start there.
+  const transport = new StdioClientTransport({ ...stdioServer(target), stderr: target.system === "cairn-mcp" ? "inherit" : "ignore" });
   const client = new Client({ name: "cairn-peers-bench", version: "1.0.0" });
   await client.connect(transport);
   const call = async (name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {

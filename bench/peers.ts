@@ -133,22 +133,23 @@ async function runWriters(targets: Target[], writesPerWriter: number, seed: numb
       stdio: ["pipe", "pipe", "inherit"],
     });
     const lines = createInterface({ input: child.stdout });
-    const ready = new Promise<void>((resolve, reject) => {
-      lines.once("line", (line) => (line === "ready" ? resolve() : reject(new Error(`writer: ${line}`))));
-      child.once("exit", (code) => reject(new Error(`a writer exited with ${code} before it was ready`)));
+    // A writer that cannot connect (its server or bridge refused or failed) is counted, not fatal:
+    // its writes are all refused, and the others go on.
+    const ready = new Promise<boolean>((resolve) => {
+      lines.once("line", (line) => resolve(line === "ready"));
+      child.once("exit", () => resolve(false));
     });
-    const report = new Promise<WriterReport>((resolve, reject) => {
+    const report = new Promise<WriterReport>((resolve) => {
       lines.on("line", (line) => {
         if (line.startsWith("{")) resolve(JSON.parse(line) as WriterReport);
       });
-      child.once("exit", (code) => reject(new Error(`a writer exited with ${code} without a report`)));
+      child.once("exit", (code) => resolve({ acked: [], failures: writesPerWriter, firstFailures: [`the writer exited with ${code} before it reported`] }));
     });
-    report.catch(() => undefined);
     return { child, ready, report };
   });
-  await Promise.all(writers.map((writer) => writer.ready));
+  const connected = await Promise.all(writers.map((writer) => writer.ready));
   const started = performance.now();
-  for (const writer of writers) writer.child.stdin.write("go\n");
+  for (const [index, writer] of writers.entries()) if (connected[index]) writer.child.stdin.write("go\n");
   const reports = await Promise.all(writers.map((writer) => writer.report));
   return { reports, wallMs: performance.now() - started };
 }
@@ -328,6 +329,8 @@ export async function runPeersBench(options: PeersOptions): Promise<Section> {
     for (let run = 0; run < options.runs; run++) result.runs.push(await sequentialRun(system, options, run));
     for (let run = 0; run < options.runs; run++) result.concurrent.push(await concurrentRun(system, options, run));
     results.push(result);
+    // Each system's numbers as soon as they are in, so a run that fails later still leaves them.
+    for (const row of rowsOf(result, options)) progress(`  ${row.scenario}: p50 ${row.p50Ms ?? "–"} ms, p95 ${row.p95Ms ?? "–"} ms, ${row.opsPerSec ?? "–"}/s, RSS ${row.rssMb ?? "–"} MB ${row.note ?? ""}`);
   }
   const table = sideBySide(results, options);
   console.log(`### peers side by side (${options.runs} runs each; latencies pooled over the runs, start and RSS the median run)\n\n${table}\n`);

@@ -24,18 +24,23 @@ export interface BridgeOptions {
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 const START_WAIT_MS = 10_000;
+/** How long one check waits for an answer. */
+const ANSWER_WAIT_MS = 2_000;
 
-/** What the server says of this bridge's agent: refused, accepted, or nothing (no server there). */
-async function whoAmI(url: string, headers: Record<string, string>): Promise<"accepted" | "refused" | "unreachable"> {
+/**
+ * What the server says of this bridge's agent: accepted, refused, nothing listening there
+ * (unreachable), or listening but not answering in time (slow: a busy machine, not a missing server).
+ */
+async function whoAmI(url: string, headers: Record<string, string>): Promise<"accepted" | "refused" | "unreachable" | "slow"> {
   try {
-    const response = await fetch(`${url}/agents/me`, { headers, signal: AbortSignal.timeout(2000) });
+    const response = await fetch(`${url}/agents/me`, { headers, signal: AbortSignal.timeout(ANSWER_WAIT_MS) });
     await response.body?.cancel();
     if (response.status === 401) return "refused";
     if (!response.ok) throw new Error(`the server at ${url} answered GET /agents/me with ${response.status}`);
     return "accepted";
   } catch (error) {
     if (error instanceof Error && error.message.startsWith("the server at")) throw error;
-    return "unreachable";
+    return (error as { name?: unknown } | null)?.name === "TimeoutError" ? "slow" : "unreachable";
   }
 }
 
@@ -47,9 +52,15 @@ async function whoAmI(url: string, headers: Record<string, string>): Promise<"ac
  */
 export async function ensureServer(options: BridgeOptions, headers: Record<string, string> = agentHeaders(options)): Promise<void> {
   let answer = await whoAmI(options.url, headers);
+  const target = new URL(options.url);
+  const loopback = LOOPBACK.has(target.hostname);
+  if (!loopback && (answer === "unreachable" || answer === "slow")) throw new Error(`no Cairn server answers at ${options.url}`);
+  // A local server that is there but slow is waited for: starting a second one beside it would at
+  // best fail to bind its port, and at worst take the port once the first one stops.
+  const deadline = Date.now() + START_WAIT_MS;
+  while (answer === "slow" && Date.now() < deadline) answer = await whoAmI(options.url, headers);
+  if (answer === "slow") throw new Error(`the server at ${options.url} did not answer within ${START_WAIT_MS / 1000} s`);
   if (answer === "unreachable") {
-    const target = new URL(options.url);
-    if (!LOOPBACK.has(target.hostname)) throw new Error(`no Cairn server answers at ${options.url}`);
     // Its output goes to a log file: nothing may reach the host over this bridge's stdout, and a
     // server that outlives the bridge must not write to a closed pipe.
     const logDir = join(options.dataDir, "logs");
@@ -64,12 +75,12 @@ export async function ensureServer(options: BridgeOptions, headers: Record<strin
     closeSync(log);
     child.unref();
     options.say(`cairn mcp: started cairn serve (pid ${child.pid}) at ${options.url}; its log is ${logPath}`);
-    const deadline = Date.now() + START_WAIT_MS;
-    while (answer === "unreachable" && Date.now() < deadline) {
+    const startDeadline = Date.now() + START_WAIT_MS;
+    while ((answer === "unreachable" || answer === "slow") && Date.now() < startDeadline) {
       await sleep(100);
       answer = await whoAmI(options.url, headers);
     }
-    if (answer === "unreachable") throw new Error(`started cairn serve, but nothing answered at ${options.url} within ${START_WAIT_MS / 1000} s`);
+    if (answer === "unreachable" || answer === "slow") throw new Error(`started cairn serve, but nothing answered at ${options.url} within ${START_WAIT_MS / 1000} s`);
   }
   if (answer === "refused") throw new Error(`the server at ${options.url} refused the credentials of ${options.agentId}`);
 }
