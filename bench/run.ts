@@ -23,6 +23,7 @@ import { runMeshBench } from "./mesh.js";
 import { runOAuthBench } from "./oauth.js";
 import { runOutboundRefusalBench } from "./outbound-refusals.js";
 import { runParaphraseBench } from "./paraphrase.js";
+import { runPeersBench } from "./peers.js";
 import { runRankingBench } from "./ranking.js";
 import { runRecallBench } from "./recall.js";
 import { runRetrievalBench } from "./retrieval.js";
@@ -40,7 +41,7 @@ import { runUiBench } from "./ui.js";
 import { runWriteBench } from "./write.js";
 import { runLoadBench } from "./load.js";
 
-const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh", "oauth", "transfer", "load", "curve"] as const;
+const BENCHMARKS = ["startup", "write", "search", "claim", "messages", "handoff", "fanout", "replay", "mcp", "merge", "pass", "captures", "ui", "auth", "paraphrase", "ranking", "retrieval", "recall", "graph", "compile", "blueprints", "stalls", "redaction", "outbound-refusals", "feeds-in", "backlog", "scale", "seqlock", "feeds-out", "mesh", "oauth", "transfer", "load", "curve", "peers"] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 /** Benchmarks of what only PostgreSQL has: skipped, with the reason printed, on SQLite. */
@@ -49,11 +50,11 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
   seqlock: "the events' advisory lock exists only on PostgreSQL",
 };
 
-const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [transfer] [load] [curve] [--quick]]
+const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [transfer] [load] [curve] [peers] [--quick]]
 
   write     POST /memory at 1, 8 and 16 clients on an empty store and on 10,000 and 100,000 entries
   search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
-  startup   spawn → /health 200 → embeddings ready, and RSS idle and after a 100,000-entry load
+  startup   spawn → /health 200 → embeddings ready, and RSS idle and after a 100,000-entry load; the stdio bridge: spawn → initialize answered
   claim     task claims by 20 concurrent agents over 2,000 tasks, and a 20-way claim race
   messages  POST /messages and GET /messages/inbox, 50 agents, 10,000 messages in the store
   handoff   GET /sessions/handoff with 1,000 changed entries since the cursor
@@ -92,6 +93,8 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   load      50 agents, no think time, 40 % search / 30 % write / 30 % tasks and messages: p50/p95/p99, req/s and errors per kind,
             then a check that nothing was lost; one server on SQLite, three on one database with BENCH_DATABASE_URL
   curve     search's cost curve: GET /memory/search p50/p95 and the vector index's recall@10 (asked as search asks) at 1,000, 10,000 and 100,000 entries
+  peers     the reference memory server, mcp-memory-keeper and Cairn side by side, each through its MCP stdio (Cairn also over
+            REST): 10,000 notes then 100 searches, start to ready and idle RSS, 16 writer processes and what each kept; 3 runs each
   --quick   smaller counts and stores, for a smoke run (targets are then not judged)
 
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
@@ -150,6 +153,7 @@ function plan(quick: boolean) {
     oauth: { connections: quick ? 5 : 19, codes: quick ? 20 : 100, refreshes: quick ? 50 : 300 },
     load: { agents: 50, seconds: quick ? 8 : 30, warmupSeconds: quick ? 2 : 5, tasks: quick ? 1000 : 4000, postgresServers: 3 },
     curve: { stores: quick ? [1000, 5000] : [1000, 10_000, 100_000], queries: quick ? 50 : 200, warmup: quick ? 10 : 30 },
+    peers: { runs: quick ? 1 : 3, notes: quick ? 500 : 10_000, searches: quick ? 20 : 100, writers: quick ? 4 : 16, writesPerWriter: quick ? 50 : 300, idleMs: 2000 },
     transfer: { entries: quick ? 5000 : 100_000, projects: 4, edges: quick ? 1000 : 20_000, tasks: quick ? 200 : 2000, messages: quick ? 200 : 2000, handoffs: 100 },
   };
 }
@@ -237,6 +241,8 @@ function run(name: Benchmark, sizes: Sizes): Promise<Section> {
       return runLoadBench(sizes.load);
     case "curve":
       return runCurveBench(sizes.curve);
+    case "peers":
+      return runPeersBench(sizes.peers);
   }
 }
 

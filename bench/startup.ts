@@ -1,11 +1,17 @@
-// Startup: spawn → first 200 from /health → embeddings "ready", and the server's resident memory
-// idle after start and once it has served searches over a large store.
+// Startup: spawn → first 200 from /health → embeddings "ready" (a server is ready when it can
+// embed), the server's resident memory idle after start and once it has served searches over a
+// large store, and the stdio bridge (`cairn mcp`): spawn → its answer to the host's initialize.
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
+import { packageRoot } from "../src/core/paths.js";
 import { queryStream } from "./corpus.js";
 import {
   latencyStats,
   memoryNote,
   newDataDir,
+  processMemory,
   progress,
   round,
   runClients,
@@ -13,6 +19,7 @@ import {
   type Memory,
   type Row,
   type Section,
+  type ServerProcess,
 } from "./lib.js";
 import { installStore, seededStore } from "./seed.js";
 
@@ -28,9 +35,35 @@ interface StartSample {
   readyMs: number;
   idle: Memory;
   afterSearch?: Memory;
+  /** The stdio bridge, the server already running: spawn → initialize answered, and the bridge's RSS then. */
+  bridgeMs?: number;
+  bridge?: Memory;
 }
 
-async function startOnce(entries: number, options: StartupOptions, searches: number): Promise<StartSample> {
+/** Spawns `cairn mcp` as a host does and times it to the answer of the host's first message, initialize. */
+async function bridgeStart(server: ServerProcess, agentId: string): Promise<{ ms: number; memory: Memory }> {
+  const agent = await server.client.registerAgent(agentId);
+  const spawned = performance.now();
+  const child = spawn(process.execPath, [join(packageRoot, "dist", "src", "cli.js"), "mcp"], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: server.dataDir, CAIRN_URL: server.url, CAIRN_AGENT_ID: agent.agentId, CAIRN_API_KEY: agent.apiKey },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const answered = new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once("line", (line) => (/"id":1\b/.test(line) ? resolve() : reject(new Error(`the bridge answered: ${line}`))));
+    void exited.then(() => reject(new Error("the bridge exited before it answered initialize")));
+  });
+  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } } };
+  child.stdin.write(`${JSON.stringify(initialize)}\n`);
+  await answered;
+  const ms = performance.now() - spawned;
+  const memory = processMemory(child.pid as number);
+  child.stdin.end();
+  await exited;
+  return { ms, memory };
+}
+
+async function startOnce(entries: number, options: StartupOptions, searches: number, run = 0): Promise<StartSample> {
   const store = entries > 0 ? await seededStore(entries, progress) : null;
   const dataDir = newDataDir();
   if (store) await installStore(store, dataDir, progress);
@@ -39,6 +72,10 @@ async function startOnce(entries: number, options: StartupOptions, searches: num
     const readyMs = await server.waitForHealth((health) => health.embeddings === "ready");
     await sleep(options.idleMs);
     const idle = server.memory();
+    if (entries === 0) {
+      const bridge = await bridgeStart(server, `bench-bridge-${run}`);
+      return { healthMs, readyMs, idle, bridgeMs: bridge.ms, bridge: bridge.memory };
+    }
     if (searches === 0) return { healthMs, readyMs, idle };
     const reader = await server.client.registerAgent("bench-reader");
     const next = queryStream(4001);
@@ -72,7 +109,7 @@ export async function runStartupBench(options: StartupOptions): Promise<Section>
   const empty: StartSample[] = [];
   for (let run = 0; run < options.runs; run++) {
     progress(`startup: empty store, run ${run + 1}/${options.runs}`);
-    empty.push(await startOnce(0, options, 0));
+    empty.push(await startOnce(0, options, 0, run));
   }
   const large: StartSample[] = [];
   const size = options.largeStore.toLocaleString("en");
@@ -87,6 +124,11 @@ export async function runStartupBench(options: StartupOptions): Promise<Section>
     rows: [
       timingRow("empty store: spawn → /health 200", empty.map((sample) => sample.healthMs), null),
       timingRow("empty store: spawn → embeddings ready", empty.map((sample) => sample.readyMs), medianIdle(empty)),
+      {
+        ...timingRow("stdio bridge: spawn → initialize answered", empty.flatMap((sample) => (sample.bridgeMs === undefined ? [] : [sample.bridgeMs])), null),
+        rssMb: [...empty.flatMap((sample) => (sample.bridge ? [sample.bridge.rssMb] : []))].sort((a, b) => a - b)[Math.floor((empty.length - 1) / 2)] ?? null,
+        note: "the server already running; RSS: the bridge process",
+      },
       timingRow(`${size} entries: spawn → /health 200`, large.map((sample) => sample.healthMs), null),
       timingRow(`${size} entries: spawn → embeddings ready`, large.map((sample) => sample.readyMs), medianIdle(large)),
       {

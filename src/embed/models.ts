@@ -3,7 +3,7 @@ import { createReadStream, existsSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_MODEL_BASE_URL, type Config } from "../core/config.js";
 import { bundledModelDir } from "../core/paths.js";
-import type { EmbedderLoader } from "./embedder.js";
+import type { Embedder, EmbedderLoader } from "./embedder.js";
 import { loadOnnxEmbedder } from "./onnx.js";
 import { hashEmbedder } from "./hash.js";
 
@@ -69,4 +69,20 @@ export function embedderLoaderFor(
           DOWNLOAD_LOAD_TIMEOUT_MS,
         );
   }
+}
+
+/**
+ * Starts `loader` now and hands its load to the first call; later calls (the queue's retries after
+ * a failure or a crash) load afresh. A server starts the model first, so the embedding thread
+ * loads it while the main thread loads the rest of the server and opens the store.
+ */
+export function loadingNow(loader: EmbedderLoader): EmbedderLoader {
+  let started: Promise<Embedder> | null = loader();
+  // Whoever calls first hears of a failure; until then it is not unhandled.
+  started.catch(() => undefined);
+  return () => {
+    const load = started ?? loader();
+    started = null;
+    return load;
+  };
 }

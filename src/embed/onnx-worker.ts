@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { parentPort } from "node:worker_threads";
 import { AddedToken, Tokenizer } from "@anush008/tokenizers";
 import * as ort from "onnxruntime-node";
-import { downloadNamedModel, type NamedModel } from "./model-download.js";
+import type { NamedModel } from "./model-download.js";
 
 // One thread: this worker is the embedding core; the main thread keeps its own for HTTP and SQLite.
 const SESSION_OPTIONS = { graphOptimizationLevel: "all", intraOpNumThreads: 1, interOpNumThreads: 1 } as const;
@@ -100,7 +100,10 @@ async function embedAll(model: Model, texts: string[]): Promise<Float32Array[]> 
 
 async function init(source: WorkerSource): Promise<Model> {
   const { dir, modelFile } =
-    source.kind === "custom" ? source : { dir: await downloadNamedModel(source.model, source.cacheDir, source.baseUrl, source.allowlist), modelFile: "model_optimized.onnx" };
+    source.kind === "custom"
+      ? source
+      : // Loaded only for a model fetched on first use: the bundled one needs neither tar nor the network.
+        { dir: await (await import("./model-download.js")).downloadNamedModel(source.model, source.cacheDir, source.baseUrl, source.allowlist), modelFile: "model_optimized.onnx" };
   const tokenizer = loadTokenizer(dir);
   const session = await ort.InferenceSession.create(join(dir, modelFile), SESSION_OPTIONS);
   const model = { tokenizer, session, dimensions: 0 };

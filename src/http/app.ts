@@ -9,7 +9,7 @@ import { docsRouter } from "./docs.js";
 import { errorHandler } from "./errors.js";
 import { mountOperations } from "./mount.js";
 import { StreamRegistry } from "./sse.js";
-import { McpEndpoint } from "../mcp/http.js";
+import type { McpEndpoint } from "../mcp/http.js";
 import { jsonRpcBody } from "../mcp/protocol-errors.js";
 import { oauthRouter } from "./oauth.js";
 import { insufficientScopeChallenge, unauthenticatedChallenge } from "./challenges.js";
@@ -37,6 +37,8 @@ export interface HttpApp {
   drain(): void;
   /** Requests still being answered, open event streams not counted. */
   inFlight(): number;
+  /** Loads, in the background, what the routes load on first use (MCP). */
+  preload(): void;
 }
 
 export interface HttpOptions {
@@ -95,14 +97,23 @@ export function createHttpApp(gateway: OperationGateway, log: Logger, publicUrl:
 
   app.use(oauthRouter(gateway, publicUrl, hosts));
   app.use(uiRouter(gateway, hosts));
-  const mcp = new McpEndpoint(gateway, hosts, {
-    unauthenticated: (invalidToken) => unauthenticatedChallenge(publicUrl(), invalidToken),
-    insufficientScope: (description) => insufficientScopeChallenge(publicUrl(), description),
-  });
-  app.post("/mcp", jsonRpcBody(jsonBody(gateway.config.MAX_BODY_BYTES)), mcp.handle);
-  app.get("/mcp", mcp.handle);
-  app.delete("/mcp", mcp.handle);
-  const metrics = new ServerMetrics(gateway, hosts, { eventStreams: () => streams.size, mcpSessions: () => mcp.sessionCount });
+  // The MCP SDK's server and its validators load after the server listens (preload) or with the
+  // first /mcp request, whichever comes first: they are not on the way to a server that answers.
+  let mcp: McpEndpoint | null = null;
+  let mcpLoading: Promise<McpEndpoint> | null = null;
+  const mcpEndpoint = (): Promise<McpEndpoint> =>
+    (mcpLoading ??= import("../mcp/http.js").then(
+      ({ McpEndpoint }) =>
+        (mcp = new McpEndpoint(gateway, hosts, {
+          unauthenticated: (invalidToken) => unauthenticatedChallenge(publicUrl(), invalidToken),
+          insufficientScope: (description) => insufficientScopeChallenge(publicUrl(), description),
+        })),
+    ));
+  const handleMcp = async (request: Request, response: Response): Promise<void> => (await mcpEndpoint()).handle(request, response);
+  app.post("/mcp", jsonRpcBody(jsonBody(gateway.config.MAX_BODY_BYTES)), handleMcp);
+  app.get("/mcp", handleMcp);
+  app.delete("/mcp", handleMcp);
+  const metrics = new ServerMetrics(gateway, hosts, { eventStreams: () => streams.size, mcpSessions: () => mcp?.sessionCount ?? 0 });
   app.get("/metrics", metrics.handle);
 
   const api = express.Router();
@@ -119,7 +130,10 @@ export function createHttpApp(gateway: OperationGateway, log: Logger, publicUrl:
     drain: () => {
       draining = true;
       streams.endAll();
-      void mcp.close();
+      void mcpLoading?.then((endpoint) => endpoint.close());
+    },
+    preload: () => {
+      void mcpEndpoint();
     },
     inFlight: () => inFlight - streams.size,
   };

@@ -51,6 +51,7 @@ export async function startServer(gateway: OperationGateway, options: ServerOpti
   // the margin; idle connections are still closed at shutdown.
   server.keepAliveTimeout = KEEP_ALIVE_MS;
   await listen(server, config.PORT, config.HOST);
+  http.preload();
   const port = (server.address() as AddressInfo).port;
   // The server refuses a Host of 0.0.0.0 (it names no machine), so it reaches itself by loopback.
   const selfHost = isUnspecifiedHost(config.HOST) ? (config.HOST.includes(":") ? "[::1]" : "127.0.0.1") : urlHostFor(config.HOST);

@@ -38,13 +38,13 @@ import { MeshHandshakes } from "./mesh/handshake.js";
 import { MeshLinks } from "./mesh/links.js";
 import { PeerClient } from "./mesh/peer-client.js";
 import { DiscoveredPeers } from "./mesh/discovered.js";
-import { MdnsDiscovery } from "./mesh/mdns.js";
 import { AgentService } from "./agents.js";
 import { ArchivistService } from "./archivist.js";
 import { AuthService } from "./auth.js";
 import { BootstrapIdentities } from "./bootstrap.js";
 import { CurationService } from "./curation.js";
 import { CaptureService } from "./captures/service.js";
+import { warmRedaction } from "./captures/redaction.js";
 import { BlueprintService } from "./blueprints/service.js";
 import { BlueprintRuns } from "./blueprints/runs.js";
 import { StoreCheckReads } from "./blueprints/checks.js";
@@ -192,6 +192,8 @@ export interface Services {
   close(): Promise<void>;
 }
 
+/** The longest the redaction warm-up waits for the embedding model before it starts anyway. */
+const REDACTION_WARMUP_AFTER_MS = 10_000;
 
 /**
  * Creates DATA_DIR (0700) with its missing parents one level at a time: Node's recursive mkdir
@@ -286,7 +288,10 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const meshDiscovered = new DiscoveredPeers(store, instance.id);
   const meshGossip = new MeshGossipService(store, instance, site, peerClient, meshDiscovered, log.child({ component: "mesh" }));
   // Only a serving process advertises: one-shot commands open the services without jobs.
-  const mdns = config.MESH_MDNS === "on" && (options.jobs ?? true) ? new MdnsDiscovery(meshDiscovered, log.child({ component: "mdns" }), { host: config.HOST }) : null;
+  const mdns =
+    config.MESH_MDNS === "on" && (options.jobs ?? true)
+      ? new (await import("./mesh/mdns.js")).MdnsDiscovery(meshDiscovered, log.child({ component: "mdns" }), { host: config.HOST })
+      : null;
   const messages = new MessageService(store, bus, config);
   const sessions = new SessionService(store, bus);
   const events = new EventService(store, bus, presence, options.streamQueueLimit ?? 1000);
@@ -315,6 +320,13 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const metrics = new MetricsService(store, bus, embeddingQueue, archivist, config.EMBEDDING_MODEL);
   const credentialsWritten = (options.bootstrap ?? true) ? await bootstrap.apply() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
+  // The redaction rules' warm-up (a few rules a turn, on this thread) waits for the model's load,
+  // the longest part of a start, and then runs in the background; a capture arriving before it
+  // ends compiles what is left. One-shot commands never warm up: they compile on first use.
+  if (options.jobs ?? true) {
+    const loaded = (options.embeddings ?? true) ? embeddingQueue.settled(REDACTION_WARMUP_AFTER_MS) : Promise.resolve();
+    void loaded.then(() => (closed ? undefined : warmRedaction()));
+  }
 
   const jobs = new Jobs(log.child({ component: "jobs" }), store);
   if (options.jobs ?? true) {

@@ -1,6 +1,9 @@
 import type { Store } from "./store.js";
-import { PgStore } from "./postgres/store.js";
-import { SqliteStore } from "./sqlite/store.js";
+
+// Each backend is loaded when a store of its kind opens: a SQLite server never loads pg, and the
+// other way round.
+const postgres = async () => (await import("./postgres/store.js")).PgStore;
+const sqlite = async () => (await import("./sqlite/store.js")).SqliteStore;
 
 export interface OpenStoreOptions {
   /** PostgreSQL's URL; unset: SQLite in `file`. */
@@ -16,8 +19,8 @@ export interface OpenStoreOptions {
 /** The one place that chooses an implementation of the store: services never name one. */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   const { databaseUrl, file, ...rest } = options;
-  if (databaseUrl !== undefined) return PgStore.open(databaseUrl, rest);
-  return SqliteStore.open(file, rest);
+  if (databaseUrl !== undefined) return (await postgres()).open(databaseUrl, rest);
+  return (await sqlite()).open(file, rest);
 }
 
 /** Where a store lives: PostgreSQL's URL, else the SQLite file. */
@@ -31,8 +34,8 @@ export interface StoreSource {
  * worker thread that reads on a connection of its own, so its queries never run on the server's.
  */
 export async function openReadOnlyStore(source: StoreSource): Promise<Store> {
-  if (source.databaseUrl !== undefined) return PgStore.open(source.databaseUrl, { migrate: false, poolSize: 2 });
-  return SqliteStore.open(source.file, { readonly: true, migrate: false });
+  if (source.databaseUrl !== undefined) return (await postgres()).open(source.databaseUrl, { migrate: false, poolSize: 2 });
+  return (await sqlite()).open(source.file, { readonly: true, migrate: false });
 }
 
 /** Whether SQLite's native module and vector extension load here: null, or the cause and the remedy. */

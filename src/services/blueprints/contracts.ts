@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { createRequire } from "node:module";
+import type { Ajv as AjvClass, ErrorObject, ValidateFunction } from "ajv";
 import type { FieldError } from "../../core/errors.js";
 import { schemaBoundProblem, OUTPUT_SCHEMA_LIMITS } from "./schema-bounds.js";
 
@@ -19,8 +20,16 @@ import { schemaBoundProblem, OUTPUT_SCHEMA_LIMITS } from "./schema-bounds.js";
 // within DETAILED_CHECK_BUDGET; past it the first problem is the answer.
 
 const options = { strict: true, validateSchema: false, code: { optimize: false } } as const;
-const ajv = { first: new Ajv({ ...options, allErrors: false }), every: new Ajv({ ...options, allErrors: true }) };
-type Mode = keyof typeof ajv;
+type Mode = "first" | "every";
+let instances: Record<Mode, AjvClass> | null = null;
+/** Loaded with the first contract checked (ajv is CommonJS, so synchronously): a server that runs no blueprint with an output schema never loads it. */
+function ajvFor(mode: Mode): AjvClass {
+  if (!instances) {
+    const { Ajv } = createRequire(import.meta.url)("ajv") as { Ajv: typeof AjvClass };
+    instances = { first: new Ajv({ ...options, allErrors: false }), every: new Ajv({ ...options, allErrors: true }) };
+  }
+  return instances[mode];
+}
 /** Compiled validators kept; the least recently used goes first. */
 const MAX_CACHED = 256;
 const MAX_ERRORS = 50;
@@ -36,9 +45,9 @@ const keyOf = (schema: Record<string, unknown>): string => createHash("sha256").
 function compile(schema: Record<string, unknown>, mode: Mode): ValidateFunction {
   compiles += 1;
   try {
-    return ajv[mode].compile(schema);
+    return ajvFor(mode).compile(schema);
   } catch (error) {
-    ajv[mode].removeSchema(schema);
+    ajvFor(mode).removeSchema(schema);
     throw error;
   }
 }
@@ -56,7 +65,7 @@ function validatorFor(schema: Record<string, unknown>, mode: Mode): ValidateFunc
   for (const [oldest, entry] of validators) {
     if (validators.size <= MAX_CACHED) break;
     validators.delete(oldest);
-    ajv[entry.mode].removeSchema(entry.schema);
+    ajvFor(entry.mode).removeSchema(entry.schema);
   }
   return validate;
 }

@@ -11,7 +11,7 @@ import type { Capture, CaptureReceipt, DigestReport } from "../../wire/captures.
 import { checkProjectWrite } from "../access.js";
 import type { Caller } from "../caller.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "../paging.js";
-import { redactSecrets, redactSecretsInTurns, warmRedaction } from "./redaction.js";
+import { redactSecrets, redactSecretsInTurns } from "./redaction.js";
 import { locks } from "../locks.js";
 
 export interface AddCaptureInput {
@@ -71,10 +71,7 @@ export class CaptureService {
     private readonly store: Store,
     private readonly bus: EventBus,
     private readonly config: Config,
-  ) {
-    // In the background, a few rules a turn: a server starts without waiting for it.
-    void warmRedaction();
-  }
+  ) {}
 
   /** Who hears of a capture: its author and the archivist. */
   private audienceOf(row: Pick<CaptureRow, "agent_id">): string[] {

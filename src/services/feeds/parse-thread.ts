@@ -1,7 +1,7 @@
 import { InternalError } from "../../core/errors.js";
 import { SerialWorker } from "../../core/worker-thread.js";
 import type { ReadyItem } from "./items.js";
-import { FeedDocumentError } from "./parse.js";
+import { FeedDocumentError } from "./document-error.js";
 import type { ParseReply, ParseRequest } from "./parse-worker.js";
 
 /** Documents waiting for the parser past which another is refused (polls are 4 at a time per process). */

@@ -4,6 +4,9 @@ import { decodeFeedBody } from "./document-text.js";
 import { declaresEntities } from "./entity-declarations.js";
 import { feedDateToIso } from "./feed-dates.js";
 import { htmlToText, singleLine, textToPlainText } from "./plain-text.js";
+import { FeedDocumentError } from "./document-error.js";
+
+export { FeedDocumentError, type FeedDocumentFailure } from "./document-error.js";
 
 export type FeedFormat = "rss" | "atom" | "rdf" | "json";
 
@@ -32,25 +35,6 @@ export interface ParsedFeed {
   title?: string;
   /** In document order, at most `maxItems`. */
   items: FeedItem[];
-}
-
-/**
- * Why a document yields no feed: `not-a-feed` (an HTML page, other XML, JSON that is no JSON
- * Feed, an empty body), `malformed` (a feed that does not parse: broken XML or JSON, nesting past
- * the parser's limit, an external entity), `refused` (a document declaring entities, refused
- * before parsing).
- */
-export type FeedDocumentFailure = "not-a-feed" | "malformed" | "refused";
-
-export class FeedDocumentError extends Error {
-  constructor(
-    readonly reason: FeedDocumentFailure,
-    detail: string,
-    options?: { cause?: unknown },
-  ) {
-    super(detail, options);
-    this.name = "FeedDocumentError";
-  }
 }
 
 export interface ParseFeedOptions {

@@ -8,7 +8,7 @@ import type { FeedPollResult } from "../../wire/feeds.js";
 import type { MemoryService } from "../memory.js";
 import { FeedFetchError, type FeedFetcher, type FeedResponse } from "./fetcher.js";
 import type { ReadyItem } from "./items.js";
-import { FeedDocumentError } from "./parse.js";
+import { FeedDocumentError } from "./document-error.js";
 import type { FeedParseThread, ParsedItems } from "./parse-thread.js";
 
 /** A feed fetched and parsed already (a subscription's test fetch, which its first poll uses). */

@@ -10,7 +10,7 @@ import { checkProjectWrite } from "../access.js";
 import { viewpointOf, type Caller } from "../caller.js";
 import { pageOf, decodeCursor, type Page } from "../paging.js";
 import { FeedFetchError, type FeedFetcher, type FeedResponse } from "./fetcher.js";
-import { FeedDocumentError } from "./parse.js";
+import { FeedDocumentError } from "./document-error.js";
 import type { FeedPolls, FetchedFeed } from "./polls.js";
 import { safeUrl } from "../../net/safe-url.js";
 import { toFeed, urlKey } from "./records.js";

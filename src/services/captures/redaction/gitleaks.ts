@@ -52,7 +52,10 @@ function allows(list: CompiledAllowlist, secret: string, match: string, line: st
   return list.all ? checks.length > 0 && checks.every(Boolean) : checks.some(Boolean);
 }
 
-const globalAllowlist = compileAllowlist({ regexes: GITLEAKS.allowlist.regexes, stopwords: GITLEAKS.allowlist.stopwords }) as CompiledAllowlist;
+let globalAllowlist: CompiledAllowlist | null = null;
+/** Compiled with the first rule, not when the module loads: a server's start does not wait for it. */
+const theGlobalAllowlist = (): CompiledAllowlist =>
+  (globalAllowlist ??= compileAllowlist({ regexes: GITLEAKS.allowlist.regexes, stopwords: GITLEAKS.allowlist.stopwords }) as CompiledAllowlist);
 
 /** `slack-bot-token` → `slack_bot_token`: the kinds of a redaction are snake case, ours and gitleaks' alike. */
 const kindOf = (id: string): string => id.replace(/-/g, "_");
@@ -63,6 +66,7 @@ function toSecretRule(rule: GitleaksRule & { regex: string }, rank: number): Sec
   const groups = rule.secretGroup !== undefined ? [rule.secretGroup] : Array.from({ length: groupCount }, (_, index) => index + 1);
   const lists = rule.allowlists.map(compileAllowlist).filter((list): list is CompiledAllowlist => list !== null);
   const floor = rule.entropy;
+  const global = theGlobalAllowlist();
   return {
     kind: kindOf(rule.id),
     pattern,
@@ -71,7 +75,7 @@ function toSecretRule(rule: GitleaksRule & { regex: string }, rank: number): Sec
     rank,
     accept: (secret, match, line) =>
       (floor === undefined || entropy(secret) >= floor) &&
-      !allows(globalAllowlist, secret, match, line) &&
+      !allows(global, secret, match, line) &&
       !lists.some((list) => allows(list, secret, match, line)),
   };
 }
