@@ -274,3 +274,16 @@ export function backendCpuDelta(before: Map<number, number> | null, after: Map<n
   for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
   return total;
 }
+
+/**
+ * Whether the vector index fits in PostgreSQL's buffer cache: an HNSW search reads a few thousand
+ * of the index's pages, and an index larger than `shared_buffers` is read back from the operating
+ * system on every query (docs/operations.md, "Sizing PostgreSQL for search").
+ */
+export async function vectorIndexFit(url: string): Promise<{ shared_buffers: string; vector_index_mb: number }> {
+  const [row] = await query<{ shared_buffers: string; bytes: string | null }>(
+    url,
+    "SELECT current_setting('shared_buffers') AS shared_buffers, pg_relation_size(to_regclass('memory_embeddings_hnsw')) AS bytes",
+  );
+  return { shared_buffers: row?.shared_buffers ?? "?", vector_index_mb: Math.round(Number(row?.bytes ?? 0) / 1048576) };
+}

@@ -9,7 +9,7 @@ import { searchPool } from "../src/services/memory-search.js";
 import { openStore } from "../src/store/open.js";
 import { queryStream } from "./corpus.js";
 import { newDataDir, progress, round, runClients, rowOf, withServer, type Credentials, type Row, type Section } from "./lib.js";
-import { databaseEnv } from "./postgres.js";
+import { databaseEnv, vectorIndexFit } from "./postgres.js";
 import { K, indexRecall, loadVectors } from "./recall.js";
 import { CACHE_DIR, installStore, seededStore } from "./seed.js";
 
@@ -26,6 +26,8 @@ interface Point {
   http: Row;
   recall: number;
   nearestP50: number;
+  /** PostgreSQL only: its buffer cache against the vector index's size. */
+  fit?: { shared_buffers: string; vector_index_mb: number };
 }
 
 async function measure(entries: number, options: CurveOptions, vectorsOf: (texts: string[]) => Promise<Float32Array[]>): Promise<Point> {
@@ -36,7 +38,9 @@ async function measure(entries: number, options: CurveOptions, vectorsOf: (texts
   const next = queryStream(QUERY_STREAM);
   const queries = Array.from({ length: options.queries }, () => next());
   progress(`curve: ${size} entries, recall`);
-  const store = await openStore({ databaseUrl: databaseEnv(dataDir).DATABASE_URL, file: join(dataDir, "cairn.db") });
+  const databaseUrl = databaseEnv(dataDir).DATABASE_URL;
+  const fit = databaseUrl === undefined ? undefined : await vectorIndexFit(databaseUrl);
+  const store = await openStore({ databaseUrl, file: join(dataDir, "cairn.db") });
   let measured;
   try {
     measured = await indexRecall(store, await loadVectors(store), await vectorsOf(queries), searchPool(K));
@@ -58,7 +62,7 @@ async function measure(entries: number, options: CurveOptions, vectorsOf: (texts
     return rowOf(`${size} entries`, run, server.memory().rssMb);
   });
   const sorted = [...measured.times].sort((a, b) => a - b);
-  return { entries, http, recall: measured.recall, nearestP50: sorted[Math.floor(sorted.length / 2)] ?? 0 };
+  return { entries, http, recall: measured.recall, nearestP50: sorted[Math.floor(sorted.length / 2)] ?? 0, ...(fit ? { fit } : {}) };
 }
 
 export async function runCurveBench(options: CurveOptions): Promise<Section> {
@@ -75,7 +79,9 @@ export async function runCurveBench(options: CurveOptions): Promise<Section> {
     title: `Search's cost curve — GET /memory/search?limit=10, ${options.queries} queries in sequence; recall@${K} of the vector index asked for ${searchPool(K)} as search asks`,
     rows: points.map((point) => ({
       ...point.http,
-      note: `recall@${K} ${round(point.recall * 100)} % against exact search; the index's nearest(${searchPool(K)}) p50 ${round(point.nearestP50)} ms in-process`,
+      note:
+        `recall@${K} ${round(point.recall * 100)} % against exact search; the index's nearest(${searchPool(K)}) p50 ${round(point.nearestP50)} ms in-process` +
+        (point.fit ? `; vector index ${point.fit.vector_index_mb} MB, shared_buffers ${point.fit.shared_buffers}` : ""),
     })),
     targets: [
       {
