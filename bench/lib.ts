@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -412,3 +412,24 @@ export function samplesRow(scenario: string, samples: number[], rssMb: number | 
 export type Progress = (message: string) => void;
 
 export const progress: Progress = (message) => process.stderr.write(`  · ${message}\n`);
+
+/**
+ * Starts `count` servers on one PostgreSQL database, each with its own data directory, and waits
+ * until each can embed. The first starts alone: it creates the owner and the identities the others
+ * then find in the store, and the key the database's secrets are encrypted with, which every other
+ * server is given (docs/operations.md, "Running several servers"). Each is pushed onto `started`
+ * as it starts, so a caller can stop them all whatever fails.
+ */
+export async function startServerGroup(count: number, env: Record<string, string>, sockets: number, started: ServerProcess[]): Promise<ServerProcess[]> {
+  const start = async (secretKey?: Buffer): Promise<ServerProcess> => {
+    const dataDir = newDataDir();
+    if (secretKey) writeFileSync(join(dataDir, "secret.key"), secretKey, { mode: 0o600 });
+    const server = await startServerProcess(dataDir, sockets, env);
+    started.push(server);
+    await server.waitForHealth((health) => health.embeddings === "ready");
+    return server;
+  };
+  const first = await start();
+  const secretKey = readFileSync(join(first.dataDir, "secret.key"));
+  return [first, ...(await Promise.all(Array.from({ length: count - 1 }, () => start(secretKey))))];
+}

@@ -3,11 +3,9 @@
 // On SQLite one server; with BENCH_DATABASE_URL three servers on one PostgreSQL database, agents
 // spread over them. Afterwards it checks that nothing was lost: every acknowledged write can be
 // read back, every task claimed was completed exactly once, every message sent was delivered once.
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { noteStream, queryStream, seededRandom, type Random } from "./corpus.js";
 import { createTasks } from "./coordination.js";
-import { expectStatus, latencyStats, newDataDir, progress, registerMany, removeDataDir, round, startServerProcess, type Credentials, type HttpClient, type Reply, type Row, type Section, type ServerProcess } from "./lib.js";
+import { expectStatus, latencyStats, progress, registerMany, removeDataDir, round, startServerGroup, type Credentials, type HttpClient, type Reply, type Row, type Section, type ServerProcess } from "./lib.js";
 import { holdsBetween, readHolds, summarise } from "./lock-holds.js";
 import { benchDatabaseUrl, createDatabase, databaseUrl, dropDatabase } from "./postgres.js";
 
@@ -159,22 +157,6 @@ async function check(world: World, servers: ServerProcess[], owner: Credentials,
   };
 }
 
-async function startServers(count: number, env: Record<string, string>, started: ServerProcess[], sockets: number): Promise<ServerProcess[]> {
-  const start = async (secretKey?: Buffer): Promise<ServerProcess> => {
-    const dataDir = newDataDir();
-    // The database's secrets are encrypted with the first server's key, which every server needs.
-    if (secretKey) writeFileSync(join(dataDir, "secret.key"), secretKey, { mode: 0o600 });
-    const server = await startServerProcess(dataDir, sockets, env);
-    started.push(server);
-    await server.waitForHealth((health) => health.embeddings === "ready");
-    return server;
-  };
-  // The first alone: it creates the owner and the identities the others then find in the store.
-  const first = await start();
-  const secretKey = readFileSync(join(first.dataDir, "secret.key"));
-  return [first, ...(await Promise.all(Array.from({ length: count - 1 }, () => start(secretKey))))];
-}
-
 export async function runLoadBench(options: LoadOptions): Promise<Section> {
   const onPostgres = benchDatabaseUrl() !== undefined;
   const count = onPostgres ? options.postgresServers : 1;
@@ -182,7 +164,7 @@ export async function runLoadBench(options: LoadOptions): Promise<Section> {
   const env = database ? { ...SERVER_ENV, DATABASE_URL: databaseUrl(database) } : SERVER_ENV;
   const started: ServerProcess[] = [];
   try {
-    const servers = await startServers(count, env, started, options.agents);
+    const servers = await startServerGroup(count, env, options.agents, started);
     const first = servers[0] as ServerProcess;
     const registered = await registerMany(first, "bench-load-agent", options.agents);
     const random = seededRandom(9001);

@@ -7,14 +7,13 @@ import { createTasks } from "./coordination.js";
 import {
   expectStatus,
   latencyStats,
-  newDataDir,
   progress,
   registerMany,
   removeDataDir,
   round,
   rowOf,
   runClients,
-  startServerProcess,
+  startServerGroup,
   type Credentials,
   type HttpClient,
   type Row,
@@ -41,23 +40,6 @@ const WRITE_STREAM = 6001;
 
 /** Server CPU summed over all of them, as runClients reads one server's. */
 const together = (servers: ServerProcess[]): Pick<ServerProcess, "cpuMs"> => ({ cpuMs: () => servers.reduce((sum, server) => sum + server.cpuMs(), 0) });
-
-/**
- * Starts `count` servers on the database at `url`. The first starts alone, so it is the one that
- * creates the owner and writes credentials.json; the others find the identities already there.
- */
-async function startServers(count: number, url: string, sockets: number, started: ServerProcess[]): Promise<ServerProcess[]> {
-  const ready = (health: { embeddings: string }): boolean => health.embeddings === "ready";
-  const start = async (): Promise<ServerProcess> => {
-    const server = await startServerProcess(newDataDir(), sockets, { DATABASE_URL: url });
-    started.push(server);
-    await server.waitForHealth(ready);
-    return server;
-  };
-  const first = await start();
-  const rest = await Promise.all(Array.from({ length: count - 1 }, start));
-  return [first, ...rest];
-}
 
 interface Usage {
   /** Per server, in start order. */
@@ -257,7 +239,7 @@ async function serverCount(options: ScaleOptions, count: number, stream: number)
   const started: ServerProcess[] = [];
   try {
     progress(`scale: starting ${count} server(s) on ${database}`);
-    const servers = await startServers(count, databaseUrl(database), Math.max(options.agents, options.writeClients), started);
+    const servers = await startServerGroup(count, { DATABASE_URL: databaseUrl(database) }, Math.max(options.agents, options.writeClients), started);
     const beforeClaims = await readHolds(servers);
     const claimed = await claims(options, servers, database);
     const afterClaims = await readHolds(servers);
