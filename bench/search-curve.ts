@@ -3,15 +3,12 @@
 // neighbours, the first 10 counted). Stores are seeded through the store modules and cached
 // (bench/seed.ts); 1,000,000 full entries would take hours to embed on this class of machine, so
 // the curve stops where the seeded stores stop, and says so.
-import { join } from "node:path";
 import { embedderLoaderFor } from "../src/embed/models.js";
 import { searchPool } from "../src/services/memory-search.js";
-import { openStore } from "../src/store/open.js";
 import { queryStream } from "./corpus.js";
 import { newDataDir, progress, round, runClients, rowOf, withServer, type Credentials, type Row, type Section } from "./lib.js";
-import { databaseEnv } from "./postgres.js";
 import { K, indexRecall, loadVectors } from "./recall.js";
-import { CACHE_DIR, installStore, seededStore } from "./seed.js";
+import { annStore, CACHE_DIR, installStore, seededStore } from "./seed.js";
 
 export interface CurveOptions {
   stores: number[];
@@ -26,6 +23,8 @@ interface Point {
   http: Row;
   recall: number;
   nearestP50: number;
+  /** Seconds until the HNSW index was ready in-process (built, or loaded from the cache); null: none. */
+  annSeconds: number | null;
 }
 
 async function measure(entries: number, options: CurveOptions, vectorsOf: (texts: string[]) => Promise<Float32Array[]>): Promise<Point> {
@@ -36,7 +35,7 @@ async function measure(entries: number, options: CurveOptions, vectorsOf: (texts
   const next = queryStream(QUERY_STREAM);
   const queries = Array.from({ length: options.queries }, () => next());
   progress(`curve: ${size} entries, recall`);
-  const store = await openStore({ databaseUrl: databaseEnv(dataDir).DATABASE_URL, file: join(dataDir, "cairn.db") });
+  const { store, annSeconds } = await annStore(seeded, dataDir, progress);
   let measured;
   try {
     measured = await indexRecall(store, await loadVectors(store), await vectorsOf(queries), searchPool(K));
@@ -45,7 +44,8 @@ async function measure(entries: number, options: CurveOptions, vectorsOf: (texts
   }
   progress(`curve: ${size} entries, search`);
   const http = await withServer(dataDir, 2, async (server) => {
-    await server.waitForHealth((health) => health.embeddings === "ready");
+    // The server loads the HNSW index saved above before any search is timed.
+    await server.waitForHealth((health) => health.embeddings === "ready" && (health as { vector_index?: string }).vector_index !== "building");
     const reader: Credentials = await server.client.registerAgent("curve-reader");
     const search = (texts: () => string) => async () => {
       const reply = await server.client.get(`/memory/search?q=${encodeURIComponent(texts())}&limit=10`, reader);
@@ -58,7 +58,7 @@ async function measure(entries: number, options: CurveOptions, vectorsOf: (texts
     return rowOf(`${size} entries`, run, server.memory().rssMb);
   });
   const sorted = [...measured.times].sort((a, b) => a - b);
-  return { entries, http, recall: measured.recall, nearestP50: sorted[Math.floor(sorted.length / 2)] ?? 0 };
+  return { entries, http, recall: measured.recall, nearestP50: sorted[Math.floor(sorted.length / 2)] ?? 0, annSeconds };
 }
 
 export async function runCurveBench(options: CurveOptions): Promise<Section> {
@@ -75,7 +75,7 @@ export async function runCurveBench(options: CurveOptions): Promise<Section> {
     title: `Search's cost curve — GET /memory/search?limit=10, ${options.queries} queries in sequence; recall@${K} of the vector index asked for ${searchPool(K)} as search asks`,
     rows: points.map((point) => ({
       ...point.http,
-      note: `recall@${K} ${round(point.recall * 100)} % against exact search; the index's nearest(${searchPool(K)}) p50 ${round(point.nearestP50)} ms in-process`,
+      note: `recall@${K} ${round(point.recall * 100)} % against exact search; the index's nearest(${searchPool(K)}) p50 ${round(point.nearestP50)} ms in-process; ${point.annSeconds === null ? "no HNSW index (scan)" : `HNSW ready in ${point.annSeconds} s after open`}`,
     })),
     targets: [
       {

@@ -19,7 +19,7 @@ export interface SqliteStoreOptions {
   onHookError?: (error: unknown) => void;
   /**
    * The HNSW index beside the database (ann.ts): settings to override (tests lower `threshold` to
-   * exercise it on a small store), or false for none. A read-only store never has one.
+   * exercise it on a small store), or false (the default) for none. A read-only store never has one.
    */
   ann?: Partial<AnnSettings> | false;
   /** Where a failure of the HNSW index's background work is reported (searches fall back to the scan). */
@@ -57,7 +57,7 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
   ) {
     const transact = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => queue.run(work);
     const ann =
-      options.ann === false || options.readonly || file === ":memory:"
+      options.ann === undefined || options.ann === false || options.readonly || file === ":memory:"
         ? null
         : new SqliteAnn(
             file,
@@ -84,7 +84,10 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
       if (options.migrate ?? !readonly) runMigrations(writer);
       const reader = readonly ? writer : connect(file, { queryOnly: true });
       const queue = new TransactionQueue(writer, options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })));
-      return new SqliteStore(writer, reader, queue, file, options);
+      const store = new SqliteStore(writer, reader, queue, file, options);
+      // A large store's HNSW index starts loading (or building, in its worker) now, not at the first search.
+      void store.vectors.annReady().catch(options.onAnnError ?? (() => undefined));
+      return store;
     } catch (error) {
       writer.close();
       throw error;
