@@ -17,6 +17,8 @@ export interface CurveOptions {
 }
 
 const QUERY_STREAM = 5001;
+// BENCH_VECTOR_ANN_THRESHOLD: the server's VECTOR_ANN_THRESHOLD, e.g. 1000000000 to time the scan alone (A/B).
+const serverAnn: Record<string, string> = process.env.BENCH_VECTOR_ANN_THRESHOLD ? { VECTOR_ANN_THRESHOLD: process.env.BENCH_VECTOR_ANN_THRESHOLD } : {};
 
 interface Point {
   entries: number;
@@ -56,7 +58,7 @@ async function measure(entries: number, options: CurveOptions, vectorsOf: (texts
     let index = 0;
     const run = await runClients(server, 1, options.queries, search(() => queries[index++ % queries.length] as string));
     return rowOf(`${size} entries`, run, server.memory().rssMb);
-  });
+  }, serverAnn);
   const sorted = [...measured.times].sort((a, b) => a - b);
   return { entries, http, recall: measured.recall, nearestP50: sorted[Math.floor(sorted.length / 2)] ?? 0, annSeconds };
 }

@@ -23,7 +23,7 @@ export interface AnnSettings {
   saveEvery: number;
 }
 
-export const ANN_DEFAULTS: AnnSettings = { threshold: 20_000, m: 16, efConstruction: 200, ef: 128, saveEvery: 20_000 };
+export const ANN_DEFAULTS: AnnSettings = { threshold: 20_000, m: 16, efConstruction: 200, ef: 200, saveEvery: 20_000 };
 
 /** Changes a query applies itself before answering; more are applied in the background meanwhile. */
 const CATCH_UP_PER_QUERY = 256;
