@@ -77,7 +77,7 @@ interface Fixture {
   next: () => number;
 }
 
-const open = (file: string, ann: { threshold: number } | false = { threshold: THRESHOLD }): SqliteStore => SqliteStore.open(file, { ann });
+const open = (file: string, ann: { threshold: number; saveEvery?: number } | false = { threshold: THRESHOLD }): SqliteStore => SqliteStore.open(file, { ann });
 
 async function put(store: SqliteStore, fixture: Fixture, vector: Float32Array, vectorMeta = meta()): Promise<number> {
   return store.transaction(async (tx) => {
@@ -196,6 +196,34 @@ describe("the HNSW index beside a SQLite store", () => {
     const written = await put(other, fixture, query);
     expect((await store.vectors.nearest(store.reader, query, 10, everyone())).map((hit) => hit.pk)).toEqual(exact(fixture, query, 10));
     expect((await store.vectors.nearest(store.reader, query, 1, everyone()))[0]?.pk).toBe(written);
+  });
+
+  it("catches up with many writes of another process, and reloads the saved file once that process pruned the log past it", async () => {
+    const { store, fixture } = await ready();
+    const other = open(fixture.file, { threshold: THRESHOLD, saveEvery: 100 });
+    stores.push(other);
+    expect(await other.vectors.annReady()).toBe(true);
+    const before = header(fixture.file);
+    // More than a query applies itself: the first queries scan while the rest is applied in the background.
+    await other.transaction(async (tx) => {
+      for (let i = 0; i < 300; i++) {
+        const pk = await other.memory.insert(tx, row("writer"), []);
+        const vector = unitVector(fixture.next);
+        await other.vectors.put(tx, pk, vector, meta());
+        fixture.entries.set(pk, { vector, meta: meta() });
+      }
+    });
+    // Answered meanwhile (by the bit scan, approximate on 16 dimensions): the last write is its own nearest.
+    const [lastPk, last] = [...fixture.entries].at(-1) as [number, { vector: Float32Array }];
+    expect((await store.vectors.nearest(store.reader, last.vector, 10, everyone()))[0]?.pk).toBe(lastPk);
+    const query = unitVector(random(61));
+    // The other store applies them, saves its index past 100 changes and prunes the log.
+    expect(await other.vectors.annReady()).toBe(true);
+    await expect.poll(() => header(fixture.file).file).not.toBe(before.file);
+    await expect.poll(() => other.vectors.annStatus).toBe("ready");
+    expect(await store.vectors.annReady()).toBe(true);
+    expect((await store.vectors.nearest(store.reader, query, 10, everyone())).map((hit) => hit.pk)).toEqual(exact(fixture, query, 10));
+    expect((await other.vectors.nearest(other.reader, query, 10, everyone())).map((hit) => hit.pk)).toEqual(exact(fixture, query, 10));
   });
 
   it("loads its saved file at the next start and catches up with writes made after it was saved", async () => {
