@@ -166,6 +166,7 @@ export class SqliteVectorIndex implements VectorIndex {
     const db = connectionOf(tx);
     putVector(db, pk, vector, meta);
     logChange(db, pk);
+    this.afterChange(tx);
   }
 
   async updateMeta(tx: Tx, pk: number, meta: VectorMeta): Promise<void> {
@@ -177,6 +178,12 @@ export class SqliteVectorIndex implements VectorIndex {
     db.run(`DELETE FROM ${TABLE} WHERE pk = ?`, BigInt(pk));
     db.run(`DELETE FROM ${EMBEDDINGS} WHERE pk = ?`, pk);
     logChange(db, pk);
+    this.afterChange(tx);
+  }
+
+  private afterChange(tx: Tx): void {
+    const ann = this.ann;
+    if (ann) tx.afterCommit(() => ann.changed());
   }
 
   async get(r: Reader, pks: number[]): Promise<Map<number, Float32Array>> {
