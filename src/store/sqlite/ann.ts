@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import hnswlib from "hnswlib-node";
+import type hnswlib from "hnswlib-node";
 import { SerialWorker } from "../../core/worker-thread.js";
 import { fileSha256 } from "./ann-hash.js";
 import type { AnnWorkerReply, AnnWorkerRequest } from "./ann-worker.js";
@@ -201,7 +201,9 @@ export class SqliteAnn {
   /** Loads the saved index when it is this database's and intact, else builds one in the worker. */
   private async open(identity: string): Promise<void> {
     const dimensions = Number(identity.split("|")[1]);
-    const index = new hnswlib.HierarchicalNSW("cosine", dimensions);
+    // Loaded when a store first reaches the threshold: small stores never load the native addon.
+    const { HierarchicalNSW } = (await import("hnswlib-node")).default;
+    const index = new HierarchicalNSW("cosine", dimensions);
     const header = this.readHeader();
     const saved = header ? join(dirname(this.file), basename(header.file)) : null;
     let loaded: { seq: number; count: number } | null = null;
