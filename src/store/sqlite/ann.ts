@@ -100,11 +100,14 @@ export class SqliteAnn {
 
   /** Resolves once the index is ready (true) or cannot be now (false: below the threshold, failed, closed). */
   async ready(): Promise<boolean> {
-    this.candidates(new Float32Array(0), 0);
-    while (this.busy) await this.busy;
-    if (!this.index) return false;
-    while (!this.catchUp(Infinity)) await new Promise((resolve) => setImmediate(resolve));
-    return true;
+    for (;;) {
+      // Starts a load or build when one is due; another process's pruning may drop the index on the way.
+      this.candidates(new Float32Array(0), 0);
+      while (this.busy) await this.busy;
+      if (!this.index || this.closed) return false;
+      if (this.catchUp(Infinity)) return true;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /**
@@ -113,6 +116,18 @@ export class SqliteAnn {
    */
   candidates(vector: Float32Array, n: number): number[] | null {
     if (this.closed) return null;
+    try {
+      return this.search(vector, n);
+    } catch (error) {
+      // A search never fails for the index's sake: it scans, and the index is built again later.
+      this.drop();
+      this.failedAt = performance.now();
+      this.onError(error);
+      return null;
+    }
+  }
+
+  private search(vector: Float32Array, n: number): number[] | null {
     const identity = this.currentIdentity();
     if (identity === null) return null;
     if (this.index && this.identity !== identity) this.drop();
@@ -309,6 +324,8 @@ export class SqliteAnn {
         }
       } catch (error) {
         this.catchingUp = false;
+        this.drop();
+        this.failedAt = performance.now();
         this.onError(error);
         return;
       }
