@@ -344,13 +344,10 @@ export class SqliteAnn {
     const out = `${this.file}.hnsw-${randomBytes(6).toString("hex")}`;
     try {
       await index.writeIndex(out);
-      const hashed = await this.call({ type: "hash", path: out }).catch(async (error: unknown) => {
-        // The worker is stopped once the store closes: hash here then.
-        if (!this.closed) throw error;
-        return { id: 0, type: "hashed", sha256: await fileSha256(out) } as const;
-      });
-      if (hashed.type !== "hashed") throw new Error("unexpected reply from the HNSW worker");
-      this.writeHeader({ identity, seq, count: index.getCurrentCount(), sha256: hashed.sha256, file: basename(out) });
+      // Hashed in the worker, except once the store is closing: its worker is stopped for good then.
+      const sha256 = this.closed ? await fileSha256(out) : await this.call({ type: "hash", path: out }).then((reply) => (reply.type === "hashed" ? reply.sha256 : ""));
+      if (!sha256) throw new Error("unexpected reply from the HNSW worker");
+      this.writeHeader({ identity, seq, count: index.getCurrentCount(), sha256, file: basename(out) });
       this.savedSeq = seq;
     } catch (error) {
       rmSync(out, { force: true });
