@@ -8,10 +8,10 @@ import { embedderLoaderFor } from "../src/embed/models.js";
 import { searchPool } from "../src/services/memory-search.js";
 import { openStore } from "../src/store/open.js";
 import type { Store } from "../src/store/store.js";
-import { CACHE_DIR, installStore, seededStore } from "./seed.js";
+import { annStore, CACHE_DIR, installStore, seededStore } from "./seed.js";
 import { queryStream } from "./corpus.js";
 import { latencyStats, newDataDir, progress, removeDataDir, round, type Row, type Section } from "./lib.js";
-import { databaseEnv } from "./postgres.js";
+import { benchDatabaseUrl, databaseEnv } from "./postgres.js";
 
 export interface RecallOptions {
   stores: number[];
@@ -19,6 +19,8 @@ export interface RecallOptions {
 }
 
 export const K = 10;
+/** The HNSW's query-time ef values compared (BENCH_ANN_EFS, comma-separated). */
+const ANN_EFS = (process.env.BENCH_ANN_EFS ?? "64,128,200").split(",").map(Number);
 const QUERY_STREAM = 7001;
 const PAGE = 2000;
 
@@ -100,21 +102,40 @@ async function measureStore(entries: number, queries: string[], vectorsOf: (text
   const dataDir = newDataDir();
   try {
     await installStore(seeded, dataDir, progress);
+    // A/B in one run: the vec0 scan (no HNSW), then the HNSW index at each ef.
     const store = await openStore({ databaseUrl: databaseEnv(dataDir).DATABASE_URL, file: join(dataDir, "cairn.db") });
+    const rows: Row[] = [];
+    const size = entries.toLocaleString("en");
+    const pool = searchPool(K);
+    let all: Map<number, Float32Array>;
+    let vectors: Float32Array[];
     try {
       progress(`recall: loading ${entries.toLocaleString("en")} vectors`);
-      const all = await loadVectors(store);
-      const vectors = await vectorsOf(queries);
-      const size = entries.toLocaleString("en");
-      const pool = searchPool(K);
+      all = await loadVectors(store);
+      vectors = await vectorsOf(queries);
       const note = `${all.size.toLocaleString("en")} vectors scanned exactly; times: the index's nearest() in-process`;
-      return [
-        recallRow(`${size} entries, k=${pool} as search asks, first ${K}`, await indexRecall(store, all, vectors, pool), note),
-        recallRow(`${size} entries, k=${K}`, await indexRecall(store, all, vectors, K), note),
-      ];
+      rows.push(
+        recallRow(`${size} entries, scan, k=${pool} as search asks, first ${K}`, await indexRecall(store, all, vectors, pool), note),
+        recallRow(`${size} entries, scan, k=${K}`, await indexRecall(store, all, vectors, K), note),
+      );
     } finally {
       await store.close();
     }
+    if (benchDatabaseUrl()) return rows;
+    for (const ef of ANN_EFS) {
+      const { store: withAnn, annSeconds } = await annStore(seeded, dataDir, progress, { ef, threshold: 1 });
+      try {
+        if (annSeconds === null) break;
+        const note = `HNSW ef ${ef}, ready in ${annSeconds} s after open`;
+        rows.push(
+          recallRow(`${size} entries, HNSW ef ${ef}, k=${pool} as search asks, first ${K}`, await indexRecall(withAnn, all, vectors, pool), note),
+          recallRow(`${size} entries, HNSW ef ${ef}, k=${K}`, await indexRecall(withAnn, all, vectors, K), note),
+        );
+      } finally {
+        await withAnn.close();
+      }
+    }
+    return rows;
   } finally {
     await removeDataDir(dataDir);
   }

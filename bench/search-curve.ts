@@ -3,15 +3,13 @@
 // neighbours, the first 10 counted). Stores are seeded through the store modules and cached
 // (bench/seed.ts); 1,000,000 full entries would take hours to embed on this class of machine, so
 // the curve stops where the seeded stores stop, and says so.
-import { join } from "node:path";
 import { embedderLoaderFor } from "../src/embed/models.js";
 import { searchPool } from "../src/services/memory-search.js";
-import { openStore } from "../src/store/open.js";
 import { queryStream } from "./corpus.js";
 import { newDataDir, progress, round, runClients, rowOf, withServer, type Credentials, type Row, type Section } from "./lib.js";
 import { databaseEnv, vectorIndexFit } from "./postgres.js";
 import { K, indexRecall, loadVectors } from "./recall.js";
-import { CACHE_DIR, installStore, seededStore } from "./seed.js";
+import { annStore, CACHE_DIR, installStore, seededStore } from "./seed.js";
 
 export interface CurveOptions {
   stores: number[];
@@ -20,6 +18,8 @@ export interface CurveOptions {
 }
 
 const QUERY_STREAM = 5001;
+// BENCH_VECTOR_ANN_THRESHOLD: the server's VECTOR_ANN_THRESHOLD, e.g. 1000000000 to time the scan alone (A/B).
+const serverAnn: Record<string, string> = process.env.BENCH_VECTOR_ANN_THRESHOLD ? { VECTOR_ANN_THRESHOLD: process.env.BENCH_VECTOR_ANN_THRESHOLD } : {};
 
 interface Point {
   entries: number;
@@ -28,6 +28,8 @@ interface Point {
   nearestP50: number;
   /** PostgreSQL only: its buffer cache against the vector index's size. */
   fit?: { shared_buffers: string; vector_index_mb: number };
+  /** Seconds until the HNSW index was ready in-process (built, or loaded from the cache); null: none. */
+  annSeconds: number | null;
 }
 
 async function measure(entries: number, options: CurveOptions, vectorsOf: (texts: string[]) => Promise<Float32Array[]>): Promise<Point> {
@@ -38,9 +40,9 @@ async function measure(entries: number, options: CurveOptions, vectorsOf: (texts
   const next = queryStream(QUERY_STREAM);
   const queries = Array.from({ length: options.queries }, () => next());
   progress(`curve: ${size} entries, recall`);
+  const { store, annSeconds } = await annStore(seeded, dataDir, progress);
   const databaseUrl = databaseEnv(dataDir).DATABASE_URL;
   const fit = databaseUrl === undefined ? undefined : await vectorIndexFit(databaseUrl);
-  const store = await openStore({ databaseUrl, file: join(dataDir, "cairn.db") });
   let measured;
   try {
     measured = await indexRecall(store, await loadVectors(store), await vectorsOf(queries), searchPool(K));
@@ -49,7 +51,8 @@ async function measure(entries: number, options: CurveOptions, vectorsOf: (texts
   }
   progress(`curve: ${size} entries, search`);
   const http = await withServer(dataDir, 2, async (server) => {
-    await server.waitForHealth((health) => health.embeddings === "ready");
+    // The server loads the HNSW index saved above before any search is timed.
+    await server.waitForHealth((health) => health.embeddings === "ready" && (health as { vector_index?: string }).vector_index !== "building");
     const reader: Credentials = await server.client.registerAgent("curve-reader");
     const search = (texts: () => string) => async () => {
       const reply = await server.client.get(`/memory/search?q=${encodeURIComponent(texts())}&limit=10`, reader);
@@ -60,9 +63,9 @@ async function measure(entries: number, options: CurveOptions, vectorsOf: (texts
     let index = 0;
     const run = await runClients(server, 1, options.queries, search(() => queries[index++ % queries.length] as string));
     return rowOf(`${size} entries`, run, server.memory().rssMb);
-  });
+  }, serverAnn);
   const sorted = [...measured.times].sort((a, b) => a - b);
-  return { entries, http, recall: measured.recall, nearestP50: sorted[Math.floor(sorted.length / 2)] ?? 0, ...(fit ? { fit } : {}) };
+  return { entries, http, recall: measured.recall, nearestP50: sorted[Math.floor(sorted.length / 2)] ?? 0, annSeconds, ...(fit ? { fit } : {}) };
 }
 
 export async function runCurveBench(options: CurveOptions): Promise<Section> {
@@ -80,8 +83,12 @@ export async function runCurveBench(options: CurveOptions): Promise<Section> {
     rows: points.map((point) => ({
       ...point.http,
       note:
-        `recall@${K} ${round(point.recall * 100)} % against exact search; the index's nearest(${searchPool(K)}) p50 ${round(point.nearestP50)} ms in-process` +
-        (point.fit ? `; vector index ${point.fit.vector_index_mb} MB, shared_buffers ${point.fit.shared_buffers}` : ""),
+        `recall@${K} ${round(point.recall * 100)} % against exact search; the index's nearest(${searchPool(K)}) p50 ${round(point.nearestP50)} ms in-process; ` +
+        (point.fit
+          ? `pgvector's HNSW index ${point.fit.vector_index_mb} MB, shared_buffers ${point.fit.shared_buffers}`
+          : point.annSeconds === null
+            ? "no HNSW index (scan)"
+            : `HNSW ready in ${point.annSeconds} s after open`),
     })),
     targets: [
       {

@@ -10,14 +10,18 @@ import { migrationsDir } from "../src/core/paths.js";
 import type { Embedder } from "../src/embed/embedder.js";
 import { embedderLoaderFor } from "../src/embed/models.js";
 import type { NewMemoryRow } from "../src/store/memory.js";
+import { openStore } from "../src/store/open.js";
+import type { AnnSettings } from "../src/store/sqlite/ann.js";
 import { SqliteStore } from "../src/store/sqlite/store.js";
-import { VECTOR_LAYOUT } from "../src/store/sqlite/vectors.js";
+import { VECTOR_LAYOUT, type SqliteVectorIndex } from "../src/store/sqlite/vectors.js";
+import type { Store } from "../src/store/store.js";
 import { contentKey, vectorMetaOf } from "../src/services/memory-records.js";
 import { CORPUS_VERSION, noteStream, type Note } from "./corpus.js";
 import { round, type Progress } from "./lib.js";
-import { benchDatabaseUrl, cloneInto, seedTemplate } from "./postgres.js";
+import { benchDatabaseUrl, cloneInto, databaseEnv, seedTemplate } from "./postgres.js";
 
-export const CACHE_DIR = "/tmp/cairn-bench-cache";
+// BENCH_CACHE_DIR: another cache, e.g. for a branch whose migrations must not reach the shared one.
+export const CACHE_DIR = process.env.BENCH_CACHE_DIR ?? "/tmp/cairn-bench-cache";
 /** The seeded entries' stream; the timed writes use other seeds. */
 const SEED_STREAM = 1001;
 const AUTHORS = ["planner", "coder", "reviewer", "tester"];
@@ -169,4 +173,34 @@ export async function installStore(store: SeededStore, dataDir: string, progress
   const target = join(dataDir, "cairn.db");
   copyFileSync(store.file, target);
   chmodSync(target, 0o600);
+  // The store's HNSW index, when a benchmark built one before (annStore), so it is loaded, not rebuilt.
+  const header = `${store.file}.hnsw.json`;
+  if (existsSync(header)) {
+    const named = (JSON.parse(readFileSync(header, "utf8")) as { file: string }).file;
+    if (existsSync(join(CACHE_DIR, named))) {
+      copyFileSync(join(CACHE_DIR, named), join(dataDir, named));
+      copyFileSync(header, `${target}.hnsw.json`);
+    }
+  }
+}
+
+/**
+ * Opens an installed store with its HNSW index (SQLite) and waits until the index is ready,
+ * printing how long that took; an index built here is copied beside the cached store for later runs.
+ */
+export async function annStore(store: SeededStore, dataDir: string, progress: Progress, ann: Partial<AnnSettings> = {}): Promise<{ store: Store; annSeconds: number | null }> {
+  const file = join(dataDir, "cairn.db");
+  const opened = await openStore({ databaseUrl: databaseEnv(dataDir).DATABASE_URL, file, ann });
+  if (benchDatabaseUrl()) return { store: opened, annSeconds: null };
+  const started = performance.now();
+  const ready = await (opened.vectors as SqliteVectorIndex).annReady();
+  const annSeconds = round((performance.now() - started) / 1000);
+  progress(`HNSW index of ${store.entries.toLocaleString("en")} entries: ${ready ? "ready" : "not built (below the threshold)"} in ${annSeconds} s`);
+  const header = `${file}.hnsw.json`;
+  if (ready && !existsSync(`${store.file}.hnsw.json`) && existsSync(header)) {
+    const named = (JSON.parse(readFileSync(header, "utf8")) as { file: string }).file;
+    copyFileSync(join(dataDir, named), join(CACHE_DIR, named));
+    copyFileSync(header, `${store.file}.hnsw.json`);
+  }
+  return { store: opened, annSeconds: ready ? annSeconds : null };
 }

@@ -227,6 +227,8 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     databaseUrl: config.DATABASE_URL,
     file: databasePath(config.DATA_DIR),
     onHookError: (error) => log.error("after-commit hook failed", { error }),
+    ann: { threshold: config.VECTOR_ANN_THRESHOLD },
+    onAnnError: (error) => log.warn("the HNSW vector index failed; searches scan", { error }),
   });
   const instance = await openInstance(store, config).catch(async (error: unknown) => {
     await store.close();
@@ -422,6 +424,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
         instance_name: instance.name,
         embeddings: status,
         database,
+        ...(store.vectors.annStatus === undefined ? {} : { vector_index: store.vectors.annStatus }),
       };
     },
     listening: (port) => mdns?.start({ instance_id: instance.id, name: instance.name, url: site.url }, port),

@@ -12,8 +12,8 @@ import { VECTOR_LAYOUT as SQLITE_VECTOR_LAYOUT } from "./sqlite/vectors.js";
 /**
  * The tables a store holds, parents before children, each copied whole with its keys. Not copied:
  * `schema_migrations` (each side has its own), the vector index (copied apart, below), what
- * PostgreSQL derives itself (the keyword index) and `quota_buckets` (an hour of counting, which
- * starts afresh). test/integration/migrate-store.test.ts holds this list to the SQLite schema, so a
+ * PostgreSQL derives itself (the keyword index), `quota_buckets` (an hour of counting, which
+ * starts afresh) and `vector_changes` (the change log of SQLite's HNSW index; pgvector keeps its own). test/integration/migrate-store.test.ts holds this list to the SQLite schema, so a
  * table added later cannot be left out unnoticed.
  */
 export const TABLES = [

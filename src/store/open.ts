@@ -1,3 +1,4 @@
+import type { AnnSettings } from "./sqlite/ann.js";
 import type { Store } from "./store.js";
 
 // Each backend is loaded when a store of its kind opens: a SQLite server never loads pg, and the
@@ -14,13 +15,17 @@ export interface OpenStoreOptions {
   migrate?: boolean;
   /** Where a failing after-commit hook is reported. */
   onHookError?: (error: unknown) => void;
+  /** SQLite only: keep an HNSW index beside a large store (the server does; one-off commands need not). */
+  ann?: Partial<AnnSettings>;
+  /** Where a failure of the HNSW index's background work is reported. */
+  onAnnError?: (error: unknown) => void;
 }
 
 /** The one place that chooses an implementation of the store: services never name one. */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  const { databaseUrl, file, ...rest } = options;
+  const { databaseUrl, file, ann, onAnnError, ...rest } = options;
   if (databaseUrl !== undefined) return (await postgres()).open(databaseUrl, rest);
-  return (await sqlite()).open(file, rest);
+  return (await sqlite()).open(file, { ...rest, ann: ann ?? false, ...(onAnnError ? { onAnnError } : {}) });
 }
 
 /** Where a store lives: PostgreSQL's URL, else the SQLite file. */

@@ -50,6 +50,8 @@ export const ownerKeyFor = (scope: string, agentId: string): string => (scope ==
 
 /** Embeddings of memory entries, keyed by the entry's row key. Soft-deleted entries have none. */
 export interface VectorIndex {
+  /** An approximate index this backend keeps beside the vectors in the process (SQLite's HNSW), if any. */
+  readonly annStatus?: "off" | "building" | "ready";
   /** The model whose vectors the index holds; null before one was set. */
   model(r: Reader): Promise<IndexModel | null>;
   /**

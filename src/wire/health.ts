@@ -9,6 +9,10 @@ export const health = z
     instance_name: z.string().describe("INSTANCE_NAME: how it names itself to peers and feed readers"),
     embeddings: z.enum(["loading", "ready", "unavailable"]),
     database: z.enum(["ok", "error"]),
+    vector_index: z
+      .enum(["off", "building", "ready"])
+      .optional()
+      .describe("SQLite's HNSW index of a large store: off (a small store, or none yet), building or loading, ready. Searches scan until it is ready."),
   })
   .meta({ id: "Health" });
 export type Health = z.output<typeof health>;

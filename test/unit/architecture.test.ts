@@ -68,7 +68,8 @@ const packages: Record<Layer, string[]> = {
   wire: ["zod"],
   core: ["zod"],
   net: ["ipaddr.js"],
-  store: ["better-sqlite3", "sqlite-vec", "pg"],
+  // hnswlib-node: the HNSW index beside a large SQLite store (src/store/sqlite/ann.ts).
+  store: ["better-sqlite3", "sqlite-vec", "pg", "hnswlib-node"],
   embed: ["onnxruntime-node", "onnxruntime-common", "@anush008/tokenizers", "tar"],
   events: [],
   // ajv checks blueprint output contracts (CONTRACT §17); re2js runs the secret rules of capture

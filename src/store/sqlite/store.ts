@@ -1,12 +1,13 @@
 import type { Reader, Store, TransactionGuard, Tx } from "../store.js";
 import { SqlRepositories } from "../sql/repositories.js";
+import { ANN_DEFAULTS, SqliteAnn, type AnnSettings } from "./ann.js";
 import { connect, type Db } from "./connection.js";
 import { sqliteEventAppend } from "./events.js";
 import { SqliteKeywordIndex, sqliteDecisionMatch } from "./keywords.js";
 import { SqliteMaintenance } from "./maintenance.js";
 import { runMigrations } from "./migrate.js";
 import { sqliteDb } from "./run.js";
-import { asReader, SqliteReader, TransactionQueue } from "./transactions.js";
+import { asReader, connectionOf, SqliteReader, TransactionQueue } from "./transactions.js";
 import { SqliteVectorIndex } from "./vectors.js";
 
 export interface SqliteStoreOptions {
@@ -16,7 +17,27 @@ export interface SqliteStoreOptions {
   migrate?: boolean;
   /** Where a failing after-commit hook is reported. */
   onHookError?: (error: unknown) => void;
+  /**
+   * The HNSW index beside the database (ann.ts): settings to override (tests lower `threshold` to
+   * exercise it on a small store), or false (the default) for none. A read-only store never has one.
+   */
+  ann?: Partial<AnnSettings> | false;
+  /** Where a failure of the HNSW index's background work is reported (searches fall back to the scan). */
+  onAnnError?: (error: unknown) => void;
 }
+
+const pruneChanges = async (transact: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>, through: number): Promise<void> => {
+  await transact((tx) => {
+    const db = connectionOf(tx);
+    db.run("DELETE FROM vector_changes WHERE seq <= ?", through);
+    db.run(
+      `INSERT INTO meta (key, value) VALUES ('vector_changes_pruned', ?)
+       ON CONFLICT (key) DO UPDATE SET value = CAST(max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER)) AS TEXT)`,
+      String(through),
+    );
+    return Promise.resolve();
+  });
+};
 
 /**
  * SQLite in one file: one writer connection that runs every transaction (`TransactionQueue`), and
@@ -31,11 +52,23 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
     private readonly writer: Db,
     private readonly readerDb: Db,
     private readonly queue: TransactionQueue,
+    file: string,
+    options: SqliteStoreOptions,
   ) {
     const transact = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => queue.run(work);
+    const ann =
+      options.ann === undefined || options.ann === false || options.readonly || file === ":memory:"
+        ? null
+        : new SqliteAnn(
+            file,
+            readerDb,
+            { ...ANN_DEFAULTS, ...options.ann },
+            (through) => pruneChanges(transact, through),
+            options.onAnnError ?? (() => undefined),
+          );
     super({
       db: sqliteDb,
-      vectors: new SqliteVectorIndex(transact),
+      vectors: new SqliteVectorIndex(transact, ann),
       keywords: new SqliteKeywordIndex(),
       decisionMatch: sqliteDecisionMatch,
       eventAppend: sqliteEventAppend,
@@ -51,7 +84,10 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
       if (options.migrate ?? !readonly) runMigrations(writer);
       const reader = readonly ? writer : connect(file, { queryOnly: true });
       const queue = new TransactionQueue(writer, options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })));
-      return new SqliteStore(writer, reader, queue);
+      const store = new SqliteStore(writer, reader, queue, file, options);
+      // A large store's HNSW index starts loading (or building, in its worker) now, not at the first search.
+      void store.vectors.annReady().catch(options.onAnnError ?? (() => undefined));
+      return store;
     } catch (error) {
       writer.close();
       throw error;
@@ -80,6 +116,8 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
 
   async close(): Promise<void> {
     if (!this.writer.open) return;
+    // Saves the HNSW index and prunes the log it holds, which takes a transaction.
+    await this.vectors.closeAnn();
     await this.queue.idle();
     if (this.readerDb !== this.writer) this.readerDb.close();
     try {

@@ -1,7 +1,9 @@
+import { randomBytes } from "node:crypto";
 import { InternalError } from "../../core/errors.js";
 import type { Reader, Tx } from "../store.js";
 import type { IndexModel, Neighbour, VectorFilter, VectorIndex, VectorMeta } from "../vectors.js";
 import type { Viewpoint } from "../visibility.js";
+import type { SqliteAnn } from "./ann.js";
 import type { Db } from "./connection.js";
 import { connectionOf } from "./transactions.js";
 
@@ -43,6 +45,11 @@ function storedModel(db: Db): IndexModel | null {
   const exists = db.get("SELECT 1 FROM sqlite_master WHERE name = ?", TABLE);
   return model && exists && layout === VECTOR_LAYOUT && dimensions > 0 ? { model, dimensions } : null;
 }
+
+/** Appends an embedding change to the log the HNSW index follows (migration 022, ann.ts). */
+const logChange = (db: Db, pk: number): void => {
+  db.run("INSERT INTO vector_changes (pk) VALUES (?)", pk);
+};
 
 const asBlob = (vector: Float32Array): Buffer => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
 
@@ -106,7 +113,11 @@ export class SqliteVectorIndex implements VectorIndex {
   // Read on every query, changed only by `ensure` (undefined: not read yet).
   private cachedModel: IndexModel | null | undefined;
 
-  constructor(private readonly transact: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>) {}
+  constructor(
+    private readonly transact: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>,
+    /** The HNSW candidate generator; none for a read-only store. */
+    private readonly ann: SqliteAnn | null = null,
+  ) {}
 
   private modelOf(db: Db): IndexModel | null {
     if (this.cachedModel === undefined) this.cachedModel = storedModel(db);
@@ -140,6 +151,10 @@ export class SqliteVectorIndex implements VectorIndex {
       setMeta(db, "vector_model", model);
       setMeta(db, "vector_dimensions", String(dimensions));
       setMeta(db, "vector_layout", VECTOR_LAYOUT);
+      // A new generation: every HNSW index of the old vectors, in any process or file, is discarded.
+      setMeta(db, "vector_generation", randomBytes(8).toString("hex"));
+      db.run("DELETE FROM vector_changes");
+      setMeta(db, "vector_changes_pruned", String(db.get<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'")?.seq ?? 0));
       db.run("UPDATE memory SET embedding_model = NULL WHERE embedding_model IS NOT NULL");
       return existed ? "reset" : "created";
     });
@@ -148,7 +163,10 @@ export class SqliteVectorIndex implements VectorIndex {
   }
 
   async put(tx: Tx, pk: number, vector: Float32Array, meta: VectorMeta): Promise<void> {
-    putVector(connectionOf(tx), pk, vector, meta);
+    const db = connectionOf(tx);
+    putVector(db, pk, vector, meta);
+    logChange(db, pk);
+    this.afterChange(tx);
   }
 
   async updateMeta(tx: Tx, pk: number, meta: VectorMeta): Promise<void> {
@@ -159,6 +177,13 @@ export class SqliteVectorIndex implements VectorIndex {
     const db = connectionOf(tx);
     db.run(`DELETE FROM ${TABLE} WHERE pk = ?`, BigInt(pk));
     db.run(`DELETE FROM ${EMBEDDINGS} WHERE pk = ?`, pk);
+    logChange(db, pk);
+    this.afterChange(tx);
+  }
+
+  private afterChange(tx: Tx): void {
+    const ann = this.ann;
+    if (ann) tx.afterCommit(() => ann.changed());
   }
 
   async get(r: Reader, pks: number[]): Promise<Map<number, Float32Array>> {
@@ -198,51 +223,107 @@ export class SqliteVectorIndex implements VectorIndex {
     }
   }
 
-  // Every filter is applied inside the vec0 scan of the quantized vectors; the candidates are then
-  // ranked by exact cosine distance.
+  /**
+   * Every filter is applied inside the vec0 scan of the quantized vectors, or, on a large store,
+   * to the HNSW index's candidates (ann.ts); either way the candidates are then ranked by exact
+   * cosine distance. The HNSW is skipped inside a transaction (its writes are not in the index
+   * yet) and when too few of its candidates pass the filters (a selective filter, which the scan
+   * answers exactly).
+   */
   async nearest(r: Reader, vector: Float32Array, k: number, filter: VectorFilter): Promise<Neighbour[]> {
     const db = connectionOf(r);
     if (!this.modelOf(db)) return [];
     const wanted = filter.excludePk === undefined ? k : k + 1;
-    const candidates = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, wanted * CANDIDATES_PER_RESULT));
-    const where: string[] = ["bits MATCH vec_quantize_binary(?)", "k = ?"];
-    const params: unknown[] = [vector, candidates];
-    const { column, keys } = "viewpoint" in filter.within ? keysOf(db, filter.within.viewpoint) : { column: "vis_key", keys: [filter.within.visKey] };
-    where.push(`${column} IN (${keys.map(() => "?").join(", ")})`);
-    params.push(...keys);
-    where.push("expires_ms > ?");
-    params.push(BigInt(filter.nowMs));
-    if (filter.projectKey !== undefined) {
-      where.push("project_key = ?");
-      params.push(filter.projectKey);
-    }
-    // Allowed types rather than excluded ones: vec0 applies `IN` inside the scan but would apply
-    // `NOT IN` only afterwards.
-    if (filter.types !== undefined) {
-      where.push(`type IN (${filter.types.map(() => "?").join(", ")})`);
-      params.push(...filter.types);
-    }
-    if (filter.agentId !== undefined) {
-      where.push("agent_id = ?");
-      params.push(filter.agentId);
-    }
-    if (filter.confidenceMin !== undefined) {
-      where.push("confidence >= ?");
-      params.push(filter.confidenceMin);
-    }
-    if (filter.tag !== undefined) {
-      where.push("pk IN (SELECT memory_pk FROM memory_tags WHERE tag = ?)");
-      params.push(filter.tag);
-    }
-    const coarse = db.all<{ pk: number }>(`SELECT pk FROM ${TABLE} WHERE ${where.join(" AND ")}`, ...params);
-    if (coarse.length === 0) return [];
-    const exact = db.all<Neighbour>(
-      `SELECT pk, vec_distance_cosine(embedding, ?) AS distance FROM ${EMBEDDINGS}
-     WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY distance, pk`,
-      vector,
-      JSON.stringify(coarse.map((row) => row.pk)),
-    );
+    const ranked = (this.ann && !db.sqlite.inTransaction && this.fromAnn(db, this.ann, vector, wanted, filter)) || this.scan(db, vector, wanted, filter);
     const maxDistance = filter.maxDistance ?? Infinity;
-    return exact.filter((row) => row.pk !== filter.excludePk && row.distance <= maxDistance).slice(0, k);
+    return ranked.filter((row) => row.pk !== filter.excludePk && row.distance <= maxDistance).slice(0, k);
   }
+
+  /** Whether the HNSW index is built and in use (`status`), and a promise of its being ready (benchmarks). */
+  get annStatus(): "off" | "building" | "ready" {
+    return this.ann?.status ?? "off";
+  }
+
+  annReady(): Promise<boolean> {
+    return this.ann?.ready() ?? Promise.resolve(false);
+  }
+
+  async closeAnn(): Promise<void> {
+    await this.ann?.close();
+  }
+
+  private fromAnn(db: Db, ann: SqliteAnn, vector: Float32Array, wanted: number, filter: VectorFilter): Neighbour[] | null {
+    const asked = Math.max(ANN_MIN_CANDIDATES, wanted * ANN_CANDIDATES_PER_RESULT);
+    const found = ann.candidates(vector, asked);
+    if (found === null || found.length === 0) return null;
+    const { where, params } = filtersOf(db, filter, "v.");
+    const passed = db.all<{ pk: number }>(
+      `SELECT v.pk AS pk FROM json_each(?) AS j CROSS JOIN ${TABLE} AS v ON v.pk = j.value WHERE ${where.join(" AND ")}`,
+      JSON.stringify(found),
+      ...params,
+    );
+    if (passed.length < wanted) return null;
+    return rerank(db, vector, passed);
+  }
+
+  private scan(db: Db, vector: Float32Array, wanted: number, filter: VectorFilter): Neighbour[] {
+    const candidates = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, wanted * CANDIDATES_PER_RESULT));
+    const { where, params } = filtersOf(db, filter, "");
+    const coarse = db.all<{ pk: number }>(
+      `SELECT pk FROM ${TABLE} WHERE bits MATCH vec_quantize_binary(?) AND k = ? AND ${where.join(" AND ")}`,
+      vector,
+      candidates,
+      ...params,
+    );
+    return coarse.length === 0 ? [] : rerank(db, vector, coarse);
+  }
+}
+
+// Candidates asked of the HNSW per result wanted: some fail the filters, and the exact re-ranking
+// reorders the rest.
+const ANN_CANDIDATES_PER_RESULT = 2;
+const ANN_MIN_CANDIDATES = 64;
+
+/** The query's filters on the vec0 table's metadata columns (`alias` names the table in a join). */
+function filtersOf(db: Db, filter: VectorFilter, alias: string): { where: string[]; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const { column, keys } = "viewpoint" in filter.within ? keysOf(db, filter.within.viewpoint) : { column: "vis_key", keys: [filter.within.visKey] };
+  where.push(`${alias}${column} IN (${keys.map(() => "?").join(", ")})`);
+  params.push(...keys);
+  where.push(`${alias}expires_ms > ?`);
+  params.push(BigInt(filter.nowMs));
+  if (filter.projectKey !== undefined) {
+    where.push(`${alias}project_key = ?`);
+    params.push(filter.projectKey);
+  }
+  // Allowed types rather than excluded ones: vec0 applies `IN` inside the scan but would apply
+  // `NOT IN` only afterwards.
+  if (filter.types !== undefined) {
+    where.push(`${alias}type IN (${filter.types.map(() => "?").join(", ")})`);
+    params.push(...filter.types);
+  }
+  if (filter.agentId !== undefined) {
+    where.push(`${alias}agent_id = ?`);
+    params.push(filter.agentId);
+  }
+  if (filter.confidenceMin !== undefined) {
+    where.push(`${alias}confidence >= ?`);
+    params.push(filter.confidenceMin);
+  }
+  if (filter.tag !== undefined) {
+    where.push(`${alias}pk IN (SELECT memory_pk FROM memory_tags WHERE tag = ?)`);
+    params.push(filter.tag);
+  }
+  return { where, params };
+}
+
+/** Candidates ordered by exact cosine distance from the full vectors. */
+function rerank(db: Db, vector: Float32Array, candidates: { pk: number }[]): Neighbour[] {
+  return db.all<Neighbour>(
+    `SELECT pk, vec_distance_cosine(embedding, ?) AS distance FROM ${EMBEDDINGS}
+     WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY distance, pk`,
+    vector,
+    JSON.stringify(candidates.map((row) => row.pk)),
+  );
 }
