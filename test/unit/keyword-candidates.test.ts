@@ -1,37 +1,15 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { newId } from "../../src/core/ids.js";
-import { contentKey } from "../../src/services/memory-records.js";
 import type { NewMemoryRow } from "../../src/store/memory.js";
 import { MAX_KEYWORD_CANDIDATES, selectiveTerms } from "../../src/store/sql/term-stats.js";
 import { fts5Query } from "../../src/store/sqlite/keywords.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { connectionOf } from "../../src/store/sqlite/transactions.js";
+import { newMemoryRow } from "../helpers/memory-rows.js";
 import { tempDir } from "../helpers/server.js";
 
-const row = (content: string): NewMemoryRow => {
-  const at = new Date().toISOString();
-  return {
-    id: newId(),
-    type: "memory",
-    agent_id: "writer",
-    project: null,
-    scope: "project",
-    content,
-    content_key: contentKey(content),
-    confidence: 1,
-    parents: "[]",
-    tags: "[]",
-    created_at: at,
-    updated_at: at,
-    version: 1,
-    expires_at: null,
-    embedding_model: null,
-    source: null,
-    source_kind: null,
-  };
-};
+const row = (content: string): NewMemoryRow => newMemoryRow(content);
 
 describe("selectiveTerms: the words whose entries keyword search scores", () => {
   it("takes the rarest words while their entries add up to the bound, and always the rarest", () => {

@@ -2,10 +2,10 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/core/ids.js";
-import { contentKey } from "../../src/services/memory-records.js";
 import type { NewMemoryRow } from "../../src/store/memory.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { NO_EXPIRY, type VectorFilter, type VectorMeta } from "../../src/store/vectors.js";
+import { newMemoryRow } from "../helpers/memory-rows.js";
 import { tempDir } from "../helpers/server.js";
 
 // The HNSW index beside a SQLite store (src/store/sqlite/ann.ts), with its threshold lowered so a
@@ -35,29 +35,7 @@ const cosineDistance = (a: Float32Array, b: Float32Array): number => {
   return 1 - dot;
 };
 
-const row = (agent: string): NewMemoryRow => {
-  const at = new Date().toISOString();
-  const content = `entry ${newId()}`;
-  return {
-    id: newId(),
-    type: "memory",
-    agent_id: agent,
-    project: null,
-    scope: "project",
-    content,
-    content_key: contentKey(content),
-    confidence: 1,
-    parents: "[]",
-    tags: "[]",
-    created_at: at,
-    updated_at: at,
-    version: 1,
-    expires_at: null,
-    embedding_model: null,
-    source: null,
-    source_kind: null,
-  };
-};
+const row = (agent: string): NewMemoryRow => newMemoryRow(`entry ${newId()}`, agent);
 
 const meta = (overrides: Partial<VectorMeta> = {}): VectorMeta => ({
   visKey: "g",
