@@ -78,11 +78,16 @@ const TABLES_WITHOUT_A_ROW: Record<string, string> = {
   rate_buckets: "SharedRateLimits",
   auth_failures: "SharedFailureLog",
   quota_buckets: "QuotaStore.charge, one upsert that answers the charge",
+  vector_changes: "the HNSW index's catch-up (src/store/sqlite/ann.ts), a seq and a pk at a time",
 };
 
 // Several PostgreSQL servers share one rate limit and one count of failed sign-ins; a SQLite
 // server is one process and keeps both in memory.
 const POSTGRES_ONLY_TABLES = ["rate_buckets", "auth_failures"];
+
+// SQLite's HNSW index lives in a server's memory and follows the database through this log;
+// pgvector's index is kept by PostgreSQL itself.
+const SQLITE_ONLY_TABLES = ["vector_changes"];
 
 // PostgreSQL's keyword index is a generated tsvector column; SQLite's is an FTS5 table beside
 // (memory_fts, decisions_fts), virtual, so neither side lists it among the tables.
@@ -277,13 +282,15 @@ describe("the store's Rows and both backends' schemas", () => {
     expect(sorted((postgresMigrations.get(table) ?? []).filter((column) => !postgresOnly.includes(column))), `PostgreSQL's ${table} against its Row`).toEqual(expected);
   });
 
-  it("gives both backends the same tables with the same columns, but for PostgreSQL's shared counters and keyword columns", () => {
+  it("gives both backends the same tables with the same columns, but for PostgreSQL's shared counters and keyword columns and SQLite's vector change log", () => {
     const postgres = new Map(
       [...postgresMigrations]
         .filter(([table]) => !POSTGRES_ONLY_TABLES.includes(table))
         .map(([table, columns]) => [table, columns.filter((column) => !(POSTGRES_ONLY_COLUMNS[table] ?? []).includes(column))]),
     );
-    expect(bySet(postgres)).toEqual(bySet(sqliteMigrations));
+    const sqliteShared = new Map([...sqliteMigrations].filter(([table]) => !SQLITE_ONLY_TABLES.includes(table)));
+    expect(bySet(postgres)).toEqual(bySet(sqliteShared));
+    for (const table of SQLITE_ONLY_TABLES) expect(sqliteMigrations.has(table), `SQLite has ${table}`).toBe(true);
     for (const table of POSTGRES_ONLY_TABLES) expect(postgresMigrations.has(table), `PostgreSQL has ${table}`).toBe(true);
     for (const [table, columns] of Object.entries(POSTGRES_ONLY_COLUMNS)) expect(postgresMigrations.get(table), table).toEqual(expect.arrayContaining([...columns]));
   });
