@@ -18,6 +18,8 @@ const MAX_RETRY_SECONDS = 3600;
 const COUNT_FRESH_MS = 1000;
 /** The share of the cap a project must be below, by the remembered count, for that count to do. */
 const FAR_FROM_CAP = 0.9;
+/** Remembered counts past which the stale ones are swept. */
+const MAX_COUNTED_PROJECTS = 1000;
 
 /** The bucket names in `quota_buckets`. */
 export const COMPILE_UNITS = "compile_units";
@@ -79,6 +81,11 @@ export class Quotas {
     }
     const held = await this.store.quotas.liveEntries(r, project);
     if (held + adding <= max) {
+      // A count older than COUNT_FRESH_MS is never used again: drop those, so the map holds only
+      // the projects written to in the last second, however many projects there are.
+      if (this.counted.size >= MAX_COUNTED_PROJECTS) {
+        for (const [name, count] of this.counted) if (nowMs - count.atMs >= COUNT_FRESH_MS) this.counted.delete(name);
+      }
       this.counted.set(key, { entries: held + adding, atMs: nowMs });
       return null;
     }
