@@ -1,4 +1,4 @@
-import { fileURLToPath } from "node:url";
+import { cliPath } from "../core/paths.js";
 import { runBridge } from "../mcp/bridge.js";
 import { configOrExit } from "./common.js";
 import { clientIdentity } from "./identity.js";
@@ -17,7 +17,7 @@ export async function mcp(): Promise<void> {
     url: identity.url,
     agentId: identity.agentId,
     apiKey: identity.apiKey,
-    cliPath: fileURLToPath(new URL("../cli.js", import.meta.url)),
+    cliPath,
     dataDir: config.DATA_DIR,
     // Only an explicit setting overrides the server's default tool set.
     toolset: process.env.MCP_TOOLSET?.trim() ? config.MCP_TOOLSET : undefined,

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { hostname } from "node:os";
-import { fileURLToPath } from "node:url";
+import { cliPath } from "../core/paths.js";
 import type { Logger } from "../core/log.js";
 
-const CLI = fileURLToPath(new URL("../cli.js", import.meta.url));
+const CLI = cliPath;
 const STABLE_RUN_MS = 60_000;
 const MAX_BACKOFF_MS = 60_000;
 const STOP_GRACE_MS = 10_000;

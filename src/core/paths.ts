@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 /** The checkout or installed package root, found the same way from src/ (tests) and dist/. */
 function findPackageRoot(): string {
@@ -23,6 +23,15 @@ export const bundledModelDir = join(packageRoot, "models", "universal-sentence-e
 export const migrationsDir = join(packageRoot, "src", "store", "migrations");
 /** The built command-line entry (`bin/cairn` runs it). */
 export const cliPath = join(packageRoot, "dist", "src", "cli.js");
+
+const fromSources = import.meta.url.endsWith(".ts");
+/**
+ * A module of src/ by its path there (`services/graph/graph-worker.js`), as the running code has
+ * it: the build's copy under dist/src, or the source when the code runs from sources (a worker
+ * thread loads it through the TypeScript loader). Worker entries are found this way, never beside
+ * their caller: in the bundled command line the caller is a chunk in dist/src/chunks.
+ */
+export const srcModule = (path: string): URL => pathToFileURL(join(packageRoot, ...(fromSources ? ["src"] : ["dist", "src"]), path));
 /**
  * How this installation's stdio bridge is started, by absolute paths that work from any working
  * directory: this node, this package's CLI. Generated configurations use it for the machine the

@@ -13,8 +13,8 @@ type Request = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R
  * test suite), that is the build's copy: worker threads cannot load .ts files.
  */
 function workerUrl(): URL {
-  if (!import.meta.url.endsWith(".ts")) return new URL("./onnx-worker.js", import.meta.url);
   const built = join(packageRoot, "dist", "src", "embed", "onnx-worker.js");
+  if (!import.meta.url.endsWith(".ts")) return pathToFileURL(built);
   if (!existsSync(built)) throw new Error("the embedding worker is not built; run `npm run build`");
   return pathToFileURL(built);
 }

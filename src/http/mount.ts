@@ -39,6 +39,25 @@ function splitFirstSegment(path: string): [string, string] {
   return slash === -1 ? [path, "/"] : [path.slice(0, slash), path.slice(slash)];
 }
 
+type Middleware = (request: Request, response: Response, next: NextFunction) => void;
+
+const noBody: Middleware = (_request, _response, next) => next();
+
+/**
+ * The body reader an operation needs (text, JSON, or none), chosen on its first request: choosing
+ * takes the input schema as JSON Schema, which for the whole catalogue at once is about a tenth of
+ * a server's start.
+ */
+function bodyReader(operation: Operation, maxBytes: number): Middleware {
+  let reader: Middleware | undefined;
+  const choose = (): Middleware => {
+    const text = textBodyOf(operation);
+    if (text) return (operation.http.spooledBody ? spooledTextBody : textBody)(text.mediaType, maxBytes);
+    return inputLayout(operation).inBody ? jsonBody(maxBytes) : noBody;
+  };
+  return (request, response, next) => (reader ??= choose())(request, response, next);
+}
+
 /**
  * Mounts every catalogue operation as a route: the only way a REST route comes to exist. Routes
  * are grouped under one sub-router per first path segment, so a request is matched against its
@@ -106,12 +125,7 @@ export function mountOperations(router: Router, gateway: OperationGateway, hosts
         response.type(operation.http.contentType ?? "application/json").send(json);
       }
     };
-    const text = textBodyOf(operation);
-    const handlers = text
-      ? [authenticate, (operation.http.spooledBody ? spooledTextBody : textBody)(text.mediaType, gateway.config.MAX_BODY_BYTES), handle]
-      : inputLayout(operation).inBody
-        ? [authenticate, jsonBody(gateway.config.MAX_BODY_BYTES), handle]
-        : [authenticate, handle];
+    const handlers = [authenticate, bodyReader(operation, gateway.config.MAX_BODY_BYTES), handle];
     for (const path of [operation.http.path, ...(operation.http.aliases ?? [])]) {
       const method = operation.http.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
       const [prefix, rest] = splitFirstSegment(path);

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { cliPath } from "../../core/paths.js";
 import { hooksDirectory } from "./git.js";
 
 /** The line that marks a post-commit hook as cairn's own, which a later install may rewrite. */
@@ -20,7 +20,7 @@ export class ForeignHookError extends Error {
 const shellQuote = (value: string): string => `'${value.replaceAll("'", `'\\''`)}'`;
 
 /** The CLI this process runs (dist/src/cli.js), which the hook prefers to whatever `cairn` is on PATH. */
-const cliPath = (): string => fileURLToPath(new URL("../../cli.js", import.meta.url));
+
 
 /**
  * The post-commit hook: `cairn compile` (the files the commit changed) in the background, its
@@ -29,7 +29,7 @@ const cliPath = (): string => fileURLToPath(new URL("../../cli.js", import.meta.
  */
 export function hookScript(project: string | undefined): string {
   const node = shellQuote(process.execPath);
-  const cli = shellQuote(cliPath());
+  const cli = shellQuote(cliPath);
   const projectArgs = project === undefined ? "" : ` --project ${shellQuote(project)}`;
   return `#!/bin/sh
 ${HOOK_MARKER}: written by \`cairn compile --install-hook\`, which rewrites it; delete it to stop.

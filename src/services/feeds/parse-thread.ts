@@ -1,4 +1,5 @@
 import { InternalError } from "../../core/errors.js";
+import { srcModule } from "../../core/paths.js";
 import { SerialWorker } from "../../core/worker-thread.js";
 import type { ReadyItem } from "./items.js";
 import { FeedDocumentError } from "./document-error.js";
@@ -21,7 +22,7 @@ export interface ParsedItems {
  */
 export class FeedParseThread {
   private readonly thread = new SerialWorker<Omit<ParseRequest, "id">, ParseReply>({
-    entry: new URL("./parse-worker.js", import.meta.url),
+    entry: srcModule("services/feeds/parse-worker.js"),
     timeoutMs: PARSE_TIMEOUT_MS,
     timedOut: () => new FeedDocumentError("malformed", `parsing took longer than ${PARSE_TIMEOUT_MS / 1000} s`),
     exited: (code) => new InternalError("invariant", `the feed parser exited with code ${code}`),

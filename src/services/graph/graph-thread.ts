@@ -1,5 +1,6 @@
 import { SerialWorker } from "../../core/worker-thread.js";
 import { AppError, InternalError } from "../../core/errors.js";
+import { srcModule } from "../../core/paths.js";
 import type { StoreSource } from "../../store/open.js";
 import type { GraphJob, GraphJobResult, WorkerReply, WorkerRequest } from "./graph-worker.js";
 
@@ -15,7 +16,7 @@ const RETRY_AFTER_SECONDS = 5;
 
 export class GraphThread {
   private readonly thread = new SerialWorker<Omit<WorkerRequest, "id">, WorkerReply>({
-    entry: new URL("./graph-worker.js", import.meta.url),
+    entry: srcModule("services/graph/graph-worker.js"),
     timeoutMs: GRAPH_JOB_TIMEOUT_MS,
     timedOut: () => new InternalError("invariant", `a knowledge graph job did not finish within ${GRAPH_JOB_TIMEOUT_MS} ms`),
     exited: (code) => new InternalError("invariant", `the knowledge graph worker exited with code ${code}`),

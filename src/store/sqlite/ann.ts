@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type hnswlib from "hnswlib-node";
+import { srcModule } from "../../core/paths.js";
 import { SerialWorker } from "../../core/worker-thread.js";
 import { fileSha256 } from "./ann-hash.js";
 import type { AnnWorkerReply, AnnWorkerRequest } from "./ann-worker.js";
@@ -49,7 +50,7 @@ interface Header {
 
 export type AnnStatus = "off" | "building" | "ready";
 
-const workerEntry = new URL("./ann-worker.js", import.meta.url);
+const workerEntry = srcModule("store/sqlite/ann-worker.js");
 
 /**
  * An HNSW index (hnswlib-node) of a SQLite store's embeddings, in this process's memory: a
