@@ -22,6 +22,10 @@ export class UpstreamError extends Error {
 /** The GET stream's reconnection delays when the server names none (`retry:`), as the SDK's client waits. */
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
+/** Answers to the GET stream that end it: the session is gone (404) or the agent refused (401, 403). */
+const FINAL_STATUSES = new Set([401, 403, 404]);
+/** How many times one call's event stream is resumed before its answer is given up. */
+const MAX_RESUMES = 10;
 /** How long the session's end (DELETE /mcp) may take when the bridge closes. */
 const END_WAIT_MS = 2_000;
 
@@ -132,8 +136,10 @@ export class Upstream {
   /**
    * POSTs one message (or a batch) and relays the server's answers to it. Resolves once every
    * answer is relayed; rejects when the server could not be reached or refused the message.
+   * `awaiting` tells whether an answer is still due: an event stream that ends before it, having
+   * given its events ids, is resumed from the last one.
    */
-  async post(message: unknown): Promise<void> {
+  async post(message: unknown, awaiting: () => boolean = () => false): Promise<void> {
     const body = Buffer.from(JSON.stringify(message), "utf8");
     const response = await this.request("POST", this.headers({ "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": String(body.length) }), body);
     const sessionId = response.headers["mcp-session-id"];
@@ -144,7 +150,7 @@ export class Upstream {
     if (type === "application/json") {
       for (const answer of parseMessages(await readBody(response, this.options.limit))) this.options.onMessage(answer);
     } else if (type === "text/event-stream") {
-      await readEvents(response, this.options.limit, { onMessage: this.options.onMessage, say: this.options.say });
+      await this.readAnswers(response, awaiting);
     } else {
       // Accepted (a notification or an answer to the server), or a 200 with nothing in it.
       await drain(response);
@@ -154,10 +160,35 @@ export class Upstream {
   }
 
   /**
+   * A call's event stream, and its continuation: a server that keeps its events may end the
+   * stream before the answer (MCP's polling) or lose it, and the rest comes on a GET naming the
+   * last event seen. Without ids there is nothing to resume, and what is unanswered stays so.
+   */
+  private async readAnswers(response: IncomingMessage, awaiting: () => boolean): Promise<void> {
+    let lastEventId: string | undefined;
+    let retryMs: number | undefined;
+    for (let attempt = 0; ; attempt++) {
+      let broken: Error | undefined;
+      try {
+        ({ lastEventId, retryMs } = await readEvents(response, this.options.limit, { onMessage: this.options.onMessage, say: this.options.say, lastEventId }));
+      } catch (error) {
+        broken = error instanceof Error ? error : new Error(String(error));
+      }
+      if (!awaiting() || lastEventId === undefined || attempt >= MAX_RESUMES || this.closing.signal.aborted) {
+        if (broken !== undefined) throw broken;
+        return;
+      }
+      await sleep(retryMs ?? FIRST_RETRY_MS, undefined, { signal: this.closing.signal });
+      response = await this.request("GET", this.headers({ accept: "text/event-stream", "last-event-id": lastEventId }));
+      if (response.statusCode !== 200) throw await httpError(response, "GET /mcp (resuming a call's stream)", this.options.limit);
+    }
+  }
+
+  /**
    * The session's GET stream, for what the server sends unasked (notifications, its own requests).
    * A stream that ends or breaks is opened again after a delay (the server's `retry:` or a growing
-   * backoff), naming the last event seen so a server that keeps them can resume; a refusal (405:
-   * the server has no such stream; 404: the session is gone) ends it.
+   * backoff), naming the last event seen so a server that keeps them can resume; 405 (the server
+   * has no such stream), 404 (the session is gone), 401 and 403 end it.
    */
   private listen(): void {
     if (this.listening) return;
@@ -171,8 +202,10 @@ export class Upstream {
           const response = await this.request("GET", this.headers({ accept: "text/event-stream", ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }) }));
           if (response.statusCode === 405) return void (await drain(response));
           if (response.statusCode !== 200) {
-            this.options.say(`cairn mcp: the server's messages stop: ${(await httpError(response, "GET /mcp", this.options.limit)).message}`);
-            return;
+            const error = await httpError(response, "GET /mcp", this.options.limit);
+            // Gone or refused for good; anything else (409 while the server still holds the old stream, a 5xx) is tried again.
+            if (FINAL_STATUSES.has(error.status)) return void this.options.say(`cairn mcp: the server's messages stop: ${error.message}`);
+            throw error;
           }
           failures = 0;
           const ended = await readEvents(response, this.options.limit, { onMessage: this.options.onMessage, say: this.options.say, lastEventId });
@@ -183,7 +216,8 @@ export class Upstream {
           failures++;
           this.options.say(`cairn mcp: the server's message stream broke (${error instanceof Error ? error.message : String(error)}); reconnecting`);
         }
-        const delay = retryMs ?? Math.min(FIRST_RETRY_MS * 1.5 ** failures, MAX_RETRY_MS);
+        // The server's `retry:` for a stream it ended; a growing backoff, never shorter, while it cannot be reached.
+        const delay = failures === 0 ? (retryMs ?? FIRST_RETRY_MS) : Math.max(retryMs ?? 0, Math.min(FIRST_RETRY_MS * 1.5 ** failures, MAX_RETRY_MS));
         await sleep(delay, undefined, { signal: this.closing.signal }).catch(() => undefined);
       }
     })();

@@ -165,13 +165,14 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
     upstream.close();
   });
 
-  const post = async (payload: unknown): Promise<void> => {
+  const post = async (payload: unknown, requests: { id: RequestId }[]): Promise<void> => {
+    const awaiting = (): boolean => requests.some((request) => pending.has(idKey(request.id)));
     try {
-      await upstream.post(payload);
+      await upstream.post(payload, awaiting);
     } catch (error) {
       // Nothing listens yet: the check is starting a server, or will say why there is none.
       if (!connectionRefused(error) || (await verdict)) throw error;
-      await upstream.post(payload);
+      await upstream.post(payload, awaiting);
     }
   };
 
@@ -186,7 +187,7 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
       for (const request of requests) answerError(request.id, INTERNAL_ERROR, `cairn mcp: ${failure.message}`);
       return;
     }
-    const sent = post(payload)
+    const sent = post(payload, requests)
       .catch(async (error: unknown) => {
         // A refused key: the check says so, to the host and on stderr, once for every request.
         if (error instanceof UpstreamError && error.status === 401 && (await verdict)) return;

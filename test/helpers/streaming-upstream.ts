@@ -9,8 +9,8 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 /**
  * What a Streamable HTTP server may do that Cairn's own `/mcp` does not, for the stdio bridge to
  * be held to it: an SDK `McpServer` on loopback that answers calls with event streams (the
- * messages of a call before its answer), keeps its events so a dropped GET stream resumes from
- * Last-Event-ID, and can drop a call's connection. It takes one agent's key, as Cairn does.
+ * messages of a call before its answer), keeps its events so a dropped stream resumes from
+ * Last-Event-ID (a call's too: `pause` ends its own stream midway), and can drop a call's connection. It takes one agent's key, as Cairn does.
  */
 export interface StreamingUpstream {
   url: string;
@@ -49,6 +49,12 @@ export async function startStreamingUpstream(agent: { agentId: string; apiKey: s
     server.registerTool("steps", { description: "Logs one, two, three, then answers done" }, async (extra) => {
       for (const step of ["one", "two", "three"]) await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: step } });
       return { content: [{ type: "text", text: "done" }] };
+    });
+    server.registerTool("pause", { description: "Logs, ends its event stream, logs again, then answers resumed" }, async (extra) => {
+      await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: "before the pause" } });
+      extra.closeSSEStream?.();
+      await extra.sendNotification({ method: "notifications/message", params: { level: "info", data: "after the pause" } });
+      return { content: [{ type: "text", text: "resumed" }] };
     });
     server.registerTool("vanish", { description: "Its connection is cut before any answer" }, () => ({ content: [] }));
     // A short retry: the bridge comes back within the test's patience.

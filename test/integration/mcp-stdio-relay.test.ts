@@ -89,6 +89,13 @@ describe("cairn mcp relaying a server that streams", () => {
     expect(host.logged).toEqual(["before", "while away", "after"]);
   });
 
+  it("resumes a call's event stream that the server ended before the answer, from its last event", async ({ upstream, host }) => {
+    const result = await host.client.callTool({ name: "pause", arguments: {} });
+    expect(result.content).toEqual([{ type: "text", text: "resumed" }]);
+    expect(host.logged).toEqual(["before the pause", "after the pause"]);
+    expect(upstream.requests.filter((request) => request.method === "GET" && request.headers["last-event-id"] !== undefined)).toHaveLength(1);
+  });
+
   it("answers a call whose connection was cut with a JSON-RPC error, and goes on", async ({ host }) => {
     await expect(host.client.callTool({ name: "vanish", arguments: {} })).rejects.toMatchObject({ code: -32603 });
     expect((await host.client.callTool({ name: "steps", arguments: {} })).content).toEqual([{ type: "text", text: "done" }]);
