@@ -36,8 +36,20 @@ interface StartSample {
   idle: Memory;
   afterSearch?: Memory;
   /** The stdio bridge, the server already running: spawn → initialize answered, and the bridge's RSS then. */
-  bridgeMs?: number;
+  bridgeMs?: number[];
   bridge?: Memory;
+  /** `node -e ""` spawned beside each bridge: the floor the bridge's start stands on, under the same load. */
+  nodeMs?: number[];
+}
+
+/** Bridges started per server start: one sample is too few on a machine shared with other work. */
+const BRIDGE_RUNS = 5;
+
+/** Spawn → exit of a node that does nothing. */
+async function nodeStart(): Promise<number> {
+  const spawned = performance.now();
+  await new Promise((resolve) => spawn(process.execPath, ["-e", ""], { stdio: "ignore" }).once("exit", resolve));
+  return performance.now() - spawned;
 }
 
 /** Spawns `cairn mcp` as a host does and times it to the answer of the host's first message, initialize. */
@@ -73,8 +85,16 @@ async function startOnce(entries: number, options: StartupOptions, searches: num
     await sleep(options.idleMs);
     const idle = server.memory();
     if (entries === 0) {
-      const bridge = await bridgeStart(server, `bench-bridge-${run}`);
-      return { healthMs, readyMs, idle, bridgeMs: bridge.ms, bridge: bridge.memory };
+      const bridgeMs: number[] = [];
+      const nodeMs: number[] = [];
+      let bridge: Memory | undefined;
+      for (let index = 0; index < BRIDGE_RUNS; index++) {
+        const started = await bridgeStart(server, `bench-bridge-${run}-${index}`);
+        bridgeMs.push(started.ms);
+        bridge ??= started.memory;
+        nodeMs.push(await nodeStart());
+      }
+      return { healthMs, readyMs, idle, bridgeMs, nodeMs, ...(bridge ? { bridge } : {}) };
     }
     if (searches === 0) return { healthMs, readyMs, idle };
     const reader = await server.client.registerAgent("bench-reader");
@@ -125,10 +145,11 @@ export async function runStartupBench(options: StartupOptions): Promise<Section>
       timingRow("empty store: spawn → /health 200", empty.map((sample) => sample.healthMs), null),
       timingRow("empty store: spawn → embeddings ready", empty.map((sample) => sample.readyMs), medianIdle(empty)),
       {
-        ...timingRow("stdio bridge: spawn → initialize answered", empty.flatMap((sample) => (sample.bridgeMs === undefined ? [] : [sample.bridgeMs])), null),
+        ...timingRow("stdio bridge: spawn → initialize answered", empty.flatMap((sample) => sample.bridgeMs ?? []), null),
         rssMb: [...empty.flatMap((sample) => (sample.bridge ? [sample.bridge.rssMb] : []))].sort((a, b) => a - b)[Math.floor((empty.length - 1) / 2)] ?? null,
         note: "the server already running; RSS: the bridge process",
       },
+      { ...timingRow("node -e \"\": spawn → exit (beside each bridge)", empty.flatMap((sample) => sample.nodeMs ?? []), null), note: "the floor under the bridge's start, at the same load" },
       timingRow(`${size} entries: spawn → /health 200`, large.map((sample) => sample.healthMs), null),
       timingRow(`${size} entries: spawn → embeddings ready`, large.map((sample) => sample.readyMs), medianIdle(large)),
       {

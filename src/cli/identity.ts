@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import type { Config } from "../core/config.js";
+import type { ClientSettings } from "./client-settings.js";
 import { UsageError } from "./output.js";
 
 /** Who a client command (`cairn mcp`, `cairn status`) talks to the server as, and where. */
@@ -59,7 +59,7 @@ function readKey(file: string): string {
  * from what onboarding recorded for the working directory, so that a configuration written by
  * onboarding needs nothing exported.
  */
-export function clientIdentity(config: Config, cwd = process.cwd()): ClientIdentity | null {
+export function clientIdentity(config: ClientSettings, cwd = process.cwd()): ClientIdentity | null {
   if (config.CAIRN_AGENT_ID && config.CAIRN_API_KEY) {
     return { url: config.CAIRN_URL, agentId: config.CAIRN_AGENT_ID, apiKey: config.CAIRN_API_KEY, source: "CAIRN_API_KEY" };
   }

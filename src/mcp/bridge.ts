@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { HostWriter, readLines } from "./bridge-host.js";
+import { answeredId, errorAnswer, idKey, messagesOf, requestsOf, type JsonRpcMessage, type RequestId } from "./bridge-messages.js";
+import { Upstream, UpstreamError, type HttpModule } from "./bridge-upstream.js";
 import { TOOLSET_HEADER } from "./toolset-header.js";
 
 export interface BridgeOptions {
@@ -21,27 +20,44 @@ export interface BridgeOptions {
   say: (line: string) => void;
 }
 
+/**
+ * The largest message the bridge relays either way, in bytes: the server's own ceiling for a
+ * request body (MAX_BODY_BYTES may be raised to 64 MiB), so the bridge refuses nothing some server
+ * would take, and holds no more than that of a line or an event that never ends.
+ */
+export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 const START_WAIT_MS = 10_000;
 /** How long one check waits for an answer. */
 const ANSWER_WAIT_MS = 2_000;
+/** JSON-RPC's codes for what the bridge answers itself. */
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+const INTERNAL_ERROR = -32603;
+
+type Verdict = "accepted" | "refused" | "unreachable" | "slow";
 
 /**
  * What the server says of this bridge's agent: accepted, refused, nothing listening there
  * (unreachable), or listening but not answering in time (slow: a busy machine, not a missing server).
  */
-async function whoAmI(url: string, headers: Record<string, string>): Promise<"accepted" | "refused" | "unreachable" | "slow"> {
-  try {
-    const response = await fetch(`${url}/agents/me`, { headers, signal: AbortSignal.timeout(ANSWER_WAIT_MS) });
-    await response.body?.cancel();
-    if (response.status === 401) return "refused";
-    if (!response.ok) throw new Error(`the server at ${url} answered GET /agents/me with ${response.status}`);
-    return "accepted";
-  } catch (error) {
-    if (error instanceof Error && error.message.startsWith("the server at")) throw error;
-    return (error as { name?: unknown } | null)?.name === "TimeoutError" ? "slow" : "unreachable";
-  }
+function whoAmI(http: HttpModule, url: string, headers: Record<string, string>): Promise<Verdict> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${url}/agents/me`, { headers, agent: false, timeout: ANSWER_WAIT_MS }, (response) => {
+      response.resume();
+      const status = response.statusCode ?? 0;
+      if (status === 401) resolve("refused");
+      else if (status >= 200 && status < 300) resolve("accepted");
+      else reject(new Error(`the server at ${url} answered GET /agents/me with ${status}`));
+    });
+    request.once("timeout", () => {
+      request.destroy();
+      resolve("slow");
+    });
+    request.once("error", () => resolve("unreachable"));
+    request.end();
+  });
 }
 
 /**
@@ -50,19 +66,20 @@ async function whoAmI(url: string, headers: Record<string, string>): Promise<"ac
  * background (its data in DATA_DIR, `~/.cairn` by default) so every agent's bridge shares that one
  * server.
  */
-export async function ensureServer(options: BridgeOptions, headers: Record<string, string> = agentHeaders(options)): Promise<void> {
-  let answer = await whoAmI(options.url, headers);
+export async function ensureServer(options: BridgeOptions, http: HttpModule, headers: Record<string, string> = agentHeaders(options)): Promise<void> {
+  let answer = await whoAmI(http, options.url, headers);
   const target = new URL(options.url);
   const loopback = LOOPBACK.has(target.hostname);
   if (!loopback && (answer === "unreachable" || answer === "slow")) throw new Error(`no Cairn server answers at ${options.url}`);
   // A local server that is there but slow is waited for: starting a second one beside it would at
   // best fail to bind its port, and at worst take the port once the first one stops.
   const deadline = Date.now() + START_WAIT_MS;
-  while (answer === "slow" && Date.now() < deadline) answer = await whoAmI(options.url, headers);
+  while (answer === "slow" && Date.now() < deadline) answer = await whoAmI(http, options.url, headers);
   if (answer === "slow") throw new Error(`the server at ${options.url} did not answer within ${START_WAIT_MS / 1000} s`);
   if (answer === "unreachable") {
     // Its output goes to a log file: nothing may reach the host over this bridge's stdout, and a
     // server that outlives the bridge must not write to a closed pipe.
+    const { spawn } = await import("node:child_process");
     const logDir = join(options.dataDir, "logs");
     mkdirSync(logDir, { recursive: true, mode: 0o700 });
     const logPath = join(logDir, "server.log");
@@ -78,7 +95,7 @@ export async function ensureServer(options: BridgeOptions, headers: Record<strin
     const startDeadline = Date.now() + START_WAIT_MS;
     while ((answer === "unreachable" || answer === "slow") && Date.now() < startDeadline) {
       await sleep(100);
-      answer = await whoAmI(options.url, headers);
+      answer = await whoAmI(http, options.url, headers);
     }
     if (answer === "unreachable" || answer === "slow") throw new Error(`started cairn serve, but nothing answered at ${options.url} within ${START_WAIT_MS / 1000} s`);
   }
@@ -91,57 +108,147 @@ function agentHeaders(options: BridgeOptions): Record<string, string> {
   return headers;
 }
 
-const isRequest = (message: JSONRPCMessage): message is JSONRPCMessage & { id: string | number; method: string } =>
-  "method" in message && "id" in message && message.id !== undefined;
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
+/** Nothing listens at the address: the request never reached a server, so sending it again is safe. */
+const connectionRefused = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === "ECONNREFUSED";
 
 /**
  * `cairn mcp`: an MCP server on stdin/stdout that relays every message, as it is, to the running
  * server's `/mcp` as the configured agent, and every message of the server back. The host's
- * `initialize` reaches the server, which answers it with its own capabilities and instructions: the
- * tools, their schemas and every rule are the server's, and the bridge loads no more of the SDK
- * than its two transports, so a host's first answer comes soon after the process starts.
+ * `initialize` reaches the server, which answers it with its own capabilities and instructions.
+ * The check that a server runs and takes the agent (starting one on loopback if none does) runs
+ * beside the host's first message rather than before it; a message that finds nothing listening
+ * waits for that check and is sent again. The bridge loads node's HTTP client and its own few
+ * modules, so a host's first answer comes soon after the process starts.
  */
 export async function runBridge(options: BridgeOptions): Promise<void> {
   const headers = agentHeaders(options);
-  await ensureServer(options, headers);
-  const upstream = new StreamableHTTPClientTransport(new URL("/mcp", options.url), { requestInit: { headers } });
-  const local = new StdioServerTransport();
-  /** Requests of the host's `initialize`, whose answer names the protocol version later requests carry. */
-  const initializing = new Set<string | number>();
-  const sending = new Set<Promise<void>>();
-  const fail = (message: JSONRPCMessage, error: unknown): void => {
-    const detail = error instanceof Error ? error.message : String(error);
-    options.say(`cairn mcp: ${detail}`);
-    // A request the server never answered still gets an answer, so the host does not wait for ever.
-    if (isRequest(message)) void local.send({ jsonrpc: "2.0", id: message.id, error: { code: -32603, message: `cannot reach ${options.url}/mcp: ${detail}` } });
+  const endpoint = new URL("/mcp", options.url);
+  const http: HttpModule = endpoint.protocol === "https:" ? await import("node:https") : await import("node:http");
+  const host = new HostWriter(process.stdout);
+  /** The host's requests the server has not answered yet, by idKey. */
+  const pending = new Map<string, RequestId>();
+  /** The host's `initialize` requests, whose answer names the protocol version later requests carry. */
+  const initializing = new Set<string>();
+  const answerError = (id: RequestId, code: number, message: string, data?: unknown): void => {
+    if (pending.delete(idKey(id))) host.send(errorAnswer(id, code, message, data));
   };
-  local.onmessage = (message) => {
-    if (isRequest(message) && message.method === "initialize") initializing.add(message.id);
-    const sent = upstream.send(message).catch((error: unknown) => fail(message, error));
-    sending.add(sent);
-    void sent.finally(() => sending.delete(sent));
-  };
-  upstream.onmessage = (message) => {
-    if ("id" in message && message.id !== undefined && initializing.delete(message.id) && "result" in message) {
-      const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
-      if (typeof version === "string") upstream.setProtocolVersion(version);
-    }
-    void local.send(message);
-  };
-  const closed = new Promise<void>((resolve) => {
-    local.onclose = () => resolve();
-    // The host closing our stdin is the end of the session; the stdio transport alone would
-    // leave this process running, orphaned, with its session open on the server.
-    process.stdin.once("end", () => resolve());
-    process.stdin.once("close", () => resolve());
-    upstream.onclose = () => resolve();
+
+  const upstream: Upstream = new Upstream({
+    endpoint,
+    http,
+    headers,
+    limit: MAX_MESSAGE_BYTES,
+    say: options.say,
+    onMessage: (message) => {
+      const id = answeredId(message);
+      if (id !== undefined) {
+        pending.delete(idKey(id));
+        const version = (message.result as { protocolVersion?: unknown } | undefined)?.protocolVersion;
+        if (initializing.delete(idKey(id)) && typeof version === "string") upstream.setProtocolVersion(version);
+      }
+      host.send(message);
+    },
   });
-  await upstream.start();
-  await local.start();
-  await closed;
-  // What the host sent last still reaches the server, and then the session ends there
-  // (DELETE /mcp) rather than idling out.
-  await Promise.allSettled([...sending]);
-  await upstream.terminateSession().catch(() => undefined);
-  await upstream.close().catch(() => undefined);
+
+  /** Why the bridge cannot serve the host, once the check has failed. */
+  let failure: Error | undefined;
+  const verdict: Promise<Error | undefined> = ensureServer(options, http, headers).then(
+    () => undefined,
+    (error: unknown) => asError(error),
+  );
+  void verdict.then((error) => {
+    if (!error) return;
+    failure = error;
+    for (const id of [...pending.values()]) answerError(id, INTERNAL_ERROR, `cairn mcp: ${error.message}`);
+    upstream.close();
+  });
+
+  const post = async (payload: unknown, requests: { id: RequestId }[]): Promise<void> => {
+    const awaiting = (): boolean => requests.some((request) => pending.has(idKey(request.id)));
+    try {
+      await upstream.post(payload, awaiting);
+    } catch (error) {
+      // Nothing listens yet: the check is starting a server, or will say why there is none.
+      if (!connectionRefused(error) || (await verdict)) throw error;
+      await upstream.post(payload, awaiting);
+    }
+  };
+
+  const inFlight = new Set<Promise<void>>();
+  const relay = (messages: JsonRpcMessage[], payload: unknown): void => {
+    const requests = requestsOf(messages);
+    for (const request of requests) {
+      pending.set(idKey(request.id), request.id);
+      if (request.method === "initialize") initializing.add(idKey(request.id));
+    }
+    if (failure) {
+      for (const request of requests) answerError(request.id, INTERNAL_ERROR, `cairn mcp: ${failure.message}`);
+      return;
+    }
+    const sent = post(payload, requests)
+      .catch(async (error: unknown) => {
+        // A refused key: the check says so, to the host and on stderr, once for every request.
+        if (error instanceof UpstreamError && error.status === 401 && (await verdict)) return;
+        const detail = asError(error).message;
+        options.say(`cairn mcp: ${detail}`);
+        const rpc = error instanceof UpstreamError ? error.rpcError : undefined;
+        for (const request of requests) {
+          if (rpc) answerError(request.id, rpc.code, rpc.message, rpc.data);
+          else answerError(request.id, INTERNAL_ERROR, `cannot reach ${options.url}/mcp: ${detail}`);
+        }
+      })
+      .then(() => {
+        // A request the server never answered still gets an answer, so the host does not wait for ever.
+        for (const request of requests) answerError(request.id, INTERNAL_ERROR, `the server at ${options.url} sent no answer to ${request.method}`);
+      });
+    inFlight.add(sent);
+    void sent.finally(() => inFlight.delete(sent));
+  };
+
+  const refuse = (code: number, message: string): void => {
+    options.say(`cairn mcp: ${message}`);
+    // JSON-RPC's answer to what has no readable id.
+    host.send(errorAnswer(null, code, message));
+  };
+  const hostClosed = new Promise<void>((resolve) => {
+    readLines(process.stdin, MAX_MESSAGE_BYTES, {
+      onLine: (line) => {
+        let payload: unknown;
+        try {
+          payload = JSON.parse(line);
+        } catch (error) {
+          refuse(PARSE_ERROR, `Parse error: ${asError(error).message}`);
+          return;
+        }
+        let messages: JsonRpcMessage[];
+        try {
+          messages = messagesOf(payload);
+        } catch {
+          refuse(INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message");
+          return;
+        }
+        relay(messages, payload);
+      },
+      onOversize: () => refuse(INVALID_REQUEST, `Invalid Request: a message larger than ${MAX_MESSAGE_BYTES} bytes was dropped`),
+      onEnd: resolve,
+    });
+  });
+
+  let error = await Promise.race([hostClosed.then(() => undefined), verdict.then((failed) => failed ?? hostClosed.then(() => undefined))]);
+  if (!error) {
+    // What the host sent last still reaches the server; a host that closed at once still learns,
+    // by the exit code, whether the server took the agent.
+    await Promise.allSettled([...inFlight]);
+    error = await verdict;
+  }
+  if (error) {
+    await host.flushed();
+    upstream.close();
+    throw error;
+  }
+  // The session ends on the server (DELETE /mcp) rather than idling out.
+  await upstream.end();
+  upstream.close();
 }

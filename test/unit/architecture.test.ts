@@ -83,7 +83,8 @@ const packages: Record<Layer, string[]> = {
   // tree-sitter and its grammars are loaded only by `cairn compile` (DESIGN §4a); `ignore` matches
   // its .gitignore-syntax exclusion rules.
   cli: ["web-tree-sitter", "@vscode/tree-sitter-wasm", "ignore"],
-  mcp: ["@modelcontextprotocol/sdk", "express", "zod"],
+  // eventsource-parser: the stdio bridge reads the server's event streams without the SDK's client.
+  mcp: ["@modelcontextprotocol/sdk", "express", "zod", "eventsource-parser"],
   app: [],
   archivist: ["zod", "eventsource-parser"],
   plugin: [],
