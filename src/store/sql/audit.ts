@@ -2,7 +2,7 @@ import type { AuditReads, MessageSnapshotRow } from "../audit.js";
 import type { EventRow } from "../events.js";
 import type { MemoryRow } from "../memory.js";
 import type { Reader } from "../store.js";
-import type { SqlDb } from "./dialect.js";
+import { LIMIT_PARAM, type SqlDb } from "./dialect.js";
 import { MEMORY_COLUMNS } from "./memory.js";
 
 // The audit log writes each snapshot as it is read and compares snapshots across stores, so both
@@ -13,7 +13,7 @@ export class SqlAuditReads implements AuditReads {
   constructor(private readonly db: SqlDb) {}
 
   eventsAfter(r: Reader, afterSeq: number, limit: number): Promise<EventRow[]> {
-    return this.db.all<EventRow>(r, "SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?", afterSeq, limit);
+    return this.db.all<EventRow>(r, `SELECT * FROM events WHERE seq > ? ORDER BY seq ${LIMIT_PARAM}`, afterSeq, limit);
   }
 
   async eventSeqsThrough(r: Reader, throughSeq: number): Promise<number[]> {

@@ -1,7 +1,7 @@
 import type { IdRef } from "../../core/ids.js";
 import type { MessageFilters, MessageRow, MessageStore, NewMessageRow } from "../messages.js";
 import type { Reader, Tx } from "../store.js";
-import type { SqlDb } from "./dialect.js";
+import { LIMIT_PARAM, type SqlDb } from "./dialect.js";
 import { idMatch } from "./visibility.js";
 
 // Read state is per recipient: every read joins the reader's own row.
@@ -47,7 +47,7 @@ export class SqlMessages implements MessageStore {
     return this.db.all<MessageRow>(
       r,
       `SELECT ${columnsFor} FROM message_recipients r JOIN messages m ON m.pk = r.message_pk
-        WHERE r.agent_id = ? AND r.read_at IS NULL AND m.pk > ? ORDER BY m.pk LIMIT ?`,
+        WHERE r.agent_id = ? AND r.read_at IS NULL AND m.pk > ? ORDER BY m.pk ${LIMIT_PARAM}`,
       reader,
       afterPk,
       limit,
@@ -68,7 +68,7 @@ export class SqlMessages implements MessageStore {
       tx,
       `WITH picked AS MATERIALIZED (
           SELECT q.message_pk FROM message_recipients q WHERE q.agent_id = ? AND q.read_at IS NULL
-           ORDER BY q.message_pk LIMIT ?${this.db.dialect.skipLocked(tx, "q")})
+           ORDER BY q.message_pk ${LIMIT_PARAM}${this.db.dialect.skipLocked(tx, "q")})
        UPDATE message_recipients SET read_at = ?
         WHERE agent_id = ? AND read_at IS NULL AND message_pk IN (SELECT p.message_pk FROM picked p)
         RETURNING message_pk`,

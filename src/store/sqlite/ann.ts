@@ -129,6 +129,9 @@ export class SqliteAnn {
   }
 
   private search(vector: Float32Array, n: number): number[] | null {
+    // Without an index, and before a build is due, there is nothing to check the database for: a
+    // store below the threshold would otherwise read its identity on every search and every write.
+    if (!this.index && !this.startDue()) return null;
     const identity = this.currentIdentity();
     if (identity === null) return null;
     if (this.index && this.identity !== identity) this.drop();
@@ -174,9 +177,14 @@ export class SqliteAnn {
     this.identity = null;
   }
 
+  /** Whether `start` would look at the store now: nothing is loading, and no failure or count is recent. */
+  private startDue(): boolean {
+    const at = performance.now();
+    return !this.busy && at - this.failedAt >= RETRY_MS && at - this.lastCount >= RECOUNT_MS;
+  }
+
   private start(identity: string): void {
-    if (this.busy || performance.now() - this.failedAt < RETRY_MS) return;
-    if (performance.now() - this.lastCount < RECOUNT_MS) return;
+    if (!this.startDue()) return;
     this.lastCount = performance.now();
     // vec0's rowid table: counting `memory_embeddings` reads every vector's page.
     const count = this.db.get<{ n: number }>("SELECT count(*) AS n FROM memory_vectors_rowids")?.n ?? 0;

@@ -1,5 +1,6 @@
 import { bm25Idf, type KeywordIndex, type KeywordMatches, type MemoryFilters } from "../memory.js";
 import { addMemoryFilters, liveMemoryClause } from "../sql/memory.js";
+import { LIMIT_PARAM } from "../sql/dialect.js";
 import type { SqlFragment } from "../sql/visibility.js";
 import type { Reader } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
@@ -51,7 +52,7 @@ export class SqliteKeywordIndex implements KeywordIndex {
         r,
         `SELECT m.pk AS pk, -f.rank AS score FROM memory_fts f JOIN memory m ON m.pk = f.rowid
           WHERE memory_fts MATCH ? AND ${clause.sql.join(" AND ")}
-          ORDER BY f.rank LIMIT ?`,
+          ORDER BY f.rank ${LIMIT_PARAM}`,
         fts5Query(words),
         ...clause.params,
         limit,
@@ -62,7 +63,7 @@ export class SqliteKeywordIndex implements KeywordIndex {
       r,
       `SELECT m.pk AS pk, -f.rank AS score FROM memory_fts f JOIN memory m ON m.pk = f.rowid
         WHERE memory_fts MATCH ? AND ${clause.sql.join(" AND ")}
-        ORDER BY f.rowid DESC LIMIT ?`,
+        ORDER BY f.rowid DESC ${LIMIT_PARAM}`,
       `(${fts5Query(selective)}) AND (${fts5Query(words)})`,
       ...clause.params,
       MAX_KEYWORD_CANDIDATES,

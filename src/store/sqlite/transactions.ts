@@ -86,6 +86,12 @@ export const asReader = (reader: SqliteReader): Reader => reader as unknown as R
 /** The connection behind a Reader or Tx that this implementation handed out. */
 export const connectionOf = (handle: Reader): Db => (handle as unknown as Handle).db;
 
+/**
+ * A transaction-control statement of the queue, from the connection's prepared statements: `exec`
+ * parses the SQL again every time, and a group runs two of them and two more per transaction in it.
+ */
+const control = (db: Db, sql: string): void => void db.prepare(sql).run();
+
 interface Job {
   run: (tx: SqliteTx) => Promise<unknown>;
   resolve: (value: unknown) => void;
@@ -162,25 +168,25 @@ export class TransactionQueue {
     const hooks: (() => void)[] = [];
     const settle: (() => void)[] = [];
     try {
-      db.exec("BEGIN IMMEDIATE");
+      control(db, "BEGIN IMMEDIATE");
       for (const job of jobs) {
         const tx = new SqliteTx(db);
-        if (!single) db.exec("SAVEPOINT queued");
+        if (!single) control(db, "SAVEPOINT queued");
         try {
           const value = await job.run(tx);
           tx.finish();
-          if (!single) db.exec("RELEASE queued");
+          if (!single) control(db, "RELEASE queued");
           hooks.push(...tx.hooks);
           settle.push(() => job.resolve(value));
         } catch (error) {
           tx.finish();
           if (single) throw error;
-          db.exec("ROLLBACK TO queued");
-          db.exec("RELEASE queued");
+          control(db, "ROLLBACK TO queued");
+          control(db, "RELEASE queued");
           settle.push(() => job.reject(error));
         }
       }
-      db.exec("COMMIT");
+      control(db, "COMMIT");
     } catch (error) {
       // The group did not commit: none of its writes happened.
       if (db.open && db.sqlite.inTransaction) db.exec("ROLLBACK");
