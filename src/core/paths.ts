@@ -31,7 +31,9 @@ const fromSources = import.meta.url.endsWith(".ts");
  * thread loads it through the TypeScript loader). Worker entries are found this way, never beside
  * their caller: in the bundled command line the caller is a chunk in dist/src/chunks.
  */
-export const srcModule = (path: string): URL => pathToFileURL(join(packageRoot, ...(fromSources ? ["src"] : ["dist", "src"]), path));
+export const srcModule = (path: string): URL => (fromSources ? pathToFileURL(join(packageRoot, "src", path)) : builtModule(path));
+/** The build's copy of a module of src/ (`embed/onnx-worker.js`), whatever the running code is. */
+export const builtModule = (path: string): URL => pathToFileURL(join(packageRoot, "dist", "src", path));
 /**
  * How this installation's stdio bridge is started, by absolute paths that work from any working
  * directory: this node, this package's CLI. Generated configurations use it for the machine the

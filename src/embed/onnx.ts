@@ -1,8 +1,7 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { packageRoot } from "../core/paths.js";
+import { builtModule } from "../core/paths.js";
 import type { Embedder } from "./embedder.js";
 import type { WorkerReply, WorkerRequest, WorkerSource } from "./onnx-worker.js";
 
@@ -13,10 +12,9 @@ type Request = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R
  * test suite), that is the build's copy: worker threads cannot load .ts files.
  */
 function workerUrl(): URL {
-  const built = join(packageRoot, "dist", "src", "embed", "onnx-worker.js");
-  if (!import.meta.url.endsWith(".ts")) return pathToFileURL(built);
-  if (!existsSync(built)) throw new Error("the embedding worker is not built; run `npm run build`");
-  return pathToFileURL(built);
+  const url = builtModule("embed/onnx-worker.js");
+  if (import.meta.url.endsWith(".ts") && !existsSync(fileURLToPath(url))) throw new Error("the embedding worker is not built; run `npm run build`");
+  return url;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
 
 // What `cairn serve` loads, read from the TypeScript sources with the compiler's own parser, and
@@ -53,6 +53,13 @@ export function edgesOf(source: ts.SourceFile, within: ts.Node = source): Module
       else edges.specifiers.push(specifier);
     } else if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "startWorker") {
       startsWorkers = true;
+    } else if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && (node.expression.text === "srcModule" || node.expression.text === "builtModule")) {
+      // A module of src/ named by its path there (src/core/paths.ts), as a specifier relative to this one.
+      const path = literalText(node.arguments[0]);
+      if (path !== undefined) {
+        const specifier = relative(dirname(resolve(root, source.fileName)), join(root, "src", path)).split(sep).join("/");
+        urls.push(specifier.startsWith(".") ? specifier : `./${specifier}`);
+      }
     } else if (ts.isNewExpression(node) && ts.isIdentifier(node.expression)) {
       if (node.expression.text === "Worker" || node.expression.text === "SerialWorker") startsWorkers = true;
       const [first, second] = node.arguments ?? [];
