@@ -100,12 +100,16 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
 where each benchmark run replaces its own section and keeps the others.
 BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" passes node flags to every server it starts.
+BENCH_CURVE_STORES=100000 (comma-separated) runs only those points of the curve.
 
 BENCH_DATABASE_URL=postgres://USER@HOST:PORT/DB (a superuser, or a role that may create databases)
 runs every server on PostgreSQL: each gets a database of its own, cairn_bench_<pid>_<n>_<random>,
 dropped when its run ends (and, if a run died, at the start of the next one). Seeded stores are
 copied once from the cached SQLite file into a template database, cairn_seed_<cache key>, kept
 across runs, and cloned per run. Results then go to bench/results/latest-postgres.json.`;
+
+// BENCH_CURVE_STORES=100000 (comma-separated): only these points of the curve, e.g. to A/B one size.
+const curveStores = process.env.BENCH_CURVE_STORES ? process.env.BENCH_CURVE_STORES.split(",").map(Number) : undefined;
 
 /** Full and quick sizes. Quick keeps every code path but finishes in a minute or two. */
 function plan(quick: boolean) {
@@ -152,7 +156,7 @@ function plan(quick: boolean) {
     },
     oauth: { connections: quick ? 5 : 19, codes: quick ? 20 : 100, refreshes: quick ? 50 : 300 },
     load: { agents: 50, seconds: quick ? 8 : 30, warmupSeconds: quick ? 2 : 5, tasks: quick ? 1000 : 4000, postgresServers: 3 },
-    curve: { stores: quick ? [1000, 5000] : [1000, 10_000, 100_000], queries: quick ? 50 : 200, warmup: quick ? 10 : 30 },
+    curve: { stores: curveStores ?? (quick ? [1000, 5000] : [1000, 10_000, 100_000]), queries: quick ? 50 : 200, warmup: quick ? 10 : 30 },
     peers: { runs: quick ? 1 : 3, notes: quick ? 500 : 10_000, searches: quick ? 20 : 100, writers: quick ? 4 : 16, writesPerWriter: quick ? 50 : 300, idleMs: 2000 },
     transfer: { entries: quick ? 5000 : 100_000, projects: 4, edges: quick ? 1000 : 20_000, tasks: quick ? 200 : 2000, messages: quick ? 200 : 2000, handoffs: 100 },
   };

@@ -103,26 +103,31 @@ export class MemorySearch {
       excludeCompiled: withoutCode,
     };
     // The keyword query needs no vector: it runs while the model embeds the query in its worker
-    // thread, so a search costs the longer of the two rather than their sum. It starts on the next
+    // thread, and the vector query starts as soon as the vector is there, without waiting for the
+    // keyword query (on PostgreSQL the two run at once, each on a connection of its own), so a
+    // search costs the longest of them rather than their sum. The keyword query starts on the next
     // turn of the event loop, once the query's text has reached the worker: SQLite's queries hold
     // this thread until they finish.
     const embedding = this.embeddings.embedForQuery(input.q, QUERY_WAIT_MS);
     const keywordSearch = nextTurn().then(() =>
       words.length > 0 ? this.store.keywords.search(reader, viewpoint, at, words, filters, pool) : { hits: [], ceiling: 0 },
     );
-    const [vector, keyword] = await Promise.all([embedding, keywordSearch]);
-    let semantic = vector
-      ? await this.store.vectors.nearest(reader, vector, pool, {
-          within: { viewpoint },
-          nowMs: Date.parse(at),
-          ...(input.project === undefined ? {} : { projectKey: input.project ?? "" }),
-          ...(types === undefined ? {} : { types }),
-          ...(input.agent === undefined ? {} : { agentId: input.agent }),
-          ...(input.confidence_min === undefined ? {} : { confidenceMin: input.confidence_min }),
-          ...(input.max_distance === undefined ? {} : { maxDistance: input.max_distance }),
-          ...(input.tag === undefined ? {} : { tag: input.tag }),
-        })
-      : [];
+    const nearestSearch = embedding.then((vector) =>
+      vector
+        ? this.store.vectors.nearest(reader, vector, pool, {
+            within: { viewpoint },
+            nowMs: Date.parse(at),
+            ...(input.project === undefined ? {} : { projectKey: input.project ?? "" }),
+            ...(types === undefined ? {} : { types }),
+            ...(input.agent === undefined ? {} : { agentId: input.agent }),
+            ...(input.confidence_min === undefined ? {} : { confidenceMin: input.confidence_min }),
+            ...(input.max_distance === undefined ? {} : { maxDistance: input.max_distance }),
+            ...(input.tag === undefined ? {} : { tag: input.tag }),
+          })
+        : [],
+    );
+    const [vector, keyword, nearest] = await Promise.all([embedding, keywordSearch, nearestSearch]);
+    let semantic = nearest;
     // With a distance bound, only hits with a known distance can satisfy it; the keyword list then
     // only adds its half to those that also match a word.
     const bounded = vector !== null && input.max_distance !== undefined;

@@ -50,3 +50,83 @@ describe("BM25's corpus statistics", () => {
     expect(counts).toBe(2);
   });
 });
+
+describe("BM25's corpus statistics refreshed in the background", () => {
+  const minute = 60_000;
+
+  it("answer a large index's stale count at once and count it again after the search", async () => {
+    let nowMs = 0;
+    const stats = new TermStats({ refresh: "background", now: () => nowMs });
+    let documents = 3;
+    const later: boolean[] = [];
+    const count = (_word: string, inBackground: boolean): Promise<number> => {
+      later.push(inBackground);
+      return Promise.resolve(documents);
+    };
+    await stats.frequencies(TERM_STATS_CACHE_FROM, ["deploy"], count);
+    nowMs += minute;
+    documents = 5;
+    expect([...(await stats.frequencies(TERM_STATS_CACHE_FROM, ["deploy"], count))]).toEqual([["deploy", 3]]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([...(await stats.frequencies(TERM_STATS_CACHE_FROM, ["deploy"], count))]).toEqual([["deploy", 5]]);
+    expect(later).toEqual([false, true]);
+  });
+
+  it("count a word never counted before the search goes on, and several at once", async () => {
+    const stats = new TermStats({ refresh: "background" });
+    const pending: ((documents: number) => void)[] = [];
+    const count = (): Promise<number> => new Promise((resolve) => pending.push(resolve));
+    const found = stats.frequencies(TERM_STATS_CACHE_FROM, ["deploy", "friday"], count);
+    // Both counts were asked for before either answered.
+    expect(pending).toHaveLength(2);
+    pending.forEach((resolve, index) => resolve(index + 1));
+    expect([...(await found)]).toEqual([
+      ["deploy", 1],
+      ["friday", 2],
+    ]);
+  });
+
+  it("keep the old count when counting again fails, and try again on a later search", async () => {
+    let nowMs = 0;
+    const stats = new TermStats({ refresh: "background", now: () => nowMs });
+    let fail = false;
+    const count = (): Promise<number> => (fail ? Promise.reject(new Error("connection lost")) : Promise.resolve(7));
+    await stats.frequencies(TERM_STATS_CACHE_FROM, ["deploy"], count);
+    nowMs += minute;
+    fail = true;
+    expect([...(await stats.frequencies(TERM_STATS_CACHE_FROM, ["deploy"], count))]).toEqual([["deploy", 7]]);
+    await new Promise((resolve) => setImmediate(resolve));
+    fail = false;
+    let counted = 0;
+    await stats.frequencies(TERM_STATS_CACHE_FROM, ["deploy"], () => {
+      counted++;
+      return Promise.resolve(9);
+    });
+    expect(counted).toBe(1);
+  });
+
+  it("answer a large corpus's stale size at once, count it once however many searches find it stale, and keep counting a small one first", async () => {
+    let nowMs = 0;
+    const stats = new TermStats({ refresh: "background", now: () => nowMs });
+    let documents = TERM_STATS_CACHE_FROM - 1;
+    let counts = 0;
+    let release: () => void = () => undefined;
+    const count = (inBackground: boolean): Promise<{ documents: number; averageLength: number }> => {
+      counts++;
+      const value = { documents, averageLength: 5 };
+      return inBackground ? new Promise((resolve) => (release = () => resolve(value))) : Promise.resolve(value);
+    };
+    expect((await stats.corpusSize(count)).documents).toBe(TERM_STATS_CACHE_FROM - 1);
+    documents = TERM_STATS_CACHE_FROM;
+    expect((await stats.corpusSize(count)).documents).toBe(TERM_STATS_CACHE_FROM);
+    nowMs += minute;
+    documents = TERM_STATS_CACHE_FROM + 500;
+    expect((await stats.corpusSize(count)).documents).toBe(TERM_STATS_CACHE_FROM);
+    expect((await stats.corpusSize(count)).documents).toBe(TERM_STATS_CACHE_FROM);
+    expect(counts).toBe(3);
+    release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await stats.corpusSize(count)).documents).toBe(TERM_STATS_CACHE_FROM + 500);
+    expect(counts).toBe(3);
+  });
+});

@@ -4,6 +4,7 @@ import type { SqlFragment } from "../sql/visibility.js";
 import type { Reader } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
 import { MAX_KEYWORD_CANDIDATES, TermStats, selectiveTerms } from "../sql/term-stats.js";
+import { candidateTiers, type TierQuery } from "./keyword-tiers.js";
 import { pgDb } from "./run.js";
 
 /**
@@ -13,32 +14,56 @@ import { pgDb } from "./run.js";
  */
 export const pgDecisionMatch = (words: string[]): SqlFragment => ({ sql: "d.search @@ plainto_tsquery('english', ?)", params: [words.join(" ")] });
 
+const bm25 = `sum(w.idf * t.tf * ${BM25_K1 + 1} / (t.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * length(c.search) / ?::float8)))::float8`;
+const scored = (candidates: string): string =>
+  `SELECT c.pk AS pk, ${bm25} AS score
+     FROM (${candidates}) AS c
+     CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf FROM unnest(c.search) AS u) AS t
+     JOIN unnest(?::text[], ?::float8[]) AS w(lexeme, idf) ON w.lexeme = t.lexeme
+    GROUP BY c.pk
+    ORDER BY score DESC, c.pk LIMIT ?`;
+
 /**
  * Okapi BM25 over PostgreSQL's full-text index of content and tags (`memory.search`, a stored
  * tsvector with the 'english' configuration: stemmed, stop words dropped; GIN-indexed), with
  * FTS5's formula and parameters so that both backends rank alike. PostgreSQL has no BM25 of its
- * own: the query finds the visible entries holding any of the words through the index, reads each
- * one's term frequencies from its tsvector, and takes the document frequencies from the whole
- * live table (a GIN count per word, see TermStats). An entry's length is its number of distinct
- * lexemes (what a tsvector keeps), against the table's average.
+ * own: the query finds candidate entries through the index, reads each one's term frequencies from
+ * its tsvector, and takes the document frequencies from the whole live table (a GIN count per
+ * word, see TermStats, refreshed beside the searches once the table is large). An entry's length is
+ * its number of distinct lexemes (what a tsvector keeps), against the table's average.
+ *
+ * Scoring reads each candidate's whole tsvector, so candidates are bounded, and found in tiers
+ * (`candidateTiers`, docs/architecture.md "PostgreSQL keyword candidates"): the entries holding
+ * every word, else those missing at most one, else the entries holding the rarest words.
  */
-// Scoring reads each candidate's whole tsvector, so the candidates are bounded (`selectiveTerms`).
-// When even the rarest lexeme is that common, the newest MAX_KEYWORD_CANDIDATES of its entries are scored.
-
 export class PgKeywordIndex implements KeywordIndex {
-  private readonly stats = new TermStats();
+  // A stale count is refreshed after the search that found it so: at 100,000 entries the corpus
+  // size took 160–700 ms, which the one search finding it a minute old used to wait for.
+  private readonly stats = new TermStats({ refresh: "background" });
+
+  /** `refresher`: the pool's reader, which background counts use (a caller's transaction may have ended by then). */
+  constructor(private readonly refresher: Reader) {}
 
   async search(r: Reader, viewpoint: Viewpoint, nowIso: string, words: string[], filters: MemoryFilters, limit: number): Promise<KeywordMatches> {
     if (words.length === 0) return { hits: [], ceiling: 0 };
-    const { documents, averageLength } = await this.stats.corpusSize(async () => {
-      const row = await pgDb.get<{ documents: string; average_length: number | null }>(r, "SELECT count(*) AS documents, avg(length(search))::float8 AS average_length FROM memory");
+    // A count made after the search runs on the pool: `r` may be a transaction that has ended.
+    const counter = (later: boolean): Reader => (later ? this.refresher : r);
+    const { documents, averageLength } = await this.stats.corpusSize(async (later) => {
+      const row = await pgDb.get<{ documents: string; average_length: number | null }>(counter(later), "SELECT count(*) AS documents, avg(length(search))::float8 AS average_length FROM memory");
       return { documents: Number(row?.documents ?? 0), averageLength: Math.max(1, row?.average_length ?? 1) };
     });
-    // Each word's lexemes (a stop word has none: it neither matches nor counts).
-    const lexemes = (await pgDb.all<{ lexeme: string }>(r, "SELECT DISTINCT t.lexeme FROM unnest(?::text[]) AS w, unnest(to_tsvector('english', w)) AS t", words)).map((row) => row.lexeme);
+    // Each word's lexemes (a stop word has none: it neither matches nor counts), each with a
+    // tsquery matching it, as PostgreSQL writes one (quoted), for the tiers to combine.
+    const lexemes = await pgDb.all<{ lexeme: string; query: string }>(
+      r,
+      "SELECT DISTINCT t.lexeme, phraseto_tsquery('simple', t.lexeme)::text AS query FROM unnest(?::text[]) AS w, unnest(to_tsvector('english', w)) AS t",
+      words,
+    );
     // How many rows hold each: the GIN index answers every count.
-    const frequencies = await this.stats.frequencies(documents, lexemes, async (lexeme) =>
-      Number((await pgDb.get<{ n: string }>(r, "SELECT count(*) AS n FROM memory m WHERE m.search @@ phraseto_tsquery('simple', ?)", lexeme))?.n ?? 0),
+    const frequencies = await this.stats.frequencies(
+      documents,
+      lexemes.map((row) => row.lexeme),
+      async (lexeme, later) => Number((await pgDb.get<{ n: string }>(counter(later), "SELECT count(*) AS n FROM memory m WHERE m.search @@ phraseto_tsquery('simple', ?)", lexeme))?.n ?? 0),
     );
     const idf = new Map<string, number>();
     let ceiling = 0;
@@ -48,28 +73,23 @@ export class PgKeywordIndex implements KeywordIndex {
       idf.set(lexeme, weight);
     }
     if (idf.size === 0) return { hits: [], ceiling: 0 };
+    const queries = new Map(lexemes.filter((row) => row.query !== "").map((row) => [row.lexeme, row.query]));
     const clause = liveMemoryClause(viewpoint, nowIso);
     addMemoryFilters(filters, clause);
-    const hits = await pgDb.all<{ pk: number; score: number }>(
-      r,
-      `SELECT c.pk AS pk, sum(w.idf * t.tf * ${BM25_K1 + 1} / (t.tf + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * length(c.search) / ?::float8)))::float8 AS score
-         FROM (SELECT m.pk, m.search
-                 FROM (SELECT string_agg(phraseto_tsquery('simple', l)::text, ' | ')::tsquery AS q FROM unnest(?::text[]) AS l) AS query
-                 JOIN memory m ON m.search @@ query.q
-                WHERE ${clause.sql.join(" AND ")}
-                ORDER BY m.pk DESC LIMIT ?) AS c
-         CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf FROM unnest(c.search) AS u) AS t
-         JOIN unnest(?::text[], ?::float8[]) AS w(lexeme, idf) ON w.lexeme = t.lexeme
-        GROUP BY c.pk
-        ORDER BY score DESC, c.pk LIMIT ?`,
-      averageLength,
-      selectiveTerms(frequencies),
-      ...clause.params,
-      MAX_KEYWORD_CANDIDATES,
-      [...idf.keys()],
-      [...idf.values()],
-      limit,
-    );
+    const where = clause.sql.join(" AND ");
+    const score = (tier: TierQuery): Promise<{ pk: number; score: number }[]> => {
+      const newest = `SELECT m.pk, m.search FROM memory m WHERE m.search @@ ?::tsquery${tier.better === null ? "" : " AND NOT m.search @@ ?::tsquery"} AND ${where} ORDER BY m.pk DESC LIMIT ?`;
+      const newestParams = [tier.query, ...(tier.better === null ? [] : [tier.better]), ...clause.params, MAX_KEYWORD_CANDIDATES];
+      // The better tier's entries (fewer than `limit`, or it would have answered) all stay candidates.
+      const candidates = tier.better === null ? newest : `SELECT m.pk, m.search FROM memory m WHERE m.search @@ ?::tsquery AND ${where} UNION ALL (${newest})`;
+      const candidateParams = tier.better === null ? newestParams : [tier.better, ...clause.params, ...newestParams];
+      return pgDb.all<{ pk: number; score: number }>(r, scored(candidates), averageLength, ...candidateParams, [...idf.keys()], [...idf.values()], limit);
+    };
+    let hits: { pk: number; score: number }[] = [];
+    for (const tier of candidateTiers(frequencies, queries, selectiveTerms(frequencies))) {
+      hits = await score(tier);
+      if (hits.length >= limit) break;
+    }
     return { hits, ceiling };
   }
 }

@@ -62,10 +62,11 @@ export class PgStore extends SqlRepositories<PgVectorIndex> implements Store {
     const hookScope = new AsyncResource("cairn:after-commit");
     const holds = new HoldListeners();
     const run = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => runTransaction(pool, guards, work, onHookError, hookScope, holds.report);
+    const reader = readerOf(pool);
     super({
       db: pgDb,
       vectors: new PgVectorIndex(run),
-      keywords: new PgKeywordIndex(),
+      keywords: new PgKeywordIndex(reader),
       decisionMatch: pgDecisionMatch,
       eventAppend: pgEventAppend,
       // The shared rate limit (PostgreSQL only) follows the agent, so a rename does not refill it.
@@ -74,7 +75,7 @@ export class PgStore extends SqlRepositories<PgVectorIndex> implements Store {
     this.guards = guards;
     this.run = run;
     this.eventsLock = holds;
-    this.reader = readerOf(pool);
+    this.reader = reader;
     this.eventWakeups = new PgEventWakeups({ connectionString: url });
     this.rateLimits = new PgRateLimits(new PgDb(pool));
     this.authFailures = new PgAuthFailures(new PgDb(pool));

@@ -3,45 +3,114 @@
 // words again and again, so each count is then reused until it is a minute old (idf moves slowly
 // with a large corpus: a minute's drift changes no ranking anyone could notice). A small index is
 // counted on every search: it is cheap there, and a few writes change its statistics a lot.
+//
+// With `refresh: "background"` a large index's count that has aged past the minute is still
+// answered at once, and counted again beside the search, for the searches after it: no search
+// waits on a count it already has. Only a word never counted (or forgotten) is counted on the
+// request. A background count that fails leaves the old one in place, to be tried again later.
+// Each count is told whether it runs after the search (`later`): the caller's reader may be a
+// transaction that has ended by then.
 
 const TTL_MS = 60_000;
 const MAX_WORDS = 10_000;
 /** From this many entries on, counts are reused for a minute. */
 export const TERM_STATS_CACHE_FROM = 10_000;
 
-export class TermStats {
-  private corpus: { documents: number; averageLength: number; at: number } | undefined;
-  private readonly words = new Map<string, { documents: number; at: number }>();
+export interface CorpusSize {
+  documents: number;
+  averageLength: number;
+}
 
-  async corpusSize(count: () => Promise<{ documents: number; averageLength: number }>): Promise<{ documents: number; averageLength: number }> {
-    const nowMs = Date.now();
-    if (this.corpus && this.corpus.documents >= TERM_STATS_CACHE_FROM && nowMs - this.corpus.at < TTL_MS) return this.corpus;
-    const value = await count();
+export interface TermStatsOptions {
+  /** "request" (default): a stale count is counted again before the search goes on; "background": after it. */
+  refresh?: "request" | "background";
+  /** The clock (epoch ms), for tests. */
+  now?: () => number;
+}
+
+export class TermStats {
+  private corpus: (CorpusSize & { at: number }) | undefined;
+  private readonly words = new Map<string, { documents: number; at: number }>();
+  private readonly background: boolean;
+  private readonly now: () => number;
+  /** What is being counted in the background: never twice at once. */
+  private corpusRefresh: Promise<void> | undefined;
+  private readonly wordRefreshes = new Set<string>();
+
+  constructor(options: TermStatsOptions = {}) {
+    this.background = options.refresh === "background";
+    this.now = options.now ?? Date.now;
+  }
+
+  async corpusSize(count: (later: boolean) => Promise<CorpusSize>): Promise<CorpusSize> {
+    const nowMs = this.now();
+    const known = this.corpus;
+    if (known && known.documents >= TERM_STATS_CACHE_FROM) {
+      if (nowMs - known.at < TTL_MS) return known;
+      if (this.background) {
+        this.corpusRefresh ??= count(true)
+          .then((value) => {
+            this.corpus = { ...value, at: this.now() };
+          })
+          .catch(() => undefined)
+          .finally(() => {
+            this.corpusRefresh = undefined;
+          });
+        return known;
+      }
+    }
+    const value = await count(false);
     this.corpus = { ...value, at: nowMs };
     return value;
   }
 
-  /** How many entries hold each word, counting (with `count`) those not known for a minute. */
-  async frequencies(corpusDocuments: number, words: string[], count: (word: string) => Promise<number>): Promise<Map<string, number>> {
-    const nowMs = Date.now();
+  /**
+   * How many entries hold each word, counting (with `count`) those not known for a minute. Words
+   * are counted concurrently: on PostgreSQL each count has a connection of its own.
+   */
+  async frequencies(corpusDocuments: number, words: string[], count: (word: string, later: boolean) => Promise<number>): Promise<Map<string, number>> {
+    const nowMs = this.now();
     const cache = corpusDocuments >= TERM_STATS_CACHE_FROM;
     const result = new Map<string, number>();
+    const counting: Promise<void>[] = [];
     for (const word of words) {
       const known = cache ? this.words.get(word) : undefined;
       if (known && nowMs - known.at < TTL_MS) {
         result.set(word, known.documents);
         continue;
       }
-      const documents = await count(word);
-      if (cache) {
-        // Oldest first out: a Map iterates in insertion order, and a refreshed word is re-inserted.
-        this.words.delete(word);
-        if (this.words.size >= MAX_WORDS) this.words.delete(this.words.keys().next().value as string);
-        this.words.set(word, { documents, at: nowMs });
+      if (known && this.background) {
+        result.set(word, known.documents);
+        this.refreshWord(word, count);
+        continue;
       }
-      result.set(word, documents);
+      // Set now, so the map keeps the words' order; the count fills it in.
+      result.set(word, 0);
+      counting.push(
+        count(word, false).then((documents) => {
+          result.set(word, documents);
+          if (cache) this.remember(word, documents, nowMs);
+        }),
+      );
     }
+    await Promise.all(counting);
     return result;
+  }
+
+  private refreshWord(word: string, count: (word: string, later: boolean) => Promise<number>): void {
+    if (this.wordRefreshes.has(word)) return;
+    this.wordRefreshes.add(word);
+    void count(word, true)
+      .then((documents) => this.remember(word, documents, this.now()))
+      .catch(() => undefined)
+      .finally(() => this.wordRefreshes.delete(word));
+  }
+
+  private remember(word: string, documents: number, at: number): void {
+    // Oldest first out: a Map iterates in insertion order, and a refreshed word is re-inserted.
+    this.words.delete(word);
+    if (this.words.size >= MAX_WORDS) this.words.delete(this.words.keys().next().value as string);
+    this.words.set(word, { documents, at });
   }
 }
 

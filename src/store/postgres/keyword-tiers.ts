@@ -1,0 +1,42 @@
+// Where PostgreSQL's keyword search looks for candidates, most selective first (docs/architecture.md
+// "PostgreSQL keyword candidates"). A GIN AND of every word is far more selective than any one
+// word, and its entries are the ones BM25 ranks first; only when a tier holds fewer entries than
+// the search asks for does the next, wider one run.
+
+/** One tier: its tsquery, and the tsquery of the tier tried before it (whose entries all stay candidates), if any. */
+export interface TierQuery {
+  query: string;
+  better: string | null;
+}
+
+/** Above this many words "all but one" is not tried: its tsquery grows with the square of the words. */
+export const MAX_ALL_BUT_ONE_WORDS = 10;
+
+/**
+ * The tiers for a query. When `selective` (the rarest words, `selectiveTerms`) is every word an
+ * entry holds, few entries hold any: one tier scores them all, as BM25 over every match would.
+ * Otherwise: the entries holding every word the query holds; then (from three words) those missing
+ * at most one; then (from two) those holding one of `selective`. `frequencies` are the words'
+ * document frequencies (a word no entry holds is left out), `queries` each word's own tsquery as
+ * PostgreSQL prints it.
+ */
+export function candidateTiers(frequencies: Map<string, number>, queries: Map<string, string>, selective: string[]): TierQuery[] {
+  const atom = (word: string): string => `(${queries.get(word) as string})`;
+  const present = [...frequencies]
+    .filter(([word, documents]) => documents > 0 && queries.has(word))
+    .sort((a, b) => a[1] - b[1])
+    .map(([word]) => word);
+  const rare = selective.filter((word) => queries.has(word));
+  if (present.length === 0) return [];
+  if (rare.length === present.length) return [{ query: rare.map(atom).join(" | "), better: null }];
+  const all = present.map(atom).join(" & ");
+  const tiers: TierQuery[] = [{ query: all, better: null }];
+  let better = all;
+  if (present.length > 2 && present.length <= MAX_ALL_BUT_ONE_WORDS) {
+    const allButOne = present.map((_, left) => `(${present.filter((__, index) => index !== left).map(atom).join(" & ")})`).join(" | ");
+    tiers.push({ query: allButOne, better });
+    better = allButOne;
+  }
+  if (rare.length > 0) tiers.push({ query: rare.map(atom).join(" | "), better });
+  return tiers;
+}

@@ -1,0 +1,82 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openStore } from "../../src/store/open.js";
+import { MAX_KEYWORD_CANDIDATES } from "../../src/store/sql/term-stats.js";
+import type { Store } from "../../src/store/store.js";
+import { databaseUrlFor, onPostgres, withDatabase } from "../helpers/database.js";
+import { newMemoryRow } from "../helpers/memory-rows.js";
+import { tempDir } from "../helpers/server.js";
+
+// PostgreSQL's keyword search looks for candidates in tiers: the entries holding every word, then
+// those missing one, then those holding the rarest words (src/store/postgres/keyword-tiers.ts).
+describe.runIf(onPostgres)("PostgreSQL keyword search over common words", () => {
+  const dirs: string[] = [];
+  const stores: Store[] = [];
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close();
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A store holding, in this order, each group: entries as written, or `count` notes naming `word` (written in one statement). */
+  async function storeWith(groups: (string[] | { word: string; count: number })[]): Promise<{ store: Store; pkOf: (content: string) => number }> {
+    const dir = tempDir();
+    dirs.push(dir);
+    const store = await openStore({ databaseUrl: databaseUrlFor(dir), file: join(dir, "cairn.db") });
+    stores.push(store);
+    const pks = new Map<string, number>();
+    for (const group of groups) {
+      if (Array.isArray(group)) {
+        await store.transaction(async (tx) => {
+          for (const content of group) pks.set(content, await store.memory.insert(tx, newMemoryRow(content), []));
+        });
+        continue;
+      }
+      const row = newMemoryRow("");
+      await withDatabase(dir, (db) =>
+        db.run(
+          `INSERT INTO memory (id, type, agent_id, project, scope, content, content_key, confidence, parents, tags, created_at, updated_at, version)
+           SELECT ? || '-' || n, 'memory', 'writer', NULL, 'project', ? || ' note ' || n || ' about the staging cluster', ? || '-' || n, 1, '[]', '[]', ?, ?, 1
+             FROM generate_series(1, ?::int) AS n`,
+          `${row.id}`, group.word, `${row.id}`, row.created_at, row.updated_at, group.count,
+        ),
+      );
+    }
+    return { store, pkOf: (content) => pks.get(content) as number };
+  }
+
+  const viewpoint = { agentId: "reader", allProjects: false };
+  const search = (store: Store, words: string[], limit: number) => store.keywords.search(store.reader, viewpoint, new Date().toISOString(), words, {}, limit);
+
+  it("ranks the entries holding every word first, then those missing only the rarest, when too few hold every word", async () => {
+    const everyWord = ["rollback after the canary deploy failed", "the canary deploy needs a rollback plan"];
+    const allButRarest = ["canary deploy to the eu cluster", "a canary deploy for the billing service", "canary deploy dashboards"];
+    // So many hold "canary" and "deploy" that the rarest word alone bounds the candidates: those
+    // holding only "canary deploy" would not be among them.
+    const { store, pkOf } = await storeWith([
+      { word: "canary", count: MAX_KEYWORD_CANDIDATES / 2 },
+      everyWord,
+      allButRarest,
+      { word: "canary", count: MAX_KEYWORD_CANDIDATES / 2 },
+      { word: "deploy", count: MAX_KEYWORD_CANDIDATES },
+    ]);
+    const found = await search(store, ["rollback", "canary", "deploy"], 5);
+    expect(new Set(found.hits.slice(0, 2).map((hit) => hit.pk))).toEqual(new Set(everyWord.map(pkOf)));
+    expect(new Set(found.hits.slice(2).map((hit) => hit.pk))).toEqual(new Set(allButRarest.map(pkOf)));
+    const scores = found.hits.map((hit) => hit.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+  });
+
+  it("finds the entries holding every word even when the newest entries holding the rarest one are others", async () => {
+    const both = Array.from({ length: 6 }, (_, index) => `canary deploy ${index}`);
+    const { store, pkOf } = await storeWith([both, { word: "canary", count: MAX_KEYWORD_CANDIDATES + 200 }, { word: "deploy", count: MAX_KEYWORD_CANDIDATES + 400 }]);
+    const found = await search(store, ["canary", "deploy"], 5);
+    expect(found.hits).toHaveLength(5);
+    for (const hit of found.hits) expect(both.map(pkOf)).toContain(hit.pk);
+    // The same entries score the same however wide the search: with a limit beyond the six, the
+    // candidates are every entry holding the rarest word.
+    const wide = await search(store, ["canary", "deploy"], 10);
+    expect(wide.hits.slice(0, 5)).toEqual(found.hits);
+    expect(wide.ceiling).toBe(found.ceiling);
+  });
+});
