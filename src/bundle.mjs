@@ -4,15 +4,14 @@
 // Every dynamic import stays a chunk loaded when its command needs it. Packages from node_modules
 // stay external (several find their own files or native parts beside themselves); worker threads
 // start from the compiler's copies under dist/src, which this leaves in place.
-import { rmSync } from "node:fs";
+import { readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = join(root, "dist", "src");
-rmSync(join(outdir, "chunks"), { recursive: true, force: true });
-await build({
+const result = await build({
   absWorkingDir: root,
   entryPoints: { cli: "src/cli.ts" },
   outdir,
@@ -29,4 +28,15 @@ await build({
   allowOverwrite: true,
   legalComments: "none",
   logLevel: "warning",
+  metafile: true,
 });
+
+// Chunks of earlier builds are kept a day: a server or bridge started from one still imports its
+// own chunks on demand (their names carry a content hash), and a rebuild must not break it.
+const chunksDir = join(outdir, "chunks");
+const current = new Set(Object.keys(result.metafile.outputs).map((path) => join(root, path)));
+const dayAgo = Date.now() - 24 * 60 * 60 * 1000;
+for (const name of readdirSync(chunksDir)) {
+  const path = join(chunksDir, name);
+  if (!current.has(path) && statSync(path).mtimeMs < dayAgo) rmSync(path, { force: true });
+}
