@@ -1,5 +1,5 @@
-import { homedir } from "node:os";
 import { resolve } from "node:path";
+import { AGENT_ID_PATTERN, expandHome, MCP_TOOLSETS } from "../core/setting-rules.js";
 import { UsageError } from "./output.js";
 
 /**
@@ -19,11 +19,9 @@ export interface ClientSettings {
 
 export interface BridgeSettings extends ClientSettings {
   /** Only when set: otherwise the server's default tool set applies. */
-  MCP_TOOLSET?: "core" | "standard" | "all" | undefined;
+  MCP_TOOLSET?: (typeof MCP_TOOLSETS)[number] | undefined;
 }
 
-const AGENT_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-const TOOLSETS = ["core", "standard", "all"] as const;
 
 const invalid = (setting: string, why: string): UsageError => new UsageError(`invalid setting ${setting}: ${why}`);
 
@@ -39,13 +37,11 @@ function httpUrl(name: string, value: string): string {
   return value.replace(/[\t\n\r]/g, "").replace(/\/+$/, "");
 }
 
-const expandHome = (path: string): string => (path === "~" || path.startsWith("~/") ? homedir() + path.slice(1) : path);
-
 export function bridgeSettings(env: Record<string, string | undefined> = process.env): BridgeSettings {
   const agentId = read(env, "CAIRN_AGENT_ID");
-  if (agentId !== undefined && !AGENT_ID.test(agentId)) throw invalid("CAIRN_AGENT_ID", `must match ${AGENT_ID.source}`);
+  if (agentId !== undefined && !AGENT_ID_PATTERN.test(agentId)) throw invalid("CAIRN_AGENT_ID", `must match ${AGENT_ID_PATTERN.source}`);
   const toolset = read(env, "MCP_TOOLSET");
-  if (toolset !== undefined && !(TOOLSETS as readonly string[]).includes(toolset)) throw invalid("MCP_TOOLSET", `must be one of ${TOOLSETS.join(", ")}`);
+  if (toolset !== undefined && !(MCP_TOOLSETS as readonly string[]).includes(toolset)) throw invalid("MCP_TOOLSET", `must be one of ${MCP_TOOLSETS.join(", ")}`);
   const url = read(env, "CAIRN_URL");
   return {
     CAIRN_URL: url === undefined ? "http://127.0.0.1:8470" : httpUrl("CAIRN_URL", url),

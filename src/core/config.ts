@@ -1,14 +1,14 @@
 import { isIP } from "node:net";
-import { homedir, hostname } from "node:os";
+import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { roles, type Role } from "../wire/roles.js";
-
+import { AGENT_ID_PATTERN, expandHome, MCP_TOOLSETS } from "./setting-rules.js";
 
 /** Where the archives of downloadable embedding models are published (fastembed's host). */
 export const DEFAULT_MODEL_BASE_URL = "https://storage.googleapis.com/qdrant-fastembed";
 
-export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+export { AGENT_ID_PATTERN };
 /** A DNS name, an IPv4 address or a bracketed IPv6 address, as it appears in a `Host` header. */
 export const HOST_NAME = /^(\[[0-9a-f:.]+\]|[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*)$/;
 
@@ -179,7 +179,7 @@ const settingsSchema = z.object({
   PROMOTION_MIN_REINFORCEMENTS: int(1, 1000).default(3),
   PROMOTION_STABLE_DAYS: int(0, 3650).default(7),
   ARCHIVIST_TOKEN_BUDGET_PER_HOUR: int(0, 100_000_000).default(200000),
-  MCP_TOOLSET: z.enum(["core", "standard", "all"]).default("standard"),
+  MCP_TOOLSET: z.enum(MCP_TOOLSETS).default("standard"),
   ALLOWED_HOSTS: hostList.default([]),
   /** The cosine at which a search hit's semantic half starts to count; unset: the embedder's measured default. */
   SEARCH_MIN_SIMILARITY: ratio.optional(),
@@ -238,10 +238,6 @@ export function urlHostFor(host: string): string {
     return HOST_NAME.test(machine) ? machine : "127.0.0.1";
   }
   return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
-}
-
-function expandHome(path: string): string {
-  return path === "~" || path.startsWith("~/") ? homedir() + path.slice(1) : path;
 }
 
 /** A host name as an instance name: lower case, runs of anything else as one dash, at most 63 characters. */
