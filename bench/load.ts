@@ -1,8 +1,14 @@
-// Fifty agents at once with no think time, the mix a team makes: 40 % searches, 30 % memory
-// writes, 30 % coordination (a task claimed then completed, a message sent then the inbox read).
+// Fifty agents at once, the mix a team makes: 40 % searches, 30 % memory writes, 30 % coordination
+// (a task claimed then completed, a message sent then the inbox read). Two phases on one server
+// group: first the agents together offer a set rate (250 requests/s, the target), each stepping
+// on its own Poisson schedule, and a request's latency counts from when it was due, so a server
+// that falls behind shows it (no coordinated omission); then they step with no think time, which
+// finds the rate at saturation. In the second phase fifty agents are always waiting on the server,
+// so its latencies are fifty over the rate it reaches (Little's law), whatever the server does.
 // On SQLite one server; with BENCH_DATABASE_URL three servers on one PostgreSQL database, agents
-// spread over them. Afterwards it checks that nothing was lost: every acknowledged write can be
-// read back, every task claimed was completed exactly once, every message sent was delivered once.
+// spread over them. Afterwards it checks that nothing was lost in either phase: every
+// acknowledged write can be read back, every task claimed was completed exactly once, every
+// message sent was delivered once.
 import { noteStream, queryStream, seededRandom, type Random } from "./corpus.js";
 import { createTasks } from "./coordination.js";
 import { expectStatus, latencyStats, progress, registerMany, removeDataDir, round, startServerGroup, type Credentials, type HttpClient, type Reply, type Row, type Section, type ServerProcess } from "./lib.js";
@@ -13,6 +19,8 @@ export interface LoadOptions {
   agents: number;
   seconds: number;
   warmupSeconds: number;
+  /** Requests a second the agents offer together in the paced phase. */
+  rate: number;
   tasks: number;
   /** Servers on PostgreSQL (one database); SQLite always runs one. */
   postgresServers: number;
@@ -31,9 +39,11 @@ interface Agent {
   random: Random;
 }
 
-interface Tally {
-  latencies: Record<Kind, number[]>;
-  errors: Record<Kind, number>;
+/** Requests per step of the mix: a search or a write is one, a claim or a message two. */
+const REQUESTS_PER_STEP = 0.4 + 0.3 + 0.3 * 2;
+
+/** What was acknowledged over every phase, for the check that nothing was lost. */
+interface Ledger {
   /** Entries acknowledged (201 new, 200 reinforced), by id. */
   written: Set<string>;
   claimed: Map<string, number>;
@@ -42,9 +52,13 @@ interface Tally {
   delivered: Map<string, number>;
 }
 
-const newTally = (): Tally => ({
-  latencies: Object.fromEntries(KINDS.map((kind) => [kind, []])) as unknown as Record<Kind, number[]>,
-  errors: Object.fromEntries(KINDS.map((kind) => [kind, 0])) as Record<Kind, number>,
+interface Tally {
+  latencies: Record<Kind, number[]>;
+  errors: Record<Kind, number>;
+  ledger: Ledger;
+}
+
+const newLedger = (): Ledger => ({
   written: new Set(),
   claimed: new Map(),
   completed: new Map(),
@@ -52,11 +66,20 @@ const newTally = (): Tally => ({
   delivered: new Map(),
 });
 
+const newTally = (ledger: Ledger): Tally => ({
+  latencies: Object.fromEntries(KINDS.map((kind) => [kind, []])) as unknown as Record<Kind, number[]>,
+  errors: Object.fromEntries(KINDS.map((kind) => [kind, 0])) as Record<Kind, number>,
+  ledger,
+});
+
 const bump = (counts: Map<string, number>, id: string): void => void counts.set(id, (counts.get(id) ?? 0) + 1);
 
-/** One request of `kind`, timed into `tally`; a status other than `ok` counts as an error. Returns the reply when it was ok. */
-async function timed(tally: Tally, kind: Kind, ok: number[], request: () => Promise<Reply>): Promise<Reply | null> {
-  const started = performance.now();
+/**
+ * One request of `kind`, timed into `tally` from `due` (when it should have started; now unless
+ * given); a status other than `ok` counts as an error. Returns the reply when it was ok.
+ */
+async function timed(tally: Tally, kind: Kind, ok: number[], request: () => Promise<Reply>, due = performance.now()): Promise<Reply | null> {
+  const started = due;
   let reply: Reply | null = null;
   try {
     reply = await request();
@@ -77,37 +100,55 @@ interface World {
   nextQuery: () => string;
 }
 
-/** One step of an agent: a search, a write, a task claimed and completed, or a message sent and an inbox read. */
-async function step(world: World, agent: Agent, tally: Tally): Promise<void> {
+/**
+ * One step of an agent: a search, a write, a task claimed and completed, or a message sent and an
+ * inbox read. The step's first request counts from `due`; a second one from when it is sent.
+ */
+async function step(world: World, agent: Agent, tally: Tally, due?: number): Promise<void> {
   const roll = agent.random();
   const as = agent.credentials;
+  const { ledger } = tally;
   if (roll < 0.4) {
-    await timed(tally, "search", [200], () => agent.client.get(`/memory/search?q=${encodeURIComponent(world.nextQuery())}&limit=10`, as));
+    await timed(tally, "search", [200], () => agent.client.get(`/memory/search?q=${encodeURIComponent(world.nextQuery())}&limit=10`, as), due);
   } else if (roll < 0.7) {
     const note = world.nextNote();
-    const reply = await timed(tally, "write", [200, 201], () => agent.client.post("/memory", note, as));
-    if (reply) tally.written.add((JSON.parse(reply.body) as { id: string }).id);
+    const reply = await timed(tally, "write", [200, 201], () => agent.client.post("/memory", note, as), due);
+    if (reply) ledger.written.add((JSON.parse(reply.body) as { id: string }).id);
   } else if (roll < 0.85 && world.nextTask < world.tasks.length) {
     const id = world.tasks[world.nextTask++] as string;
-    if (!(await timed(tally, "claim", [200], () => agent.client.post(`/tasks/${id}/claim`, {}, as)))) return;
-    bump(tally.claimed, id);
-    if (await timed(tally, "complete", [200], () => agent.client.post(`/tasks/${id}/complete`, { output: { ok: true } }, as))) bump(tally.completed, id);
+    if (!(await timed(tally, "claim", [200], () => agent.client.post(`/tasks/${id}/claim`, {}, as), due))) return;
+    bump(ledger.claimed, id);
+    if (await timed(tally, "complete", [200], () => agent.client.post(`/tasks/${id}/complete`, { output: { ok: true } }, as))) bump(ledger.completed, id);
   } else {
     const to = world.agents[Math.floor(agent.random() * world.agents.length)] as Agent;
-    const sent = await timed(tally, "send", [201], () => agent.client.post("/messages", { to: to.credentials.agentId, body: `load message from ${as.agentId}` }, as));
-    if (sent) tally.sent.add((JSON.parse(sent.body) as { id: string }).id);
+    const sent = await timed(tally, "send", [201], () => agent.client.post("/messages", { to: to.credentials.agentId, body: `load message from ${as.agentId}` }, as), due);
+    if (sent) ledger.sent.add((JSON.parse(sent.body) as { id: string }).id);
     const inbox = await timed(tally, "inbox", [200], () => agent.client.post("/messages/inbox/consume", { limit: 10 }, as));
-    if (inbox) for (const message of JSON.parse(inbox.body) as { id: string }[]) bump(tally.delivered, message.id);
+    if (inbox) for (const message of JSON.parse(inbox.body) as { id: string }[]) bump(ledger.delivered, message.id);
   }
 }
 
-/** Every agent steps without pause until `seconds` have passed. */
-async function drive(world: World, seconds: number, tally: Tally): Promise<number> {
+/**
+ * Every agent steps until `seconds` have passed: without pause when `stepsPerSecond` is null,
+ * else on its own Poisson schedule of `stepsPerSecond` / agents steps a second (an agent whose
+ * step is late starts the next at once, and that step's latency includes the wait).
+ */
+async function drive(world: World, seconds: number, tally: Tally, stepsPerSecond: number | null): Promise<number> {
   const started = performance.now();
   const deadline = started + seconds * 1000;
+  const meanGapMs = stepsPerSecond === null ? 0 : (1000 * world.agents.length) / stepsPerSecond;
   await Promise.all(
     world.agents.map(async (agent) => {
-      while (performance.now() < deadline) await step(world, agent, tally);
+      if (stepsPerSecond === null) {
+        while (performance.now() < deadline) await step(world, agent, tally);
+        return;
+      }
+      const gap = (): number => -Math.log(1 - agent.random()) * meanGapMs;
+      for (let due = started + gap(); due < deadline; due += gap()) {
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        await step(world, agent, tally, due);
+      }
     }),
   );
   return performance.now() - started;
@@ -124,7 +165,7 @@ interface Check {
 }
 
 /** Reads back what was acknowledged, through the servers in turn, after draining every inbox. */
-async function check(world: World, servers: ServerProcess[], owner: Credentials, tally: Tally): Promise<Check> {
+async function check(world: World, servers: ServerProcess[], owner: Credentials, tally: Ledger): Promise<Check> {
   const ids = [...tally.written];
   let writesMissing = 0;
   for (let start = 0; start < ids.length; start += 32) {
@@ -157,6 +198,65 @@ async function check(world: World, servers: ServerProcess[], owner: Credentials,
   };
 }
 
+interface PhaseResult {
+  rows: Row[];
+  rate: number;
+  worstP99: number;
+  worstKind: Kind;
+  errors: number;
+  details: Record<string, unknown>;
+}
+
+/** One timed phase: rows per kind and for all kinds, with the servers' CPU per request. */
+async function timedPhase(world: World, servers: ServerProcess[], onPostgres: boolean, seconds: number, ledger: Ledger, stepsPerSecond: number | null, label: string): Promise<PhaseResult> {
+  const tally = newTally(ledger);
+  const cpuBefore = servers.map((server) => server.cpuMs());
+  const holdsBefore = onPostgres ? await readHolds(servers) : null;
+  const wallMs = await drive(world, seconds, tally, stepsPerSecond);
+  const cpuMs = servers.reduce((sum, server, index) => sum + server.cpuMs() - (cpuBefore[index] ?? 0), 0);
+  // The events' lock (PostgreSQL): event-writing transactions commit one at a time, however many servers.
+  const holds = onPostgres ? summarise(holdsBetween(holdsBefore, await readHolds(servers))) : null;
+  const stats = Object.fromEntries(KINDS.map((kind) => [kind, latencyStats(tally.latencies[kind])])) as Record<Kind, ReturnType<typeof latencyStats>>;
+  const requests = KINDS.reduce((sum, kind) => sum + stats[kind].n, 0);
+  const rows: Row[] = KINDS.map((kind) => ({
+    scenario: `${kind}, ${label}`,
+    n: stats[kind].n,
+    p50Ms: round(stats[kind].p50, 2),
+    p95Ms: round(stats[kind].p95, 2),
+    opsPerSec: round((stats[kind].n * 1000) / wallMs, 1),
+    cpuMsPerOp: null,
+    rssMb: null,
+    note: `p99 ${round(stats[kind].p99, 1)} ms, ${tally.errors[kind]} errors`,
+  }));
+  const rss = servers.map((server) => Math.round(server.memory().rssMb));
+  rows.push({
+    scenario: `all, ${label}`,
+    n: requests,
+    p50Ms: null,
+    p95Ms: null,
+    opsPerSec: round((requests * 1000) / wallMs, 1),
+    cpuMsPerOp: round(cpuMs / requests, 2),
+    rssMb: rss.reduce((sum, value) => sum + value, 0),
+    note: `server CPU per request over all kinds; RSS ${rss.join("+")} MB` + (holds ? `; events lock held p50 ${holds.p50Ms} p95 ${holds.p95Ms} mean ${holds.meanMs} ms over ${holds.transactions} transactions` : ""),
+  });
+  const measured = KINDS.filter((kind) => !Number.isNaN(stats[kind].p99));
+  const worstKind = measured.reduce((worst, kind) => (stats[kind].p99 > stats[worst].p99 ? kind : worst), measured[0] ?? "search");
+  return {
+    rows,
+    rate: (requests * 1000) / wallMs,
+    worstP99: stats[worstKind].p99,
+    worstKind,
+    errors: KINDS.reduce((sum, kind) => sum + tally.errors[kind], 0),
+    details: {
+      wall_ms: round(wallMs, 0),
+      server_cpu_ms: round(cpuMs, 0),
+      events_lock: holds,
+      p99_ms: Object.fromEntries(KINDS.map((kind) => [kind, round(stats[kind].p99, 1)])),
+      errors: tally.errors,
+    },
+  };
+}
+
 export async function runLoadBench(options: LoadOptions): Promise<Section> {
   const onPostgres = benchDatabaseUrl() !== undefined;
   const count = onPostgres ? options.postgresServers : 1;
@@ -179,65 +279,36 @@ export async function runLoadBench(options: LoadOptions): Promise<Section> {
       nextNote: noteStream(9101),
       nextQuery: queryStream(9201),
     };
-    progress(`load: ${options.agents} agents, ${options.warmupSeconds} s of warm-up, then ${options.seconds} s timed`);
-    await drive(world, options.warmupSeconds, newTally());
-    const tally = newTally();
-    const cpuBefore = servers.map((server) => server.cpuMs());
-    const holdsBefore = onPostgres ? await readHolds(servers) : null;
-    const wallMs = await drive(world, options.seconds, tally);
-    const cpuMs = servers.reduce((sum, server, index) => sum + server.cpuMs() - (cpuBefore[index] ?? 0), 0);
-    // The events' lock (PostgreSQL): event-writing transactions commit one at a time, however many servers.
-    const holds = onPostgres ? summarise(holdsBetween(holdsBefore, await readHolds(servers))) : null;
-    const requests = KINDS.reduce((sum, kind) => sum + tally.latencies[kind].length, 0);
+    const ledger = newLedger();
+    progress(`load: ${options.agents} agents, ${options.warmupSeconds} s of warm-up`);
+    await drive(world, options.warmupSeconds, newTally(ledger), null);
     const label = onPostgres ? `${count} servers, PostgreSQL` : "1 server, SQLite";
-    const rows: Row[] = KINDS.map((kind) => {
-      const stats = latencyStats(tally.latencies[kind]);
-      return {
-        scenario: `${kind}, ${label}`,
-        n: stats.n,
-        p50Ms: round(stats.p50, 2),
-        p95Ms: round(stats.p95, 2),
-        opsPerSec: round((stats.n * 1000) / wallMs, 1),
-        cpuMsPerOp: null,
-        rssMb: null,
-        note: `p99 ${round(stats.p99, 1)} ms, ${tally.errors[kind]} errors`,
-      };
-    });
-    const rss = servers.map((server) => Math.round(server.memory().rssMb));
-    rows.push({
-      scenario: `all, ${label}`,
-      n: requests,
-      p50Ms: null,
-      p95Ms: null,
-      opsPerSec: round((requests * 1000) / wallMs, 1),
-      cpuMsPerOp: round(cpuMs / requests, 2),
-      rssMb: rss.reduce((sum, value) => sum + value, 0),
-      note: `server CPU per request over all kinds; RSS ${rss.join("+")} MB` + (holds ? `; events lock held p50 ${holds.p50Ms} p95 ${holds.p95Ms} mean ${holds.meanMs} ms over ${holds.transactions} transactions` : ""),
-    });
+    progress(`load: ${options.seconds} s timed at ${options.rate} requests/s offered`);
+    const paced = await timedPhase(world, servers, onPostgres, options.seconds, ledger, options.rate / REQUESTS_PER_STEP, `${options.rate}/s offered, ${label}`);
+    progress(`load: ${options.seconds} s timed with no think time`);
+    const saturated = await timedPhase(world, servers, onPostgres, options.seconds, ledger, null, `no think time, ${label}`);
     progress("load: checking that nothing was lost");
-    const checked = await check(world, servers, owner, tally);
+    const checked = await check(world, servers, owner, ledger);
     const lost = checked.writesMissing + checked.tasksNotCompleted + checked.tasksTwice + checked.messagesUndelivered + checked.messagesTwice;
-    const worstP99 = Math.max(...KINDS.map((kind) => latencyStats(tally.latencies[kind]).p99).filter((value) => !Number.isNaN(value)));
-    const errors = KINDS.reduce((sum, kind) => sum + tally.errors[kind], 0);
+    const errors = paced.errors + saturated.errors;
+    const judged = (met: boolean): boolean | null => (onPostgres ? null : met);
     return {
       name: "load",
-      title: `${options.agents} agents, no think time, 40 % search / 30 % write / 30 % tasks and messages — ${options.seconds} s timed, ${label}`,
-      rows,
+      title: `${options.agents} agents, 40 % search / 30 % write / 30 % tasks and messages — ${options.seconds} s at ${options.rate} requests/s offered (Poisson arrivals, latency from when each request was due), then ${options.seconds} s with no think time; ${label}`,
+      rows: [...paced.rows, ...saturated.rows],
       targets: [
-        { what: "requests/s, all kinds", goal: `≥ ${TARGET_RATE}/s`, measured: `${round((requests * 1000) / wallMs, 1)}/s`, met: onPostgres ? null : requests * 1000 >= TARGET_RATE * wallMs },
-        { what: "p99 of every kind", goal: `≤ ${TARGET_P99_MS} ms`, measured: `${round(worstP99, 1)} ms (worst)`, met: onPostgres ? null : worstP99 <= TARGET_P99_MS },
+        { what: `requests/s served at ${options.rate}/s offered`, goal: `≥ ${TARGET_RATE}/s`, measured: `${round(paced.rate, 1)}/s`, met: judged(paced.rate >= TARGET_RATE * 0.98) },
+        { what: `p99 of every kind at ${options.rate}/s offered`, goal: `≤ ${TARGET_P99_MS} ms`, measured: `${round(paced.worstP99, 1)} ms (worst: ${paced.worstKind})`, met: judged(paced.worstP99 <= TARGET_P99_MS) },
+        { what: "requests/s with no think time (saturation)", goal: `≥ ${TARGET_RATE}/s`, measured: `${round(saturated.rate, 1)}/s, p99 worst ${round(saturated.worstP99, 1)} ms (${saturated.worstKind})`, met: judged(saturated.rate >= TARGET_RATE) },
         { what: "nothing lost (writes read back, tasks completed once, messages delivered once), no errors", goal: "0", measured: `${lost} lost, ${errors} errors`, met: lost === 0 && errors === 0 },
       ],
       details: {
         servers: count,
-        wall_ms: round(wallMs, 0),
-        server_cpu_ms: round(cpuMs, 0),
-        events_lock: holds,
-        p99_ms: Object.fromEntries(KINDS.map((kind) => [kind, round(latencyStats(tally.latencies[kind]).p99, 1)])),
-        errors: tally.errors,
-        writes_acknowledged: tally.written.size,
-        tasks_claimed: tally.claimed.size,
-        messages_sent: tally.sent.size,
+        paced: paced.details,
+        no_think_time: saturated.details,
+        writes_acknowledged: ledger.written.size,
+        tasks_claimed: ledger.claimed.size,
+        messages_sent: ledger.sent.size,
         check: checked,
       },
     };

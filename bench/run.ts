@@ -90,7 +90,8 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   oauth     an MCP SDK host from the server's URL to its first tool call (consent over HTTP included); POST /oauth/token p50/p95 for codes and refreshes
   transfer  moving a team: a 100,000-entry store (with edges, tasks, messages, handoffs) through cairn export, then cairn import
             --dry-run and cairn import into an empty server (hash embedder): time, file size, counts before and after, server RSS
-  load      50 agents, no think time, 40 % search / 30 % write / 30 % tasks and messages: p50/p95/p99, req/s and errors per kind,
+  load      50 agents, 40 % search / 30 % write / 30 % tasks and messages, first offering 250 requests/s together (Poisson
+            arrivals, latency from when each request was due), then with no think time: p50/p95/p99, req/s and errors per kind,
             then a check that nothing was lost; one server on SQLite, three on one database with BENCH_DATABASE_URL
   curve     search's cost curve: GET /memory/search p50/p95 and the vector index's recall@10 (asked as search asks) at 1,000, 10,000 and 100,000 entries
   peers     the reference memory server, mcp-memory-keeper and Cairn side by side, each through its MCP stdio (Cairn also over
@@ -155,7 +156,7 @@ function plan(quick: boolean) {
       repairs: quick ? 3 : 5,
     },
     oauth: { connections: quick ? 5 : 19, codes: quick ? 20 : 100, refreshes: quick ? 50 : 300 },
-    load: { agents: 50, seconds: quick ? 8 : 30, warmupSeconds: quick ? 2 : 5, tasks: quick ? 1000 : 4000, postgresServers: 3 },
+    load: { agents: 50, seconds: quick ? 8 : 30, warmupSeconds: quick ? 2 : 5, rate: 250, tasks: quick ? 2000 : 8000, postgresServers: 3 },
     curve: { stores: curveStores ?? (quick ? [1000, 5000] : [1000, 10_000, 100_000]), queries: quick ? 50 : 200, warmup: quick ? 10 : 30 },
     peers: { runs: quick ? 1 : 3, notes: quick ? 500 : 10_000, searches: quick ? 20 : 100, writers: quick ? 4 : 16, writesPerWriter: quick ? 50 : 300, idleMs: 2000 },
     transfer: { entries: quick ? 5000 : 100_000, projects: 4, edges: quick ? 1000 : 20_000, tasks: quick ? 200 : 2000, messages: quick ? 200 : 2000, handoffs: 100 },
