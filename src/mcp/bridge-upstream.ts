@@ -115,6 +115,16 @@ export class Upstream {
     this.protocolVersion = version;
   }
 
+  /** The session the server gave this bridge, if it has given one. */
+  get session(): string | undefined {
+    return this.sessionId;
+  }
+
+  /** Forgets a session the server no longer knows: the next `initialize` opens a new one. */
+  forgetSession(): void {
+    this.sessionId = undefined;
+  }
+
   private headers(extra: Record<string, string>): OutgoingHttpHeaders {
     return {
       ...this.options.headers,
@@ -197,7 +207,10 @@ export class Upstream {
       let lastEventId: string | undefined;
       let retryMs: number | undefined;
       let failures = 0;
+      let session = this.sessionId;
       while (!this.closing.signal.aborted) {
+        // A new session (the old one was lost) has its own events: the old last id means nothing there.
+        if (session !== this.sessionId) [session, lastEventId] = [this.sessionId, undefined];
         try {
           const response = await this.request("GET", this.headers({ accept: "text/event-stream", ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }) }));
           if (response.statusCode === 405) return void (await drain(response));
@@ -220,7 +233,10 @@ export class Upstream {
         const delay = failures === 0 ? (retryMs ?? FIRST_RETRY_MS) : Math.max(retryMs ?? 0, Math.min(FIRST_RETRY_MS * 1.5 ** failures, MAX_RETRY_MS));
         await sleep(delay, undefined, { signal: this.closing.signal }).catch(() => undefined);
       }
-    })();
+    })().finally(() => {
+      // A new session's `notifications/initialized` opens the stream again.
+      this.listening = false;
+    });
   }
 
   /** Ends the session on the server (DELETE /mcp) rather than leaving it to idle out. */

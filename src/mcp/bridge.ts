@@ -131,6 +131,10 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
   const pending = new Map<string, RequestId>();
   /** The host's `initialize` requests, whose answer names the protocol version later requests carry. */
   const initializing = new Set<string>();
+  /** The host's first `initialize`, sent again (as the bridge's own) when the server loses the session. */
+  let hostInitialize: JsonRpcMessage | undefined;
+  /** The bridge's own requests: their answers are not the host's. */
+  const own = new Set<string>();
   const answerError = (id: RequestId, code: number, message: string, data?: unknown): void => {
     if (pending.delete(idKey(id))) host.send(errorAnswer(id, code, message, data));
   };
@@ -147,6 +151,7 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
         pending.delete(idKey(id));
         const version = (message.result as { protocolVersion?: unknown } | undefined)?.protocolVersion;
         if (initializing.delete(idKey(id)) && typeof version === "string") upstream.setProtocolVersion(version);
+        if (own.delete(idKey(id))) return;
       }
       host.send(message);
     },
@@ -165,14 +170,66 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
     upstream.close();
   });
 
-  const post = async (payload: unknown, requests: { id: RequestId }[]): Promise<void> => {
+  /**
+   * Opens a new session in place of `lost`, which the server no longer knows (it restarted, or
+   * the session idled out there): the host's `initialize` again, as the bridge's own request,
+   * then `notifications/initialized`. The host keeps its session with the bridge and never sees
+   * the server's; requests that failed with the old one are sent again in the new one. Requests
+   * that find the same lost session share one reopening.
+   */
+  let reopening: { lost: string | undefined; done: Promise<void> } | undefined;
+  let reopenings = 0;
+  const reopen = (lost: string | undefined, init: JsonRpcMessage): Promise<void> => {
+    if (reopening && reopening.lost === lost) return reopening.done;
+    const done = (async () => {
+      if (upstream.session !== lost) return;
+      upstream.forgetSession();
+      const id = `cairn-bridge-reopen-${++reopenings}`;
+      own.add(idKey(id));
+      initializing.add(idKey(id));
+      try {
+        await upstream.post({ ...init, id }, () => own.has(idKey(id)));
+      } finally {
+        own.delete(idKey(id));
+        initializing.delete(idKey(id));
+      }
+      if (upstream.session === undefined) throw new Error("the server opened no new session");
+      await upstream.post({ jsonrpc: "2.0", method: "notifications/initialized" });
+      options.say(`cairn mcp: the server no longer knew this bridge's session (it restarted or the session idled out); opened a new one`);
+    })();
+    reopening = { lost, done };
+    return done;
+  };
+
+  /** The server says the session is gone (404): every request but the host's `initialize` can go on in a new one. */
+  const sessionLost = (error: unknown, messages: JsonRpcMessage[]): boolean =>
+    error instanceof UpstreamError && error.status === 404 && hostInitialize !== undefined && !messages.some((message) => message.method === "initialize");
+
+  /** The server stopped answering after the check: on loopback it is started again, as at first. */
+  let restarting: Promise<void> | undefined;
+  const serverBack = (): Promise<void> => (restarting ??= ensureServer(options, http, headers).finally(() => (restarting = undefined)));
+
+  const post = async (payload: unknown, messages: JsonRpcMessage[], requests: { id: RequestId }[]): Promise<void> => {
     const awaiting = (): boolean => requests.some((request) => pending.has(idKey(request.id)));
-    try {
-      await upstream.post(payload, awaiting);
-    } catch (error) {
-      // Nothing listens yet: the check is starting a server, or will say why there is none.
-      if (!connectionRefused(error) || (await verdict)) throw error;
-      await upstream.post(payload, awaiting);
+    // Refused (no server yet, or one stopped), then a lost session: a message is sent at most three times.
+    for (let attempt = 1; ; attempt++) {
+      // Sent during a reopening, a message would carry no session at all.
+      await reopening?.done.catch(() => undefined);
+      const session = upstream.session;
+      try {
+        return await upstream.post(payload, awaiting);
+      } catch (error) {
+        if (attempt === 3) throw error;
+        if (sessionLost(error, messages) && hostInitialize) {
+          await reopen(session, hostInitialize);
+          continue;
+        }
+        // Nothing listens: the check is starting a server or will say why there is none, or a
+        // server that was there stopped. A refused connection never reached a server, so the
+        // message is sent again.
+        if (!connectionRefused(error) || (await verdict)) throw error;
+        await serverBack();
+      }
     }
   };
 
@@ -181,13 +238,16 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
     const requests = requestsOf(messages);
     for (const request of requests) {
       pending.set(idKey(request.id), request.id);
-      if (request.method === "initialize") initializing.add(idKey(request.id));
+      if (request.method === "initialize") {
+        initializing.add(idKey(request.id));
+        hostInitialize ??= request;
+      }
     }
     if (failure) {
       for (const request of requests) answerError(request.id, INTERNAL_ERROR, `cairn mcp: ${failure.message}`);
       return;
     }
-    const sent = post(payload, requests)
+    const sent = post(payload, messages, requests)
       .catch(async (error: unknown) => {
         // A refused key: the check says so, to the host and on stderr, once for every request.
         if (error instanceof UpstreamError && error.status === 401 && (await verdict)) return;

@@ -231,3 +231,44 @@ describe("cairn mcp without a running server", () => {
     expect((await run(["stop"], control)).stdout).toMatch(/no cairn server is running/);
   });
 });
+
+describe("cairn mcp when its server stops", () => {
+  const dataDir = tempDir("cairn-bridge-restart-");
+  afterAll(() => {
+    try {
+      process.kill(Number(readFileSync(join(dataDir, "server.pid"), "utf8")), "SIGKILL");
+    } catch {
+      // none left running
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("starts the loopback server again and opens a new session, so the host's session goes on", async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const serverEnv = testEnv(dataDir);
+    delete serverEnv.PORT;
+    delete serverEnv.HOST;
+    const key = /cairn_[A-Za-z0-9_-]+/.exec((await runCli(["agent", "add", "restarted"], { ...process.env, ...serverEnv })).stdout)?.[0] as string;
+    const env = bridgeEnv(url, { agentId: "restarted", apiKey: key }, serverEnv);
+    const log: string[] = [];
+    const client = await bridge(env, log);
+    try {
+      const written = await callTool<{ id: string }>(client, "memory_write", { content: "outlives its server" });
+      expect(written.isError).toBe(false);
+      const control = { ...serverEnv, PATH: process.env.PATH ?? "/usr/bin:/bin", CAIRN_URL: url };
+      expect((await run(["stop"], control)).code).toBe(0);
+      await expect(fetch(`${url}/health`)).rejects.toThrow();
+
+      // The same host session, a new server and a new session behind it.
+      const read = await callTool<{ content: string }>(client, "memory_get", { id: written.structured.id });
+      expect(read.isError).toBe(false);
+      expect(read.structured.content).toBe("outlives its server");
+      expect(log.join("").match(/started cairn serve/g)).toHaveLength(2);
+      expect(log.join("")).toMatch(/no longer knew this bridge's session/);
+      expect(await client.listTools()).toMatchObject({ tools: expect.arrayContaining([expect.objectContaining({ name: "memory_write" })]) });
+    } finally {
+      await client.close();
+    }
+  });
+});
