@@ -222,13 +222,22 @@ export class AuditLog {
     return join(this.dir, "events");
   }
 
-  async start(): Promise<void> {
+  /**
+   * Whether git ran, judged by its first use rather than a `git --version` at start: spawning a
+   * child forks the whole server, which cost its main thread ~30 ms while it was starting.
+   */
+  private async withGit(work: () => Promise<unknown>): Promise<void> {
+    if (!this.gitAvailable) return;
     try {
-      await run("git", ["--version"]);
-    } catch {
+      await work();
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code !== "ENOENT") throw error;
       this.gitAvailable = false;
       this.log.warn("git not found: audit lines are written but not committed");
     }
+  }
+
+  async start(): Promise<void> {
     await this.ensureRepo();
     this.appendTimer = setInterval(() => this.pump(), APPEND_INTERVAL_MS);
     this.appendTimer.unref();
@@ -247,7 +256,7 @@ export class AuditLog {
     return this.exclusive(async () => {
       if (existsSync(join(this.dir, ".git")) && this.cursor >= 0) return;
       mkdirSync(this.eventsDir, { recursive: true, mode: 0o700 });
-      if (this.gitAvailable && !existsSync(join(this.dir, ".git"))) await git(this.dir, ["init", "-q", "-b", "main"]);
+      if (!existsSync(join(this.dir, ".git"))) await this.withGit(() => git(this.dir, ["init", "-q", "-b", "main"]));
       const { resumeAfter, restore } = await auditPosition(this.store, this.dir);
       if (restore !== null && !restore.recorded) {
         const { audit_last_seq, database_last_seq } = restore;
@@ -316,15 +325,13 @@ export class AuditLog {
       try {
         await this.ensureRepo();
         while (!(await this.appendPass(SLICE_MS))) await nextTurn();
-        if (!this.gitAvailable || this.cursor <= this.lastCommitted) return;
-        await git(this.dir, ["add", "-A", "."]);
-        const status = await git(this.dir, ["status", "--porcelain"]);
-        if (status.stdout.trim() === "") {
+        if (this.cursor <= this.lastCommitted) return;
+        await this.withGit(async () => {
+          await git(this.dir, ["add", "-A", "."]);
+          const status = await git(this.dir, ["status", "--porcelain"]);
+          if (status.stdout.trim() !== "") await git(this.dir, ["commit", "-q", "-m", `events through ${this.cursor}`, "-m", `${LAST_SEQ_TRAILER}: ${this.cursor}`]);
           this.lastCommitted = this.cursor;
-          return;
-        }
-        await git(this.dir, ["commit", "-q", "-m", `events through ${this.cursor}`, "-m", `${LAST_SEQ_TRAILER}: ${this.cursor}`]);
-        this.lastCommitted = this.cursor;
+        });
       } catch (error) {
         this.log.error("audit commit failed", { error });
       }

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { withDatabase } from "../helpers/database.js";
+import type { Logger } from "../../src/core/log.js";
 import { startTestServer, tempDir, type Credentials, type TestServer } from "../helpers/server.js";
 import { eventually } from "../helpers/wait.js";
 
@@ -135,5 +136,31 @@ describe("the git audit log", () => {
     expect(commitList(audit)).toHaveLength(1);
     expect(gitIn(audit, ["log", "-1", "--format=%B"])).toContain(`Last-Seq: ${seqs.at(-1)}`);
     expect(auditLines(audit).map((line) => line.seq)).toEqual(seqs);
+  });
+
+  it("writes the lines without git, and says once that it cannot commit them", async () => {
+    const dataDir = freshDir();
+    const warnings: string[] = [];
+    const logger: Logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (msg) => void warnings.push(msg), child: () => logger };
+    const path = process.env.PATH;
+    // An empty directory as the whole PATH: the server finds no git there.
+    process.env.PATH = freshDir();
+    try {
+      const server = await startTestServer({ DATA_DIR: dataDir, AUDIT_LOG: "on", AUDIT_COMMIT_SECONDS: "1" }, { log: logger });
+      servers.push(server);
+      const agent = await server.agent("gitless");
+      await someChanges(server, agent, "no git");
+      const audit = join(dataDir, "audit");
+      expect(await eventually(async () => existsSync(join(audit, "events")) && auditLines(audit).length === (await allSeqs(server)).length, 10_000)).toBe(true);
+      // Two commit rounds pass; the warning is given once.
+      expect(await eventually(() => warnings.includes("git not found: audit lines are written but not committed"), 10_000)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 2_200));
+      servers.splice(servers.indexOf(server), 1);
+      await server.close();
+      expect(warnings.filter((warning) => warning.startsWith("git not found"))).toHaveLength(1);
+      expect(existsSync(join(audit, ".git"))).toBe(false);
+    } finally {
+      process.env.PATH = path;
+    }
   });
 });
