@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { newId } from "../src/core/ids.js";
 import { migrationsDir } from "../src/core/paths.js";
 import type { Embedder } from "../src/embed/embedder.js";
-import { embedderLoaderFor } from "../src/embed/models.js";
+import { BUNDLED_MODEL_ID, embedderLoaderFor } from "../src/embed/models.js";
 import type { NewMemoryRow } from "../src/store/memory.js";
 import { openStore } from "../src/store/open.js";
 import type { AnnSettings } from "../src/store/sqlite/ann.js";
@@ -37,12 +37,13 @@ export interface SeededStore {
 }
 
 /**
- * Changes when the vector layout or the base schema (the first migration, which the seeder writes
- * memory rows into) changes. Later migrations do not invalidate a cached store: like any user's
+ * Changes when the vector layout, the bundled model's vectors or the base schema (the first
+ * migration, which the seeder writes memory rows into) changes. Later migrations do not invalidate a cached store: like any user's
  * database it is migrated forward when it is used (see `migrateForward`).
  */
 function schemaFingerprint(): string {
-  const hash = createHash("sha256").update(VECTOR_LAYOUT);
+  // The model's id inside the hash, not beside it: a PostgreSQL template's name has room for no more.
+  const hash = createHash("sha256").update(VECTOR_LAYOUT).update(BUNDLED_MODEL_ID);
   const base = readdirSync(join(migrationsDir, "sqlite")).sort()[0];
   if (base !== undefined) hash.update(base).update(readFileSync(join(migrationsDir, "sqlite", base)));
   return hash.digest("hex").slice(0, 10);
@@ -98,12 +99,12 @@ export async function buildCachedStore(entries: number, progress: Progress): Pro
 
 async function buildStore(file: string, entries: number, embedder: Embedder, progress: Progress): Promise<void> {
   // The server would reset (and re-embed) an index built for another model.
-  if (embedder.id !== "use-lite" || embedder.dimensions !== 512) {
-    throw new Error(`expected use-lite/512, the embedder is ${embedder.id}/${embedder.dimensions}`);
+  if (embedder.id !== BUNDLED_MODEL_ID || embedder.dimensions !== 512) {
+    throw new Error(`expected ${BUNDLED_MODEL_ID}/512, the embedder is ${embedder.id}/${embedder.dimensions}`);
   }
   const store = SqliteStore.open(file);
   try {
-    await store.vectors.ensure("use-lite", 512);
+    await store.vectors.ensure(BUNDLED_MODEL_ID, 512);
     const next = noteStream(SEED_STREAM);
     const firstAt = Date.now() - HISTORY_MS;
     const batches = Math.ceil(entries / EMBED_BATCH);
@@ -151,7 +152,7 @@ function insertBatch(store: SqliteStore, notes: Note[], vectors: Float32Array[],
         updated_at: at,
         version: 1,
         expires_at: null,
-        embedding_model: "use-lite",
+        embedding_model: BUNDLED_MODEL_ID,
         source: null,
         source_kind: null,
       };

@@ -10,6 +10,13 @@ import { hashEmbedder } from "./hash.js";
 const LOCAL_LOAD_TIMEOUT_MS = 120_000;
 const DOWNLOAD_LOAD_TIMEOUT_MS = 900_000;
 
+/**
+ * The id the bundled model's vectors are stored under. It names the weights, not the setting
+ * (`EMBEDDING_MODEL=use-lite`): the int8 model's vectors differ from the fp32 one's it replaced
+ * (stored as `use-lite`), so a store holding those is re-embedded on start.
+ */
+export const BUNDLED_MODEL_ID = "use-lite-int8";
+
 async function fileDigest(path: string): Promise<string> {
   const hash = createHash("sha256");
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
@@ -21,7 +28,8 @@ async function fileDigest(path: string): Promise<string> {
  * same text); below it the vectors say nothing, however near the neighbour. Scores are only
  * comparable within one model, so each has its own. `use-lite` was chosen on the retrieval
  * benchmark (`npm run bench -- retrieval`: recall is flat from 0.2 to 0.45 and 0.3 keeps the
- * most paraphrases), `hash` with `npm run bench -- paraphrase`; `bge-small-en-v1.5` and `custom`
+ * most paraphrases; the paraphrase benchmark's floor sweep still picks it for the int8 model),
+ * `hash` with `npm run bench -- paraphrase`; `bge-small-en-v1.5` and `custom`
  * were not measured. Whether a hit is shown is then decided on the fused score (SEARCH_MIN_SCORE).
  */
 export const SEARCH_FLOORS: Readonly<Record<Config["EMBEDDING_MODEL"], number>> = {
@@ -44,7 +52,7 @@ export function embedderLoaderFor(
       return () => Promise.resolve(hashEmbedder());
     case "use-lite":
       return () =>
-        loadOnnxEmbedder("use-lite", { kind: "custom", dir: bundledModelDir, modelFile: "model.onnx" }, LOCAL_LOAD_TIMEOUT_MS);
+        loadOnnxEmbedder(BUNDLED_MODEL_ID, { kind: "custom", dir: bundledModelDir, modelFile: "model-int8.onnx" }, LOCAL_LOAD_TIMEOUT_MS);
     case "custom":
       return async () => {
         const dir = config.EMBEDDING_MODEL_DIR ?? "";

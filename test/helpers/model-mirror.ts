@@ -24,7 +24,7 @@ export interface ModelMirror {
 export async function modelMirror(work: string): Promise<ModelMirror> {
   const folder = join(work, "source", MODEL_NAME);
   mkdirSync(folder, { recursive: true });
-  copyFileSync(join(BUNDLED, "model.onnx"), join(folder, "model_optimized.onnx"));
+  copyFileSync(join(BUNDLED, "model-int8.onnx"), join(folder, "model_optimized.onnx"));
   for (const file of ["tokenizer.json", "config.json", "tokenizer_config.json", "special_tokens_map.json"]) copyFileSync(join(BUNDLED, file), join(folder, file));
   const archive = join(work, "archive.tar.gz");
   await create({ gzip: true, file: archive, cwd: join(work, "source") }, [MODEL_NAME]);

@@ -33,7 +33,7 @@ describe("the npm package", () => {
       "dist/ui/index.html",
       "dist/ui/app.js",
       "dist/ui/styles.css",
-      "models/universal-sentence-encoder-lite/model.onnx",
+      "models/universal-sentence-encoder-lite/model-int8.onnx",
       "models/universal-sentence-encoder-lite/tokenizer.json",
       "src/store/migrations/sqlite/001_init.sql",
       "src/store/migrations/postgres/001_init.sql",
