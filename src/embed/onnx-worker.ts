@@ -38,7 +38,17 @@ interface Model {
   tokenizer: Tokenizer;
   session: ort.InferenceSession;
   dimensions: number;
+  /** Texts per run: 1 for a model that quantizes its activations as it runs (see `batchFor`). */
+  batch: number;
 }
+
+/**
+ * A model quantized dynamically (the bundled one) scales each run's activations by that run's
+ * largest value, so a text embedded beside others would get a vector that depends, slightly, on
+ * its neighbours (cosine ~0.999 to itself alone). Each text then runs alone, and the same text
+ * always gets the same vector; alone it costs about what it costs in a batch, having no padding.
+ */
+const batchFor = (modelBytes: Uint8Array): number => (Buffer.from(modelBytes.buffer, modelBytes.byteOffset, modelBytes.byteLength).includes("DynamicQuantizeLinear") ? 1 : BATCH);
 
 const readJson = (dir: string, file: string): Record<string, unknown> => JSON.parse(readFileSync(join(dir, file), "utf8")) as Record<string, unknown>;
 
@@ -104,7 +114,7 @@ async function embedBatch(model: Model, texts: string[]): Promise<Float32Array[]
 
 async function embedAll(model: Model, texts: string[]): Promise<Float32Array[]> {
   const vectors: Float32Array[] = [];
-  for (let start = 0; start < texts.length; start += BATCH) vectors.push(...(await embedBatch(model, texts.slice(start, start + BATCH))));
+  for (let start = 0; start < texts.length; start += model.batch) vectors.push(...(await embedBatch(model, texts.slice(start, start + model.batch))));
   return vectors;
 }
 
@@ -115,8 +125,9 @@ async function init(source: WorkerSource): Promise<Model> {
       : // Loaded only for a model fetched on first use: the bundled one needs neither tar nor the network.
         { dir: await (await import("./model-download.js")).downloadNamedModel(source.model, source.cacheDir, source.baseUrl, source.allowlist), modelFile: "model_optimized.onnx" };
   const tokenizer = loadTokenizer(dir);
-  const session = await ort.InferenceSession.create(join(dir, modelFile), SESSION_OPTIONS);
-  const model = { tokenizer, session, dimensions: 0 };
+  const bytes = readFileSync(join(dir, modelFile));
+  const session = await ort.InferenceSession.create(bytes, SESSION_OPTIONS);
+  const model = { tokenizer, session, dimensions: 0, batch: batchFor(bytes) };
   model.dimensions = (await embedBatch(model, ["dimension probe"]))[0]?.length ?? 0;
   return model;
 }

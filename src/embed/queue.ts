@@ -25,9 +25,10 @@ export const BULK_BATCH_SIZE = 2;
 
 /**
  * Texts of writes per batch. A query arriving while a batch is embedded waits for that batch (it
- * cannot be interrupted): four writes' texts are about 20 ms of use-lite, a full batch of 32 up
- * to 150 ms. Batching gains little beyond four: use-lite took 5.5 ms of CPU per bench note alone,
- * 4.7 in batches of 4, 4.5 in batches of 8 and 5.8 in batches of 32 (padding to the longest text).
+ * cannot be interrupted): four writes' texts are about 7 ms of the int8 use-lite (each ~1.5–2 ms
+ * of CPU; 20 ms with the fp32 model it replaced), a full batch of 32 over 50 ms. The bundled model
+ * runs each text alone anyway (onnx-worker.ts, `batchFor`), so a batch saves only the messages
+ * between the threads.
  */
 export const WRITE_BATCH_SIZE = 4;
 
