@@ -208,9 +208,12 @@ export async function seedTemplate(file: string, entries: number, progress: Prog
     await dropDatabase(name);
   }
   if (!(await exists(name))) {
-    // Templates of the same seed for an older schema are no use any more, and a large one is large.
-    for (const outdated of await databaseNames(seedKey(file))) {
-      if (outdated.connections === 0) await dropDatabase(outdated.name);
+    // Templates of the same seed for an older schema are no use any more, and a large one is large;
+    // BENCH_KEEP_TEMPLATES=1 keeps them, where branches of another schema share the server.
+    if (!process.env.BENCH_KEEP_TEMPLATES) {
+      for (const outdated of await databaseNames(seedKey(file))) {
+        if (outdated.connections === 0) await dropDatabase(outdated.name);
+      }
     }
     const building = uniqueName(BUILDING_PREFIX);
     const started = performance.now();

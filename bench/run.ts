@@ -102,6 +102,7 @@ Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/
 where each benchmark run replaces its own section and keeps the others.
 BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" passes node flags to every server it starts.
 BENCH_CURVE_STORES=100000 (comma-separated) runs only those points of the curve.
+BENCH_KEEP_TEMPLATES=1 keeps PostgreSQL seed templates of another schema (branches sharing a server).
 
 BENCH_DATABASE_URL=postgres://USER@HOST:PORT/DB (a superuser, or a role that may create databases)
 runs every server on PostgreSQL: each gets a database of its own, cairn_bench_<pid>_<n>_<random>,

@@ -4,7 +4,7 @@ import { InternalError } from "../core/errors.js";
 import { loadMigrations, SchemaTooNewError } from "./migrations.js";
 import { PgDb } from "./postgres/connection.js";
 import { runMigrations } from "./postgres/migrate.js";
-import { createVectorTable } from "./postgres/vectors.js";
+import { createVectorIndex, createVectorTable } from "./postgres/vectors.js";
 import { connect, type Db } from "./sqlite/connection.js";
 import { runMigrations as runSqliteMigrations, schemaVersion } from "./sqlite/migrate.js";
 import { VECTOR_LAYOUT as SQLITE_VECTOR_LAYOUT } from "./sqlite/vectors.js";
@@ -252,7 +252,8 @@ async function insertBatch(target: PgDb, table: string, batch: Record<string, un
 
 /** The vector index: model and dimensions recorded as PgVectorIndex.ensure records them, then every vector with its filters. */
 async function copyVectors(source: Db, target: PgDb, model: string, dimensions: number): Promise<number> {
-  await createVectorTable(target, model, dimensions);
+  // The graph is built once over every row, faster than row by row as they are inserted.
+  await createVectorTable(target, model, dimensions, { withIndex: false });
   const rows = source
     .prepare(
       `SELECT e.pk, e.embedding, v.vis_key, v.owner_key, v.project_key, v.type, v.agent_id, v.confidence, v.expires_ms
@@ -268,5 +269,6 @@ async function copyVectors(source: Db, target: PgDb, model: string, dimensions: 
   const read = await insertRows(target, "memory_embeddings", asVectors(), { embedding: "vector" });
   const counted = (await target.get<{ n: number }>("SELECT count(*) AS n FROM memory_embeddings"))?.n ?? 0;
   if (counted !== read) throw new InternalError("invariant", `vectors: ${read} read, ${counted} in the target`);
+  await createVectorIndex(target, dimensions);
   return counted;
 }

@@ -39,7 +39,8 @@ export interface StoreSource {
  * worker thread that reads on a connection of its own, so its queries never run on the server's.
  */
 export async function openReadOnlyStore(source: StoreSource): Promise<Store> {
-  if (source.databaseUrl !== undefined) return (await postgres()).open(source.databaseUrl, { migrate: false, poolSize: 2 });
+  // Its reads are no vector searches: nothing to keep warm, its connections close when idle.
+  if (source.databaseUrl !== undefined) return (await postgres()).open(source.databaseUrl, { migrate: false, poolSize: 2, keepOpen: 0 });
   return (await sqlite()).open(source.file, { readonly: true, migrate: false });
 }
 

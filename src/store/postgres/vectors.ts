@@ -11,6 +11,9 @@ import { connectionOf, withSettings } from "./transactions.js";
  * `a:<author>` for private entries), `owner_key` (the author of a private entry, '' otherwise: for
  * roles that see every project), `project_key` ('' for global), `type`, `agent_id`, `confidence`,
  * and `expires_ms` (epoch ms, NO_EXPIRY when none) so expired rows drop out at once.
+ * The HNSW index (cosine) is on each embedding cast to `halfvec` (half precision: half the index, so
+ * half the buffer cache, to hold): it only finds neighbours, which are then ordered by their exact
+ * distance from the full vectors.
  * A query applies every filter in the WHERE of the index scan, so `k` counts only rows the caller
  * may see; pgvector's iterative scan (≥ 0.8) keeps the scan going past filtered-out rows.
  * Soft-deleted entries have no row; a hard-deleted entry's row goes with it (foreign key).
@@ -19,14 +22,19 @@ import { connectionOf, withSettings } from "./transactions.js";
 const TABLE = "memory_embeddings";
 // Bump when the table's shape changes: a stored index of another layout is rebuilt (re-embedded).
 export const VECTOR_LAYOUT = "pgvector-v1";
-// pgvector's HNSW indexes `vector` columns of at most 2000 dimensions.
+// pgvector's HNSW indexes `vector` columns of at most 2000 dimensions (`halfvec` 4000): the table's
+// limit is kept, so a model that fits one backend fits the other.
 const MAX_DIMENSIONS = 2000;
+// The graph's build: pgvector's default `m`, and ef_construction 200 rather than its 64. Migration
+// 023 builds the same index for tables made before it.
+const HNSW_BUILD = "m = 16, ef_construction = 200";
 // Candidates HNSW gathers before the first row is returned (pgvector's default is 40; at most 1000).
-// On 100,000 entries of the benchmark's notes, k = 10: 40 found 72.5 % of the exact top 10, 100
-// found 83.7 %, 200 found 92.3 % at 7.9 ms p50 (`npm run bench -- recall`). Asked as search asks
-// (40 neighbours, the first 10 counted; `npm run bench -- curve`): 200 found 93.3 %, 300 95.8 %,
-// 400 97.9 % (nearest 12.8 / 15.2 / 21.6 ms p50 in process, load 3–4), 800 99.7 %.
-const MIN_EF_SEARCH = 400;
+// At 100,000 entries of the benchmark's notes, asked as search asks (40 neighbours, the first 10
+// counted against exact search): the halfvec graph built with ef_construction 200 finds 93.4 % at
+// 100, 96.8 % at 200, 97.9 % at 250 and 99.2 % at 300; the `vector` graph built with 64 found
+// 93.3 % at 200, 95.8 % at 300 and 98.4 % at 400, the setting before, in 1.7 times the time of 250
+// on the new one (docs/decisions.md, "PostgreSQL vectors as halfvec").
+const MIN_EF_SEARCH = 250;
 const MAX_EF_SEARCH = 1000;
 
 type EnsureOutcome = "unchanged" | "created" | "reset";
@@ -48,11 +56,23 @@ async function storedModel(db: PgDb): Promise<IndexModel | null> {
 }
 
 /**
+ * The HNSW index of a table of `dimensions`. Built over existing rows it holds the graph in
+ * `maintenance_work_mem` while that suffices (several times faster than once it does not: 256 MB
+ * holds about 200,000 entries of 512 dimensions), raised for the caller's transaction only.
+ */
+export async function createVectorIndex(db: PgDb, dimensions: number): Promise<void> {
+  await db.run("SELECT set_config('maintenance_work_mem', '256MB', true) WHERE pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes('256MB')");
+  await db.exec(`CREATE INDEX ${TABLE}_hnsw ON ${TABLE} USING hnsw ((embedding::halfvec(${dimensions})) halfvec_cosine_ops) WITH (${HNSW_BUILD})`);
+}
+
+/**
  * (Re)creates the empty index table for `dimensions` and records model, dimensions and layout in
  * `meta`, inside the caller's transaction. Leaves `memory.embedding_model` alone: `ensure` clears
- * it, a copy from SQLite keeps it with the vectors it copies.
+ * it, a copy from SQLite keeps it with the vectors it copies. `withIndex: false` leaves the HNSW
+ * index out, for a caller that fills the table first (one build of the graph, not one insertion per
+ * row) and then makes it with `createVectorIndex`.
  */
-export async function createVectorTable(db: PgDb, model: string, dimensions: number): Promise<void> {
+export async function createVectorTable(db: PgDb, model: string, dimensions: number, { withIndex = true } = {}): Promise<void> {
   if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > MAX_DIMENSIONS) {
     throw new InternalError("setup", `unsupported embedding dimensions ${dimensions}`);
   }
@@ -70,10 +90,10 @@ export async function createVectorTable(db: PgDb, model: string, dimensions: num
       confidence  DOUBLE PRECISION NOT NULL,
       expires_ms  BIGINT NOT NULL
     );
-    CREATE INDEX ${TABLE}_hnsw ON ${TABLE} USING hnsw (embedding vector_cosine_ops);
     CREATE INDEX ${TABLE}_vis ON ${TABLE} (vis_key);
     CREATE INDEX ${TABLE}_owner ON ${TABLE} (owner_key);`,
   );
+  if (withIndex) await createVectorIndex(db, dimensions);
   await setMeta(db, "vector_model", model);
   await setMeta(db, "vector_dimensions", String(dimensions));
   await setMeta(db, "vector_layout", VECTOR_LAYOUT);
@@ -195,12 +215,14 @@ export class PgVectorIndex implements VectorIndex {
   }
 
   /**
-   * Every filter is in the WHERE of one HNSW scan ordered by cosine distance, so `k` counts only
-   * matching rows. HNSW gathers `hnsw.ef_search` candidates and filters them afterwards, which
-   * alone would cut a filtered result short; `hnsw.iterative_scan = relaxed_order` (pgvector ≥ 0.8)
-   * has it scan on until `k` rows pass (or `hnsw.max_scan_tuples` were visited). Relaxed order may
-   * hand rows back slightly out of order, so the `k` found are sorted again by exact distance in a
-   * materialized CTE, and `maxDistance` is applied there too, outside the scan (as pgvector's
+   * Every filter is in the WHERE of one HNSW scan ordered by cosine distance between halfvecs (the
+   * index's expression, cast to the model's dimensions as the index was), so `k` counts only
+   * matching rows; each row's distance is the exact one, between the full vectors. HNSW gathers
+   * `hnsw.ef_search` candidates and filters them afterwards, which alone would cut a filtered
+   * result short; `hnsw.iterative_scan = relaxed_order` (pgvector ≥ 0.8) has it scan on until `k`
+   * rows pass (or `hnsw.max_scan_tuples` were visited). Relaxed order may hand rows back slightly
+   * out of order, and half precision rounds, so the `k` found are sorted again by exact distance in
+   * a materialized CTE, and `maxDistance` is applied there too, outside the scan (as pgvector's
    * documentation advises: inside, a distance bound makes the scan visit every far row). Taking
    * the `k` nearest matches and then dropping the far ones is what SQLite's index does.
    * The visibility keys are SQLite's `keysOf`: roles that see every project by `owner_key` ('' or
@@ -209,7 +231,8 @@ export class PgVectorIndex implements VectorIndex {
    */
   async nearest(r: Reader, vector: Float32Array, k: number, filter: VectorFilter): Promise<Neighbour[]> {
     if (k <= 0) return [];
-    if (!(await this.modelOf(connectionOf(r)))) return [];
+    const model = await this.modelOf(connectionOf(r));
+    if (!model) return [];
     const query = asVector(vector);
     const where: string[] = [];
     const params: unknown[] = [query];
@@ -252,7 +275,7 @@ export class PgVectorIndex implements VectorIndex {
       where.push("e.pk <> ?::bigint");
       params.push(filter.excludePk);
     }
-    params.push(k);
+    params.push(query, k);
     let outer = "";
     if (filter.maxDistance !== undefined) {
       outer = "WHERE distance <= ?::float8";
@@ -261,7 +284,7 @@ export class PgVectorIndex implements VectorIndex {
     const sql = `WITH found AS MATERIALIZED (
        SELECT e.pk, e.embedding <=> ?::vector AS distance FROM ${TABLE} e
        WHERE ${where.join(" AND ")}
-       ORDER BY distance LIMIT ?
+       ORDER BY e.embedding::halfvec(${model.dimensions}) <=> ?::halfvec(${model.dimensions}) LIMIT ?
      )
      SELECT pk, distance FROM found ${outer} ORDER BY distance, pk`;
     return withSettings(r, searchSettings(await this.extensionVersion(connectionOf(r)), k), (db) => db.all<Neighbour>(sql, ...params));

@@ -1,0 +1,119 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { newId } from "../../src/core/ids.js";
+import { openStore } from "../../src/store/open.js";
+import type { Store } from "../../src/store/store.js";
+import { NO_EXPIRY, type VectorMeta } from "../../src/store/vectors.js";
+import { databaseUrlFor, onPostgres, withDatabase } from "../helpers/database.js";
+import { newMemoryRow } from "../helpers/memory-rows.js";
+import { tempDir } from "../helpers/server.js";
+
+// PostgreSQL's vector index is an HNSW graph over half-precision copies of the embeddings
+// (migration 023, `createVectorIndex`); the distances a query answers are the full vectors' own.
+const DIMENSIONS = 24;
+const ENTRIES = 120;
+
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32 - 0.5;
+  };
+}
+
+function unitVector(next: () => number): Float32Array {
+  const vector = Float32Array.from({ length: DIMENSIONS }, next);
+  const norm = Math.hypot(...vector);
+  return vector.map((value) => value / norm);
+}
+
+const exactDistance = (a: Float32Array, b: Float32Array): number => {
+  let dot = 0;
+  for (let i = 0; i < a.length; i++) dot += (a[i] as number) * (b[i] as number);
+  return 1 - dot;
+};
+
+const meta: VectorMeta = { visKey: "g", ownerKey: "", projectKey: "", type: "memory", agentId: "writer", confidence: 1, expiresMs: NO_EXPIRY };
+
+describe.runIf(onPostgres)("PostgreSQL's vector index on halfvec", () => {
+  const dirs: string[] = [];
+  const stores: Store[] = [];
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close();
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function seeded(): Promise<{ dir: string; store: Store; vectors: Map<number, Float32Array> }> {
+    const dir = tempDir();
+    dirs.push(dir);
+    const store = await openStore({ databaseUrl: databaseUrlFor(dir), file: join(dir, "cairn.db") });
+    stores.push(store);
+    await store.vectors.ensure("test-model", DIMENSIONS);
+    const next = random(11);
+    const vectors = new Map<number, Float32Array>();
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < ENTRIES; i++) {
+        const pk = await store.memory.insert(tx, newMemoryRow(`entry ${newId()}`), []);
+        const vector = unitVector(next);
+        await store.vectors.put(tx, pk, vector, meta);
+        vectors.set(pk, vector);
+      }
+    });
+    return { dir, store, vectors };
+  }
+
+  const indexDefinition = (dir: string): Promise<string | undefined> =>
+    withDatabase(dir, async (db) => (await db.get<{ def: string }>("SELECT pg_get_indexdef('memory_embeddings_hnsw'::regclass) AS def"))?.def);
+
+  const nearestOf = (store: Store, query: Float32Array, k: number) =>
+    store.vectors.nearest(store.reader, query, k, { within: { viewpoint: { agentId: "reader", allProjects: false } }, nowMs: Date.now() });
+
+  it("indexes the embeddings as halfvec, and answers each neighbour's exact distance, nearest first", async () => {
+    const { dir, store, vectors } = await seeded();
+    expect(await indexDefinition(dir)).toMatch(/USING hnsw \(\(\(embedding\)::halfvec\(24\)\) halfvec_cosine_ops\) WITH \(m='16', ef_construction='200'\)/);
+    const query = vectors.values().next().value as Float32Array;
+    const hits = await nearestOf(store, query, 10);
+    const exact = [...vectors].map(([pk, vector]) => ({ pk, distance: exactDistance(query, vector) })).sort((a, b) => a.distance - b.distance || a.pk - b.pk);
+    // At this size the graph finds every true neighbour; the distances are float4's, not half precision's.
+    expect(hits.map((hit) => hit.pk)).toEqual(exact.slice(0, 10).map((hit) => hit.pk));
+    for (const [index, hit] of hits.entries()) expect(hit.distance).toBeCloseTo(exact[index]?.distance as number, 6);
+    expect(hits[0]?.distance).toBeCloseTo(0, 6);
+  });
+
+  it("the search's query walks the halfvec index", async () => {
+    const { dir, vectors } = await seeded();
+    const query = `[${Array.from(vectors.values().next().value as Float32Array).join(",")}]`;
+    const plan = await withDatabase(dir, async (db) => {
+      // A table this small is read in full unless the planner is told not to: the question is whether the index can answer the ordering.
+      await db.run("SET enable_seqscan = off");
+      const rows = await db.all<{ "QUERY PLAN": string }>(
+        `EXPLAIN SELECT pk, embedding <=> ?::vector AS distance FROM memory_embeddings ORDER BY embedding::halfvec(${DIMENSIONS}) <=> ?::halfvec(${DIMENSIONS}) LIMIT 10`,
+        query,
+        query,
+      );
+      return rows.map((row) => row["QUERY PLAN"]).join("\n");
+    });
+    expect(plan).toContain("Index Scan using memory_embeddings_hnsw");
+  });
+
+  it("migration 023 rebuilds an existing database's index on halfvec, and its searches are unchanged", async () => {
+    const { dir, store, vectors } = await seeded();
+    const query = [...vectors.values()][7] as Float32Array;
+    const before = await nearestOf(store, query, 10);
+    await store.close();
+    stores.splice(stores.indexOf(store), 1);
+    // The database as migration 022 left it: the graph over the full vectors, pgvector's defaults.
+    await withDatabase(dir, async (db) => {
+      await db.run("DROP INDEX memory_embeddings_hnsw");
+      await db.run("CREATE INDEX memory_embeddings_hnsw ON memory_embeddings USING hnsw (embedding vector_cosine_ops)");
+      await db.run("DELETE FROM schema_migrations WHERE version >= 23");
+    });
+    expect(await indexDefinition(dir)).toMatch(/USING hnsw \(embedding vector_cosine_ops\)$/);
+    const reopened = await openStore({ databaseUrl: databaseUrlFor(dir), file: join(dir, "cairn.db") });
+    stores.push(reopened);
+    expect(await indexDefinition(dir)).toMatch(/\(\(embedding\)::halfvec\(24\)\) halfvec_cosine_ops\) WITH \(m='16', ef_construction='200'\)/);
+    expect(await withDatabase(dir, (db) => db.get<{ version: number }>("SELECT max(version) AS version FROM schema_migrations"))).toEqual({ version: 23 });
+    expect(await nearestOf(reopened, query, 10)).toEqual(before);
+  });
+});
