@@ -266,7 +266,7 @@ describe("cairn mcp when its server stops", () => {
       expect(read.structured.content).toBe("outlives its server");
       expect(log.join("").match(/started cairn serve/g)).toHaveLength(2);
       expect(log.join("")).toMatch(/no longer knew this bridge's session/);
-      expect(await client.listTools()).toMatchObject({ tools: expect.arrayContaining([expect.objectContaining({ name: "memory_write" })]) });
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("memory_write");
     } finally {
       await client.close();
     }
