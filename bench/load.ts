@@ -307,7 +307,8 @@ export async function runLoadBench(options: LoadOptions): Promise<Section> {
       title: `${options.agents} agents, 40 % search / 30 % write / 30 % tasks and messages — ${options.seconds} s at ${options.rate} requests/s offered (Poisson arrivals, latency from when each request was due), then ${options.seconds} s with no think time; ${label}`,
       rows: [...paced.rows, ...saturated.rows],
       targets: [
-        { what: `requests/s served at ${options.rate}/s offered`, goal: `≥ ${TARGET_RATE}/s`, measured: `${round(paced.rate, 1)}/s`, met: judged(paced.rate >= TARGET_RATE * 0.98) },
+        // Poisson arrivals offer the rate on average: over 30 s its count varies by about 1 %.
+        { what: `requests/s served at ${options.rate}/s offered (Poisson arrivals)`, goal: `≥ ${TARGET_RATE * 0.98}/s (98 % of ${TARGET_RATE})`, measured: `${round(paced.rate, 1)}/s`, met: judged(paced.rate >= TARGET_RATE * 0.98) },
         { what: `p99 of every kind at ${options.rate}/s offered`, goal: `≤ ${TARGET_P99_MS} ms`, measured: `${round(paced.worstP99, 1)} ms (worst: ${paced.worstKind})`, met: judged(paced.worstP99 <= TARGET_P99_MS) },
         { what: "requests/s with no think time (saturation)", goal: `≥ ${TARGET_RATE}/s`, measured: `${round(saturated.rate, 1)}/s, p99 worst ${round(saturated.worstP99, 1)} ms (${saturated.worstKind})`, met: judged(saturated.rate >= TARGET_RATE) },
         { what: "nothing lost (writes read back, tasks completed once, messages delivered once), no errors", goal: "0", measured: `${lost} lost, ${errors} errors`, met: lost === 0 && errors === 0 },
