@@ -222,6 +222,10 @@ async function timedPhase(world: World, servers: ServerProcess[], onPostgres: bo
   const cpuBefore = servers.map((server) => server.cpuMs());
   const holdsBefore = onPostgres ? await readHolds(servers) : null;
   const wallMs = await drive(world, seconds, tally, stepsPerSecond);
+  // Paced, the requests are those due within the phase: their rate is over its length (the wall
+  // time adds the last ones' answers, and a server behind schedule shows in the latencies, which
+  // count from when each was due). With no think time, the rate is what the wall time held.
+  const spanMs = stepsPerSecond === null ? wallMs : seconds * 1000;
   const cpuMs = servers.reduce((sum, server, index) => sum + server.cpuMs() - (cpuBefore[index] ?? 0), 0);
   // The events' lock (PostgreSQL): event-writing transactions commit one at a time, however many servers.
   const holds = onPostgres ? summarise(holdsBetween(holdsBefore, await readHolds(servers))) : null;
@@ -232,7 +236,7 @@ async function timedPhase(world: World, servers: ServerProcess[], onPostgres: bo
     n: stats[kind].n,
     p50Ms: round(stats[kind].p50, 2),
     p95Ms: round(stats[kind].p95, 2),
-    opsPerSec: round((stats[kind].n * 1000) / wallMs, 1),
+    opsPerSec: round((stats[kind].n * 1000) / spanMs, 1),
     cpuMsPerOp: null,
     rssMb: null,
     note: `p99 ${round(stats[kind].p99, 1)} ms, ${tally.errors[kind]} errors`,
@@ -243,7 +247,7 @@ async function timedPhase(world: World, servers: ServerProcess[], onPostgres: bo
     n: requests,
     p50Ms: null,
     p95Ms: null,
-    opsPerSec: round((requests * 1000) / wallMs, 1),
+    opsPerSec: round((requests * 1000) / spanMs, 1),
     cpuMsPerOp: round(cpuMs / requests, 2),
     rssMb: rss.reduce((sum, value) => sum + value, 0),
     note: `server CPU per request over all kinds; RSS ${rss.join("+")} MB` + (tally.unsent > 0 ? `; ${tally.unsent} steps never sent (the servers were too far behind)` : "") + (holds ? `; events lock held p50 ${holds.p50Ms} p95 ${holds.p95Ms} mean ${holds.meanMs} ms over ${holds.transactions} transactions` : ""),
@@ -252,7 +256,7 @@ async function timedPhase(world: World, servers: ServerProcess[], onPostgres: bo
   const worstKind = measured.reduce((worst, kind) => (stats[kind].p99 > stats[worst].p99 ? kind : worst), measured[0] ?? "search");
   return {
     rows,
-    rate: (requests * 1000) / wallMs,
+    rate: (requests * 1000) / spanMs,
     worstP99: stats[worstKind].p99,
     worstKind,
     errors: KINDS.reduce((sum, kind) => sum + tally.errors[kind], 0),
