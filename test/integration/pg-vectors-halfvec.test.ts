@@ -8,31 +8,15 @@ import { NO_EXPIRY, type VectorMeta } from "../../src/store/vectors.js";
 import { databaseUrlFor, onPostgres, withDatabase } from "../helpers/database.js";
 import { newMemoryRow } from "../helpers/memory-rows.js";
 import { tempDir } from "../helpers/server.js";
+import { cosineDistance, randomUnitVector, seededUniform } from "../helpers/random-vectors.js";
 
 // PostgreSQL's vector index is an HNSW graph over half-precision copies of the embeddings
 // (migration 023, `createVectorIndex`); the distances a query answers are the full vectors' own.
 const DIMENSIONS = 24;
 const ENTRIES = 120;
 
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 32 - 0.5;
-  };
-}
-
-function unitVector(next: () => number): Float32Array {
-  const vector = Float32Array.from({ length: DIMENSIONS }, next);
-  const norm = Math.hypot(...vector);
-  return vector.map((value) => value / norm);
-}
-
-const exactDistance = (a: Float32Array, b: Float32Array): number => {
-  let dot = 0;
-  for (let i = 0; i < a.length; i++) dot += (a[i] as number) * (b[i] as number);
-  return 1 - dot;
-};
+const random = seededUniform;
+const unitVector = (next: () => number): Float32Array => randomUnitVector(next, DIMENSIONS);
 
 const meta: VectorMeta = { visKey: "g", ownerKey: "", projectKey: "", type: "memory", agentId: "writer", confidence: 1, expiresMs: NO_EXPIRY };
 
@@ -74,7 +58,7 @@ describe.runIf(onPostgres)("PostgreSQL's vector index on halfvec", () => {
     expect(await indexDefinition(dir)).toMatch(/USING hnsw \(\(\(embedding\)::halfvec\(24\)\) halfvec_cosine_ops\) WITH \(m='16', ef_construction='200'\)/);
     const query = vectors.values().next().value as Float32Array;
     const hits = await nearestOf(store, query, 10);
-    const exact = [...vectors].map(([pk, vector]) => ({ pk, distance: exactDistance(query, vector) })).sort((a, b) => a.distance - b.distance || a.pk - b.pk);
+    const exact = [...vectors].map(([pk, vector]) => ({ pk, distance: cosineDistance(query, vector) })).sort((a, b) => a.distance - b.distance || a.pk - b.pk);
     // At this size the graph finds every true neighbour; the distances are float4's, not half precision's.
     expect(hits.map((hit) => hit.pk)).toEqual(exact.slice(0, 10).map((hit) => hit.pk));
     for (const [index, hit] of hits.entries()) expect(hit.distance).toBeCloseTo(exact[index]?.distance as number, 6);

@@ -7,6 +7,7 @@ import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { NO_EXPIRY, type VectorFilter, type VectorMeta } from "../../src/store/vectors.js";
 import { newMemoryRow } from "../helpers/memory-rows.js";
 import { tempDir } from "../helpers/server.js";
+import { cosineDistance, randomUnitVector, seededUniform } from "../helpers/random-vectors.js";
 
 // The HNSW index beside a SQLite store (src/store/sqlite/ann.ts), with its threshold lowered so a
 // small store uses it. Vectors are seeded random unit vectors; "exact" is a brute-force cosine
@@ -15,25 +16,8 @@ const DIMENSIONS = 16;
 const ENTRIES = 400;
 const THRESHOLD = 50;
 
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 32 - 0.5;
-  };
-}
-
-function unitVector(next: () => number): Float32Array {
-  const vector = Float32Array.from({ length: DIMENSIONS }, next);
-  const norm = Math.hypot(...vector);
-  return vector.map((value) => value / norm);
-}
-
-const cosineDistance = (a: Float32Array, b: Float32Array): number => {
-  let dot = 0;
-  for (let i = 0; i < a.length; i++) dot += (a[i] as number) * (b[i] as number);
-  return 1 - dot;
-};
+const random = seededUniform;
+const unitVector = (next: () => number): Float32Array => randomUnitVector(next, DIMENSIONS);
 
 const row = (agent: string): NewMemoryRow => newMemoryRow(`entry ${newId()}`, agent);
 
