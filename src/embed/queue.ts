@@ -27,8 +27,8 @@ export const BULK_BATCH_SIZE = 2;
  * Texts of writes per batch. A query arriving while a batch is embedded waits for that batch (it
  * cannot be interrupted): four writes' texts are about 7 ms of the int8 use-lite (each ~1.5–2 ms
  * of CPU; 20 ms with the fp32 model it replaced), a full batch of 32 over 50 ms. The bundled model
- * runs each text alone (onnx-worker.ts, `batchFor`), and the queue then sends it one text at a
- * time (the embedder's `batch`): a text in a batch of four would wait for the other three.
+ * runs each text alone anyway (onnx-worker.ts, `batchFor`), so a batch saves only the messages
+ * between the threads.
  */
 export const WRITE_BATCH_SIZE = 4;
 
