@@ -3,11 +3,6 @@ export interface Embedder {
   /** Stable id of the model, stored with every vector so a model change triggers re-embedding. */
   readonly id: string;
   readonly dimensions: number;
-  /**
-   * Texts the model runs together, when it runs fewer than it is given: a queue sending more
-   * would only make each wait for the others (the bundled model runs each text alone).
-   */
-  readonly batch?: number;
   embed(texts: string[]): Promise<Float32Array[]>;
   close(): Promise<void>;
 }

@@ -23,7 +23,7 @@ export type WorkerRequest =
   | { type: "embed"; id: number; key: string; texts: string[] };
 
 export type WorkerReply =
-  | { type: "loaded"; id: number; dimensions: number; batch: number }
+  | { type: "loaded"; id: number; dimensions: number }
   | { type: "vectors"; id: number; vectors: Float32Array[] }
   | { type: "error"; id: number; message: string };
 
@@ -150,8 +150,8 @@ const errorText = (error: unknown): string => (error instanceof Error ? error.me
 async function handle(request: WorkerRequest): Promise<void> {
   try {
     if (request.type === "load") {
-      const { dimensions, batch } = await load(request.key, request.source);
-      port?.postMessage({ type: "loaded", id: request.id, dimensions, batch } satisfies WorkerReply);
+      const { dimensions } = await load(request.key, request.source);
+      port?.postMessage({ type: "loaded", id: request.id, dimensions } satisfies WorkerReply);
       return;
     }
     const loaded = models.get(request.key);

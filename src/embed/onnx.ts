@@ -90,7 +90,6 @@ export async function loadOnnxEmbedder(id: string, source: WorkerSource, timeout
   return {
     id,
     dimensions: loaded.dimensions,
-    batch: loaded.batch,
     embed: async (texts) => {
       const reply = await shared.call({ type: "embed", key, texts }, EMBED_TIMEOUT_MS);
       if (reply.type !== "vectors") throw new Error("unexpected reply from the embedding worker");

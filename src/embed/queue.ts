@@ -215,16 +215,14 @@ export class EmbeddingQueue {
   private nextBatch(): Job[] {
     const bulkWaits = this.lanes.bulk.length > 0;
     const batch: Job[] = [];
-    // A model that runs each text alone gains nothing from more: the first text's answer would wait for the last's.
-    const most = Math.min(this.batchSize, this.embedder?.batch ?? Infinity);
     if (!bulkWaits || this.passedOverBulk < BULK_TURN_AFTER) {
-      batch.push(...this.lanes.query.splice(0, most));
-      batch.push(...this.lanes.write.splice(0, Math.max(0, Math.min(most, this.writeBatchSize) - batch.length)));
+      batch.push(...this.lanes.query.splice(0, this.batchSize));
+      batch.push(...this.lanes.write.splice(0, Math.max(0, Math.min(this.batchSize, this.writeBatchSize) - batch.length)));
     }
     if (batch.length > 0) {
       if (bulkWaits) this.passedOverBulk++;
     } else {
-      batch.push(...this.lanes.bulk.splice(0, Math.min(this.bulkBatchSize, most)));
+      batch.push(...this.lanes.bulk.splice(0, Math.min(this.bulkBatchSize, this.batchSize)));
       this.passedOverBulk = 0;
     }
     for (const job of batch) this.embeddedByLane[job.lane]++;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/core/log.js";
-import { cosine, type Embedder } from "../../src/embed/embedder.js";
+import { cosine } from "../../src/embed/embedder.js";
 import { hashEmbedder, hashVector } from "../../src/embed/hash.js";
 import { BULK_BATCH_SIZE, BULK_TURN_AFTER, EmbeddingQueue, EmbeddingsUnavailableError, WRITE_BATCH_SIZE, type EmbeddingLane } from "../../src/embed/queue.js";
 
@@ -78,23 +78,6 @@ describe("the embedding queue's lanes", () => {
     expect(done.slice(0, 20).every((lane) => lane === "query")).toBe(true);
     expect(done.slice(20, 40).every((lane) => lane === "write")).toBe(true);
     expect(queue.stats.batches).toBe(1 + 20 / WRITE_BATCH_SIZE + 40 / BULK_BATCH_SIZE);
-    await queue.close();
-  });
-
-  it("sends a model that runs each text alone one text at a time, queries first", async () => {
-    const sizes: number[] = [];
-    const loader = (): Promise<Embedder> => {
-      const inner = hashEmbedder();
-      return Promise.resolve({ ...inner, batch: 1, embed: (texts: string[]) => (sizes.push(texts.length), inner.embed(texts)) });
-    };
-    const queue = new EmbeddingQueue(loader, silentLogger, 32);
-    queue.start();
-    await queue.settled(5000);
-    const done: EmbeddingLane[] = [];
-    await Promise.all([...enqueue(queue, "bulk", 3, done), ...enqueue(queue, "write", 5, done), ...enqueue(queue, "query", 4, done)]);
-    expect(sizes.every((size) => size === 1)).toBe(true);
-    expect(queue.stats).toMatchObject({ batches: 12, texts: 12 });
-    expect(done).toEqual([...Array<EmbeddingLane>(4).fill("query"), ...Array<EmbeddingLane>(5).fill("write"), ...Array<EmbeddingLane>(3).fill("bulk")]);
     await queue.close();
   });
 
