@@ -81,8 +81,7 @@ const bump = (counts: Map<string, number>, id: string): void => void counts.set(
  * One request of `kind`, timed into `tally` from `due` (when it should have started; now unless
  * given); a status other than `ok` counts as an error. Returns the reply when it was ok.
  */
-async function timed(tally: Tally, kind: Kind, ok: number[], request: () => Promise<Reply>, due = performance.now()): Promise<Reply | null> {
-  const started = due;
+async function timed(tally: Tally, kind: Kind, ok: number[], request: () => Promise<Reply>, started = performance.now()): Promise<Reply | null> {
   let reply: Reply | null = null;
   try {
     reply = await request();
@@ -174,8 +173,8 @@ interface Check {
 }
 
 /** Reads back what was acknowledged, through the servers in turn, after draining every inbox. */
-async function check(world: World, servers: ServerProcess[], owner: Credentials, tally: Ledger): Promise<Check> {
-  const ids = [...tally.written];
+async function check(world: World, servers: ServerProcess[], owner: Credentials, ledger: Ledger): Promise<Check> {
+  const ids = [...ledger.written];
   let writesMissing = 0;
   for (let start = 0; start < ids.length; start += 32) {
     const replies = await Promise.all(ids.slice(start, start + 32).map((id, index) => (servers[index % servers.length] as ServerProcess).client.get(`/memory/${id}`, owner)));
@@ -185,25 +184,25 @@ async function check(world: World, servers: ServerProcess[], owner: Credentials,
     for (;;) {
       const reply = expectStatus("drain inbox", await agent.client.post("/messages/inbox/consume", { limit: 100 }, agent.credentials), 200);
       const messages = JSON.parse(reply.body) as { id: string }[];
-      for (const message of messages) bump(tally.delivered, message.id);
+      for (const message of messages) bump(ledger.delivered, message.id);
       if (messages.length === 0) break;
     }
   }
-  const claimed = [...tally.claimed.keys()];
+  const claimed = [...ledger.claimed.keys()];
   let stored = 0;
   for (const id of claimed) {
     const reply = await (servers[0] as ServerProcess).client.get(`/tasks/${id}`, owner);
     if (reply.status === 200 && (JSON.parse(reply.body) as { status: string }).status === "completed") stored++;
   }
-  const sent = [...tally.sent];
+  const sent = [...ledger.sent];
   return {
     writesMissing,
-    tasksCompletedOnce: claimed.filter((id) => tally.completed.get(id) === 1 && tally.claimed.get(id) === 1).length,
+    tasksCompletedOnce: claimed.filter((id) => ledger.completed.get(id) === 1 && ledger.claimed.get(id) === 1).length,
     tasksNotCompleted: claimed.length - stored,
-    tasksTwice: claimed.filter((id) => (tally.claimed.get(id) ?? 0) > 1 || (tally.completed.get(id) ?? 0) > 1).length,
-    messagesDeliveredOnce: sent.filter((id) => tally.delivered.get(id) === 1).length,
-    messagesUndelivered: sent.filter((id) => !tally.delivered.has(id)).length,
-    messagesTwice: sent.filter((id) => (tally.delivered.get(id) ?? 0) > 1).length,
+    tasksTwice: claimed.filter((id) => (ledger.claimed.get(id) ?? 0) > 1 || (ledger.completed.get(id) ?? 0) > 1).length,
+    messagesDeliveredOnce: sent.filter((id) => ledger.delivered.get(id) === 1).length,
+    messagesUndelivered: sent.filter((id) => !ledger.delivered.has(id)).length,
+    messagesTwice: sent.filter((id) => (ledger.delivered.get(id) ?? 0) > 1).length,
   };
 }
 

@@ -48,7 +48,7 @@ interface Model {
  * its neighbours (cosine ~0.999 to itself alone). Each text then runs alone, and the same text
  * always gets the same vector; alone it costs about what it costs in a batch, having no padding.
  */
-const batchFor = (modelBytes: Uint8Array): number => (Buffer.from(modelBytes.buffer, modelBytes.byteOffset, modelBytes.byteLength).includes("DynamicQuantizeLinear") ? 1 : BATCH);
+const batchFor = (modelBytes: Buffer): number => (modelBytes.includes("DynamicQuantizeLinear") ? 1 : BATCH);
 
 const readJson = (dir: string, file: string): Record<string, unknown> => JSON.parse(readFileSync(join(dir, file), "utf8")) as Record<string, unknown>;
 

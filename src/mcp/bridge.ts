@@ -201,9 +201,12 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
     return done;
   };
 
-  /** The server says the session is gone (404): every request but the host's `initialize` can go on in a new one. */
-  const sessionLost = (error: unknown, messages: JsonRpcMessage[]): boolean =>
-    error instanceof UpstreamError && error.status === 404 && hostInitialize !== undefined && !messages.some((message) => message.method === "initialize");
+  /**
+   * The server says the session is gone (404): every request but the host's `initialize` can go
+   * on in a new one, opened with the host's `initialize` (returned; undefined when it cannot).
+   */
+  const reopenerOf = (error: unknown, messages: JsonRpcMessage[]): JsonRpcMessage | undefined =>
+    error instanceof UpstreamError && error.status === 404 && !messages.some((message) => message.method === "initialize") ? hostInitialize : undefined;
 
   /** The server stopped answering after the check: on loopback it is started again, as at first. */
   let restarting: Promise<void> | undefined;
@@ -220,8 +223,9 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
         return await upstream.post(payload, awaiting);
       } catch (error) {
         if (attempt === 3) throw error;
-        if (sessionLost(error, messages) && hostInitialize) {
-          await reopen(session, hostInitialize);
+        const init = reopenerOf(error, messages);
+        if (init) {
+          await reopen(session, init);
           continue;
         }
         // Nothing listens: the check is starting a server or will say why there is none, or a
