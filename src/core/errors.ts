@@ -100,7 +100,8 @@ export const internalError = (): AppError => new AppError("INTERNAL", "internal 
  * `invariant`: the code broke one of its own rules. `setup`: what the server was started with (the
  * data directory, a file in it, a setting) cannot work.
  */
-export type InternalErrorKind = "invariant" | "setup";
+/** `io`: the disk refused what the server needed of it (a sync of the write-ahead log). */
+export type InternalErrorKind = "invariant" | "setup" | "io";
 
 /**
  * A failure that is the server's, not the request's. It never becomes a client's answer (that is a

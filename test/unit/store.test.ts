@@ -1,5 +1,5 @@
-import { rmSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync, readlinkSync, realpathSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { connect } from "../../src/store/sqlite/connection.js";
 import { loadMigrations, SchemaTooNewError } from "../../src/store/migrations.js";
@@ -25,7 +25,7 @@ describe("the SQLite store", () => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("opens with WAL, synchronous=FULL, foreign keys and a busy timeout", () => {
+  it("opens connections with WAL, synchronous=FULL, foreign keys and a busy timeout", () => {
     const db = connect(fresh());
     expect(db.sqlite.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.sqlite.pragma("synchronous", { simple: true })).toBe(2); // FULL
@@ -109,6 +109,28 @@ describe("the SQLite store", () => {
     expect(other.all<{ text: string }>("SELECT text FROM notes ORDER BY rowid").map((row) => row.text)).toEqual(["first", "third"]);
     other.close();
     await store.close();
+  });
+
+  it("syncs the writer's WAL itself: NORMAL on the connection, the WAL held open from the first commit until close", async () => {
+    const file = fresh();
+    const store = SqliteStore.open(file);
+    const wal = realpathSync(dirname(file)) + "/cairn.db-wal";
+    const openFiles = () => readdirSync("/proc/self/fd").flatMap((fd) => {
+      try {
+        return [readlinkSync(`/proc/self/fd/${fd}`)];
+      } catch {
+        return []; // the directory's own descriptor, gone by now
+      }
+    });
+    expect(connectionOf(store.reader).sqlite.pragma("synchronous", { simple: true })).toBe(1); // NORMAL
+    await store.transaction((tx) => {
+      connectionOf(tx).run("INSERT INTO meta (key, value) VALUES ('synced', 'yes')");
+      return Promise.resolve();
+    });
+    // SQLite's two connections have it open, and so does the sync, with a descriptor of its own.
+    expect(openFiles().filter((path) => path === wal).length).toBeGreaterThanOrEqual(3);
+    await store.close();
+    expect(openFiles()).not.toContain(wal);
   });
 
   it("keeps the keyword index in step with memory rows in the same transaction", () => {

@@ -2,6 +2,7 @@ import type { Reader, Store, TransactionGuard, Tx } from "../store.js";
 import { SqlRepositories } from "../sql/repositories.js";
 import { ANN_DEFAULTS, SqliteAnn, type AnnSettings } from "./ann.js";
 import { connect, type Db } from "./connection.js";
+import { walSync, type WalSync } from "./durability.js";
 import { sqliteEventAppend } from "./events.js";
 import { SqliteKeywordIndex, sqliteDecisionMatch } from "./keywords.js";
 import { SqliteMaintenance } from "./maintenance.js";
@@ -54,6 +55,7 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
     private readonly queue: TransactionQueue,
     file: string,
     options: SqliteStoreOptions,
+    private readonly wal: WalSync | null,
   ) {
     const transact = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => queue.run(work);
     const ann =
@@ -83,8 +85,13 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
     try {
       if (options.migrate ?? !readonly) runMigrations(writer);
       const reader = readonly ? writer : connect(file, { queryOnly: true });
-      const queue = new TransactionQueue(writer, options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })));
-      const store = new SqliteStore(writer, reader, queue, file, options);
+      const wal = readonly ? null : walSync(writer, file);
+      const queue = new TransactionQueue(
+        writer,
+        options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })),
+        wal ? () => wal.sync() : null,
+      );
+      const store = new SqliteStore(writer, reader, queue, file, options, wal);
       // A large store's HNSW index starts loading (or building, in its worker) now, not at the first search.
       void store.vectors.annReady().catch(options.onAnnError ?? (() => undefined));
       return store;
@@ -119,6 +126,7 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
     // Saves the HNSW index and prunes the log it holds, which takes a transaction.
     await this.vectors.closeAnn();
     await this.queue.idle();
+    this.wal?.close();
     if (this.readerDb !== this.writer) this.readerDb.close();
     try {
       if (!this.writer.sqlite.readonly) this.writer.sqlite.pragma("wal_checkpoint(TRUNCATE)");
