@@ -221,7 +221,7 @@ export interface ServerProcess {
   memory(): Memory;
   cpuMs(): number;
   /** Milliseconds from spawn until `/health` answers 200 and `ready(body)` holds. */
-  waitForHealth(ready?: (health: { embeddings: string }) => boolean, timeoutMs?: number): Promise<number>;
+  waitForHealth(ready?: (health: { embeddings: string; vector_index?: string }) => boolean, timeoutMs?: number): Promise<number>;
   owner(): Credentials;
   /** Exit code once the process has ended, undefined while it runs; and its last stderr lines. */
   exitCode(): number | null | undefined;
@@ -242,6 +242,10 @@ export async function removeDataDir(dataDir: string): Promise<void> {
  * BENCH_DATABASE_URL set and no DATABASE_URL in `env`, the data directory gets a fresh database
  * (unless it has one: a seeded copy, or an earlier server's), created before the spawn is timed.
  */
+/** A server ready to be timed: its model loaded, and its HNSW index (SQLite, large stores) loaded or built. */
+export const embeddingsAndIndexReady = (health: { embeddings: string; vector_index?: string }): boolean =>
+  health.embeddings === "ready" && health.vector_index !== "building";
+
 export async function startServerProcess(dataDir: string, sockets = 16, env: Record<string, string> = {}): Promise<ServerProcess> {
   if (benchDatabaseUrl() && env.DATABASE_URL === undefined) await ensureDatabase(dataDir);
   const spawnedAt = performance.now();

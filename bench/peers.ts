@@ -50,12 +50,19 @@ interface RunSample {
 }
 
 interface ConcurrentSample {
+  /** Distinct keys acknowledged: Cairn answers a duplicate with the entry it reinforced, so two writes can share one. */
   acked: number;
+  /** Writes acknowledged. */
+  acknowledged: number;
   failed: number;
   kept: number;
   wallMs: number;
   firstFailures: string[];
 }
+
+/** "kept/acknowledged", and how many acknowledged writes were duplicates merged into an entry another write made. */
+const keptOfAcked = (sample: ConcurrentSample): string =>
+  `${sample.kept}/${sample.acked}${sample.acknowledged > sample.acked ? ` (+${sample.acknowledged - sample.acked} merged as duplicates)` : ""}`;
 
 const isCairn = (system: SystemName): boolean => system === "cairn-mcp" || system === "cairn-rest";
 
@@ -201,10 +208,12 @@ async function concurrentRun(system: SystemName, options: PeersOptions, run: num
     }
     progress(`peers: ${system}, run ${run + 1}/${options.runs}: ${options.writers} writer processes × ${options.writesPerWriter} writes`);
     const { reports, wallMs } = await runWriters(targets, options.writesPerWriter, 8000 + run * 100);
-    const acked = new Set(reports.flatMap((report) => report.acked));
+    const acknowledged = reports.flatMap((report) => report.acked);
+    const acked = new Set(acknowledged);
     const kept = await keptOf(system, dir, acked, server, agents);
     return {
       acked: acked.size,
+      acknowledged: acknowledged.length,
       failed: reports.reduce((sum, report) => sum + report.failures, 0),
       kept,
       wallMs,
@@ -270,7 +279,7 @@ function rowsOf(result: SystemResult, options: PeersOptions): Row[] {
   const searchKind = system === "reference" ? " (substring)" : system === "keeper" ? " (keyword)" : " (hybrid)";
   rows.push(latencyRow(`search${searchKind}`, runs.flatMap((sample) => sample.searches)));
   if (system === "keeper") rows.push(latencyRow("search (semantic)", runs.flatMap((sample) => sample.semantic)));
-  const writesPerSecond = concurrent.map((sample) => (sample.acked * 1000) / sample.wallMs);
+  const writesPerSecond = concurrent.map((sample) => (sample.acknowledged * 1000) / sample.wallMs);
   rows.push({
     scenario: `${system}: ${options.writers} writer processes`,
     n: options.writers * options.writesPerWriter,
@@ -279,7 +288,7 @@ function rowsOf(result: SystemResult, options: PeersOptions): Row[] {
     opsPerSec: round(median(writesPerSecond), 1),
     cpuMsPerOp: null,
     rssMb: null,
-    note: `kept/acknowledged per run: ${concurrent.map((sample) => `${sample.kept}/${sample.acked}`).join(", ")}${concurrent.some((sample) => sample.failed > 0) ? `; refused: ${concurrent.map((sample) => sample.failed).join(", ")}` : ""}`,
+    note: `kept/acknowledged per run: ${concurrent.map(keptOfAcked).join(", ")}${concurrent.some((sample) => sample.failed > 0) ? `; refused: ${concurrent.map((sample) => sample.failed).join(", ")}` : ""}`,
   });
   return rows;
 }
@@ -301,8 +310,8 @@ function sideBySide(results: SystemResult[], options: PeersOptions): string {
     return `${start} ms / ${rss} MB${bridge.length > 0 ? `; bridge ${median(bridge).toFixed(0)} ms` : ""}`;
   };
   const concurrentCell = (result: SystemResult): string => {
-    const rate = median(result.concurrent.map((sample) => (sample.acked * 1000) / sample.wallMs)).toFixed(0);
-    const kept = result.concurrent.map((sample) => `${sample.kept}/${options.writers * options.writesPerWriter}`).join(", ");
+    const rate = median(result.concurrent.map((sample) => (sample.acknowledged * 1000) / sample.wallMs)).toFixed(0);
+    const kept = result.concurrent.map(keptOfAcked).join(", ");
     return `${rate}/s, kept ${kept}`;
   };
   const lines: string[][] = [

@@ -6,7 +6,7 @@
 import { embedderLoaderFor } from "../src/embed/models.js";
 import { searchPool } from "../src/services/memory-search.js";
 import { queryStream } from "./corpus.js";
-import { newDataDir, progress, round, runClients, rowOf, withServer, type Credentials, type Row, type Section } from "./lib.js";
+import { embeddingsAndIndexReady, newDataDir, progress, round, runClients, rowOf, withServer, type Credentials, type Row, type Section } from "./lib.js";
 import { databaseEnv, vectorIndexFit } from "./postgres.js";
 import { K, indexRecall, loadVectors } from "./recall.js";
 import { annStore, CACHE_DIR, installStore, seededStore } from "./seed.js";
@@ -52,7 +52,7 @@ async function measure(entries: number, options: CurveOptions, vectorsOf: (texts
   progress(`curve: ${size} entries, search`);
   const http = await withServer(dataDir, 2, async (server) => {
     // The server loads the HNSW index saved above before any search is timed.
-    await server.waitForHealth((health) => health.embeddings === "ready" && (health as { vector_index?: string }).vector_index !== "building");
+    await server.waitForHealth(embeddingsAndIndexReady);
     const reader: Credentials = await server.client.registerAgent("curve-reader");
     const search = (texts: () => string) => async () => {
       const reply = await server.client.get(`/memory/search?q=${encodeURIComponent(texts())}&limit=10`, reader);
