@@ -237,15 +237,15 @@ export async function removeDataDir(dataDir: string): Promise<void> {
   await releaseDatabase(dataDir);
 }
 
+/** A server ready to be timed: its model loaded, and its HNSW index (SQLite, large stores) loaded or built. */
+export const embeddingsAndIndexReady = (health: { embeddings: string; vector_index?: string }): boolean =>
+  health.embeddings === "ready" && health.vector_index !== "building";
+
 /**
  * Spawns `node dist/src/cli.js serve` and resolves once it has printed its URL. With
  * BENCH_DATABASE_URL set and no DATABASE_URL in `env`, the data directory gets a fresh database
  * (unless it has one: a seeded copy, or an earlier server's), created before the spawn is timed.
  */
-/** A server ready to be timed: its model loaded, and its HNSW index (SQLite, large stores) loaded or built. */
-export const embeddingsAndIndexReady = (health: { embeddings: string; vector_index?: string }): boolean =>
-  health.embeddings === "ready" && health.vector_index !== "building";
-
 export async function startServerProcess(dataDir: string, sockets = 16, env: Record<string, string> = {}): Promise<ServerProcess> {
   if (benchDatabaseUrl() && env.DATABASE_URL === undefined) await ensureDatabase(dataDir);
   const spawnedAt = performance.now();

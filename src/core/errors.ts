@@ -98,9 +98,9 @@ export const internalError = (): AppError => new AppError("INTERNAL", "internal 
 
 /**
  * `invariant`: the code broke one of its own rules. `setup`: what the server was started with (the
- * data directory, a file in it, a setting) cannot work.
+ * data directory, a file in it, a setting) cannot work. `io`: the disk refused what the server
+ * needed of it (a sync of the write-ahead log).
  */
-/** `io`: the disk refused what the server needed of it (a sync of the write-ahead log). */
 export type InternalErrorKind = "invariant" | "setup" | "io";
 
 /**

@@ -26,8 +26,7 @@ const flush = (fd: number, data: boolean): Promise<void> =>
  * Null, leaving the connection as it is, when there is no WAL on disk to sync.
  */
 export function walSync(writer: Db, file: string): WalSync | null {
-  if (file === ":memory:" || file === "" || writer.sqlite.readonly || writer.sqlite.memory) return null;
-  if (writer.sqlite.pragma("journal_mode", { simple: true }) !== "wal") return null;
+  if (writer.sqlite.readonly || writer.sqlite.memory || writer.sqlite.pragma("journal_mode", { simple: true }) !== "wal") return null;
   writer.sqlite.pragma("synchronous = NORMAL");
   const wal = `${resolve(file)}-wal`;
   let fd: number | null = null;

@@ -85,7 +85,7 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
     try {
       if (options.migrate ?? !readonly) runMigrations(writer);
       const reader = readonly ? writer : connect(file, { queryOnly: true });
-      const wal = readonly ? null : walSync(writer, file);
+      const wal = walSync(writer, file);
       const queue = new TransactionQueue(
         writer,
         options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })),

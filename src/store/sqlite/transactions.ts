@@ -134,7 +134,7 @@ export class TransactionQueue {
    * must not carry that caller's request context (its fencing token, its idempotency key) along.
    */
   private readonly startDrain = AsyncResource.bind(() => this.drain());
-  private readonly startSync = AsyncResource.bind(() => this.syncCommitted());
+  private readonly startSync = AsyncResource.bind((sync: () => Promise<void>) => this.syncCommitted(sync));
 
   constructor(
     private readonly writer: Db,
@@ -216,17 +216,17 @@ export class TransactionQueue {
     for (const { job, error } of failed) job.reject(error);
     if (!this.syncLog) return this.finish(group, null);
     this.unsynced.push(group);
-    this.syncing ??= this.startSync();
+    this.syncing ??= this.startSync(this.syncLog);
   }
 
   /** One sync for every group committed since the last one began, then their hooks and answers, in commit order. */
-  private async syncCommitted(): Promise<void> {
+  private async syncCommitted(sync: () => Promise<void>): Promise<void> {
     try {
       while (this.unsynced.length > 0) {
         const groups = this.unsynced.splice(0);
         let failure: unknown = null;
         try {
-          await (this.syncLog as () => Promise<void>)();
+          await sync();
         } catch (error) {
           failure = error;
         }
