@@ -109,7 +109,7 @@ export const feedDelete = defineOperation({
 export const feedPoll = defineOperation({
   name: "feed_poll",
   title: "Poll a feed now",
-  description: "Fetch a subscription now, paused or not, instead of waiting for its next poll; says how many items became entries. The subscriber or an owner.",
+  description: "Fetch a subscription now, paused or not, instead of waiting for its next poll (after any poll already running, waiting up to 15 s for it); says how many items became entries. The subscriber or an owner.",
   kind: "action",
   access: "agent",
   http: { method: "POST", path: "/feeds/:id/poll", status: 200 },

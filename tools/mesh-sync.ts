@@ -11,8 +11,8 @@ export const meshPeerSync = defineOperation({
   title: "Sync a mesh link now",
   description:
     "Pulls the peer's changes now instead of at the link's next sync, page by page up to the run's budget, and " +
-    "with `anti_entropy=true` also compares merkle summaries and repairs what differs. Says what was applied. 409 " +
-    "while another sync of the link runs or the link is paused; 502 when the peer fails (the link's status and " +
+    "with `anti_entropy=true` also compares merkle summaries and repairs what differs. Says what was applied. Waits " +
+    "up to 15 s for a sync of the link already running; 409 if it still runs, or the link is paused; 502 when the peer fails (the link's status and " +
     "last_error say so too). Owner only.",
   kind: "action",
   access: "agent",

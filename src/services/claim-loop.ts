@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../core/log.js";
 import type { Store } from "../store/store.js";
 
@@ -68,5 +69,24 @@ export class ClaimLoop<Row> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await Promise.allSettled([...this.running]);
+  }
+}
+
+/** How long a run an owner asks for ("sync now", "poll now") waits for one under way before a 409. */
+export const ASKED_RUN_WAIT_MS = 15_000;
+const ASKED_RUN_POLL_MS = 200;
+
+/**
+ * Claims a row for a run asked for by a request: while another run holds it (the scheduler's, or
+ * another request's, on any process) it waits for that one to end and claims it after, so the run
+ * asked for still starts after the request and sees everything written before it. `claim` may
+ * throw (the row is gone, or paused); undefined when the row stays held for `waitMs`.
+ */
+export async function claimWhenFree<Row>(claim: () => Promise<Row | undefined>, waitMs = ASKED_RUN_WAIT_MS): Promise<Row | undefined> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const claimed = await claim();
+    if (claimed !== undefined || Date.now() >= deadline) return claimed;
+    await sleep(ASKED_RUN_POLL_MS);
   }
 }

@@ -1,5 +1,6 @@
 import { expect } from "vitest";
 import type { Credentials, Response, TestServer } from "./server.js";
+import { eventually } from "./wait.js";
 
 // Two or three real servers linked by the mesh routes, as an owner links them (CONTRACT §16).
 
@@ -28,6 +29,7 @@ export interface Link {
   status: string;
   cursor: number;
   last_error: string | null;
+  last_sync_at: string | null;
 }
 
 export interface Entry {
@@ -65,9 +67,30 @@ export async function mintToken(peer: Peer, projects: string[], capabilities: st
 }
 
 /** `from` links to `to` with a token `to` minted; returns `from`'s link. */
-export async function link(from: Peer, to: Peer, projects: string[], direction: "pull" | "both" = "pull", token?: string): Promise<Link> {
+export async function link(from: Peer, to: Peer, projects: string[], direction: "pull" | "both" = "pull", token?: string, intervalSeconds?: number): Promise<Link> {
   const secret = token ?? (await mintToken(to, projects));
-  return ok(await from.request<Link>("/mesh/peers", { as: from.owner, body: { url: to.url, token: secret, projects, direction } }), 201, "link");
+  const body = { url: to.url, token: secret, projects, direction, interval_seconds: intervalSeconds };
+  return ok(await from.request<Link>("/mesh/peers", { as: from.owner, body }), 201, "link");
+}
+
+/**
+ * A pull link only the test syncs: a new link is due at once, so the scheduler's first sync of it
+ * is waited out, and the next is a day away. A test counting what its own sync applied needs this,
+ * or the scheduler may have applied it first (or hold the link: 409).
+ */
+export async function quietLink(from: Peer, to: Peer, projects: string[], token?: string): Promise<Link> {
+  return firstSynced(from, (await link(from, to, projects, "pull", token, 86_400)).id);
+}
+
+/** The link once the scheduler's first sync of it has ended. */
+export async function firstSynced(peer: Pick<Peer, "owner" | "request">, linkId: string): Promise<Link> {
+  let shown: Link | undefined;
+  const synced = await eventually(async () => {
+    shown = (await links(peer)).find((item) => item.id === linkId);
+    return typeof shown?.last_sync_at === "string";
+  }, 30_000);
+  expect(synced, `the scheduler's first sync of ${JSON.stringify(shown)}`).toBe(true);
+  return shown as Link;
 }
 
 export async function syncNow(peer: Peer, linkId: string, antiEntropy = false): Promise<SyncResult> {
@@ -75,7 +98,7 @@ export async function syncNow(peer: Peer, linkId: string, antiEntropy = false): 
   return ok(await peer.request<SyncResult>(`/mesh/peers/${linkId}/sync${query}`, { as: peer.owner, method: "POST" }), 200, "sync");
 }
 
-export async function links(peer: Peer): Promise<Link[]> {
+export async function links(peer: Pick<Peer, "owner" | "request">): Promise<Link[]> {
   return ok(await peer.request<Link[]>("/mesh/peers", { as: peer.owner }), 200, "list links");
 }
 

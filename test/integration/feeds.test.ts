@@ -216,6 +216,24 @@ describe("polling", () => {
     expect(second?.["if-modified-since"]).toBe("Sun, 01 Mar 2026 12:00:00 GMT");
   });
 
+  it("runs a poll asked for while another is under way once that one ends, rather than refusing it", async ({ server }) => {
+    const alice = await member(server, "alice");
+    let calls = 0;
+    feeds.route("/slow.xml", (response) => {
+      calls++;
+      // The subscription's own first poll sees nothing; the next is slow; the one after sees more.
+      const answer = () => response.writeHead(200, RSS).end(rssFeed("Slow", items(calls === 1 ? 0 : calls === 2 ? 1 : 2)));
+      if (calls === 2) setTimeout(answer, 1000);
+      else answer();
+    });
+    const feed = (await subscribe(server, alice, { url: `${feeds.url}/slow.xml` })).body;
+    const poll = () => server.request<{ ingested: number }>(`/feeds/${feed.id}/poll`, { as: alice, method: "POST" });
+    const [first, second] = await Promise.all([poll(), new Promise((resolve) => setTimeout(resolve, 200)).then(poll)]);
+    expect([first.status, second.status], `${first.text} ${second.text}`).toEqual([200, 200]);
+    expect([first.body.ingested, second.body.ingested]).toEqual([1, 1]);
+    expect(calls).toBe(3);
+  });
+
   it("backs off on failure, honours Retry-After, turns failing after three failures with one feed.failing, and recovers", async ({ server }) => {
     const alice = await member(server, "alice");
     let failing: { status: number; headers?: Record<string, string> } | null = null;

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createProject, entries, instanceId, write, type Entry, type Link } from "../helpers/mesh-sync.js";
+import { createProject, entries, firstSynced, instanceId, write, type Entry, type Link } from "../helpers/mesh-sync.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
 
 // CONTRACT §16 against a peer that is not a Cairn: a plain HTTP server answering the mesh routes
@@ -81,13 +81,20 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve));
   fakeUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
-  beta = await startTestServer({ INSTANCE_NAME: "beta" });
+  beta = await startTestServer({ INSTANCE_NAME: "beta", MESH_SYNC_TICK_SECONDS: "1" });
   await createProject(beta, "shared");
   betaId = await instanceId(beta);
-  const linked = await beta.request<Link>("/mesh/peers", { as: beta.owner, body: { url: fakeUrl, token: FAKE_TOKEN, projects: ["shared"], direction: "pull" } });
-  expect(linked.status, linked.text).toBe(201);
-  linkId = linked.body.id;
+  linkId = await quietLinkToFake(beta);
 });
+
+/** A link to the fake that only the tests sync (the scheduler's first sync is waited out, the next is a day away). */
+async function quietLinkToFake(server: TestServer): Promise<string> {
+  servePage([]);
+  const body = { url: fakeUrl, token: FAKE_TOKEN, projects: ["shared"], direction: "pull", interval_seconds: 86_400 };
+  const linked = await server.request<Link>("/mesh/peers", { as: server.owner, body });
+  expect(linked.status, linked.text).toBe(201);
+  return (await firstSynced(server, linked.body.id)).id;
+}
 
 afterAll(async () => {
   await beta?.close();
@@ -210,6 +217,27 @@ describe("a hostile peer", () => {
     expect(shown?.last_error).toBeNull();
   });
 
+  it("runs a sync asked for while another holds the link once that one ends, rather than refusing it", async () => {
+    const slow = item("Served after a second");
+    const later = item("Served to the sync that waited");
+    let calls = 0;
+    feedHandler = (_request, response) => {
+      calls++;
+      const items = calls === 1 ? [slow] : calls === 2 ? [later] : [];
+      setTimeout(() => {
+        response.setHeader("content-type", "application/feed+json");
+        response.end(page(items));
+      }, calls === 1 ? 1000 : 0);
+    };
+    const [first, second] = await Promise.all([sync(), new Promise((resolve) => setTimeout(resolve, 200)).then(() => sync())]);
+    expect([first?.status, second?.status], `${first?.text} ${second?.text}`).toEqual([200, 200]);
+    // The first sync took the slow page alone; the one asked during it pulled after it had ended.
+    expect(first?.body.applied).toBe(1);
+    expect(second?.body.applied).toBe(1);
+    expect(await held(slow.id as string)).toMatchObject({ content: "Served after a second" });
+    expect(await held(later.id as string)).toMatchObject({ content: "Served to the sync that waited" });
+  });
+
   it("sent its token only as a bearer, never in a URL", () => {
     expect(seen.length).toBeGreaterThan(0);
     for (const url of seen) expect(url).not.toContain(FAKE_TOKEN);
@@ -220,11 +248,9 @@ describe("a peer flooding a project", () => {
   let small: TestServer;
   let smallLink: string;
   beforeAll(async () => {
-    small = await startTestServer({ INSTANCE_NAME: "small", MAX_ENTRIES_PER_PROJECT: "3" });
+    small = await startTestServer({ INSTANCE_NAME: "small", MAX_ENTRIES_PER_PROJECT: "3", MESH_SYNC_TICK_SECONDS: "1" });
     await createProject(small, "shared");
-    const linked = await small.request<Link>("/mesh/peers", { as: small.owner, body: { url: fakeUrl, token: FAKE_TOKEN, projects: ["shared"], direction: "pull" } });
-    expect(linked.status, linked.text).toBe(201);
-    smallLink = linked.body.id;
+    smallLink = await quietLinkToFake(small);
   });
   afterAll(() => small?.close());
 

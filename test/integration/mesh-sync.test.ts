@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withDatabase } from "../helpers/database.js";
-import { createProject, entries, instanceId, link, links, merkleRoot, mintToken, syncNow, write, type Entry } from "../helpers/mesh-sync.js";
+import { createProject, entries, instanceId, links, merkleRoot, mintToken, quietLink, syncNow, write, type Entry } from "../helpers/mesh-sync.js";
 import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
 
 // CONTRACT §16 "Single-writer replication", "What replicates", "Identity", "Sync": two real
@@ -19,12 +19,12 @@ let alphaId: string;
 
 beforeAll(async () => {
   alpha = await startTestServer({ INSTANCE_NAME: "alpha" });
-  beta = await startTestServer({ INSTANCE_NAME: "beta" });
+  beta = await startTestServer({ INSTANCE_NAME: "beta", MESH_SYNC_TICK_SECONDS: "1" });
   alice = await alpha.agent("alice");
   for (const server of [alpha, beta]) for (const project of [...LINKED, "elsewhere"]) await createProject(server, project);
   for (const project of [...LINKED, "elsewhere"]) await alpha.request(`/projects/${project}/join`, { as: alice, method: "POST" });
   alphaId = await instanceId(alpha);
-  linkId = (await link(beta, alpha, LINKED, "pull")).id;
+  linkId = (await quietLink(beta, alpha, LINKED)).id;
 });
 
 afterAll(async () => {
@@ -157,7 +157,7 @@ describe("a sync", () => {
     // Linked again with a fresh token, it works: later tests rely on it.
     const token = await mintToken(alpha, LINKED);
     await beta.request(`/mesh/peers/${linkId}`, { as: beta.owner, method: "DELETE" });
-    linkId = (await link(beta, alpha, LINKED, "pull", token)).id;
+    linkId = (await quietLink(beta, alpha, LINKED, token)).id;
   });
 
   it("repairs a copy changed behind Cairn's back by anti-entropy", async () => {
@@ -206,9 +206,9 @@ describe("a chain of links", () => {
   let gamma: TestServer;
   let gammaLink: string;
   beforeAll(async () => {
-    gamma = await startTestServer({ INSTANCE_NAME: "gamma" });
+    gamma = await startTestServer({ INSTANCE_NAME: "gamma", MESH_SYNC_TICK_SECONDS: "1" });
     await createProject(gamma, "shared");
-    gammaLink = (await link(gamma, beta, ["shared"], "pull")).id;
+    gammaLink = (await quietLink(gamma, beta, ["shared"])).id;
   });
   afterAll(() => gamma?.close());
 

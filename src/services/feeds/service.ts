@@ -8,6 +8,7 @@ import { ConstraintViolation, type Store } from "../../store/store.js";
 import type { Feed, FeedPollResult } from "../../wire/feeds.js";
 import { checkProjectWrite } from "../access.js";
 import { viewpointOf, type Caller } from "../caller.js";
+import { claimWhenFree } from "../claim-loop.js";
 import { pageOf, decodeCursor, type Page } from "../paging.js";
 import { FeedFetchError, type FeedFetcher, type FeedResponse } from "./fetcher.js";
 import { FeedDocumentError } from "./document-error.js";
@@ -175,13 +176,15 @@ export class FeedService {
     });
   }
 
-  /** Polls now, paused or not, unless a poll is under way (409); 502 when the feed fails. */
+  /** Polls now, paused or not, after any poll under way has ended (409 when one still holds it after a wait); 502 when the feed fails. */
   async pollNow(caller: Caller, id: string): Promise<FeedPollResult> {
-    const current = await this.changeable(caller, id);
     const holder = `request:${randomUUID()}`;
-    const at = now();
-    const claimed = await this.store.transaction((tx) => this.store.feeds.claimOne(tx, current.pk, at, holder, addSeconds(at, POLL_LEASE_SECONDS)));
-    if (!claimed) throw conflict("the feed is being polled; try again shortly");
+    const claimed = await claimWhenFree(async () => {
+      const current = await this.changeable(caller, id);
+      const at = now();
+      return this.store.transaction((tx) => this.store.feeds.claimOne(tx, current.pk, at, holder, addSeconds(at, POLL_LEASE_SECONDS)));
+    });
+    if (!claimed) throw conflict("a poll of the feed is still under way; try again shortly");
     const result = await this.polls.run(claimed, holder);
     if (result.error !== null) throw upstream(claimed.url, result.error);
     return { ingested: result.ingested, not_modified: result.not_modified, status: result.status };

@@ -5,6 +5,7 @@ import { addSeconds, now } from "../../core/time.js";
 import type { Store } from "../../store/store.js";
 import type { MeshSyncResult } from "../../wire/mesh.js";
 import type { Caller } from "../caller.js";
+import { claimWhenFree } from "../claim-loop.js";
 import type { MemoryWrites } from "../memory-writes.js";
 import type { CopyWrites } from "./copy-writes.js";
 import { isCopy } from "./copies.js";
@@ -20,15 +21,20 @@ export class MeshSyncService {
     private readonly copies: CopyWrites,
   ) {}
 
-  /** Syncs the link now (anti-entropy too when asked); 409 while another sync holds it, 502 when the peer fails. */
+  /**
+   * Syncs the link now (anti-entropy too when asked), after any sync under way has ended; 409 when
+   * the link is paused or another sync still holds it after a wait, 502 when the peer fails.
+   */
   async syncNow(linkId: string, antiEntropy: boolean): Promise<MeshSyncResult & { bytes: number }> {
-    const link = await this.store.mesh.linkById(this.store.reader, linkId);
-    if (!link) throw notFound("mesh link");
-    if (link.paused) throw conflict("the link is paused; resume it first");
     const holder = `mesh-request:${randomUUID()}`;
-    const at = now();
-    const claimed = await this.store.transaction((tx) => this.store.mesh.claimLink(tx, link.pk, at, holder, addSeconds(at, SYNC_LEASE_SECONDS)));
-    if (!claimed) throw conflict("a sync of this link is under way; try again when it has finished");
+    const claimed = await claimWhenFree(async () => {
+      const link = await this.store.mesh.linkById(this.store.reader, linkId);
+      if (!link) throw notFound("mesh link");
+      if (link.paused) throw conflict("the link is paused; resume it first");
+      const at = now();
+      return this.store.transaction((tx) => this.store.mesh.claimLink(tx, link.pk, at, holder, addSeconds(at, SYNC_LEASE_SECONDS)));
+    });
+    if (!claimed) throw conflict("a sync of this link is still under way; try again when it has finished");
     return this.sync.run(claimed, holder, { asked: true, antiEntropy });
   }
 
