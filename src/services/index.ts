@@ -229,6 +229,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     onHookError: (error) => log.error("after-commit hook failed", { error }),
     ann: { threshold: config.VECTOR_ANN_THRESHOLD },
     onAnnError: (error) => log.warn("the HNSW vector index failed; searches scan", { error }),
+    onCheckpointError: (error) => log.error("WAL checkpoints in their thread failed; SQLite checkpoints inside commits again", { error }),
   });
   const instance = await openInstance(store, config).catch(async (error: unknown) => {
     await store.close();

@@ -19,13 +19,18 @@ export interface OpenStoreOptions {
   ann?: Partial<AnnSettings>;
   /** Where a failure of the HNSW index's background work is reported. */
   onAnnError?: (error: unknown) => void;
+  /**
+   * SQLite only: checkpoint the WAL in a worker thread (the server does), reporting a failure
+   * here; unset, SQLite checkpoints inside a commit, as one-off commands may.
+   */
+  onCheckpointError?: (error: unknown) => void;
 }
 
 /** The one place that chooses an implementation of the store: services never name one. */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  const { databaseUrl, file, ann, onAnnError, ...rest } = options;
+  const { databaseUrl, file, ann, onAnnError, onCheckpointError, ...rest } = options;
   if (databaseUrl !== undefined) return (await postgres()).open(databaseUrl, rest);
-  return (await sqlite()).open(file, { ...rest, ann: ann ?? false, ...(onAnnError ? { onAnnError } : {}) });
+  return (await sqlite()).open(file, { ...rest, ann: ann ?? false, ...(onAnnError ? { onAnnError } : {}), ...(onCheckpointError ? { onCheckpointError } : {}) });
 }
 
 /** Where a store lives: PostgreSQL's URL, else the SQLite file. */

@@ -2,6 +2,7 @@ import type { Reader, Store, TransactionGuard, Tx } from "../store.js";
 import { SqlRepositories } from "../sql/repositories.js";
 import { ANN_DEFAULTS, SqliteAnn, type AnnSettings } from "./ann.js";
 import { connect, type Db } from "./connection.js";
+import { WalCheckpoints } from "./checkpoints.js";
 import { walSync, type WalSync } from "./durability.js";
 import { sqliteEventAppend } from "./events.js";
 import { SqliteKeywordIndex, sqliteDecisionMatch } from "./keywords.js";
@@ -25,6 +26,11 @@ export interface SqliteStoreOptions {
   ann?: Partial<AnnSettings> | false;
   /** Where a failure of the HNSW index's background work is reported (searches fall back to the scan). */
   onAnnError?: (error: unknown) => void;
+  /**
+   * Checkpoint the WAL in a worker thread (checkpoints.ts), reporting a failure here (the writer
+   * then checkpoints as SQLite does by itself); unset, SQLite checkpoints inside a commit.
+   */
+  onCheckpointError?: (error: unknown) => void;
 }
 
 const pruneChanges = async (transact: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>, through: number): Promise<void> => {
@@ -56,6 +62,7 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
     file: string,
     options: SqliteStoreOptions,
     private readonly wal: WalSync | null,
+    private readonly checkpoints: WalCheckpoints | null,
   ) {
     const transact = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => queue.run(work);
     const ann =
@@ -86,12 +93,15 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
       if (options.migrate ?? !readonly) runMigrations(writer);
       const reader = readonly ? writer : connect(file, { queryOnly: true });
       const wal = walSync(writer, file);
-      const queue = new TransactionQueue(
-        writer,
-        options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })),
-        wal ? () => wal.sync() : null,
-      );
-      const store = new SqliteStore(writer, reader, queue, file, options, wal);
+      const checkpoints = wal && options.onCheckpointError ? WalCheckpoints.start(writer, file, options.onCheckpointError) : null;
+      const syncLog = wal
+        ? async () => {
+            await wal.sync();
+            checkpoints?.committed();
+          }
+        : null;
+      const queue = new TransactionQueue(writer, options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })), syncLog);
+      const store = new SqliteStore(writer, reader, queue, file, options, wal, checkpoints);
       // A large store's HNSW index starts loading (or building, in its worker) now, not at the first search.
       void store.vectors.annReady().catch(options.onAnnError ?? (() => undefined));
       return store;
@@ -126,6 +136,7 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
     // Saves the HNSW index and prunes the log it holds, which takes a transaction.
     await this.vectors.closeAnn();
     await this.queue.idle();
+    await this.checkpoints?.close();
     this.wal?.close();
     if (this.readerDb !== this.writer) this.readerDb.close();
     try {
