@@ -45,11 +45,21 @@ const ECDSA_SHA256 = sequence(oid("1.2.840.10045.4.3.2"));
 const name = (commonName: string): Buffer => sequence(set(sequence(oid("2.5.4.3"), utf8(commonName))));
 const extension = (id: string, value: Buffer, critical = false): Buffer => sequence(oid(id), ...(critical ? [TRUE] : []), octetString(value));
 
+/**
+ * 16 random bytes whose first is 0x40–0x7f: positive, and never a leading zero, which DER forbids
+ * (OpenSSL refused one in 512 certificates with "illegal padding").
+ */
+function serialNumber(): Buffer {
+  const bytes = randomBytes(16);
+  bytes[0] = ((bytes[0] ?? 0) & 0x3f) | 0x40;
+  return bytes;
+}
+
 function certificate(options: { subject: string; issuer: string; publicKey: KeyObject; signer: KeyObject; extensions: Buffer[] }): string {
   const now = Date.now();
   const tbs = sequence(
     explicit(0, integer(Buffer.from([2]))),
-    integer(randomBytes(16)),
+    integer(serialNumber()),
     ECDSA_SHA256,
     name(options.issuer),
     sequence(utcTime(new Date(now - 3600_000)), utcTime(new Date(now + 7 * 86400_000))),
