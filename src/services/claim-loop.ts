@@ -73,7 +73,7 @@ export class ClaimLoop<Row> {
 }
 
 /** How long a run an owner asks for ("sync now", "poll now") waits for one under way before a 409. */
-export const ASKED_RUN_WAIT_MS = 15_000;
+const ASKED_RUN_WAIT_MS = 15_000;
 const ASKED_RUN_POLL_MS = 200;
 
 /**

@@ -1,7 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
-import { dirname } from "node:path";
 import type { Config } from "../core/config.js";
-import { InternalError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
 import { auditDir, databasePath, packageVersion } from "../core/paths.js";
 import type { EmbedderLoader } from "../embed/embedder.js";
@@ -17,6 +14,7 @@ import { UiSessionService } from "./ui-sessions.js";
 import { EventBus } from "../events/bus.js";
 import { openStore } from "../store/open.js";
 import type { Store } from "../store/store.js";
+import { ensureDataDir } from "./data-dir.js";
 import { openInstance, type Instance } from "./instance.js";
 import { guardedFeedFetcher } from "./feeds/guarded-fetcher.js";
 import { OutboundFetcher, type Resolver } from "../net/fetch.js";
@@ -194,31 +192,6 @@ export interface Services {
 
 /** The longest the redaction warm-up waits for the embedding model before it starts anyway. */
 const REDACTION_WARMUP_AFTER_MS = 10_000;
-
-/**
- * Creates DATA_DIR (0700) with its missing parents one level at a time: Node's recursive mkdir
- * spins for ever under a path the kernel refuses without EEXIST (/proc). Whatever is in the way is
- * said plainly, by the setting's name.
- */
-export function ensureDataDir(config: Config, log: Logger): void {
-  const dir = config.DATA_DIR;
-  if (existsSync(dir)) {
-    if (!statSync(dir).isDirectory()) throw new InternalError("setup", `DATA_DIR ${dir} exists and is not a directory; point DATA_DIR at a directory`);
-    if ((statSync(dir).mode & 0o077) !== 0) log.warn("DATA_DIR is readable by other users; chmod 700 it", { data_dir: dir });
-    return;
-  }
-  const missing: string[] = [];
-  for (let current = dir; !existsSync(current); current = dirname(current)) missing.unshift(current);
-  for (const path of missing) {
-    try {
-      mkdirSync(path, { mode: 0o700 });
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? "error";
-      throw new InternalError("setup", `cannot create DATA_DIR ${dir}: creating ${path} failed (${code}); point DATA_DIR at a writable directory`, { cause: error });
-    }
-  }
-  chmodSync(dir, 0o700);
-}
 
 export async function openServices(options: ServiceOptions): Promise<Services> {
   const { config, log } = options;

@@ -68,9 +68,8 @@ export class WalCheckpoints {
     });
   }
 
-  /** Null, leaving the writer's automatic checkpoints, for a database without a WAL on disk. */
-  static start(writer: Db, file: string, onError: (error: unknown) => void, entry = srcModule("store/sqlite/checkpoint-worker.js")): WalCheckpoints | null {
-    if (writer.sqlite.readonly || writer.sqlite.memory || writer.sqlite.pragma("journal_mode", { simple: true }) !== "wal") return null;
+  /** For a writer with a WAL on disk (the store starts it only beside `walSync`, which checks that). */
+  static start(writer: Db, file: string, onError: (error: unknown) => void, entry = srcModule("store/sqlite/checkpoint-worker.js")): WalCheckpoints {
     writer.sqlite.pragma("wal_autocheckpoint = 0");
     return new WalCheckpoints(writer, resolve(file), onError, entry);
   }
