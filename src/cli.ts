@@ -1,5 +1,6 @@
 import { agentHelp, archivistHelp, backupHelp, compileHelp, doctorHelp, exportHelp, importHelp, mcpHelp, migrateStoreHelp, reindexHelp, searchHelp, serveHelp, statusHelp, stopHelp, uiLinkHelp } from "./cli/help.js";
 import { print, printError, UsageError } from "./cli/output.js";
+import { exitWhenSettled } from "./core/exit.js";
 import { packageVersion } from "./core/paths.js";
 
 const help = `usage: cairn <command> [options]
@@ -157,10 +158,10 @@ function isArgumentError(error: unknown): boolean {
 
 main(process.argv.slice(2)).then(
   (code) => {
-    if (code >= 0) process.exit(code);
+    if (code >= 0) void exitWhenSettled(code);
   },
   (error: unknown) => {
     printError(`cairn: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(error instanceof UsageError || isArgumentError(error) ? 2 : 1);
+    void exitWhenSettled(error instanceof UsageError || isArgumentError(error) ? 2 : 1);
   },
 );

@@ -1,5 +1,6 @@
 import { credentialsPath } from "../core/paths.js";
 import { startApp } from "../app.js";
+import { exitWhenSettled } from "../core/exit.js";
 import { createLogger } from "../core/log.js";
 import { configOrExit } from "./common.js";
 import { print } from "./output.js";
@@ -42,12 +43,12 @@ export async function serve(): Promise<void> {
       .then(() => server.close())
       .then(() => removeServerRecord(config.DATA_DIR, process.pid))
       .then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log.error("shutdown failed", { error });
-        process.exit(1);
-      },
-    );
+        () => exitWhenSettled(0),
+        (error: unknown) => {
+          log.error("shutdown failed", { error });
+          return exitWhenSettled(1);
+        },
+      );
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { settleBeforeExit } from "../core/exit.js";
 import { builtModule } from "../core/paths.js";
 import type { Embedder } from "./embedder.js";
 import type { WorkerReply, WorkerRequest, WorkerSource } from "./onnx-worker.js";
@@ -26,6 +27,7 @@ class EmbeddingThread {
   private readonly pending = new Map<number, { resolve: (reply: WorkerReply) => void; reject: (error: Error) => void }>();
   private nextId = 1;
   private failure: Error | null = null;
+  private idleWaiters: (() => void)[] = [];
 
   constructor() {
     this.worker = new Worker(workerUrl(), { execArgv: [] });
@@ -43,6 +45,13 @@ class EmbeddingThread {
     };
     this.worker.on("error", fail);
     this.worker.on("exit", (code) => fail(new Error(`embedding worker exited with code ${code}`)));
+    settleBeforeExit(() => this.idle());
+  }
+
+  /** Resolves once no call waits for the thread (a load or an embedding under way). */
+  idle(): Promise<void> {
+    if (this.pending.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   call(request: Request, timeoutMs: number): Promise<WorkerReply> {
@@ -52,7 +61,9 @@ class EmbeddingThread {
       const settle = (): void => {
         clearTimeout(timer);
         this.pending.delete(id);
-        if (this.pending.size === 0) this.worker.unref();
+        if (this.pending.size > 0) return;
+        this.worker.unref();
+        for (const resolve of this.idleWaiters.splice(0)) resolve();
       };
       const timer = setTimeout(() => {
         settle();
