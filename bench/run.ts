@@ -118,7 +118,7 @@ function plan(quick: boolean) {
   return {
     write: { writes: quick ? 200 : 2000, stores: quick ? [0, 2000, 5000] : [0, 10_000, 100_000], clientCounts: [1, 8, 16], agents: 8, warmup: quick ? 16 : 48 },
     search: { stores: quick ? [2000, 5000] : [10_000, 100_000], queries: quick ? 50 : 300, concurrentClients: 4, agents: 4, warmup: quick ? 10 : 30 },
-    startup: { runs: quick ? 1 : 3, largeStore: quick ? 5000 : 100_000, searchesAfterLoad: quick ? 50 : 200, idleMs: 2000 },
+    startup: { runs: quick ? 1 : 3, largeStore: quick ? 5000 : 100_000, searchesAfterLoad: quick ? 50 : 200, idleMs: 2000, settleMs: quick ? 0 : 180_000 },
     claim: { agents: 20, tasks: quick ? 200 : 2000 },
     messages: { agents: 50, seeded: quick ? 1000 : 10_000, timed: quick ? 200 : 2000, concurrentClients: 50 },
     handoff: { changedEntries: quick ? 200 : 1000, loads: quick ? 20 : 100 },

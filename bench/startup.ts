@@ -28,12 +28,17 @@ export interface StartupOptions {
   largeStore: number;
   searchesAfterLoad: number;
   idleMs: number;
+  /** How long the first empty-store server then sits idle before its RSS is read again; 0 skips it. */
+  settleMs: number;
 }
 
 interface StartSample {
   healthMs: number;
   readyMs: number;
   idle: Memory;
+  /** The first empty-store start only: RSS read every SETTLE_STEP_MS while the server sits idle. */
+  settling?: { afterReadyMs: number; rssMb: number }[];
+  settled?: Memory;
   afterSearch?: Memory;
   /** The stdio bridge, the server already running: spawn → initialize answered, and the bridge's RSS then. */
   bridgeMs?: number[];
@@ -44,6 +49,23 @@ interface StartSample {
 
 /** Bridges started per server start: one sample is too few on a machine shared with other work. */
 const BRIDGE_RUNS = 5;
+const SETTLE_STEP_MS = 15_000;
+
+/**
+ * V8 grows a heap's young generation to 32 MB while a start allocates the server's long-lived
+ * objects, and gives it back only once the process has been idle a while (its memory reducer,
+ * typically within one to two minutes). RSS just after the start and after that wait are both
+ * reported; what an idle server holds is the second.
+ */
+async function settle(server: ServerProcess, settleMs: number, readyAt: number): Promise<{ settling: { afterReadyMs: number; rssMb: number }[]; settled: Memory }> {
+  const settling: { afterReadyMs: number; rssMb: number }[] = [];
+  const until = readyAt + settleMs;
+  while (performance.now() < until) {
+    await sleep(Math.min(SETTLE_STEP_MS, until - performance.now()));
+    settling.push({ afterReadyMs: Math.round(performance.now() - readyAt), rssMb: server.memory().rssMb });
+  }
+  return { settling, settled: server.memory() };
+}
 
 /** Spawn → exit of a node that does nothing. */
 async function nodeStart(): Promise<number> {
@@ -82,6 +104,7 @@ async function startOnce(entries: number, options: StartupOptions, searches: num
   return withServer(dataDir, 1, async (server) => {
     const healthMs = await server.waitForHealth();
     const readyMs = await server.waitForHealth((health) => health.embeddings === "ready");
+    const readyAt = performance.now();
     await sleep(options.idleMs);
     const idle = server.memory();
     if (entries === 0) {
@@ -94,7 +117,8 @@ async function startOnce(entries: number, options: StartupOptions, searches: num
         bridge ??= started.memory;
         nodeMs.push(await nodeStart());
       }
-      return { healthMs, readyMs, idle, bridgeMs, nodeMs, ...(bridge ? { bridge } : {}) };
+      const settled = run === 0 && options.settleMs > 0 ? await settle(server, options.settleMs, readyAt) : {};
+      return { healthMs, readyMs, idle, bridgeMs, nodeMs, ...settled, ...(bridge ? { bridge } : {}) };
     }
     if (searches === 0) return { healthMs, readyMs, idle };
     const reader = await server.client.registerAgent("bench-reader");
@@ -138,6 +162,7 @@ export async function runStartupBench(options: StartupOptions): Promise<Section>
     large.push(await startOnce(options.largeStore, options, run === 0 ? options.searchesAfterLoad : 0));
   }
   const afterSearch = large[0]?.afterSearch;
+  const settled = empty[0]?.settled;
   return {
     name: "startup",
     title: `Startup and memory — ${options.runs} starts per store; RSS = VmRSS of the server process`,
@@ -149,6 +174,20 @@ export async function runStartupBench(options: StartupOptions): Promise<Section>
         rssMb: [...empty.flatMap((sample) => (sample.bridge ? [sample.bridge.rssMb] : []))].sort((a, b) => a - b)[Math.floor((empty.length - 1) / 2)] ?? null,
         note: "the server already running; RSS: the bridge process",
       },
+      ...(settled
+        ? [
+            {
+              scenario: `empty store: idle ${Math.round(options.settleMs / 60_000)} min after ready`,
+              n: 1,
+              p50Ms: null,
+              p95Ms: null,
+              opsPerSec: null,
+              cpuMsPerOp: null,
+              rssMb: settled.rssMb,
+              note: `idle: ${memoryNote(settled)}; V8 gives back the young generation a start grew`,
+            },
+          ]
+        : []),
       { ...timingRow("node -e \"\": spawn → exit (beside each bridge)", empty.flatMap((sample) => sample.nodeMs ?? []), null), note: "the floor under the bridge's start, at the same load" },
       timingRow(`${size} entries: spawn → /health 200`, large.map((sample) => sample.healthMs), null),
       timingRow(`${size} entries: spawn → embeddings ready`, large.map((sample) => sample.readyMs), medianIdle(large)),
@@ -166,6 +205,7 @@ export async function runStartupBench(options: StartupOptions): Promise<Section>
     targets: [],
     details: {
       idle_rss_measured_after_ready_plus_ms: options.idleMs,
+      settled_rss_measured_after_ready_plus_ms: options.settleMs,
       peak_rss_mb: {
         empty: Math.max(...empty.map((sample) => sample.idle.peakRssMb)),
         large: Math.max(...large.map((sample) => (sample.afterSearch ?? sample.idle).peakRssMb)),
