@@ -145,6 +145,11 @@ function timingRow(scenario: string, samples: number[], memory: Memory | null): 
   };
 }
 
+/** A row of memory alone, read once after `n` operations (or none). */
+function memoryRow(scenario: string, n: number, memory: Memory | undefined, note: string): Row {
+  return { scenario, n, p50Ms: null, p95Ms: null, opsPerSec: null, cpuMsPerOp: null, rssMb: memory?.rssMb ?? null, ...(memory ? { note } : {}) };
+}
+
 /** The sample with the median idle RSS. */
 const medianIdle = (samples: StartSample[]): Memory | null =>
   [...samples].sort((a, b) => a.idle.rssMb - b.idle.rssMb)[Math.floor((samples.length - 1) / 2)]?.idle ?? null;
@@ -176,31 +181,18 @@ export async function runStartupBench(options: StartupOptions): Promise<Section>
       },
       ...(settled
         ? [
-            {
-              scenario: `empty store: idle ${Math.round(options.settleMs / 60_000)} min after ready`,
-              n: 1,
-              p50Ms: null,
-              p95Ms: null,
-              opsPerSec: null,
-              cpuMsPerOp: null,
-              rssMb: settled.rssMb,
-              note: `idle: ${memoryNote(settled)}; V8 gives back the young generation a start grew`,
-            },
+            memoryRow(
+              `empty store: idle ${Math.round(options.settleMs / 60_000)} min after ready`,
+              1,
+              settled,
+              `idle: ${memoryNote(settled)}; V8 gives back the young generation a start grew`,
+            ),
           ]
         : []),
       { ...timingRow("node -e \"\": spawn → exit (beside each bridge)", empty.flatMap((sample) => sample.nodeMs ?? []), null), note: "the floor under the bridge's start, at the same load" },
       timingRow(`${size} entries: spawn → /health 200`, large.map((sample) => sample.healthMs), null),
       timingRow(`${size} entries: spawn → embeddings ready`, large.map((sample) => sample.readyMs), medianIdle(large)),
-      {
-        scenario: `${size} entries: after ${options.searchesAfterLoad} searches`,
-        n: options.searchesAfterLoad,
-        p50Ms: null,
-        p95Ms: null,
-        opsPerSec: null,
-        cpuMsPerOp: null,
-        rssMb: afterSearch?.rssMb ?? null,
-        ...(afterSearch ? { note: memoryNote(afterSearch) } : {}),
-      },
+      memoryRow(`${size} entries: after ${options.searchesAfterLoad} searches`, options.searchesAfterLoad, afterSearch, afterSearch ? memoryNote(afterSearch) : ""),
     ],
     targets: [],
     details: {
