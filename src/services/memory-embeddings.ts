@@ -93,11 +93,27 @@ export class MemoryEmbeddings {
     vector: Float32Array,
     row: Pick<MemoryRow, "scope" | "project" | "agent_id" | "type" | "confidence" | "expires_at">,
   ): Promise<string | null> {
-    const model = this.queue.model;
-    if (!model || model.id !== (await this.currentIndexModel(tx)) || vector.length !== model.dimensions) return null;
+    const model = await this.modelFor(tx, vector);
+    if (model === null) return null;
     await this.database.vectors.put(tx, pk, vector, vectorMetaOf(row));
-    await this.database.memory.patch(tx, pk, { embedding_model: model.id });
+    await this.database.memory.patch(tx, pk, { embedding_model: model });
+    return model;
+  }
+
+  /**
+   * The model id `store` would record for `vector`, or null when it would refuse it: for an entry
+   * inserted with it as its `embedding_model` (one statement fewer than `store`'s patch), whose
+   * vector `storeFor` then adds.
+   */
+  async modelFor(r: Reader, vector: Float32Array): Promise<string | null> {
+    const model = this.queue.model;
+    if (!model || model.id !== (await this.currentIndexModel(r)) || vector.length !== model.dimensions) return null;
     return model.id;
+  }
+
+  /** The vector of an entry inserted with `modelFor`'s id as its `embedding_model`. */
+  async storeFor(tx: Tx, pk: number, vector: Float32Array, row: Pick<MemoryRow, "scope" | "project" | "agent_id" | "type" | "confidence" | "expires_at">): Promise<void> {
+    await this.database.vectors.put(tx, pk, vector, vectorMetaOf(row));
   }
 
   /** Read once; from then on only `useModel` changes which model the index holds. */

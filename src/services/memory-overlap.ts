@@ -102,13 +102,22 @@ export class OverlapFinder {
    * project's lock, so no other write to the duplicate scope commits meanwhile): entries changed
    * since the mark leave it, and those of them still live and near come back at their new distance.
    * After more changes than it is worth checking one by one, or without a survey, a new scan.
+   *
+   * `ahead`: for a transaction that inserted its entry before the lock, whose scans would meet that
+   * entry. Null instead of a new scan, and null when an entry changed since the mark has the new
+   * text's content key (a possible exact duplicate: the survey checked for those among what
+   * committed before the mark, and a change since has a seq above it).
    */
-  async catchUp(tx: Tx, survey: Survey, viewpoint: Viewpoint, key: DuplicateKey, vector: Float32Array, at: string): Promise<Neighbourhood> {
+  async catchUp(tx: Tx, survey: Survey, viewpoint: Viewpoint, key: DuplicateKey, vector: Float32Array, at: string): Promise<Neighbourhood>;
+  async catchUp(tx: Tx, survey: Survey, viewpoint: Viewpoint, key: DuplicateKey, vector: Float32Array, at: string, ahead: true): Promise<Neighbourhood | null>;
+  async catchUp(tx: Tx, survey: Survey, viewpoint: Viewpoint, key: DuplicateKey, vector: Float32Array, at: string, ahead = false): Promise<Neighbourhood | null> {
+    const rescan = (): Promise<Neighbourhood> | null => (ahead ? null : this.neighbourhood(tx, viewpoint, vector, at));
     const near = survey.near;
-    if (!near) return this.neighbourhood(tx, viewpoint, vector, at);
+    if (!near) return rescan();
     const changed = await this.store.memory.changesSince(tx, viewpoint, survey.mark, CATCH_UP_LIMIT + 1);
+    if (ahead && changed.some((row) => row.content_key === key.contentKey && row.deleted_at === null)) return null;
     if (changed.length === 0) return near;
-    if (changed.length > CATCH_UP_LIMIT) return this.neighbourhood(tx, viewpoint, vector, at);
+    if (changed.length > CATCH_UP_LIMIT) return rescan();
     const nowMs = Date.parse(at);
     const live = changed.filter((row) => row.deleted_at === null && row.embedding_model !== null && (row.expires_at === null || Date.parse(row.expires_at) > nowMs));
     const stored = await this.store.vectors.get(tx, live.map((row) => row.pk));

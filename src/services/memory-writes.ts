@@ -76,6 +76,16 @@ export class MemoryWrites {
     vector: Float32Array | null,
     provenance?: Provenance,
   ): Promise<MemoryRow> {
+    return this.announce(tx, actor, await this.insert(tx, row, tags, vector), provenance);
+  }
+
+  /**
+   * `create` without the event: the entry stored, not yet announced. A caller that inserts before it
+   * decides whether to keep the entry (a write inserting ahead of its project's lock) announces it,
+   * or rolls the transaction back; its `change_seq` stays 0 until then.
+   */
+  async insert(tx: Tx, unsaved: UnsavedMemoryRow, tags: string[], vector: Float32Array | null): Promise<MemoryRow> {
+    const row = vector ? { ...unsaved, embedding_model: await this.embeddings.modelFor(tx, vector) } : unsaved;
     const pk = await this.store.memory.insert(tx, row, tags);
     if (hasHistory(row)) {
       await this.store.memory.patch(tx, pk, {
@@ -90,9 +100,14 @@ export class MemoryWrites {
     }
     if (row.read_count > 0 || row.distinct_readers > 0) await this.store.transfer.restoreReadCounts(tx, pk, row.read_count, row.distinct_readers);
     const stored: MemoryRow = { ...row, pk, change_seq: 0 };
-    if (vector) stored.embedding_model = await this.embeddings.store(tx, pk, vector, stored);
-    stored.change_seq = await this.emitChange(tx, "memory.written", actor, stored, provenance === undefined ? {} : { reason: provenance });
+    if (vector && stored.embedding_model !== null) await this.embeddings.storeFor(tx, pk, vector, stored);
     return stored;
+  }
+
+  /** Announces an entry `insert` stored, as `actor`'s: its `memory.written` event. Returns it with its `change_seq`. */
+  async announce(tx: Tx, actor: string, stored: MemoryRow, provenance?: Provenance): Promise<MemoryRow> {
+    const change_seq = await this.emitChange(tx, "memory.written", actor, stored, provenance === undefined ? {} : { reason: provenance });
+    return { ...stored, change_seq };
   }
 
   /**

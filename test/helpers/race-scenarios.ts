@@ -203,6 +203,30 @@ export async function reinforcementKeepsEdits(cluster: Cluster, rounds = 12): Pr
   }
 }
 
+/**
+ * One fact written at once by six agents, three with the same text and three with other
+ * punctuation (other content keys, the same meaning): one entry is stored, and every other write
+ * reinforces it. A write inserts its entry before it takes its project's lock; of two that did,
+ * the second to take it must see the first.
+ */
+export async function duplicatesStoredOnce(cluster: Cluster, rounds = 8): Promise<void> {
+  const writers = await Promise.all(Array.from({ length: 6 }, (_, index) => cluster.agent(`fact-writer-${index}`, index)));
+  for (let round = 0; round < rounds; round++) {
+    const fact = `the release train for sprint ${round} leaves on thursday`;
+    const texts = [fact, fact, fact, `${fact}!`, `${fact}.`, `The release train, for sprint ${round}, leaves on Thursday`];
+    const responses = await Promise.all(
+      writers.map((writer, index) => post<Entry & { duplicate_of?: string }>(cluster, round + index, "/memory", writer, { content: texts[index], project: null, confidence: 0.5 })),
+    );
+    const created = responses.filter((response) => response.status === 201);
+    expect(created.length, `round ${round}: ${responses.map((response) => response.status).join(", ")}`).toBe(1);
+    const id = created[0]?.body.id;
+    const reinforcing = responses.filter((response) => response.status === 200);
+    expect(reinforcing.map((response) => response.body.duplicate_of)).toEqual(Array.from({ length: 5 }, () => id));
+    const stored = await cluster.on(round)<Entry & { reinforcement_count: number }>(`/memory/${id}`, { as: writers[0] as Credentials });
+    expect(stored.body.reinforcement_count, `round ${round}`).toBe(5);
+  }
+}
+
 /** A project cleared while one of its entries moves to another project: the moved entry survives. */
 export async function clearRacesMove(cluster: Cluster, rounds = 12): Promise<void> {
   const owner = await cluster.agent("clear-owner", 0);

@@ -55,6 +55,10 @@ describe.runIf(onPostgres)("promises raced across three servers", () => {
     await races.reinforcementKeepsEdits(group);
   });
 
+  it("one fact written by six agents over three servers is stored once, the others reinforcing it", async () => {
+    await races.duplicatesStoredOnce(group);
+  });
+
   it("searches and reads of the same entries on every server count each read once", async () => {
     await races.searchReadsCountedOnce(group);
   });

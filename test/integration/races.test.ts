@@ -69,6 +69,10 @@ describe("promises raced on one server", () => {
     await races.feedFollowersMissNothing(clusterOf(server));
   });
 
+  test("one fact written by six agents at once is stored once, the others reinforcing it", async ({ server }) => {
+    await races.duplicatesStoredOnce(clusterOf(server));
+  });
+
   test("two decisions superseding one at once: one is refused", async ({ server }) => {
     await races.supersedeOnce(clusterOf(server));
   });

@@ -11,7 +11,7 @@ import { runMigrations } from "./migrate.js";
 import { PgRateLimits } from "./rate-limits.js";
 import { pgDb } from "./run.js";
 import { readerOf, runTransaction } from "./transactions.js";
-import { PgVectorIndex } from "./vectors.js";
+import { CONNECTION_SEARCH_SETTINGS, PgVectorIndex } from "./vectors.js";
 import { PgEventWakeups } from "./wakeups.js";
 
 /** Who is told each hold of the events' lock. */
@@ -99,6 +99,14 @@ export class PgStore extends SqlRepositories<PgVectorIndex> implements Store {
     // An idle connection that fails (the server restarted) is dropped by the pool; without a
     // listener its error would end the process.
     pool.on("error", () => undefined);
+    const names = Object.keys(CONNECTION_SEARCH_SETTINGS);
+    const values = Object.values(CONNECTION_SEARCH_SETTINGS);
+    // Queued ahead of the connection's first statement. It can fail only on a broken connection,
+    // whose next statement fails too, or on a preloaded pgvector older than 0.8 (no
+    // `hnsw.iterative_scan`), whose searches set their own settings (`searchSettings`).
+    pool.on("connect", (client) => {
+      client.query("SELECT set_config(name, value, false) FROM unnest($1::text[], $2::text[]) AS s (name, value)", [names, values]).catch(() => undefined);
+    });
     try {
       if (options.migrate ?? true) await runMigrations(pool);
       else await pool.query("SELECT 1");

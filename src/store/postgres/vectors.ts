@@ -110,8 +110,39 @@ export function searchSettings(version: string, k: number): Record<string, strin
   return { "hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": String(Math.min(MAX_EF_SEARCH, Math.max(MIN_EF_SEARCH, 2 * k))) };
 }
 
-/** pgvector's text form, `[x,y,…]`: each float32 printed exactly (shortest round-trip form), cast `::vector`. */
-const asVector = (vector: Float32Array): string => `[${Array.from(vector).join(",")}]`;
+/**
+ * What each of a server's connections is set to when it opens (`PgStore.open`): the settings of a
+ * search of up to 125 neighbours on pgvector ≥ 0.8, nearly every search. Such a search runs as one
+ * statement; under other settings it needs a transaction of its own to set them in (three
+ * statements more: begin, set, commit).
+ */
+export const CONNECTION_SEARCH_SETTINGS: Readonly<Record<string, string>> = searchSettings("0.8.0", 1);
+
+const sameSettings = (a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([name, value]) => b[name] === value);
+
+/**
+ * pgvector's binary form (`vector_send`/`vector_recv`: the dimension and a reserved word as int16,
+ * then each float4, all big-endian), sent as a binary parameter (node-postgres sends a Buffer so)
+ * to a `?::vector`. Printing 512 floats as text and parsing them back cost a write about 0.2 ms of
+ * the server's CPU per vector sent, and PostgreSQL as much again.
+ */
+export function vectorBytes(vector: Float32Array): Buffer {
+  const bytes = Buffer.allocUnsafe(4 + 4 * vector.length);
+  bytes.writeInt16BE(vector.length, 0);
+  bytes.writeInt16BE(0, 2);
+  for (let i = 0; i < vector.length; i++) bytes.writeFloatBE(vector[i] as number, 4 + 4 * i);
+  return bytes;
+}
+
+/** A vector from `vectorBytes`' form, as `vector_send` returns it (a bytea). */
+export function vectorFromBytes(bytes: Buffer): Float32Array {
+  const dimensions = bytes.readInt16BE(0);
+  if (bytes.length !== 4 + 4 * dimensions) throw new InternalError("invariant", `a stored vector of ${bytes.length} bytes claims ${dimensions} dimensions`);
+  const vector = new Float32Array(dimensions);
+  for (let i = 0; i < dimensions; i++) vector[i] = bytes.readFloatBE(4 + 4 * i);
+  return vector;
+}
 
 export class PgVectorIndex implements VectorIndex {
   // Read on every query, changed only by `ensure`. Only a model found is kept: where several servers
@@ -160,7 +191,7 @@ export class PgVectorIndex implements VectorIndex {
        project_key = excluded.project_key, type = excluded.type, agent_id = excluded.agent_id,
        confidence = excluded.confidence, expires_ms = excluded.expires_ms`,
       pk,
-      asVector(vector),
+      vectorBytes(vector),
       meta.visKey,
       meta.ownerKey,
       meta.projectKey,
@@ -199,8 +230,8 @@ export class PgVectorIndex implements VectorIndex {
     const vectors = new Map<number, Float32Array>();
     if (pks.length === 0) return vectors;
     if (!(await this.modelOf(db))) return vectors;
-    const rows = await db.all<{ pk: number; embedding: number[] }>(`SELECT pk, embedding::real[] AS embedding FROM ${TABLE} WHERE pk = ANY(?::bigint[])`, pks);
-    for (const row of rows) vectors.set(row.pk, Float32Array.from(row.embedding));
+    const rows = await db.all<{ pk: number; embedding: Buffer }>(`SELECT pk, vector_send(embedding) AS embedding FROM ${TABLE} WHERE pk = ANY(?::bigint[])`, pks);
+    for (const row of rows) vectors.set(row.pk, vectorFromBytes(row.embedding));
     return vectors;
   }
 
@@ -233,7 +264,7 @@ export class PgVectorIndex implements VectorIndex {
     if (k <= 0) return [];
     const model = await this.modelOf(connectionOf(r));
     if (!model) return [];
-    const query = asVector(vector);
+    const query = vectorBytes(vector);
     const where: string[] = [];
     const params: unknown[] = [query];
     if ("viewpoint" in filter.within) {
@@ -284,10 +315,12 @@ export class PgVectorIndex implements VectorIndex {
     const sql = `WITH found AS MATERIALIZED (
        SELECT e.pk, e.embedding <=> ?::vector AS distance FROM ${TABLE} e
        WHERE ${where.join(" AND ")}
-       ORDER BY e.embedding::halfvec(${model.dimensions}) <=> ?::halfvec(${model.dimensions}) LIMIT ?
+       ORDER BY e.embedding::halfvec(${model.dimensions}) <=> ?::vector::halfvec(${model.dimensions}) LIMIT ?
      )
      SELECT pk, distance FROM found ${outer} ORDER BY distance, pk`;
-    return withSettings(r, searchSettings(await this.extensionVersion(connectionOf(r)), k), (db) => db.all<Neighbour>(sql, ...params));
+    const settings = searchSettings(await this.extensionVersion(connectionOf(r)), k);
+    if (sameSettings(settings, CONNECTION_SEARCH_SETTINGS)) return connectionOf(r).all<Neighbour>(sql, ...params);
+    return withSettings(r, settings, (db) => db.all<Neighbour>(sql, ...params));
   }
 
   /** The installed pgvector's version, read once. */

@@ -81,12 +81,16 @@ export class SqlMemory implements MemoryStore {
       row.created_at, row.updated_at, row.version, row.expires_at, row.embedding_model, row.source, row.source_kind,
     );
     const pk = Number(inserted?.pk);
-    await this.replaceTags(tx, pk, tags);
+    await this.addTags(tx, pk, tags);
     return pk;
   }
 
   async replaceTags(tx: Tx, pk: number, tags: string[]): Promise<void> {
     await this.db.run(tx, "DELETE FROM memory_tags WHERE memory_pk = ?", pk);
+    await this.addTags(tx, pk, tags);
+  }
+
+  private async addTags(tx: Tx, pk: number, tags: string[]): Promise<void> {
     if (tags.length === 0) return;
     const listed = this.db.dialect.listRows(tags, "t");
     await this.db.run(tx, `INSERT INTO memory_tags (tag, memory_pk) SELECT t.value, CAST(? AS BIGINT) FROM ${listed.sql}`, pk, ...listed.params);
