@@ -4,6 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/core/ids.js";
 import { openStore } from "../../src/store/open.js";
 import type { Store } from "../../src/store/store.js";
+import { connectionOf } from "../../src/store/postgres/transactions.js";
+import { CONNECTION_SEARCH_SETTINGS, searchSettings, vectorBytes } from "../../src/store/postgres/vectors.js";
 import { NO_EXPIRY, type VectorMeta } from "../../src/store/vectors.js";
 import { databaseUrlFor, onPostgres, withDatabase } from "../helpers/database.js";
 import { newMemoryRow } from "../helpers/memory-rows.js";
@@ -67,18 +69,42 @@ describe.runIf(onPostgres)("PostgreSQL's vector index on halfvec", () => {
 
   it("the search's query walks the halfvec index", async () => {
     const { dir, vectors } = await seeded();
-    const query = `[${Array.from(vectors.values().next().value as Float32Array).join(",")}]`;
+    // As the search sends it: pgvector's binary form, a parameter cast to vector, then to halfvec.
+    const query = vectorBytes(vectors.values().next().value as Float32Array);
     const plan = await withDatabase(dir, async (db) => {
       // A table this small is read in full unless the planner is told not to: the question is whether the index can answer the ordering.
       await db.run("SET enable_seqscan = off");
       const rows = await db.all<{ "QUERY PLAN": string }>(
-        `EXPLAIN SELECT pk, embedding <=> ?::vector AS distance FROM memory_embeddings ORDER BY embedding::halfvec(${DIMENSIONS}) <=> ?::halfvec(${DIMENSIONS}) LIMIT 10`,
+        `EXPLAIN SELECT pk, embedding <=> ?::vector AS distance FROM memory_embeddings ORDER BY embedding::halfvec(${DIMENSIONS}) <=> ?::vector::halfvec(${DIMENSIONS}) LIMIT 10`,
         query,
         query,
       );
       return rows.map((row) => row["QUERY PLAN"]).join("\n");
     });
     expect(plan).toContain("Index Scan using memory_embeddings_hnsw");
+  });
+
+  it("gives back each vector exactly as it was put (pgvector's binary form both ways)", async () => {
+    const { store, vectors } = await seeded();
+    const read = await store.vectors.get(store.reader, [...vectors.keys()]);
+    expect(read.size).toBe(vectors.size);
+    for (const [pk, vector] of vectors) expect(Array.from(read.get(pk) ?? [])).toEqual(Array.from(vector));
+  });
+
+  it("every connection of a store's pool opens with the settings of a search of up to 125 neighbours", async () => {
+    const { store } = await seeded();
+    const db = connectionOf(store.reader);
+    // Held at once, so the pool opens several connections.
+    const settings = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        db.get<{ ef: string; scan: string; backend: number }>(
+          "SELECT current_setting('hnsw.ef_search') AS ef, current_setting('hnsw.iterative_scan') AS scan, pg_backend_pid() AS backend FROM pg_sleep(0.05)",
+        ),
+      ),
+    );
+    expect(new Set(settings.map((row) => row?.backend)).size).toBeGreaterThan(1);
+    for (const row of settings) expect({ "hnsw.ef_search": row?.ef, "hnsw.iterative_scan": row?.scan }).toEqual(CONNECTION_SEARCH_SETTINGS);
+    expect(CONNECTION_SEARCH_SETTINGS).toEqual(searchSettings("0.8.6", 125));
   });
 
   it("migration 023 rebuilds an existing database's index on halfvec, and its searches are unchanged", async () => {
