@@ -95,7 +95,7 @@ export class MemoryEmbeddings {
   ): Promise<string | null> {
     const model = await this.modelFor(tx, vector);
     if (model === null) return null;
-    await this.database.vectors.put(tx, pk, vector, vectorMetaOf(row));
+    await this.storeFor(tx, pk, vector, row);
     await this.database.memory.patch(tx, pk, { embedding_model: model });
     return model;
   }

@@ -4,16 +4,16 @@ import { checkByteSize } from "../core/byte-size.js";
 import { AppError, forbidden, invalid, notFound } from "../core/errors.js";
 import { parseIdRef } from "../core/ids.js";
 import { now } from "../core/time.js";
-import { kindRank, type DuplicateKey, type MemoryFilters, type MemoryOrder, type MemoryPatch, type MemoryRow } from "../store/memory.js";
+import { kindRank, type MemoryFilters, type MemoryOrder, type MemoryPatch, type MemoryRow } from "../store/memory.js";
 import type { Store, Tx } from "../store/store.js";
-import type { Viewpoint } from "../store/visibility.js";
 import { checkProjectWrite } from "./access.js";
 import { redactSecrets, redactSecretsInTurns } from "./captures/redaction.js";
 import { clearStaleMark } from "./compile/staleness.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
-import { OverlapFinder, type Survey } from "./memory-overlap.js";
-import { contentKey, leavesCodeOut, newMemoryRow, toChange, toEntry, vectorMetaOf, round6, type NewEntryFields } from "./memory-records.js";
+import { OverlapFinder } from "./memory-overlap.js";
+import { writeAhead } from "./memory-write-ahead.js";
+import { contentKey, leavesCodeOut, newMemoryRow, toChange, toEntry, vectorMetaOf, round6 } from "./memory-records.js";
 import type { MemoryWrites } from "./memory-writes.js";
 import { decodeCursor, isKeyset, isRankedKeyset, pageOf, type Page } from "./paging.js";
 import type { Quotas } from "./quotas.js";
@@ -64,21 +64,6 @@ interface WriteOptions {
   /** Runs in the write's transaction with the id of the entry written or reinforced. */
   recorded?: (tx: Tx, entryId: string) => Promise<void>;
 }
-
-/** A write that inserts its entry ahead of its project's lock (`writeAhead`), as `writeAs` planned it. */
-interface AheadWrite {
-  caller: Caller;
-  viewpoint: Viewpoint;
-  dupKey: DuplicateKey;
-  vector: Float32Array;
-  survey: Survey;
-  fields: NewEntryFields;
-  check: boolean;
-  recorded: WriteOptions["recorded"];
-}
-
-/** Rolls back a write inserted ahead of its lock, for the careful way. */
-class AheadRefused extends Error {}
 
 const DIRECTIVE_DENIED = "directive writes require elevated permission";
 const DIRECTIVE_LIMIT = 1000;
@@ -204,7 +189,7 @@ export class MemoryService {
     // The survey found no exact duplicate, there is room, and no parent row whose key lock could
     // meet a reinforcement's row lock while this write waits for the project's lock.
     if (vector && survey.near && !full && parents.length === 0) {
-      const ahead = await this.writeAhead({ caller, viewpoint, dupKey, vector, survey, fields, check: !input.allow_duplicate, recorded: options.recorded });
+      const ahead = await writeAhead(this.store, this.writes, this.overlap, { caller, viewpoint, dupKey, vector, survey, fields, check: !input.allow_duplicate, recorded: options.recorded });
       if (ahead) return ahead;
     }
 
@@ -236,34 +221,6 @@ export class MemoryService {
       const similar = near ? this.overlap.similarAmong(near) : [];
       return { created: true, entry: { ...toEntry(created), similar } };
     });
-  }
-
-  /**
-   * A write's usual outcome, a new entry, inserted ahead of its project's lock: the insert (above all
-   * pgvector's HNSW insert, most of a write's time in its transaction) runs beside the project's
-   * other writes, and the lock covers only the check of what committed since the survey, the event
-   * and the commit. Until then the row is seen by no other transaction, and its own checks pass it
-   * over. Two such writes of one fact cannot both commit: the second to take the lock sees the
-   * first. Undefined when the checks find a duplicate or would have to scan again (a scan would
-   * meet the row): the transaction rolls back, the row with it, and the write goes the careful way.
-   */
-  private async writeAhead(write: AheadWrite): Promise<WriteResult | undefined> {
-    const { caller, viewpoint, dupKey, vector, survey, fields, check } = write;
-    try {
-      return await this.store.transaction(async (tx): Promise<WriteResult> => {
-        const stored = await this.writes.insert(tx, newMemoryRow(caller.agentId, fields, now()), fields.tags, vector);
-        await tx.lock(locks.memoryWrite(fields.project));
-        const at = now();
-        const near = await this.overlap.catchUp(tx, survey, viewpoint, dupKey, vector, at, true);
-        if (!near || (check && (await this.overlap.nearDuplicate(tx, dupKey, fields.content, near, at)))) throw new AheadRefused();
-        const created = await this.writes.announce(tx, caller.agentId, stored);
-        await write.recorded?.(tx, created.id);
-        return { created: true, entry: { ...toEntry(created), similar: this.overlap.similarAmong(near) } };
-      });
-    } catch (error) {
-      if (error instanceof AheadRefused) return undefined;
-      throw error;
-    }
   }
 
   /**
