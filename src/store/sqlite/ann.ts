@@ -228,15 +228,7 @@ export class SqliteAnn {
     // Loaded when a store first reaches the threshold: small stores never load the native addon.
     const { HierarchicalNSW } = (await import("hnswlib-node")).default;
     const index = new HierarchicalNSW("cosine", dimensions);
-    const header = this.readHeader();
-    const saved = header ? join(dirname(this.file), basename(header.file)) : null;
-    let loaded: { seq: number; count: number } | null = null;
-    if (header && saved && header.identity === identity && header.seq >= this.prunedThrough() && existsSync(saved)) {
-      const check = await this.call({ type: "hash", path: saved });
-      // A file that is not the one written (torn, replaced, another database's) is never handed to
-      // hnswlib, whose reader trusts the sizes it finds in the file.
-      if (check.type === "hashed" && check.sha256 === header.sha256 && (await index.readIndex(saved))) loaded = header;
-    }
+    let loaded: { seq: number; count: number } | null = await this.loadSaved(index, identity);
     if (!loaded) {
       const out = `${this.file}.hnsw-${randomBytes(6).toString("hex")}`;
       try {
@@ -258,6 +250,32 @@ export class SqliteAnn {
     this.savedSeq = loaded.seq;
     this.capacity = index.getMaxElements();
     this.scheduleCatchUp();
+  }
+
+  /**
+   * Reads the saved index into `index` when the header names an intact file of this database that
+   * holds every pruned change. Another process may save a newer one meanwhile and remove the file
+   * being read: then the newer one is tried, a few times, before the caller builds.
+   */
+  private async loadSaved(index: Index, identity: string): Promise<Header | null> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const header = this.readHeader();
+      if (!header || header.identity !== identity || header.seq < this.prunedThrough()) return null;
+      const saved = join(dirname(this.file), basename(header.file));
+      if (existsSync(saved)) {
+        try {
+          const check = await this.call({ type: "hash", path: saved });
+          // A file that is not the one written (torn, replaced, another database's) is never handed
+          // to hnswlib, whose reader trusts the sizes it finds in the file.
+          if (check.type === "hashed" && check.sha256 === header.sha256 && (await index.readIndex(saved))) return header;
+        } catch (error) {
+          if (this.closed) throw error;
+          // Removed while read, by a process that saved a newer index: looked at again below.
+        }
+      }
+      if (this.readHeader()?.file === header.file) return null;
+    }
+    return null;
   }
 
   /** Points the header at a new index file (atomically) and removes the one it named before. */
