@@ -1,6 +1,6 @@
 import { newId } from "../core/ids.js";
 import { now } from "../core/time.js";
-import type { EventRow } from "../store/events.js";
+import type { AnnouncedChange, EventRow } from "../store/events.js";
 import type { Store, Tx } from "../store/store.js";
 import type { CustomEvent, EventRecord, ServerEvent } from "../wire/events.js";
 
@@ -54,8 +54,9 @@ export class EventBus {
     this.stopFollowing = null;
   }
 
-  emit(tx: Tx, event: ServerEvent): Promise<BusEvent> {
-    return this.persist(tx, event);
+  /** With `announces`, the memory entry whose change this is gets the event's seq as its `change_seq` (EventStore.insert). */
+  emit(tx: Tx, event: ServerEvent, announces?: AnnouncedChange): Promise<BusEvent> {
+    return this.persist(tx, event, announces);
   }
 
   /** A client's own event; the caller has checked that its type is outside the server's families. */
@@ -63,7 +64,7 @@ export class EventBus {
     return this.persist(tx, event);
   }
 
-  private async persist(tx: Tx, input: ServerEvent | CustomEvent): Promise<BusEvent> {
+  private async persist(tx: Tx, input: ServerEvent | CustomEvent, announces?: AnnouncedChange): Promise<BusEvent> {
     const row = {
       id: newId(),
       type: input.type,
@@ -73,7 +74,7 @@ export class EventBus {
       payload: JSON.stringify(input.payload),
       created_at: now(),
     };
-    const seq = await this.store.events.insert(tx, row, input.audience);
+    const seq = await this.store.events.insert(tx, row, input.audience, announces);
     const event: BusEvent = { ...row, seq, payload: input.payload as Record<string, unknown>, audience: input.audience ?? null };
     tx.afterCommit(() => (this.store.eventWakeups ? this.wake() : this.deliver(event)));
     return event;

@@ -297,11 +297,14 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   const credentialsWritten = (options.bootstrap ?? true) ? await bootstrap.apply() : null;
   if (options.embeddings ?? true) embeddingQueue.start();
   // The redaction rules' warm-up (a few rules a turn, on this thread) waits for the model's load,
-  // the longest part of a start, and then runs in the background; a capture arriving before it
-  // ends compiles what is left. One-shot commands never warm up: they compile on first use.
+  // the longest part of a start, and for the server to listen (its CPU would otherwise delay both),
+  // and then runs in the background; a capture arriving before it ends compiles what is left.
+  // One-shot commands and services no server serves never warm up: they compile on first use.
+  let listened = (): void => undefined;
   if (options.jobs ?? true) {
     const loaded = (options.embeddings ?? true) ? embeddingQueue.settled(REDACTION_WARMUP_AFTER_MS) : Promise.resolve();
-    void loaded.then(() => (closed ? undefined : warmRedaction()));
+    const serving = new Promise<void>((resolve) => (listened = resolve));
+    void Promise.all([loaded, serving]).then(() => (closed ? undefined : warmRedaction()));
   }
 
   const jobs = new Jobs(log.child({ component: "jobs" }), store);
@@ -401,7 +404,10 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
         ...(store.vectors.annStatus === undefined ? {} : { vector_index: store.vectors.annStatus }),
       };
     },
-    listening: (port) => mdns?.start({ instance_id: instance.id, name: instance.name, url: site.url }, port),
+    listening: (port) => {
+      listened();
+      mdns?.start({ instance_id: instance.id, name: instance.name, url: site.url }, port);
+    },
     close: async () => {
       if (closed) return;
       closed = true;

@@ -157,18 +157,18 @@ export class MemoryWrites {
     };
     let event: BusEvent;
     // One case per type: each payload is checked against its own event type.
+    const announces = { memoryId: row.id, localOrigin: this.localOrigin };
     switch (type) {
       case "memory.written":
-        event = await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
+        event = await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } }, announces);
         break;
       case "memory.updated":
-        event = await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
+        event = await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } }, announces);
         break;
       case "memory.deleted":
-        event = await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } });
+        event = await this.bus.emit(tx, { type, ...addressing, payload: { ...entry, ...extra } }, announces);
         break;
     }
-    await this.store.memory.recordChange(tx, row.id, event.seq, this.localOrigin);
     return event.seq;
   }
 

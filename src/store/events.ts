@@ -27,9 +27,23 @@ export interface EventFilters {
   agent?: string | undefined;
 }
 
+/**
+ * The memory entry whose change an event announces: its `change_seq` becomes the event's seq, and
+ * its merkle leaf and bucket are stamped from the row as the change left it (so the change must be
+ * written first). `localOrigin`: this instance's id, the origin of every entry written here.
+ */
+export interface AnnouncedChange {
+  memoryId: string;
+  localOrigin: string;
+}
+
 export interface EventStore {
-  /** Stores the event and returns its seq; with an `audience`, only those agents may ever see it. */
-  insert(tx: Tx, row: NewEventRow, audience?: string[]): Promise<number>;
+  /**
+   * Stores the event and returns its seq; with an `audience`, only those agents may ever see it.
+   * With `announces`, the entry is marked with that seq in the same statement where the backend
+   * can (PostgreSQL: one round trip fewer while the events' lock is held).
+   */
+  insert(tx: Tx, row: NewEventRow, audience?: string[], announces?: AnnouncedChange): Promise<number>;
   /**
    * Visible events after `afterSeq` (or created after `since`), in commit order; with `beforeSeq`
    * newest first instead, from just below it down to the start.

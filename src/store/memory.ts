@@ -180,12 +180,6 @@ export interface MemoryStore {
   projectShared(r: Reader, project: string): Promise<MemoryRow[]>;
   /** Visible entries but compiled ones whose last change came after `afterSeq`, in the order the changes committed. */
   changesSince(r: Reader, viewpoint: Viewpoint, afterSeq: number, limit: number): Promise<MemoryRow[]>;
-  /**
-   * Records that the entry's latest change is the one announced by the event `seq`, and stamps its
-   * merkle leaf and bucket from the row as that change left it (in the same transaction, after the
-   * change). `localOrigin`: this instance's id, the origin of every entry written here.
-   */
-  recordChange(tx: Tx, id: string, seq: number, localOrigin: string): Promise<void>;
 }
 
 /** BM25's parameters, the same on both backends (FTS5's fixed ones). */

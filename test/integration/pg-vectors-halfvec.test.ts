@@ -107,6 +107,20 @@ describe.runIf(onPostgres)("PostgreSQL's vector index on halfvec", () => {
     expect(CONNECTION_SEARCH_SETTINGS).toEqual(searchSettings("0.8.6", 125));
   });
 
+  it("a database URL's own startup options are kept beside the search settings", async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    await openStore({ databaseUrl: databaseUrlFor(dir), file: join(dir, "cairn.db") }).then((store) => store.close());
+    const url = new URL(databaseUrlFor(dir));
+    url.searchParams.set("options", "-c application_name=cairn-options-test -c work_mem=7MB");
+    const store = await openStore({ databaseUrl: url.toString(), file: join(dir, "cairn.db") });
+    stores.push(store);
+    const row = await connectionOf(store.reader).get<{ name: string; mem: string; ef: string; scan: string }>(
+      "SELECT current_setting('application_name') AS name, current_setting('work_mem') AS mem, current_setting('hnsw.ef_search') AS ef, current_setting('hnsw.iterative_scan') AS scan",
+    );
+    expect(row).toEqual({ name: "cairn-options-test", mem: "7MB", ef: CONNECTION_SEARCH_SETTINGS["hnsw.ef_search"], scan: CONNECTION_SEARCH_SETTINGS["hnsw.iterative_scan"] });
+  });
+
   it("migration 023 rebuilds an existing database's index on halfvec, and its searches are unchanged", async () => {
     const { dir, store, vectors } = await seeded();
     const query = [...vectors.values()][7] as Float32Array;

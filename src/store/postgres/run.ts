@@ -22,5 +22,6 @@ export const pgDb: SqlDb = {
     orderedJoin: "JOIN",
     indexedBy: () => "",
     sha256Hex: (expression) => `encode(sha256(convert_to(${expression}, 'UTF8')), 'hex')`,
+    writesInWith: true,
   },
 };

@@ -95,18 +95,15 @@ export class PgStore extends SqlRepositories<PgVectorIndex> implements Store {
     // a server searched less often than that searched on a new backend every time), and the rest of
     // a burst's connections stay a minute.
     const max = options.poolSize ?? 20;
-    const pool = new pg.Pool({ connectionString: url, max, min: Math.min(max, options.keepOpen ?? WARM_CONNECTIONS), idleTimeoutMillis: 60_000 });
+    // Every connection opens with the search settings (CONNECTION_SEARCH_SETTINGS), given in its
+    // startup packet: no statement of its own, and nothing queued beside the pool's first query.
+    // Before pgvector loads in a session they are placeholders, which take effect when it does; a
+    // pgvector older than 0.8 drops `hnsw.iterative_scan` with a warning, and its searches set
+    // their own (`searchSettings`).
+    const pool = new pg.Pool({ ...withStartupSettings(url, CONNECTION_SEARCH_SETTINGS), max, min: Math.min(max, options.keepOpen ?? WARM_CONNECTIONS), idleTimeoutMillis: 60_000 });
     // An idle connection that fails (the server restarted) is dropped by the pool; without a
     // listener its error would end the process.
     pool.on("error", () => undefined);
-    const names = Object.keys(CONNECTION_SEARCH_SETTINGS);
-    const values = Object.values(CONNECTION_SEARCH_SETTINGS);
-    // Queued ahead of the connection's first statement. It can fail only on a broken connection,
-    // whose next statement fails too, or on a preloaded pgvector older than 0.8 (no
-    // `hnsw.iterative_scan`), whose searches set their own settings (`searchSettings`).
-    pool.on("connect", (client) => {
-      client.query("SELECT set_config(name, value, false) FROM unnest($1::text[], $2::text[]) AS s (name, value)", [names, values]).catch(() => undefined);
-    });
     try {
       if (options.migrate ?? true) await runMigrations(pool);
       else await pool.query("SELECT 1");
@@ -148,4 +145,23 @@ export class PgStore extends SqlRepositories<PgVectorIndex> implements Store {
     await this.eventWakeups.close();
     await this.pool.end();
   }
+}
+
+/**
+ * The pool's connection string and `options` (the startup packet's `-c name=value` settings):
+ * `settings` after any the URL gives in its own `options`, which pg would otherwise let override
+ * them all.
+ */
+export function withStartupSettings(url: string, settings: Readonly<Record<string, string>>): { connectionString: string; options: string } {
+  const ours = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { connectionString: url, options: ours.join(" ") };
+  }
+  const given = parsed.searchParams.get("options");
+  if (given === null) return { connectionString: url, options: ours.join(" ") };
+  parsed.searchParams.delete("options");
+  return { connectionString: parsed.toString(), options: [given, ...ours].join(" ") };
 }

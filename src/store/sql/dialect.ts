@@ -61,6 +61,8 @@ export interface SqlDialect {
   indexedBy(index: string): string;
   /** The SHA-256 of the text `expression` as UTF-8, in lower-case hex. */
   sha256Hex(expression: string): string;
+  /** Whether a WITH may hold an INSERT or UPDATE whose rows the statement uses (PostgreSQL's may; SQLite's may not). */
+  readonly writesInWith: boolean;
 }
 
 /** A backend's runner with its dialect: what every repository in this folder is built on. */

@@ -1,7 +1,8 @@
-import type { EventFilters, EventRow, EventStore, NewEventRow } from "../events.js";
+import type { AnnouncedChange, EventFilters, EventRow, EventStore, NewEventRow } from "../events.js";
 import type { Reader, Tx } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
 import type { SqlDb } from "./dialect.js";
+import { merkleStamp } from "./merkle.js";
 import { visibleEvent, type SqlFragment } from "./visibility.js";
 
 /** The events a viewpoint may see after a point (or before a seq, newest first): one statement for both backends. */
@@ -58,17 +59,25 @@ export class SqlEvents implements EventStore {
     private readonly append: EventAppend,
   ) {}
 
-  async insert(tx: Tx, row: NewEventRow, audience?: string[]): Promise<number> {
+  async insert(tx: Tx, row: NewEventRow, audience?: string[], announces?: AnnouncedChange): Promise<number> {
+    const mark = announces && { ...merkleStamp(this.db.dialect, announces.localOrigin), id: announces.memoryId };
+    const together = mark && this.db.dialect.writesInWith ? mark : undefined;
     const seq = await this.append(tx, async (from = { sql: "", params: [] }) => {
-      const [inserted] = await this.db.all<{ seq: unknown }>(
-        tx,
-        `INSERT INTO events (id, type, agent_id, project, private_to, payload, created_at, restricted)
-         SELECT ?, ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER) ${from.sql} RETURNING seq`,
-        row.id, row.type, row.agent_id, row.project, row.private_to, row.payload, row.created_at, audience ? 1 : 0,
-        ...from.params,
-      );
+      const insert = `INSERT INTO events (id, type, agent_id, project, private_to, payload, created_at, restricted)
+         SELECT ?, ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER) ${from.sql} RETURNING seq`;
+      const params = [row.id, row.type, row.agent_id, row.project, row.private_to, row.payload, row.created_at, audience ? 1 : 0, ...from.params];
+      const [inserted] = together
+        ? await this.db.all<{ seq: unknown }>(
+            tx,
+            `WITH ev AS (${insert}), marked AS (UPDATE memory SET change_seq = (SELECT seq FROM ev), ${together.sql} WHERE id = ?) SELECT seq FROM ev`,
+            ...params,
+            ...together.params,
+            together.id,
+          )
+        : await this.db.all<{ seq: unknown }>(tx, insert, ...params);
       return Number(inserted?.seq);
     });
+    if (mark && !together) await this.db.run(tx, `UPDATE memory SET change_seq = ?, ${mark.sql} WHERE id = ?`, seq, ...mark.params, mark.id);
     const agents = [...new Set(audience ?? [])];
     if (agents.length > 0) {
       const listed = this.db.dialect.listRows(agents, "a");

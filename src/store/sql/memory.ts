@@ -15,7 +15,6 @@ import {
 import type { Reader, Tx } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
 import { LIMIT_PARAM, type SqlDb } from "./dialect.js";
-import { merkleStamp } from "./merkle.js";
 import { idMatch, visibleMemory } from "./visibility.js";
 
 /**
@@ -315,11 +314,6 @@ export class SqlMemory implements MemoryStore {
       ...visible.params,
       limit,
     );
-  }
-
-  async recordChange(tx: Tx, id: string, seq: number, localOrigin: string): Promise<void> {
-    const stamp = merkleStamp(this.db.dialect, localOrigin);
-    await this.db.run(tx, `UPDATE memory SET change_seq = ?, ${stamp.sql} WHERE id = ?`, seq, ...stamp.params, id);
   }
 
 }

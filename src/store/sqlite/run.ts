@@ -25,5 +25,6 @@ export const sqliteDb: SqlDb = {
     orderedJoin: "CROSS JOIN",
     indexedBy: (index) => ` INDEXED BY ${index}`,
     sha256Hex: (expression) => `${SHA256_FUNCTION}(${expression})`,
+    writesInWith: false,
   },
 };
