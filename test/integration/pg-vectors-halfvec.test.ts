@@ -111,7 +111,7 @@ describe.runIf(onPostgres)("PostgreSQL's vector index on halfvec", () => {
     const dir = tempDir();
     dirs.push(dir);
     await openStore({ databaseUrl: databaseUrlFor(dir), file: join(dir, "cairn.db") }).then((store) => store.close());
-    const url = new URL(databaseUrlFor(dir));
+    const url = new URL(String(databaseUrlFor(dir)));
     url.searchParams.set("options", "-c application_name=cairn-options-test -c work_mem=7MB");
     const store = await openStore({ databaseUrl: url.toString(), file: join(dir, "cairn.db") });
     stores.push(store);

@@ -13,6 +13,12 @@ export const pgDb: SqlDb = {
     inList: (column, values) => ({ sql: `${column} = ANY(?::text[])`, params: [[...values]] }),
     inKeys: (column, values) => ({ sql: `${column} = ANY(?::bigint[])`, params: [[...values]] }),
     listRows: (values, alias) => ({ sql: `unnest(?::text[]) AS ${alias}(value)`, params: [[...values]] }),
+    jsonRecords: (records, columns, alias) => ({
+      sql: `jsonb_to_recordset(CAST(? AS jsonb)) AS ${alias}(${Object.entries(columns)
+        .map(([name, type]) => `${name} ${type === "integer" ? "bigint" : "text"}`)
+        .join(", ")})`,
+      params: [JSON.stringify(records)],
+    }),
     jsonElements: (column, alias) => `jsonb_array_elements_text(${column}::jsonb) AS ${alias}(value)`,
     // array_to_json writes SQLite's form (no spaces); json_agg would not. NULL over no rows.
     jsonArray: (expression, orderBy) => `COALESCE(array_to_json(array_agg(${expression} ORDER BY ${orderBy}))::text, '[]')`,

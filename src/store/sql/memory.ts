@@ -238,32 +238,61 @@ export class SqlMemory implements MemoryStore {
   // would be retried. A reader row holds `reads = 1` exactly when this statement inserted it; no
   // row comes back when the entry is gone.
   async recordReads(tx: Tx, reads: ReadRecord[]): Promise<void> {
-    // In key order, so that transactions recording overlapping reads (several flushes, several
-    // servers) lock the counters in one order and never wait on each other in a cycle.
-    const ordered = [...reads].sort((a, b) => a.pk - b.pk || (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
-    for (const read of ordered) {
-      const recorded = await this.db.get<{ reads: number }>(
-        tx,
-        `INSERT INTO memory_readers (memory_pk, agent_id, reads, first_read_at, last_read_at, last_context)
-         SELECT pk, CAST(? AS TEXT), 1, CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT) FROM memory WHERE pk = ?
-         ON CONFLICT (memory_pk, agent_id) DO UPDATE
-           SET reads = memory_readers.reads + 1, last_read_at = excluded.last_read_at,
-               last_context = coalesce(excluded.last_context, memory_readers.last_context)
-         RETURNING reads`,
-        read.agentId,
-        read.at,
-        read.at,
-        read.context,
-        read.pk,
-      );
-      if (!recorded) continue;
-      await this.db.run(
-        tx,
-        "UPDATE memory SET read_count = read_count + 1, distinct_readers = distinct_readers + CAST(? AS INTEGER) WHERE pk = ?",
-        recorded.reads === 1 ? 1 : 0,
-        read.pk,
-      );
+    // One row per entry and reader, in key order: an upsert may change a row only once, and
+    // transactions recording overlapping reads (several flushes, several servers) then lock in
+    // one order and never wait on each other in a cycle.
+    const byReader = new Map<string, { pk: number; agent: string; n: number; first_at: string; last_at: string; context: string | null }>();
+    for (const read of reads) {
+      const key = `${read.pk} ${read.agentId}`;
+      const seen = byReader.get(key);
+      if (!seen) byReader.set(key, { pk: read.pk, agent: read.agentId, n: 1, first_at: read.at, last_at: read.at, context: read.context });
+      else {
+        seen.n += 1;
+        if (read.at < seen.first_at) seen.first_at = read.at;
+        if (read.at >= seen.last_at) seen.last_at = read.at;
+        seen.context = read.context ?? seen.context;
+      }
     }
+    const rows = [...byReader.values()].sort((a, b) => a.pk - b.pk || (a.agent < b.agent ? -1 : a.agent > b.agent ? 1 : 0));
+    if (rows.length === 0) return;
+    const pks = [...new Set(rows.map((row) => row.pk))];
+    // The entries first, in key order (PostgreSQL; SQLite's writers take turns): whoever holds an
+    // entry's row also holds its readers' rows, so the two statements below wait on nobody in a cycle.
+    const lock = this.db.dialect.lockRows(tx, "m");
+    if (lock !== "") {
+      const keys = this.db.dialect.inKeys("m.pk", pks);
+      await this.db.all(tx, `SELECT m.pk FROM memory m WHERE ${keys.sql} ORDER BY m.pk${lock}`, ...keys.params);
+    }
+    const source = this.db.dialect.jsonRecords(rows, { pk: "integer", agent: "text", n: "integer", first_at: "text", last_at: "text", context: "text" }, "r");
+    const recorded = await this.db.all<{ memory_pk: number | string; agent_id: string; reads: number | string }>(
+      tx,
+      `INSERT INTO memory_readers (memory_pk, agent_id, reads, first_read_at, last_read_at, last_context)
+       SELECT r.pk, r.agent, r.n, r.first_at, r.last_at, r.context FROM ${source.sql}
+       WHERE EXISTS (SELECT 1 FROM memory m WHERE m.pk = r.pk) ORDER BY r.pk, r.agent
+       ON CONFLICT (memory_pk, agent_id) DO UPDATE
+         SET reads = memory_readers.reads + excluded.reads, last_read_at = excluded.last_read_at,
+             last_context = coalesce(excluded.last_context, memory_readers.last_context)
+       RETURNING memory_pk, agent_id, reads`,
+      ...source.params,
+    );
+    // A reader is new to an entry when its row holds only this batch's reads.
+    const counts = new Map<number, { pk: number; n: number; fresh: number }>();
+    for (const row of recorded) {
+      const pk = Number(row.memory_pk);
+      const batch = byReader.get(`${pk} ${row.agent_id}`);
+      if (!batch) continue;
+      const count = counts.get(pk) ?? { pk, n: 0, fresh: 0 };
+      count.n += batch.n;
+      if (Number(row.reads) === batch.n) count.fresh += 1;
+      counts.set(pk, count);
+    }
+    if (counts.size === 0) return;
+    const changes = this.db.dialect.jsonRecords([...counts.values()], { pk: "integer", n: "integer", fresh: "integer" }, "c");
+    await this.db.run(
+      tx,
+      `UPDATE memory SET read_count = read_count + c.n, distinct_readers = distinct_readers + c.fresh FROM ${changes.sql} WHERE memory.pk = c.pk`,
+      ...changes.params,
+    );
   }
 
   expired(r: Reader, nowIso: string, limit: number): Promise<MemoryRow[]> {

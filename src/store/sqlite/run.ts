@@ -17,6 +17,12 @@ export const sqliteDb: SqlDb = {
     inList: (column, values) => ({ sql: `${column} IN (SELECT value FROM json_each(?))`, params: [asJson(values)] }),
     inKeys: (column, values) => ({ sql: `${column} IN (SELECT value FROM json_each(?))`, params: [asJson(values)] }),
     listRows: (values, alias) => ({ sql: `json_each(?) AS ${alias}`, params: [asJson(values)] }),
+    jsonRecords: (records, columns, alias) => ({
+      sql: `(SELECT ${Object.keys(columns)
+        .map((name) => `json_extract(value, '$.${name}') AS ${name}`)
+        .join(", ")} FROM json_each(?)) AS ${alias}`,
+      params: [JSON.stringify(records)],
+    }),
     jsonElements: (column, alias) => `json_each(${column}) AS ${alias}`,
     jsonArray: (expression, orderBy) => `json_group_array(${expression} ORDER BY ${orderBy})`,
     secondsBetween: (from, to) => `((julianday(${to}) - julianday(${from})) * 86400.0)`,
