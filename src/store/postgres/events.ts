@@ -13,17 +13,20 @@ const EVENTS_LOCK = "cairn:events";
 //
 // The first event takes the lock, notifies and inserts in one statement (one round trip while
 // the lock is held, not three): the row comes from a subquery that takes the lock first, so its
-// seq is drawn under it.
-export const pgEventAppend: EventAppend = async (tx, insert) => {
-  const state = pgTxOf(tx);
-  if (state.eventsLocked) return insert();
-  const seq = await insert({
-    sql: "FROM (SELECT pg_advisory_xact_lock(hashtextextended(?, 0)), pg_notify(?, '')) AS locked",
-    params: [EVENTS_LOCK, EVENTS_CHANNEL],
-  });
-  state.holdLock(EVENTS_LOCK);
-  state.eventsLocked = true;
-  // Held from here (the statement that took it may have waited for it first: not held then).
-  state.eventsLockedAt = performance.now();
-  return seq;
-};
+// seq is drawn under it. The notification names the store that sent it (`sender`): that store's
+// bus reads the log after its own commits already, and its listener passes over its own.
+export function pgEventAppend(sender: string): EventAppend {
+  return async (tx, insert) => {
+    const state = pgTxOf(tx);
+    if (state.eventsLocked) return insert();
+    const seq = await insert({
+      sql: "FROM (SELECT pg_advisory_xact_lock(hashtextextended(?, 0)), pg_notify(?, ?)) AS locked",
+      params: [EVENTS_LOCK, EVENTS_CHANNEL, sender],
+    });
+    state.holdLock(EVENTS_LOCK);
+    state.eventsLocked = true;
+    // Held from here (the statement that took it may have waited for it first: not held then).
+    state.eventsLockedAt = performance.now();
+    return seq;
+  };
+}

@@ -1,4 +1,5 @@
 import { AsyncResource } from "node:async_hooks";
+import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { SqlRepositories } from "../sql/repositories.js";
 import type { LockHolds, Reader, Store, TransactionGuard, Tx } from "../store.js";
@@ -68,12 +69,13 @@ export class PgStore extends SqlRepositories<PgVectorIndex> implements Store {
     const holds = new HoldListeners();
     const run = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => runTransaction(pool, guards, work, onHookError, hookScope, holds.report);
     const reader = readerOf(pool);
+    const sender = randomBytes(8).toString("hex");
     super({
       db: pgDb,
       vectors: new PgVectorIndex(run),
       keywords: new PgKeywordIndex(reader),
       decisionMatch: pgDecisionMatch,
-      eventAppend: pgEventAppend,
+      eventAppend: pgEventAppend(sender),
       // The shared rate limit (PostgreSQL only) follows the agent, so a rename does not refill it.
       agentColumns: [["rate_buckets", "agent_id"]],
     });
@@ -81,7 +83,7 @@ export class PgStore extends SqlRepositories<PgVectorIndex> implements Store {
     this.run = run;
     this.eventsLock = holds;
     this.reader = reader;
-    this.eventWakeups = new PgEventWakeups({ connectionString: url });
+    this.eventWakeups = new PgEventWakeups({ connectionString: url }, sender);
     this.rateLimits = new PgRateLimits(new PgDb(pool));
     this.authFailures = new PgAuthFailures(new PgDb(pool));
     this.maintenance = new PgMaintenance(pool, url);

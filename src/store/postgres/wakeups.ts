@@ -16,7 +16,11 @@ export class PgEventWakeups implements EventWakeups {
   private connecting: Promise<void> | null = null;
   private closed = false;
 
-  constructor(private readonly config: pg.ClientConfig) {}
+  /** `sender`: what this store's transactions notify with; their own commits wake its bus already. */
+  constructor(
+    private readonly config: pg.ClientConfig,
+    private readonly sender: string,
+  ) {}
 
   async subscribe(listener: () => void): Promise<() => void> {
     this.listeners.add(listener);
@@ -27,7 +31,9 @@ export class PgEventWakeups implements EventWakeups {
   private connect(): Promise<void> {
     this.connecting ??= (async () => {
       const client = new pg.Client(this.config);
-      client.on("notification", () => this.wake());
+      client.on("notification", (message) => {
+        if (message.payload !== this.sender) this.wake();
+      });
       client.on("error", () => this.reconnect(client));
       client.on("end", () => this.reconnect(client));
       await client.connect();
