@@ -2,7 +2,8 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../src/store/open.js";
-import { MAX_KEYWORD_CANDIDATES } from "../../src/store/sql/term-stats.js";
+import { bm25Idf } from "../../src/store/memory.js";
+import { MAX_KEYWORD_CANDIDATES, TERM_STATS_CACHE_FROM } from "../../src/store/sql/term-stats.js";
 import type { Store } from "../../src/store/store.js";
 import { databaseUrlFor, onPostgres, withDatabase } from "../helpers/database.js";
 import { newMemoryRow } from "../helpers/memory-rows.js";
@@ -78,5 +79,29 @@ describe.runIf(onPostgres)("PostgreSQL keyword search over common words", () => 
     const wide = await search(store, ["canary", "deploy"], 10);
     expect(wide.hits.slice(0, 5)).toEqual(found.hits);
     expect(wide.ceiling).toBe(found.ceiling);
+  });
+
+  it("takes a large index's common words' counts from PostgreSQL's statistics, rarer words' from the index", async () => {
+    const lighthouses = TERM_STATS_CACHE_FROM / 4;
+    const { store } = await storeWith([
+      { word: "harbour", count: TERM_STATS_CACHE_FROM },
+      { word: "lighthouse", count: lighthouses },
+      ["a harbour with one lighthouse keeper"],
+    ]);
+    const analysed = TERM_STATS_CACHE_FROM + lighthouses + 1;
+    await withDatabase(dirs.at(-1) as string, async (db) => {
+      // This test's database: no autovacuum may take the statistics again before the search.
+      await db.run("ALTER TABLE memory SET (autovacuum_enabled = false)");
+      await db.run("ANALYZE memory");
+      // After the statistics were taken (of every row: fewer than ANALYZE samples): an exact count
+      // sees this, the statistics do not.
+      await db.run("DELETE FROM memory WHERE content LIKE 'lighthouse note %' AND id LIKE '%0'");
+    });
+    const documents = analysed - lighthouses / 10;
+    const { ceiling } = await search(store, ["lighthouse", "keeper"], 5);
+    // "keeper" is on one entry, which no sample lists as common: counted.
+    const sampled = Math.round(((lighthouses + 1) / analysed) * documents);
+    expect(ceiling).toBeCloseTo(bm25Idf(documents, sampled) + bm25Idf(documents, 1), 6);
+    expect(ceiling).not.toBeCloseTo(bm25Idf(documents, lighthouses + 1 - lighthouses / 10) + bm25Idf(documents, 1), 2);
   });
 });

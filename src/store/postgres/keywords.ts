@@ -3,7 +3,8 @@ import { addMemoryFilters, liveMemoryClause } from "../sql/memory.js";
 import type { SqlFragment } from "../sql/visibility.js";
 import type { Reader } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
-import { MAX_KEYWORD_CANDIDATES, TermStats, selectiveTerms } from "../sql/term-stats.js";
+import { MAX_KEYWORD_CANDIDATES, TERM_STATS_CACHE_FROM, TermStats, selectiveTerms } from "../sql/term-stats.js";
+import { CommonLexemes } from "./common-lexemes.js";
 import { candidateTiers, type TierQuery } from "./keyword-tiers.js";
 import { pgDb } from "./run.js";
 
@@ -41,8 +42,12 @@ export class PgKeywordIndex implements KeywordIndex {
   // size took 160–700 ms, which the one search finding it a minute old used to wait for.
   private readonly stats = new TermStats({ refresh: "background" });
 
+  private readonly common: CommonLexemes;
+
   /** `refresher`: the pool's reader, which background counts use (a caller's transaction may have ended by then). */
-  constructor(private readonly refresher: Reader) {}
+  constructor(private readonly refresher: Reader) {
+    this.common = new CommonLexemes(refresher);
+  }
 
   async search(r: Reader, viewpoint: Viewpoint, nowIso: string, words: string[], filters: MemoryFilters, limit: number): Promise<KeywordMatches> {
     if (words.length === 0) return { hits: [], ceiling: 0 };
@@ -59,11 +64,17 @@ export class PgKeywordIndex implements KeywordIndex {
       "SELECT DISTINCT t.lexeme, phraseto_tsquery('simple', t.lexeme)::text AS query FROM unnest(?::text[]) AS w, unnest(to_tsvector('english', w)) AS t",
       words,
     );
-    // How many rows hold each: the GIN index answers every count.
+    // How many rows hold each: the GIN index answers every count. Once the index is large, a word
+    // PostgreSQL's statistics list as common (a single lexeme, matched alone) is estimated from them.
+    const single = new Set(lexemes.filter((row) => row.query === `'${row.lexeme}'`).map((row) => row.lexeme));
     const frequencies = await this.stats.frequencies(
       documents,
       lexemes.map((row) => row.lexeme),
-      async (lexeme, later) => Number((await pgDb.get<{ n: string }>(counter(later), "SELECT count(*) AS n FROM memory m WHERE m.search @@ phraseto_tsquery('simple', ?)", lexeme))?.n ?? 0),
+      async (lexeme, later) => {
+        const share = documents >= TERM_STATS_CACHE_FROM && single.has(lexeme) ? await this.common.share(lexeme) : undefined;
+        if (share !== undefined) return Math.round(share * documents);
+        return Number((await pgDb.get<{ n: string }>(counter(later), "SELECT count(*) AS n FROM memory m WHERE m.search @@ phraseto_tsquery('simple', ?)", lexeme))?.n ?? 0);
+      },
     );
     const idf = new Map<string, number>();
     let ceiling = 0;
