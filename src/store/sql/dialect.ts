@@ -38,7 +38,7 @@ export interface SqlDialect {
    * A FROM item of the records in a bound JSON array of objects, one row each, with `columns` (the
    * objects' keys) as `<alias>.<key>`: several values per row in one parameter (a batch's rows).
    */
-  jsonRecords(records: readonly Record<string, string | number | null>[], columns: Readonly<Record<string, "integer" | "text">>, alias: string): SqlFragment;
+  jsonRecords(records: readonly object[], columns: Readonly<Record<string, "integer" | "text">>, alias: string): SqlFragment;
   /** A FROM item of the elements of the JSON array in `column`, as `<alias>.value`. */
   jsonElements(column: string, alias: string): string;
   /**

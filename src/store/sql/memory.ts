@@ -67,6 +67,33 @@ export function liveMemoryClause(viewpoint: Viewpoint, nowIso: string): MemoryCl
 
 const PATCHABLE = new Set<string>(MEMORY_PATCHABLE_COLUMNS);
 
+interface ReaderReads {
+  pk: number;
+  agent: string;
+  n: number;
+  first_at: string;
+  last_at: string;
+  context: string | null;
+}
+
+/** A batch's reads as one row per entry and reader (an upsert may change a row only once), keyed `<pk> <agent>`. */
+function readsByReader(reads: ReadRecord[]): Map<string, ReaderReads> {
+  const byReader = new Map<string, ReaderReads>();
+  for (const read of reads) {
+    const key = `${read.pk} ${read.agentId}`;
+    const seen = byReader.get(key);
+    if (!seen) {
+      byReader.set(key, { pk: read.pk, agent: read.agentId, n: 1, first_at: read.at, last_at: read.at, context: read.context });
+      continue;
+    }
+    seen.n += 1;
+    if (read.at < seen.first_at) seen.first_at = read.at;
+    if (read.at >= seen.last_at) seen.last_at = read.at;
+    seen.context = read.context ?? seen.context;
+  }
+  return byReader;
+}
+
 export class SqlMemory implements MemoryStore {
   constructor(private readonly db: SqlDb) {}
 
@@ -233,26 +260,14 @@ export class SqlMemory implements MemoryStore {
     );
   }
 
-  // One upsert per read rather than a look-then-write: two transactions recording the same agent's
-  // first read of an entry at once (PostgreSQL's overlap) would otherwise both insert, and one
-  // would be retried. A reader row holds `reads = 1` exactly when this statement inserted it; no
-  // row comes back when the entry is gone.
+  // An upsert rather than a look-then-write: two transactions recording the same agent's first
+  // read of an entry at once (PostgreSQL's overlap) would otherwise both insert, and one would be
+  // retried. A reader's row holds only this batch's reads exactly when the upsert inserted it; no
+  // row comes back for an entry that is gone.
   async recordReads(tx: Tx, reads: ReadRecord[]): Promise<void> {
-    // One row per entry and reader, in key order: an upsert may change a row only once, and
-    // transactions recording overlapping reads (several flushes, several servers) then lock in
-    // one order and never wait on each other in a cycle.
-    const byReader = new Map<string, { pk: number; agent: string; n: number; first_at: string; last_at: string; context: string | null }>();
-    for (const read of reads) {
-      const key = `${read.pk} ${read.agentId}`;
-      const seen = byReader.get(key);
-      if (!seen) byReader.set(key, { pk: read.pk, agent: read.agentId, n: 1, first_at: read.at, last_at: read.at, context: read.context });
-      else {
-        seen.n += 1;
-        if (read.at < seen.first_at) seen.first_at = read.at;
-        if (read.at >= seen.last_at) seen.last_at = read.at;
-        seen.context = read.context ?? seen.context;
-      }
-    }
+    const byReader = readsByReader(reads);
+    // In key order: transactions recording overlapping reads (several flushes, several servers)
+    // then lock in one order and never wait on each other in a cycle.
     const rows = [...byReader.values()].sort((a, b) => a.pk - b.pk || (a.agent < b.agent ? -1 : a.agent > b.agent ? 1 : 0));
     if (rows.length === 0) return;
     const pks = [...new Set(rows.map((row) => row.pk))];
