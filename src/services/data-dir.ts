@@ -23,6 +23,9 @@ export function ensureDataDir(config: Config, log: Logger): void {
       mkdirSync(path, { mode: 0o700 });
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? "error";
+      // Made meanwhile: a server's embedding thread, started first, creates DATA_DIR/models for a
+      // model it downloads, with its parents.
+      if (code === "EEXIST" && existsSync(path) && statSync(path).isDirectory()) continue;
       throw new InternalError("setup", `cannot create DATA_DIR ${dir}: creating ${path} failed (${code}); point DATA_DIR at a writable directory`, { cause: error });
     }
   }
