@@ -154,16 +154,16 @@ export class PgStore extends SqlRepositories<PgVectorIndex> implements Store {
  * `settings` after any the URL gives in its own `options`, which pg would otherwise let override
  * them all.
  */
-export function withStartupSettings(url: string, settings: Readonly<Record<string, string>>): { connectionString: string; options: string } {
+function withStartupSettings(url: string, settings: Readonly<Record<string, string>>): { connectionString: string; options: string } {
   const ours = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`);
-  let parsed: URL;
+  let parsed: URL | null = null;
   try {
     parsed = new URL(url);
   } catch {
-    return { connectionString: url, options: ours.join(" ") };
+    // Not a URL: pg reads the string as given, with our options beside it.
   }
-  const given = parsed.searchParams.get("options");
-  if (given === null) return { connectionString: url, options: ours.join(" ") };
+  const given = parsed?.searchParams.get("options") ?? null;
+  if (parsed === null || given === null) return { connectionString: url, options: ours.join(" ") };
   parsed.searchParams.delete("options");
   return { connectionString: parsed.toString(), options: [given, ...ours].join(" ") };
 }
