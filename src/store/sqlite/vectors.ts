@@ -257,13 +257,16 @@ export class SqliteVectorIndex implements VectorIndex {
     const found = ann.candidates(vector, asked);
     if (found === null || found.length === 0) return null;
     const { where, params } = filtersOf(db, filter, "v.");
-    const passed = db.all<{ pk: number }>(
-      `SELECT v.pk AS pk FROM json_each(?) AS j CROSS JOIN ${TABLE} AS v ON v.pk = j.value WHERE ${where.join(" AND ")}`,
+    // The filters and the exact distances in one statement: the candidates that pass, ranked.
+    const ranked = db.all<Neighbour>(
+      `SELECT v.pk AS pk, vec_distance_cosine(e.embedding, ?) AS distance
+         FROM json_each(?) AS j CROSS JOIN ${TABLE} AS v ON v.pk = j.value CROSS JOIN ${EMBEDDINGS} AS e ON e.pk = v.pk
+        WHERE ${where.join(" AND ")} ORDER BY distance, pk`,
+      vector,
       JSON.stringify(found),
       ...params,
     );
-    if (passed.length < wanted) return null;
-    return rerank(db, vector, passed);
+    return ranked.length < wanted ? null : ranked;
   }
 
   private scan(db: Db, vector: Float32Array, wanted: number, filter: VectorFilter): Neighbour[] {
