@@ -3,10 +3,10 @@
 // word, and its entries are the ones BM25 ranks first; only when a tier holds fewer entries than
 // the search asks for does the next, wider one run.
 
-/** One tier: its tsquery, and the tsquery of the tier tried before it (whose entries all stay candidates), if any. */
-export interface TierQuery {
+/** One tier: its tsquery, and its one word when it has only one (whose document frequency is then known). */
+export interface Tier {
   query: string;
-  better: string | null;
+  word: string | null;
 }
 
 /** Above this many words "all but one" is not tried: its tsquery grows with the square of the words. */
@@ -18,9 +18,9 @@ export const MAX_ALL_BUT_ONE_WORDS = 10;
  * Otherwise: the entries holding every word the query holds; then (from three words) those missing
  * at most one; then (from two) those holding one of `selective`. `frequencies` are the words'
  * document frequencies (a word no entry holds is left out), `queries` each word's own tsquery as
- * PostgreSQL prints it.
+ * PostgreSQL prints it. The search scores a tier's entries with those of the tiers before it.
  */
-export function candidateTiers(frequencies: Map<string, number>, queries: Map<string, string>, selective: string[]): TierQuery[] {
+export function candidateTiers(frequencies: Map<string, number>, queries: Map<string, string>, selective: string[]): Tier[] {
   const atom = (word: string): string => `(${queries.get(word) as string})`;
   const present = [...frequencies]
     .filter(([word, documents]) => documents > 0 && queries.has(word))
@@ -28,15 +28,12 @@ export function candidateTiers(frequencies: Map<string, number>, queries: Map<st
     .map(([word]) => word);
   const rare = selective.filter((word) => queries.has(word));
   if (present.length === 0) return [];
-  if (rare.length === present.length) return [{ query: rare.map(atom).join(" | "), better: null }];
-  const all = present.map(atom).join(" & ");
-  const tiers: TierQuery[] = [{ query: all, better: null }];
-  let better = all;
+  const anyOf = (words: string[]): Tier => ({ query: words.map(atom).join(" | "), word: words.length === 1 ? (words[0] as string) : null });
+  if (rare.length === present.length) return [anyOf(rare)];
+  const tiers: Tier[] = [{ query: present.map(atom).join(" & "), word: present.length === 1 ? (present[0] as string) : null }];
   if (present.length > 2 && present.length <= MAX_ALL_BUT_ONE_WORDS) {
-    const allButOne = present.map((_, left) => `(${present.filter((__, index) => index !== left).map(atom).join(" & ")})`).join(" | ");
-    tiers.push({ query: allButOne, better });
-    better = allButOne;
+    tiers.push({ query: present.map((_, left) => `(${present.filter((__, index) => index !== left).map(atom).join(" & ")})`).join(" | "), word: null });
   }
-  if (rare.length > 0) tiers.push({ query: rare.map(atom).join(" | "), better });
+  if (rare.length > 0) tiers.push(anyOf(rare));
   return tiers;
 }

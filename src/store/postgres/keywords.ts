@@ -5,7 +5,7 @@ import type { Reader } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
 import { MAX_KEYWORD_CANDIDATES, TERM_STATS_CACHE_FROM, TermStats, selectiveTerms } from "../sql/term-stats.js";
 import { CommonLexemes } from "./common-lexemes.js";
-import { candidateTiers, type TierQuery } from "./keyword-tiers.js";
+import { candidateTiers, type Tier } from "./keyword-tiers.js";
 import { pgDb } from "./run.js";
 
 /**
@@ -23,6 +23,22 @@ const scored = (candidates: string): string =>
      JOIN unnest(?::text[], ?::float8[]) AS w(lexeme, idf) ON w.lexeme = t.lexeme
     GROUP BY c.pk
     ORDER BY score DESC, c.pk LIMIT ?`;
+
+/** From this share of the entries, a word's newest entries are found walking the primary key backwards. */
+const WALK_FROM_SHARE = 0.1;
+
+/**
+ * How a tier's newest candidates are ordered. Walking the primary key backwards reads about
+ * MAX_KEYWORD_CANDIDATES / share rows, few for a common word, but nearly the whole table for a
+ * tier that holds fewer entries than the planner guessed; the planner's guess of a tsquery's rows is
+ * rough, and it chose the walk for words in 2 % of 100,000 entries (150–250 ms instead of 5–12). So
+ * the walk is left possible only for a one-word tier whose count says it is common; every other tier
+ * is ordered by an expression no index gives, which leaves the GIN bitmap and a sort of its matches.
+ */
+export function newestOrder(tier: Tier, frequencies: Map<string, number>, documents: number): string {
+  const common = tier.word !== null && (frequencies.get(tier.word) ?? 0) >= WALK_FROM_SHARE * documents;
+  return common ? "m.pk DESC" : "m.pk + 0 DESC";
+}
 
 /**
  * Okapi BM25 over PostgreSQL's full-text index of content and tags (`memory.search`, a stored
@@ -88,17 +104,23 @@ export class PgKeywordIndex implements KeywordIndex {
     const clause = liveMemoryClause(viewpoint, nowIso);
     addMemoryFilters(filters, clause);
     const where = clause.sql.join(" AND ");
-    const score = (tier: TierQuery): Promise<{ pk: number; score: number }[]> => {
-      const newest = `SELECT m.pk, m.search FROM memory m WHERE m.search @@ ?::tsquery${tier.better === null ? "" : " AND NOT m.search @@ ?::tsquery"} AND ${where} ORDER BY m.pk DESC LIMIT ?`;
-      const newestParams = [tier.query, ...(tier.better === null ? [] : [tier.better]), ...clause.params, MAX_KEYWORD_CANDIDATES];
-      // The better tier's entries (fewer than `limit`, or it would have answered) all stay candidates.
-      const candidates = tier.better === null ? newest : `SELECT m.pk, m.search FROM memory m WHERE m.search @@ ?::tsquery AND ${where} UNION ALL (${newest})`;
-      const candidateParams = tier.better === null ? newestParams : [tier.better, ...clause.params, ...newestParams];
+    // A tier is tried only when the ones before found fewer than `limit` entries: all of them are
+    // in its hits, and stay candidates by their keys rather than by their tsquery evaluated again
+    // (an OR of ANDs of common words costs the GIN index several milliseconds each time).
+    const score = (tier: Tier, before: number[]): Promise<{ pk: number; score: number }[]> => {
+      const kept = before.length === 0 ? "" : " AND m.pk <> ALL(?::bigint[])";
+      const newest = `SELECT m.pk, m.search FROM memory m WHERE m.search @@ ?::tsquery${kept} AND ${where} ORDER BY ${newestOrder(tier, frequencies, documents)} LIMIT ?`;
+      const newestParams = [tier.query, ...(before.length === 0 ? [] : [before]), ...clause.params, MAX_KEYWORD_CANDIDATES];
+      const candidates = before.length === 0 ? newest : `SELECT m.pk, m.search FROM memory m WHERE m.pk = ANY(?::bigint[]) AND ${where} UNION ALL (${newest})`;
+      const candidateParams = before.length === 0 ? newestParams : [before, ...clause.params, ...newestParams];
       return pgDb.all<{ pk: number; score: number }>(r, scored(candidates), averageLength, ...candidateParams, [...idf.keys()], [...idf.values()], limit);
     };
     let hits: { pk: number; score: number }[] = [];
     for (const tier of candidateTiers(frequencies, queries, selectiveTerms(frequencies))) {
-      hits = await score(tier);
+      hits = await score(
+        tier,
+        hits.map((hit) => hit.pk),
+      );
       if (hits.length >= limit) break;
     }
     return { hits, ceiling };
