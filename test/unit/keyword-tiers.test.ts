@@ -12,9 +12,13 @@ describe("candidateTiers: where PostgreSQL's keyword search looks for candidates
       ["canary", 40],
     ]);
     expect(candidateTiers(frequencies, queries("deploy", "rollback", "canary"), ["rollback", "canary"])).toEqual([
-      { query: "('rollback') & ('canary') & ('deploy')", word: null },
-      { query: "(('canary') & ('deploy')) | (('rollback') & ('deploy')) | (('rollback') & ('canary'))", word: null },
-      { query: "('rollback') | ('canary')", word: null },
+      { query: "('rollback') & ('canary') & ('deploy')", words: ["rollback", "canary", "deploy"], holds: "all" },
+      {
+        query: "(('canary') & ('deploy')) | (('rollback') & ('deploy')) | (('rollback') & ('canary'))",
+        words: ["rollback", "canary", "deploy"],
+        holds: "allButOne",
+      },
+      { query: "('rollback') | ('canary')", words: ["rollback", "canary"], holds: "any" },
     ]);
   });
 
@@ -25,8 +29,8 @@ describe("candidateTiers: where PostgreSQL's keyword search looks for candidates
       ["rollback", 3],
     ]);
     expect(candidateTiers(frequencies, queries("deploy", "happen", "rollback"), ["rollback"])).toEqual([
-      { query: "('rollback') & ('deploy')", word: null },
-      { query: "('rollback')", word: "rollback" },
+      { query: "('rollback') & ('deploy')", words: ["rollback", "deploy"], holds: "all" },
+      { query: "('rollback')", words: ["rollback"], holds: "any" },
     ]);
   });
 
@@ -37,36 +41,40 @@ describe("candidateTiers: where PostgreSQL's keyword search looks for candidates
       ["canary", 40],
     ]);
     expect(candidateTiers(frequencies, queries("deploy", "rollback", "canary"), ["rollback", "canary", "deploy"])).toEqual([
-      { query: "('rollback') | ('canary') | ('deploy')", word: null },
+      { query: "('rollback') | ('canary') | ('deploy')", words: ["rollback", "canary", "deploy"], holds: "any" },
     ]);
   });
 
   it("asks one tier for one word, and none when no entry holds any", () => {
-    expect(candidateTiers(new Map([["deploy", 9000]]), queries("deploy"), ["deploy"])).toEqual([{ query: "('deploy')", word: "deploy" }]);
+    expect(candidateTiers(new Map([["deploy", 9000]]), queries("deploy"), ["deploy"])).toEqual([{ query: "('deploy')", words: ["deploy"], holds: "any" }]);
     expect(candidateTiers(new Map([["deploy", 0]]), queries("deploy"), [])).toEqual([]);
   });
 
   it(`skips "all but one" above ${MAX_ALL_BUT_ONE_WORDS} words`, () => {
     const words = Array.from({ length: MAX_ALL_BUT_ONE_WORDS + 1 }, (_, index) => `w${index}`);
     const tiers = candidateTiers(new Map(words.map((word, index) => [word, (index + 1) * 1000])), queries(...words), ["w0"]);
-    expect(tiers).toEqual([
-      { query: words.map((word) => `('${word}')`).join(" & "), word: null },
-      { query: "('w0')", word: "w0" },
-    ]);
+    expect(tiers.map((tier) => tier.query)).toEqual([words.map((word) => `('${word}')`).join(" & "), "('w0')"]);
   });
 });
 
 describe("newestOrder: how a tier's newest candidates are found", () => {
   const frequencies = new Map([
-    ["deploy", 12_000],
+    ["deploy", 40_000],
+    ["test", 30_000],
     ["rollback", 2_000],
   ]);
-  it("lets the planner walk the primary key backwards for one common word", () => {
-    expect(newestOrder({ query: "('deploy')", word: "deploy" }, frequencies, 100_000)).toBe("m.pk DESC");
+  const walk = "m.pk DESC";
+  const bitmap = "m.pk + 0 DESC";
+  it("lets the planner walk the primary key backwards for a tier its words' counts say is common", () => {
+    expect(newestOrder({ query: "('deploy')", words: ["deploy"], holds: "any" }, frequencies, 100_000)).toBe(walk);
+    expect(newestOrder({ query: "('rollback') | ('deploy')", words: ["rollback", "deploy"], holds: "any" }, frequencies, 100_000)).toBe(walk);
+    // 40 % × 30 %: 12 % if the words are independent, more if they go together.
+    expect(newestOrder({ query: "('deploy') & ('test')", words: ["deploy", "test"], holds: "all" }, frequencies, 100_000)).toBe(walk);
   });
-  it("orders by an expression no index gives for a word under a tenth of the entries, and for every tier of several words", () => {
-    expect(newestOrder({ query: "('rollback')", word: "rollback" }, frequencies, 100_000)).toBe("m.pk + 0 DESC");
-    expect(newestOrder({ query: "('deploy')", word: "deploy" }, frequencies, 200_000)).toBe("m.pk + 0 DESC");
-    expect(newestOrder({ query: "('deploy') & ('rollback')", word: null }, frequencies, 100_000)).toBe("m.pk + 0 DESC");
+  it("leaves the GIN bitmap and a sort for every other tier", () => {
+    expect(newestOrder({ query: "('rollback')", words: ["rollback"], holds: "any" }, frequencies, 100_000)).toBe(bitmap);
+    expect(newestOrder({ query: "('deploy')", words: ["deploy"], holds: "all" }, frequencies, 500_000)).toBe(bitmap);
+    expect(newestOrder({ query: "('deploy') & ('rollback')", words: ["deploy", "rollback"], holds: "all" }, frequencies, 100_000)).toBe(bitmap);
+    expect(newestOrder({ query: "(('deploy') & ('test'))", words: ["deploy", "test", "rollback"], holds: "allButOne" }, frequencies, 100_000)).toBe(bitmap);
   });
 });

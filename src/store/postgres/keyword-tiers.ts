@@ -3,10 +3,11 @@
 // word, and its entries are the ones BM25 ranks first; only when a tier holds fewer entries than
 // the search asks for does the next, wider one run.
 
-/** One tier: its tsquery, and its one word when it has only one (whose document frequency is then known). */
+/** One tier: its tsquery, its words, and whether an entry must hold all of them, any, or all but one. */
 export interface Tier {
   query: string;
-  word: string | null;
+  words: string[];
+  holds: "all" | "any" | "allButOne";
 }
 
 /** Above this many words "all but one" is not tried: its tsquery grows with the square of the words. */
@@ -28,11 +29,12 @@ export function candidateTiers(frequencies: Map<string, number>, queries: Map<st
     .map(([word]) => word);
   const rare = selective.filter((word) => queries.has(word));
   if (present.length === 0) return [];
-  const anyOf = (words: string[]): Tier => ({ query: words.map(atom).join(" | "), word: words.length === 1 ? (words[0] as string) : null });
+  const anyOf = (words: string[]): Tier => ({ query: words.map(atom).join(" | "), words, holds: "any" });
   if (rare.length === present.length) return [anyOf(rare)];
-  const tiers: Tier[] = [{ query: present.map(atom).join(" & "), word: present.length === 1 ? (present[0] as string) : null }];
+  const tiers: Tier[] = [{ query: present.map(atom).join(" & "), words: present, holds: "all" }];
   if (present.length > 2 && present.length <= MAX_ALL_BUT_ONE_WORDS) {
-    tiers.push({ query: present.map((_, left) => `(${present.filter((__, index) => index !== left).map(atom).join(" & ")})`).join(" | "), word: null });
+    const query = present.map((_, left) => `(${present.filter((__, index) => index !== left).map(atom).join(" & ")})`).join(" | ");
+    tiers.push({ query, words: present, holds: "allButOne" });
   }
   if (rare.length > 0) tiers.push(anyOf(rare));
   return tiers;

@@ -24,20 +24,24 @@ const scored = (candidates: string): string =>
     GROUP BY c.pk
     ORDER BY score DESC, c.pk LIMIT ?`;
 
-/** From this share of the entries, a word's newest entries are found walking the primary key backwards. */
+/** From this share of the entries, a tier's newest entries are found walking the primary key backwards. */
 const WALK_FROM_SHARE = 0.1;
 
 /**
  * How a tier's newest candidates are ordered. Walking the primary key backwards reads about
- * MAX_KEYWORD_CANDIDATES / share rows, few for a common word, but nearly the whole table for a
- * tier that holds fewer entries than the planner guessed; the planner's guess of a tsquery's rows is
- * rough, and it chose the walk for words in 2 % of 100,000 entries (150–250 ms instead of 5–12). So
- * the walk is left possible only for a one-word tier whose count says it is common; every other tier
- * is ordered by an expression no index gives, which leaves the GIN bitmap and a sort of its matches.
+ * MAX_KEYWORD_CANDIDATES / share rows, few for a common tier, but nearly the whole table for one
+ * that holds fewer entries than the planner guessed; the planner's guess of a tsquery's rows is
+ * rough, and it chose the walk for words on 2 % of 100,000 entries (150–250 ms instead of 5–12).
+ * The words' counts are known here, so the walk is left possible only for a tier they say is
+ * common: any of some words, when one of them is; all of them, when the product of their shares
+ * is (words that go together hold more entries than that, not fewer). Every other tier is ordered
+ * by an expression no index gives, which leaves the GIN bitmap and a sort of its matches: its
+ * cost is bounded by the matches.
  */
 export function newestOrder(tier: Tier, frequencies: Map<string, number>, documents: number): string {
-  const common = tier.word !== null && (frequencies.get(tier.word) ?? 0) >= WALK_FROM_SHARE * documents;
-  return common ? "m.pk DESC" : "m.pk + 0 DESC";
+  const shares = tier.words.map((word) => (frequencies.get(word) ?? 0) / Math.max(1, documents));
+  const share = tier.holds === "any" ? Math.max(0, ...shares) : tier.holds === "all" ? shares.reduce((product, one) => product * one, 1) : 0;
+  return share >= WALK_FROM_SHARE ? "m.pk DESC" : "m.pk + 0 DESC";
 }
 
 /**
