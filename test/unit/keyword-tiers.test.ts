@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_ALL_BUT_ONE_WORDS, candidateTiers } from "../../src/store/postgres/keyword-tiers.js";
-import { newestOrder } from "../../src/store/postgres/keywords.js";
+import { MAX_ALL_BUT_ONE_WORDS, candidateTiers, newestOrder } from "../../src/store/postgres/keyword-tiers.js";
 
 const queries = (...words: string[]): Map<string, string> => new Map(words.map((word) => [word, `'${word}'`]));
 

@@ -5,7 +5,7 @@ import type { Reader } from "../store.js";
 import type { Viewpoint } from "../visibility.js";
 import { MAX_KEYWORD_CANDIDATES, TERM_STATS_CACHE_FROM, TermStats, selectiveTerms } from "../sql/term-stats.js";
 import { CommonLexemes } from "./common-lexemes.js";
-import { candidateTiers, type Tier } from "./keyword-tiers.js";
+import { candidateTiers, newestOrder, type Tier } from "./keyword-tiers.js";
 import { pgDb } from "./run.js";
 
 /**
@@ -23,26 +23,6 @@ const scored = (candidates: string): string =>
      JOIN unnest(?::text[], ?::float8[]) AS w(lexeme, idf) ON w.lexeme = t.lexeme
     GROUP BY c.pk
     ORDER BY score DESC, c.pk LIMIT ?`;
-
-/** From this share of the entries, a tier's newest entries are found walking the primary key backwards. */
-const WALK_FROM_SHARE = 0.1;
-
-/**
- * How a tier's newest candidates are ordered. Walking the primary key backwards reads about
- * MAX_KEYWORD_CANDIDATES / share rows, few for a common tier, but nearly the whole table for one
- * that holds fewer entries than the planner guessed; the planner's guess of a tsquery's rows is
- * rough, and it chose the walk for words on 2 % of 100,000 entries (150–250 ms instead of 5–12).
- * The words' counts are known here, so the walk is left possible only for a tier they say is
- * common: any of some words, when one of them is; all of them, when the product of their shares
- * is (words that go together hold more entries than that, not fewer). Every other tier is ordered
- * by an expression no index gives, which leaves the GIN bitmap and a sort of its matches: its
- * cost is bounded by the matches.
- */
-export function newestOrder(tier: Tier, frequencies: Map<string, number>, documents: number): string {
-  const shares = tier.words.map((word) => (frequencies.get(word) ?? 0) / Math.max(1, documents));
-  const share = tier.holds === "any" ? Math.max(0, ...shares) : tier.holds === "all" ? shares.reduce((product, one) => product * one, 1) : 0;
-  return share >= WALK_FROM_SHARE ? "m.pk DESC" : "m.pk + 0 DESC";
-}
 
 /**
  * Okapi BM25 over PostgreSQL's full-text index of content and tags (`memory.search`, a stored
@@ -112,19 +92,16 @@ export class PgKeywordIndex implements KeywordIndex {
     // in its hits, and stay candidates by their keys rather than by their tsquery evaluated again
     // (an OR of ANDs of common words costs the GIN index several milliseconds each time).
     const score = (tier: Tier, before: number[]): Promise<{ pk: number; score: number }[]> => {
-      const kept = before.length === 0 ? "" : " AND m.pk <> ALL(?::bigint[])";
-      const newest = `SELECT m.pk, m.search FROM memory m WHERE m.search @@ ?::tsquery${kept} AND ${where} ORDER BY ${newestOrder(tier, frequencies, documents)} LIMIT ?`;
-      const newestParams = [tier.query, ...(before.length === 0 ? [] : [before]), ...clause.params, MAX_KEYWORD_CANDIDATES];
-      const candidates = before.length === 0 ? newest : `SELECT m.pk, m.search FROM memory m WHERE m.pk = ANY(?::bigint[]) AND ${where} UNION ALL (${newest})`;
-      const candidateParams = before.length === 0 ? newestParams : [before, ...clause.params, ...newestParams];
+      const kept = before.length > 0;
+      const newest = `SELECT m.pk, m.search FROM memory m WHERE m.search @@ ?::tsquery${kept ? " AND m.pk <> ALL(?::bigint[])" : ""} AND ${where} ORDER BY ${newestOrder(tier, frequencies, documents)} LIMIT ?`;
+      const newestParams = [tier.query, ...(kept ? [before] : []), ...clause.params, MAX_KEYWORD_CANDIDATES];
+      const candidates = kept ? `SELECT m.pk, m.search FROM memory m WHERE m.pk = ANY(?::bigint[]) AND ${where} UNION ALL (${newest})` : newest;
+      const candidateParams = kept ? [before, ...clause.params, ...newestParams] : newestParams;
       return pgDb.all<{ pk: number; score: number }>(r, scored(candidates), averageLength, ...candidateParams, [...idf.keys()], [...idf.values()], limit);
     };
     let hits: { pk: number; score: number }[] = [];
     for (const tier of candidateTiers(frequencies, queries, selectiveTerms(frequencies))) {
-      hits = await score(
-        tier,
-        hits.map((hit) => hit.pk),
-      );
+      hits = await score(tier, hits.map((hit) => hit.pk));
       if (hits.length >= limit) break;
     }
     return { hits, ceiling };

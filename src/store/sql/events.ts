@@ -61,19 +61,19 @@ export class SqlEvents implements EventStore {
 
   async insert(tx: Tx, row: NewEventRow, audience?: string[], announces?: AnnouncedChange): Promise<number> {
     // The entry takes the event's seq (`seq`: an expression, or `?` for a parameter after the stamp's).
-    const stamp = announces && merkleStamp(this.db.dialect, announces.localOrigin);
+    const stamp = announces && { ...merkleStamp(this.db.dialect, announces.localOrigin), id: announces.memoryId };
     const mark = (seq: string): string => `UPDATE memory SET change_seq = ${seq}, ${stamp?.sql} WHERE id = ?`;
-    const together = stamp !== undefined && announces !== undefined && this.db.dialect.writesInWith;
+    const together = stamp !== undefined && this.db.dialect.writesInWith;
     const seq = await this.append(tx, async (from = { sql: "", params: [] }) => {
       const insert = `INSERT INTO events (id, type, agent_id, project, private_to, payload, created_at, restricted)
          SELECT ?, ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER) ${from.sql} RETURNING seq`;
       const params = [row.id, row.type, row.agent_id, row.project, row.private_to, row.payload, row.created_at, audience ? 1 : 0, ...from.params];
       const [inserted] = together
-        ? await this.db.all<{ seq: unknown }>(tx, `WITH ev AS (${insert}), marked AS (${mark("(SELECT seq FROM ev)")}) SELECT seq FROM ev`, ...params, ...stamp.params, announces.memoryId)
+        ? await this.db.all<{ seq: unknown }>(tx, `WITH ev AS (${insert}), marked AS (${mark("(SELECT seq FROM ev)")}) SELECT seq FROM ev`, ...params, ...stamp.params, stamp.id)
         : await this.db.all<{ seq: unknown }>(tx, insert, ...params);
       return Number(inserted?.seq);
     });
-    if (stamp && announces && !together) await this.db.run(tx, mark("?"), seq, ...stamp.params, announces.memoryId);
+    if (stamp && !together) await this.db.run(tx, mark("?"), seq, ...stamp.params, stamp.id);
     const agents = [...new Set(audience ?? [])];
     if (agents.length > 0) {
       const listed = this.db.dialect.listRows(agents, "a");
