@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/core/ids.js";
@@ -150,6 +150,24 @@ describe("the HNSW index beside a SQLite store", () => {
     expect((await store.vectors.nearest(store.reader, query, 10, everyone())).map((hit) => hit.pk)).toEqual(exact(fixture, query, 10));
   });
 
+  it("never shows a search a transaction that began while the index's thread was answering it", async () => {
+    const { store } = await ready();
+    const query = unitVector(random(71));
+    // Only the uncommitted entry passes this filter: the index's candidates do not, so the search
+    // falls back to the scan, on whichever connection it reads through when the thread has answered.
+    const ghostly: VectorFilter = { ...everyone(), agentId: "ghost" };
+    const searching = store.vectors.nearest(store.reader, query, 1, ghostly);
+    let seen: number[] | null = null;
+    const ghost = await store.transaction(async (tx) => {
+      const pk = await store.memory.insert(tx, row("ghost"), []);
+      await store.vectors.put(tx, pk, query, meta({ agentId: "ghost" }));
+      seen = (await searching).map((hit) => hit.pk);
+      return pk;
+    });
+    expect(seen).toEqual([]);
+    expect((await store.vectors.nearest(store.reader, query, 1, ghostly)).map((hit) => hit.pk)).toEqual([ghost]);
+  });
+
   it("sees a write another store object made on the same file", async () => {
     const { store, fixture } = await ready();
     const other = open(fixture.file, false);
@@ -231,6 +249,28 @@ describe("the HNSW index beside a SQLite store", () => {
     expect(await foreign.vectors.annReady()).toBe(true);
     expect((await foreign.vectors.nearest(foreign.reader, query, 10, everyone())).map((hit) => hit.pk)).toEqual(exact(fixture, query, 10));
     expect(header(fixture.file).file).not.toBe(rebuilt.file);
+  });
+
+  it("abandons a build under way when the store closes, rather than waiting for it", async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const file = join(dir, "cairn.db");
+    const store = open(file, { threshold: THRESHOLD });
+    await store.vectors.ensure("test-model", DIMENSIONS);
+    const next = random(13);
+    // Enough points that the build is still running when the store closes.
+    await store.transaction(async (tx) => {
+      for (let i = 0; i < 20_000; i++) {
+        const pk = await store.memory.insert(tx, row("writer"), []);
+        await store.vectors.put(tx, pk, unitVector(next), meta());
+      }
+    });
+    const ready = store.vectors.annReady();
+    expect(store.vectors.annStatus).toBe("building");
+    await store.close();
+    expect(await ready).toBe(false);
+    expect(store.vectors.annStatus).toBe("off");
+    expect(existsSync(`${file}.hnsw.json`)).toBe(false);
   });
 
   it("builds no index below its threshold", async () => {
