@@ -246,6 +246,17 @@ export const embeddingsAndIndexReady = (health: { embeddings: string; vector_ind
  * BENCH_DATABASE_URL set and no DATABASE_URL in `env`, the data directory gets a fresh database
  * (unless it has one: a seeded copy, or an earlier server's), created before the spawn is timed.
  */
+/** BENCH_SERVER_ENV='{"VECTOR_ANN_THRESHOLD":"5000"}': settings every server started gets, over the benchmark's own (A/B runs). */
+function extraServerEnv(): Record<string, string> {
+  const raw = process.env.BENCH_SERVER_ENV;
+  if (!raw) return {};
+  const parsed: unknown = JSON.parse(raw);
+  if (typeof parsed !== "object" || parsed === null || Object.values(parsed).some((value) => typeof value !== "string")) {
+    throw new Error("BENCH_SERVER_ENV must be a JSON object of strings");
+  }
+  return parsed as Record<string, string>;
+}
+
 export async function startServerProcess(dataDir: string, sockets = 16, env: Record<string, string> = {}): Promise<ServerProcess> {
   if (benchDatabaseUrl() && env.DATABASE_URL === undefined) await ensureDatabase(dataDir);
   const spawnedAt = performance.now();
@@ -253,7 +264,7 @@ export async function startServerProcess(dataDir: string, sockets = 16, env: Rec
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, join(packageRoot, "dist", "src", "cli.js"), "serve"], {
     cwd: packageRoot,
-    env: { ...serverEnv(dataDir), ...env },
+    env: { ...serverEnv(dataDir), ...env, ...extraServerEnv() },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";

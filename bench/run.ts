@@ -101,7 +101,9 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
 Seeded stores are cached in /tmp/cairn-bench-cache; results go to bench/results/latest.json,
 where each benchmark run replaces its own section and keeps the others.
 BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" passes node flags to every server it starts.
+BENCH_SERVER_ENV='{"VECTOR_ANN_THRESHOLD":"5000"}' gives every server it starts those settings too.
 BENCH_CURVE_STORES=100000 (comma-separated) runs only those points of the curve.
+BENCH_WRITE_STORES=100000 and BENCH_WRITE_CLIENTS=8 (comma-separated) run only those write scenarios.
 BENCH_KEEP_TEMPLATES=1 keeps PostgreSQL seed templates of another schema (branches sharing a server).
 
 BENCH_DATABASE_URL=postgres://USER@HOST:PORT/DB (a superuser, or a role that may create databases)
@@ -112,11 +114,20 @@ across runs, and cloned per run. Results then go to bench/results/latest-postgre
 
 // BENCH_CURVE_STORES=100000 (comma-separated): only these points of the curve, e.g. to A/B one size.
 const curveStores = process.env.BENCH_CURVE_STORES ? process.env.BENCH_CURVE_STORES.split(",").map(Number) : undefined;
+// BENCH_WRITE_STORES=100000, BENCH_WRITE_CLIENTS=8 (comma-separated): only these write scenarios.
+const writeStores = process.env.BENCH_WRITE_STORES ? process.env.BENCH_WRITE_STORES.split(",").map(Number) : undefined;
+const writeClients = process.env.BENCH_WRITE_CLIENTS ? process.env.BENCH_WRITE_CLIENTS.split(",").map(Number) : undefined;
 
 /** Full and quick sizes. Quick keeps every code path but finishes in a minute or two. */
 function plan(quick: boolean) {
   return {
-    write: { writes: quick ? 200 : 2000, stores: quick ? [0, 2000, 5000] : [0, 10_000, 100_000], clientCounts: [1, 8, 16], agents: 8, warmup: quick ? 16 : 48 },
+    write: {
+      writes: quick ? 200 : 2000,
+      stores: writeStores ?? (quick ? [0, 2000, 5000] : [0, 10_000, 100_000]),
+      clientCounts: writeClients ?? [1, 8, 16],
+      agents: 8,
+      warmup: quick ? 16 : 48,
+    },
     search: { stores: quick ? [2000, 5000] : [10_000, 100_000], queries: quick ? 50 : 300, concurrentClients: 4, agents: 4, warmup: quick ? 10 : 30 },
     startup: { runs: quick ? 1 : 3, largeStore: quick ? 5000 : 100_000, searchesAfterLoad: quick ? 50 : 200, idleMs: 2000, settleMs: quick ? 0 : 180_000 },
     claim: { agents: 20, tasks: quick ? 200 : 2000 },
