@@ -62,6 +62,10 @@ export class LiveAnn {
   private catchingUp = false;
   private closed = false;
   private readonly db: Database.Database;
+  // Prepared once: each search and each commit's catch-up runs them.
+  private readonly state: Database.Statement<[], StoreState>;
+  private readonly changes: Database.Statement<[number, number], { seq: number; pk: number }>;
+  private readonly embeddings: Database.Statement<[string], { pk: number; embedding: Buffer }>;
 
   constructor(
     private readonly settings: LiveSettings,
@@ -69,6 +73,15 @@ export class LiveAnn {
   ) {
     this.db = new Database(settings.file, { readonly: true, fileMustExist: true });
     this.db.pragma("busy_timeout = 5000");
+    // The vectors read through the OS's page cache, as the server's own connections read them.
+    this.db.pragma("mmap_size = 1073741824");
+    this.state = this.db.prepare(
+      `SELECT (SELECT value FROM meta WHERE key = 'vector_model') AS model, (SELECT value FROM meta WHERE key = 'vector_dimensions') AS dimensions,
+       (SELECT value FROM meta WHERE key = 'vector_layout') AS layout, (SELECT value FROM meta WHERE key = 'vector_generation') AS generation,
+       (SELECT value FROM meta WHERE key = 'vector_changes_pruned') AS pruned`,
+    );
+    this.changes = this.db.prepare("SELECT seq, pk FROM vector_changes WHERE seq > ? ORDER BY seq LIMIT ?");
+    this.embeddings = this.db.prepare("SELECT pk, embedding FROM memory_embeddings WHERE pk IN (SELECT value FROM json_each(?))");
   }
 
   /** Loads the saved index when it is this database's and intact, else builds one; then catches up. */
@@ -130,8 +143,9 @@ export class LiveAnn {
   private usable(): Index {
     const index = this.index;
     if (!index || this.closed) throw new Error("the HNSW index is not open");
-    if (this.identity() !== this.settings.identity) return this.drop("the store's vectors changed model or generation");
-    if (this.prunedThrough() > this.seq) return this.drop("another process pruned changes this index never applied");
+    const state = this.state.get() as StoreState;
+    if (identityOf(state) !== this.settings.identity) return this.drop("the store's vectors changed model or generation");
+    if (Number(state.pruned ?? 0) > this.seq) return this.drop("another process pruned changes this index never applied");
     return index;
   }
 
@@ -140,18 +154,8 @@ export class LiveAnn {
     throw new StaleIndex(reason);
   }
 
-  private identity(): string | null {
-    const row = this.db
-      .prepare(
-        `SELECT (SELECT value FROM meta WHERE key = 'vector_model') AS model, (SELECT value FROM meta WHERE key = 'vector_dimensions') AS dimensions,
-         (SELECT value FROM meta WHERE key = 'vector_layout') AS layout, (SELECT value FROM meta WHERE key = 'vector_generation') AS generation`,
-      )
-      .get() as { model: string | null; dimensions: string | null; layout: string | null; generation: string | null };
-    return row.model && row.dimensions && row.layout ? `${row.model}|${row.dimensions}|${row.layout}|${row.generation ?? ""}` : null;
-  }
-
   private prunedThrough(): number {
-    return Number((this.db.prepare("SELECT value FROM meta WHERE key = 'vector_changes_pruned'").get() as { value: string } | undefined)?.value ?? 0);
+    return Number((this.state.get() as StoreState).pruned ?? 0);
   }
 
   /**
@@ -250,7 +254,7 @@ export class LiveAnn {
    */
   private catchUp(index: Index, limit: number): boolean {
     const take = Number.isFinite(limit) ? limit + 1 : -1;
-    const rows = this.db.prepare("SELECT seq, pk FROM vector_changes WHERE seq > ? ORDER BY seq LIMIT ?").all(this.seq, take) as { seq: number; pk: number }[];
+    const rows = this.changes.all(this.seq, take);
     if (rows.length === 0) return true;
     if (this.saving || rows.length > limit) {
       this.scheduleCatchUp();
@@ -263,11 +267,7 @@ export class LiveAnn {
   private apply(index: Index, rows: { seq: number; pk: number }[]): void {
     const pks = [...new Set(rows.map((row) => row.pk))];
     const present = new Map<number, Buffer>();
-    const embeddings = this.db.prepare("SELECT pk, embedding FROM memory_embeddings WHERE pk IN (SELECT value FROM json_each(?))").all(JSON.stringify(pks)) as {
-      pk: number;
-      embedding: Buffer;
-    }[];
-    for (const row of embeddings) present.set(row.pk, row.embedding);
+    for (const row of this.embeddings.all(JSON.stringify(pks))) present.set(row.pk, row.embedding);
     for (const pk of pks) {
       const bytes = present.get(pk);
       if (bytes) {
@@ -338,6 +338,19 @@ export class LiveAnn {
     if (this.index && !this.closed) this.scheduleCatchUp();
   }
 }
+
+/** The store's vector identity and the change log's pruned point, as one read. */
+interface StoreState {
+  model: string | null;
+  dimensions: string | null;
+  layout: string | null;
+  generation: string | null;
+  pruned: string | null;
+}
+
+/** The model, dimensions, layout and generation an index is of (ann.ts computes the same from its own read). */
+const identityOf = (row: StoreState): string | null =>
+  row.model && row.dimensions && row.layout ? `${row.model}|${row.dimensions}|${row.layout}|${row.generation ?? ""}` : null;
 
 /** The index is no longer the database's (a new model, pruning elsewhere): its owner opens it again. */
 export class StaleIndex extends Error {}
