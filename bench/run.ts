@@ -53,7 +53,7 @@ const POSTGRES_ONLY: Partial<Record<Benchmark, string>> = {
 const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [messages] [handoff] [fanout] [replay] [mcp] [merge] [pass] [captures] [ui] [auth] [paraphrase] [ranking] [retrieval] [recall] [graph] [compile] [blueprints] [stalls] [redaction] [outbound-refusals] [feeds-in] [backlog] [scale] [seqlock] [feeds-out] [mesh] [oauth] [transfer] [load] [curve] [peers] [--quick]]
 
   write     POST /memory at 1, 8 and 16 clients on an empty store and on 10,000 and 100,000 entries
-  search    GET /memory/search at 10,000 and 100,000 entries, sequential and 4 clients
+  search    GET /memory/search at 10,000 and 100,000 entries: sequential, 4 clients, and sequential while 8 clients write
   startup   spawn → /health 200 → embeddings ready, and RSS idle and after a 100,000-entry load; the stdio bridge: spawn → initialize answered
   claim     task claims by 20 concurrent agents over 2,000 tasks, and a 20-way claim race
   messages  POST /messages and GET /messages/inbox, 50 agents, 10,000 messages in the store
@@ -104,6 +104,7 @@ BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" passes node flags to ever
 BENCH_SERVER_ENV='{"VECTOR_ANN_THRESHOLD":"5000"}' gives every server it starts those settings too.
 BENCH_CURVE_STORES=100000 (comma-separated) runs only those points of the curve.
 BENCH_WRITE_STORES=100000 and BENCH_WRITE_CLIENTS=8 (comma-separated) run only those write scenarios.
+BENCH_SEARCH_STORES=100000 (comma-separated) runs the search benchmark on those stores only.
 BENCH_KEEP_TEMPLATES=1 keeps PostgreSQL seed templates of another schema (branches sharing a server).
 
 BENCH_DATABASE_URL=postgres://USER@HOST:PORT/DB (a superuser, or a role that may create databases)
@@ -117,6 +118,7 @@ const curveStores = process.env.BENCH_CURVE_STORES ? process.env.BENCH_CURVE_STO
 // BENCH_WRITE_STORES=100000, BENCH_WRITE_CLIENTS=8 (comma-separated): only these write scenarios.
 const writeStores = process.env.BENCH_WRITE_STORES ? process.env.BENCH_WRITE_STORES.split(",").map(Number) : undefined;
 const writeClients = process.env.BENCH_WRITE_CLIENTS ? process.env.BENCH_WRITE_CLIENTS.split(",").map(Number) : undefined;
+const searchStores = process.env.BENCH_SEARCH_STORES ? process.env.BENCH_SEARCH_STORES.split(",").map(Number) : undefined;
 
 /** Full and quick sizes. Quick keeps every code path but finishes in a minute or two. */
 function plan(quick: boolean) {
@@ -128,7 +130,7 @@ function plan(quick: boolean) {
       agents: 8,
       warmup: quick ? 16 : 48,
     },
-    search: { stores: quick ? [2000, 5000] : [10_000, 100_000], queries: quick ? 50 : 300, concurrentClients: 4, agents: 4, warmup: quick ? 10 : 30 },
+    search: { stores: searchStores ?? (quick ? [2000, 5000] : [10_000, 100_000]), queries: quick ? 50 : 300, concurrentClients: 4, agents: 4, warmup: quick ? 10 : 30 },
     startup: { runs: quick ? 1 : 3, largeStore: quick ? 5000 : 100_000, searchesAfterLoad: quick ? 50 : 200, idleMs: 2000, settleMs: quick ? 0 : 180_000 },
     claim: { agents: 20, tasks: quick ? 200 : 2000 },
     messages: { agents: 50, seeded: quick ? 1000 : 10_000, timed: quick ? 200 : 2000, concurrentClients: 50 },

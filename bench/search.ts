@@ -1,7 +1,8 @@
 // GET /memory/search on seeded stores: sequential and concurrent latency, plus the server's RSS
 // once it has served the queries.
-import { queryStream } from "./corpus.js";
+import { noteStream, queryStream } from "./corpus.js";
 import {
+  embeddingsAndIndexReady,
   judge,
   memoryNote,
   newDataDir,
@@ -15,6 +16,7 @@ import {
   type ServerProcess,
 } from "./lib.js";
 import { installStore, seededStore, type SeededStore } from "./seed.js";
+import { registerWriters, writeNote } from "./write.js";
 
 export interface SearchOptions {
   stores: number[];
@@ -38,6 +40,9 @@ interface StoreResult {
 }
 
 const QUERY_STREAM = 3001;
+/** Clients writing while the last scenario's searches are timed: searches must not queue behind writes. */
+const WRITERS = 8;
+const WRITE_STREAM = 4001;
 
 /** Fails early when the server rebuilt the vector index instead of using the seeded one. */
 async function checkSemanticHits(server: ServerProcess, reader: Credentials): Promise<void> {
@@ -54,8 +59,8 @@ async function searchStore(options: SearchOptions, entries: number, stream: numb
   await installStore(store, dataDir, progress);
   const size = entries.toLocaleString("en");
   progress(`search: ${size} entries`);
-  return withServer(dataDir, options.concurrentClients, async (server) => {
-    const readyMs = await server.waitForHealth((health) => health.embeddings === "ready");
+  return withServer(dataDir, Math.max(options.concurrentClients, WRITERS + 1), async (server) => {
+    const readyMs = await server.waitForHealth(embeddingsAndIndexReady);
     const readers: Credentials[] = [];
     for (let index = 1; index <= options.agents; index++) readers.push(await server.client.registerAgent(`bench-reader-${index}`));
     const firstReader = readers[0];
@@ -79,6 +84,8 @@ async function searchStore(options: SearchOptions, entries: number, stream: numb
     const clients = options.concurrentClients;
     const concurrent = await runClients(server, clients, options.queries, search(queryStream(stream + 1), clients));
     const afterConcurrent = server.memory();
+    const whileWriting = await searchWhileWriting(server, search(queryStream(stream + 2), 1), options.queries);
+    const afterWrites = server.memory();
     return {
       entries,
       readyMs,
@@ -88,9 +95,39 @@ async function searchStore(options: SearchOptions, entries: number, stream: numb
       rows: [
         rowOf(`${size} entries, sequential`, sequential, afterSequential.rssMb, memoryNote(afterSequential)),
         rowOf(`${size} entries, ${clients} clients`, concurrent, afterConcurrent.rssMb, memoryNote(afterConcurrent)),
+        rowOf(
+          `${size} entries, sequential, ${WRITERS} clients writing`,
+          whileWriting.run,
+          afterWrites.rssMb,
+          `${whileWriting.writes} writes meanwhile (${whileWriting.writesPerSecond}/s); CPU per search counts them`,
+        ),
       ],
     };
   });
+}
+
+/** Times `total` searches in sequence while WRITERS clients write as fast as the server takes it. */
+async function searchWhileWriting(server: ServerProcess, search: (index: number, client: number) => Promise<void>, total: number) {
+  const writers = await registerWriters(server, WRITERS);
+  const notes = noteStream(WRITE_STREAM);
+  const statuses: Record<string, number> = {};
+  let writing = true;
+  let writes = 0;
+  const write = async (writer: Credentials): Promise<void> => {
+    while (writing) {
+      await writeNote(server.client, writer, notes(), statuses);
+      writes += 1;
+    }
+  };
+  const writeLoops = writers.map(write);
+  const started = performance.now();
+  try {
+    const run = await runClients(server, 1, total, search);
+    return { run, writes, writesPerSecond: Math.round((writes * 1000) / (performance.now() - started)) };
+  } finally {
+    writing = false;
+    await Promise.all(writeLoops);
+  }
 }
 
 export async function runSearchBench(options: SearchOptions): Promise<Section> {
