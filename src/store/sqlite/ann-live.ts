@@ -109,9 +109,12 @@ export class LiveAnn {
     return index.searchKnn(Array.from(vector), n).neighbors;
   }
 
-  /** Applies every pending change: the index is then the database as of now. */
-  current(): void {
-    this.catchUp(this.usable(), Infinity);
+  /** Applies every pending change (after a save under way): the index is then the database as of now. */
+  async current(): Promise<void> {
+    for (;;) {
+      while (this.saving) await this.saving.catch(() => undefined);
+      if (this.catchUp(this.usable(), Infinity)) return;
+    }
   }
 
   /** A write committed: applied between the next messages rather than by the next query. */

@@ -55,10 +55,10 @@ async function open(id: number, settings: LiveSettings): Promise<AnnReply> {
 }
 
 /** A stale index is dropped and said so; anything else fails the request alone. */
-function answer(id: number, work: (index: LiveAnn) => AnnReply): AnnReply {
+async function answer(id: number, work: (index: LiveAnn) => AnnReply | Promise<AnnReply>): Promise<AnnReply> {
   if (!live) return { id, type: "stale" };
   try {
-    return work(live);
+    return await work(live);
   } catch (error) {
     if (!(error instanceof StaleIndex)) throw error;
     discard();
@@ -78,8 +78,8 @@ async function handle(request: Exclude<AnnRequest, { type: "changed" }>): Promis
     case "search":
       return answer(request.id, (index) => ({ id: request.id, type: "found", labels: index.search(request.vector, request.n) }));
     case "current":
-      return answer(request.id, (index) => {
-        index.current();
+      return answer(request.id, async (index) => {
+        await index.current();
         return { id: request.id, type: "current" };
       });
     case "close": {
