@@ -43,6 +43,8 @@ const QUERY_STREAM = 3001;
 /** Clients writing while the last scenario's searches are timed: searches must not queue behind writes. */
 const WRITERS = 8;
 const WRITE_STREAM = 4001;
+/** Room for those writes in a seeded store at the default cap. */
+const ROOMY = { MAX_ENTRIES_PER_PROJECT: "10000000" };
 
 /** Fails early when the server rebuilt the vector index instead of using the seeded one. */
 async function checkSemanticHits(server: ServerProcess, reader: Credentials): Promise<void> {
@@ -103,7 +105,7 @@ async function searchStore(options: SearchOptions, entries: number, stream: numb
         ),
       ],
     };
-  });
+  }, ROOMY);
 }
 
 /** Times `total` searches in sequence while WRITERS clients write as fast as the server takes it. */

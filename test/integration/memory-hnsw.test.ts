@@ -8,8 +8,8 @@ import { startTestServer, type Credentials, type TestServer } from "../helpers/s
 
 /**
  * A SQLite server past VECTOR_ANN_THRESHOLD searches and checks each write for duplicates through
- * the HNSW index its worker thread owns (src/store/sqlite/ann.ts): what a write committed is found
- * by the next search and the next write, and the index is saved beside the database at close.
+ * its HNSW index (src/store/sqlite/ann.ts), built in a worker thread: what a write committed is
+ * found by the next search and the next write, and the index is saved beside the database at close.
  */
 const THRESHOLD = 30;
 
@@ -29,7 +29,7 @@ const searchIds = async (server: TestServer, as: Credentials, q: string): Promis
   return { mode: found.headers.get("x-search-mode"), ids: found.body.map((hit) => hit.id) };
 };
 
-describe.skipIf(onPostgres)("the HNSW index of a SQLite server, in its worker thread", () => {
+describe.skipIf(onPostgres)("the HNSW index of a SQLite server", () => {
   const it = test.extend("writer", ({ server }) => server.agent("writer"));
   it.override("serverEnv", { VECTOR_ANN_THRESHOLD: String(THRESHOLD) });
 

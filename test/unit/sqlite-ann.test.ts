@@ -150,24 +150,6 @@ describe("the HNSW index beside a SQLite store", () => {
     expect((await store.vectors.nearest(store.reader, query, 10, everyone())).map((hit) => hit.pk)).toEqual(exact(fixture, query, 10));
   });
 
-  it("never shows a search a transaction that began while the index's thread was answering it", async () => {
-    const { store } = await ready();
-    const query = unitVector(random(71));
-    // Only the uncommitted entry passes this filter: the index's candidates do not, so the search
-    // falls back to the scan, on whichever connection it reads through when the thread has answered.
-    const ghostly: VectorFilter = { ...everyone(), agentId: "ghost" };
-    const searching = store.vectors.nearest(store.reader, query, 1, ghostly);
-    let seen: number[] | null = null;
-    const ghost = await store.transaction(async (tx) => {
-      const pk = await store.memory.insert(tx, row("ghost"), []);
-      await store.vectors.put(tx, pk, query, meta({ agentId: "ghost" }));
-      seen = (await searching).map((hit) => hit.pk);
-      return pk;
-    });
-    expect(seen).toEqual([]);
-    expect((await store.vectors.nearest(store.reader, query, 1, ghostly)).map((hit) => hit.pk)).toEqual([ghost]);
-  });
-
   it("sees a write another store object made on the same file", async () => {
     const { store, fixture } = await ready();
     const other = open(fixture.file, false);

@@ -1,103 +1,75 @@
 import { parentPort } from "node:worker_threads";
-import { LiveAnn, type LiveNotice, type LiveSettings, messageOf, StaleIndex } from "./ann-live.js";
+import Database from "better-sqlite3";
+import hnswlib from "hnswlib-node";
+import { fileSha256 } from "./ann-hash.js";
 
 /**
- * The thread that owns a SQLite store's HNSW index (ann-live.ts): builds or loads it, applies the
- * store's changes to it and answers searches, so that none of that runs on the server's event
- * loop (at 100,000 entries a write's duplicate survey and its new point cost ~3 ms of hnswlib).
- * Messages are handled in the order sent; `changed` has no reply.
+ * Builds the HNSW index of a SQLite store in a thread of its own (ann.ts): adding 100,000 points
+ * takes minutes of CPU, which must never run on the server's event loop. It reads the embeddings
+ * on a read-only connection of its own inside one read transaction, so the index holds exactly the
+ * database as of the change-log seq it reports, and writes the index to `out`.
  */
-export type AnnRequest =
-  | { id: number; type: "open"; settings: LiveSettings }
-  | { id: number; type: "search"; vector: Float32Array; n: number }
-  | { id: number; type: "current" }
-  | { id: number; type: "close" }
-  | { type: "changed" };
+export interface BuildRequest {
+  type: "build";
+  id: number;
+  file: string;
+  out: string;
+  dimensions: number;
+  m: number;
+  efConstruction: number;
+}
 
-export type AnnReply =
-  | { id: number; type: "opened"; seq: number; count: number }
-  | { id: number; type: "found"; labels: number[] | null }
-  | { id: number; type: "current" }
-  | { id: number; type: "closed" }
-  /** The index is no longer the database's (a new model, another process pruned past it): open it again. */
-  | { id: number; type: "stale" }
+export interface HashRequest {
+  type: "hash";
+  id: number;
+  path: string;
+}
+
+export type AnnWorkerRequest = BuildRequest | HashRequest;
+
+export type AnnWorkerReply =
+  | { id: number; type: "built"; seq: number; count: number; sha256: string }
+  | { id: number; type: "hashed"; sha256: string }
   | { id: number; type: "error"; message: string };
 
-export type AnnMessage = AnnReply | LiveNotice;
+const PAGE = 2_000;
 
-const port = parentPort;
-let live: LiveAnn | null = null;
-let opening: Promise<unknown> | null = null;
-
-const post = (message: AnnMessage): void => port?.postMessage(message);
-
-/** Lets go of an index without saving it: it is stale, or about to be replaced. */
-function discard(): void {
-  const old = live;
-  live = null;
-  old?.discard();
-}
-
-async function open(id: number, settings: LiveSettings): Promise<AnnReply> {
-  discard();
-  const candidate = new LiveAnn(settings, (notice) => {
-    if (notice.type === "failed" && notice.dropped && live === candidate) discard();
-    post(notice);
-  });
+async function build(request: BuildRequest): Promise<AnnWorkerReply> {
+  const db = new Database(request.file, { readonly: true, fileMustExist: true });
+  let seq: number;
+  let count = 0;
+  const index = new hnswlib.HierarchicalNSW("cosine", request.dimensions);
   try {
-    const { seq, count } = await candidate.open();
-    live = candidate;
-    return { id, type: "opened", seq, count };
-  } catch (error) {
-    candidate.discard();
-    throw error;
-  }
-}
-
-/** A stale index is dropped and said so; anything else fails the request alone. */
-async function answer(id: number, work: (index: LiveAnn) => AnnReply | Promise<AnnReply>): Promise<AnnReply> {
-  if (!live) return { id, type: "stale" };
-  try {
-    return await work(live);
-  } catch (error) {
-    if (!(error instanceof StaleIndex)) throw error;
-    discard();
-    return { id, type: "stale" };
-  }
-}
-
-async function handle(request: Exclude<AnnRequest, { type: "changed" }>): Promise<AnnReply> {
-  switch (request.type) {
-    case "open":
-      opening = open(request.id, request.settings);
-      try {
-        return (await opening) as AnnReply;
-      } finally {
-        opening = null;
+    db.pragma("busy_timeout = 5000");
+    db.exec("BEGIN");
+    seq = (db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'").get() as { seq: number } | undefined)?.seq ?? 0;
+    const total = (db.prepare("SELECT count(*) AS n FROM memory_embeddings").get() as { n: number }).n;
+    index.initIndex({ maxElements: Math.max(1_000, Math.ceil(total * 1.25)), m: request.m, efConstruction: request.efConstruction });
+    const page = db.prepare("SELECT pk, embedding FROM memory_embeddings WHERE pk > ? ORDER BY pk LIMIT ?");
+    let after = -1;
+    for (;;) {
+      const rows = page.all(after, PAGE) as { pk: number; embedding: Buffer }[];
+      for (const row of rows) {
+        const vector = new Float32Array(row.embedding.buffer, row.embedding.byteOffset, row.embedding.byteLength / 4);
+        if (vector.length !== request.dimensions) continue;
+        if (count >= index.getMaxElements()) index.resizeIndex(Math.ceil(index.getMaxElements() * 1.5));
+        index.addPoint(Array.from(vector), row.pk);
+        count += 1;
       }
-    case "search":
-      return answer(request.id, (index) => ({ id: request.id, type: "found", labels: index.search(request.vector, request.n) }));
-    case "current":
-      return answer(request.id, async (index) => {
-        await index.current();
-        return { id: request.id, type: "current" };
-      });
-    case "close": {
-      await opening?.catch(() => undefined);
-      const closing = live;
-      live = null;
-      await closing?.close();
-      return { id: request.id, type: "closed" };
+      if (rows.length < PAGE) break;
+      after = (rows.at(-1) as { pk: number }).pk;
     }
+    db.exec("COMMIT");
+  } finally {
+    db.close();
   }
+  await index.writeIndex(request.out);
+  return { id: request.id, type: "built", seq, count, sha256: await fileSha256(request.out) };
 }
 
-port?.on("message", (request: AnnRequest) => {
-  if (request.type === "changed") {
-    live?.changed();
-    return;
-  }
-  void handle(request)
-    .catch((error: unknown): AnnReply => ({ id: request.id, type: "error", message: messageOf(error) }))
-    .then(post);
+parentPort?.on("message", (request: AnnWorkerRequest) => {
+  const work = request.type === "build" ? build(request) : fileSha256(request.path).then((sha256): AnnWorkerReply => ({ id: request.id, type: "hashed", sha256 }));
+  void work
+    .catch((error: unknown): AnnWorkerReply => ({ id: request.id, type: "error", message: error instanceof Error ? error.message : String(error) }))
+    .then((reply) => parentPort?.postMessage(reply));
 });

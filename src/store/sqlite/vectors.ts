@@ -234,11 +234,7 @@ export class SqliteVectorIndex implements VectorIndex {
     const db = connectionOf(r);
     if (!this.modelOf(db)) return [];
     const wanted = filter.excludePk === undefined ? k : k + 1;
-    const found = this.ann && !db.sqlite.inTransaction ? await this.ann.candidates(vector, Math.max(ANN_MIN_CANDIDATES, wanted * ANN_CANDIDATES_PER_RESULT)) : null;
-    // Resolved again: while the index's thread answered, the writer may have begun a transaction,
-    // whose uncommitted rows a reader must not see.
-    const now = connectionOf(r);
-    const ranked = (found && this.fromAnn(now, found, vector, wanted, filter)) || this.scan(now, vector, wanted, filter);
+    const ranked = (this.ann && !db.sqlite.inTransaction && this.fromAnn(db, this.ann, vector, wanted, filter)) || this.scan(db, vector, wanted, filter);
     const maxDistance = filter.maxDistance ?? Infinity;
     return ranked.filter((row) => row.pk !== filter.excludePk && row.distance <= maxDistance).slice(0, k);
   }
@@ -256,9 +252,10 @@ export class SqliteVectorIndex implements VectorIndex {
     await this.ann?.close();
   }
 
-  /** The index's candidates that pass the filters, ranked by exact distance; null when fewer than wanted pass. */
-  private fromAnn(db: Db, found: number[], vector: Float32Array, wanted: number, filter: VectorFilter): Neighbour[] | null {
-    if (found.length === 0) return null;
+  private fromAnn(db: Db, ann: SqliteAnn, vector: Float32Array, wanted: number, filter: VectorFilter): Neighbour[] | null {
+    const asked = Math.max(ANN_MIN_CANDIDATES, wanted * ANN_CANDIDATES_PER_RESULT);
+    const found = ann.candidates(vector, asked);
+    if (found === null || found.length === 0) return null;
     const { where, params } = filtersOf(db, filter, "v.");
     // The filters and the exact distances in one statement: the candidates that pass, ranked.
     const ranked = db.all<Neighbour>(
