@@ -115,21 +115,32 @@ async function searchWhileWriting(server: ServerProcess, search: (index: number,
   const statuses: Record<string, number> = {};
   let writing = true;
   let writes = 0;
+  // A failed write stops the writers and fails the scenario once the searches end: rejected
+  // unobserved, it would end the process before the server it started is stopped.
+  let failure: { error: unknown } | null = null;
   const write = async (writer: Credentials): Promise<void> => {
-    while (writing) {
-      await writeNote(server.client, writer, notes(), statuses);
-      writes += 1;
+    try {
+      while (writing) {
+        await writeNote(server.client, writer, notes(), statuses);
+        writes += 1;
+      }
+    } catch (error) {
+      failure ??= { error };
+      writing = false;
     }
   };
   const writeLoops = writers.map(write);
   const started = performance.now();
+  let measured;
   try {
     const run = await runClients(server, 1, total, search);
-    return { run, writes, writesPerSecond: Math.round((writes * 1000) / (performance.now() - started)) };
+    measured = { run, writes, writesPerSecond: Math.round((writes * 1000) / (performance.now() - started)) };
   } finally {
     writing = false;
     await Promise.all(writeLoops);
   }
+  if (failure) throw (failure as { error: unknown }).error;
+  return measured;
 }
 
 export async function runSearchBench(options: SearchOptions): Promise<Section> {
