@@ -241,11 +241,6 @@ export async function removeDataDir(dataDir: string): Promise<void> {
 export const embeddingsAndIndexReady = (health: { embeddings: string; vector_index?: string }): boolean =>
   health.embeddings === "ready" && health.vector_index !== "building";
 
-/**
- * Spawns `node dist/src/cli.js serve` and resolves once it has printed its URL. With
- * BENCH_DATABASE_URL set and no DATABASE_URL in `env`, the data directory gets a fresh database
- * (unless it has one: a seeded copy, or an earlier server's), created before the spawn is timed.
- */
 /** BENCH_SERVER_ENV='{"VECTOR_ANN_THRESHOLD":"5000"}': settings every server started gets, over the benchmark's own (A/B runs). */
 function extraServerEnv(): Record<string, string> {
   const raw = process.env.BENCH_SERVER_ENV;
@@ -257,6 +252,11 @@ function extraServerEnv(): Record<string, string> {
   return parsed as Record<string, string>;
 }
 
+/**
+ * Spawns `node dist/src/cli.js serve` and resolves once it has printed its URL. With
+ * BENCH_DATABASE_URL set and no DATABASE_URL in `env`, the data directory gets a fresh database
+ * (unless it has one: a seeded copy, or an earlier server's), created before the spawn is timed.
+ */
 export async function startServerProcess(dataDir: string, sockets = 16, env: Record<string, string> = {}): Promise<ServerProcess> {
   if (benchDatabaseUrl() && env.DATABASE_URL === undefined) await ensureDatabase(dataDir);
   const spawnedAt = performance.now();

@@ -113,12 +113,12 @@ dropped when its run ends (and, if a run died, at the start of the next one). Se
 copied once from the cached SQLite file into a template database, cairn_seed_<cache key>, kept
 across runs, and cloned per run. Results then go to bench/results/latest-postgres.json.`;
 
-// BENCH_CURVE_STORES=100000 (comma-separated): only these points of the curve, e.g. to A/B one size.
-const curveStores = process.env.BENCH_CURVE_STORES ? process.env.BENCH_CURVE_STORES.split(",").map(Number) : undefined;
-// BENCH_WRITE_STORES=100000, BENCH_WRITE_CLIENTS=8 (comma-separated): only these write scenarios.
-const writeStores = process.env.BENCH_WRITE_STORES ? process.env.BENCH_WRITE_STORES.split(",").map(Number) : undefined;
-const writeClients = process.env.BENCH_WRITE_CLIENTS ? process.env.BENCH_WRITE_CLIENTS.split(",").map(Number) : undefined;
-const searchStores = process.env.BENCH_SEARCH_STORES ? process.env.BENCH_SEARCH_STORES.split(",").map(Number) : undefined;
+/** A comma-separated list of numbers from the environment (BENCH_CURVE_STORES=100000), e.g. to A/B one size; undefined when unset. */
+const numbersFrom = (name: string): number[] | undefined => (process.env[name] ? process.env[name].split(",").map(Number) : undefined);
+const curveStores = numbersFrom("BENCH_CURVE_STORES");
+const writeStores = numbersFrom("BENCH_WRITE_STORES");
+const writeClients = numbersFrom("BENCH_WRITE_CLIENTS");
+const searchStores = numbersFrom("BENCH_SEARCH_STORES");
 
 /** Full and quick sizes. Quick keeps every code path but finishes in a minute or two. */
 function plan(quick: boolean) {

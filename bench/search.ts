@@ -16,7 +16,7 @@ import {
   type ServerProcess,
 } from "./lib.js";
 import { installStore, seededStore, type SeededStore } from "./seed.js";
-import { registerWriters, writeNote } from "./write.js";
+import { registerWriters, ROOMY, writeNote } from "./write.js";
 
 export interface SearchOptions {
   stores: number[];
@@ -43,8 +43,6 @@ const QUERY_STREAM = 3001;
 /** Clients writing while the last scenario's searches are timed: searches must not queue behind writes. */
 const WRITERS = 8;
 const WRITE_STREAM = 4001;
-/** Room for those writes in a seeded store at the default cap. */
-const ROOMY = { MAX_ENTRIES_PER_PROJECT: "10000000" };
 
 /** Fails early when the server rebuilt the vector index instead of using the seeded one. */
 async function checkSemanticHits(server: ServerProcess, reader: Credentials): Promise<void> {
@@ -117,7 +115,7 @@ async function searchWhileWriting(server: ServerProcess, search: (index: number,
   let writes = 0;
   // A failed write stops the writers and fails the scenario once the searches end: rejected
   // unobserved, it would end the process before the server it started is stopped.
-  let failure: { error: unknown } | null = null;
+  const failures: unknown[] = [];
   const write = async (writer: Credentials): Promise<void> => {
     try {
       while (writing) {
@@ -125,7 +123,7 @@ async function searchWhileWriting(server: ServerProcess, search: (index: number,
         writes += 1;
       }
     } catch (error) {
-      failure ??= { error };
+      failures.push(error);
       writing = false;
     }
   };
@@ -139,7 +137,7 @@ async function searchWhileWriting(server: ServerProcess, search: (index: number,
     writing = false;
     await Promise.all(writeLoops);
   }
-  if (failure) throw (failure as { error: unknown }).error;
+  if (failures.length > 0) throw failures[0];
   return measured;
 }
 

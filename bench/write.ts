@@ -31,7 +31,7 @@ const TARGET_RATE = 300;
  * The seeded entries are all global memory, and the default cap of a project is 100,000 entries: a
  * cap above the largest store keeps the writes going while still counting them against it.
  */
-const ROOMY = { MAX_ENTRIES_PER_PROJECT: "1000000" };
+export const ROOMY = { MAX_ENTRIES_PER_PROJECT: "10000000" };
 
 export const registerWriters = (server: Pick<ServerProcess, "client">, count: number): Promise<Credentials[]> => registerMany(server, "bench-writer", count);
 
