@@ -30,6 +30,8 @@ export interface OpenPage {
   requests: string[];
   /** Console errors and uncaught page errors: a UI that throws fails its test. */
   errors: string[];
+  /** `METHOD path → status` of every answer of 400 or more, for a failing test to say what went wrong. */
+  failures: string[];
 }
 
 /** A fresh context (own cookies) with one page at 1280×800, recording requests and errors. */
@@ -38,12 +40,16 @@ export async function openPage(browser: Browser, options: { colorScheme?: "light
   const page = await context.newPage();
   const requests: string[] = [];
   const errors: string[] = [];
+  const failures: string[] = [];
   page.on("request", (request) => requests.push(request.url()));
+  page.on("response", (response) => {
+    if (response.status() >= 400) failures.push(`${response.request().method()} ${new URL(response.url()).pathname} → ${response.status()}`);
+  });
   page.on("pageerror", (error) => errors.push(error.message));
   page.on("console", (message) => {
     if (message.type() === "error") errors.push(message.text());
   });
-  return { context, page, requests, errors };
+  return { context, page, requests, errors, failures };
 }
 
 /** Saves a screenshot under test/ui/screenshots/ (kept out of git; docs/screenshots/ holds the current set). */

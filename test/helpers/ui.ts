@@ -37,3 +37,18 @@ interface StyledElement {
 /** An element's computed style property, e.g. `border-left-color`. */
 export const styleOf = (locator: Locator, property: string): Promise<string> =>
   locator.evaluate((element: StyledElement, name: string) => element.ownerDocument.defaultView.getComputedStyle(element)[name] ?? "", property);
+
+/**
+ * Waits for `control` after an action, and fails with what the page showed instead (an error note)
+ * and the answers of 400 or more it got, rather than with a bare timeout that says neither.
+ */
+export async function afterAction(scope: Locator, control: Locator, failures: readonly string[]): Promise<void> {
+  const alert = scope.getByRole("alert");
+  try {
+    await control.or(alert).first().waitFor();
+  } catch (error) {
+    throw new Error(`${control.toString()} did not appear; failed answers: ${failures.join(", ") || "none"}`, { cause: error });
+  }
+  if (await control.isVisible()) return;
+  throw new Error(`the page showed an error instead of ${control.toString()}: ${(await alert.allTextContents()).join("; ")}; failed answers: ${failures.join(", ") || "none"}`);
+}

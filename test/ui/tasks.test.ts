@@ -2,7 +2,7 @@ import type { Page } from "playwright-core";
 import { expect } from "vitest";
 import { openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { TestServer } from "../helpers/server.js";
-import { test, signIn as signInAs } from "../helpers/ui.js";
+import { afterAction, test, signIn as signInAs } from "../helpers/ui.js";
 
 const PASSWORD = "task board password";
 
@@ -36,11 +36,11 @@ describeInBrowser("Tasks tab", () => {
     await card.getByRole("button", { name: "Document the retry policy" }).click();
     const detail = page.getByRole("dialog", { name: "Document the retry policy" });
     await detail.getByRole("button", { name: "Claim" }).click();
-    await detail.getByRole("button", { name: "Complete" }).waitFor();
+    await afterAction(detail, detail.getByRole("button", { name: "Complete" }), opened.failures);
     await detail.getByLabel("Output to complete with (JSON or text, optional)").fill('{"doc": "docs/retries.md"}');
     await detail.getByLabel("Comment for the log (optional)").fill("written");
     await detail.getByRole("button", { name: "Complete" }).click();
-    await detail.getByRole("button", { name: "Reopen" }).waitFor();
+    await afterAction(detail, detail.getByRole("button", { name: "Reopen" }), opened.failures);
     expect(await detail.locator(".output").textContent()).toContain("docs/retries.md");
     await page.locator(`.column-completed [data-task-id="${id}"]`).waitFor();
 
@@ -48,7 +48,7 @@ describeInBrowser("Tasks tab", () => {
     expect(stored.body).toMatchObject({ status: "completed", result: { doc: "docs/retries.md" } });
 
     await detail.getByRole("button", { name: "Reopen" }).click();
-    await detail.getByRole("button", { name: "Claim" }).waitFor();
+    await afterAction(detail, detail.getByRole("button", { name: "Claim" }), opened.failures);
     await detail.getByLabel("Add a comment").fill("needs a section on backoff");
     await detail.getByRole("button", { name: "Comment", exact: true }).click();
     await detail.locator(".comment-log li", { hasText: "needs a section on backoff" }).waitFor();
@@ -67,14 +67,14 @@ describeInBrowser("Tasks tab", () => {
     const detail = page.getByRole("dialog", { name: "Rotate the signing keys" });
     await detail.getByRole("button", { name: "Claim" }).click();
     await detail.getByRole("button", { name: "Unclaim" }).click();
-    await detail.getByRole("button", { name: "Claim" }).waitFor();
+    await afterAction(detail, detail.getByRole("button", { name: "Claim" }), opened.failures);
     expect((await server.request<Task & { assigned_to: string | null }>(`/tasks/${task.body.id}`, { as: server.owner })).body).toMatchObject({ status: "open", assigned_to: null });
 
     await detail.getByRole("button", { name: "Claim" }).click();
-    await detail.getByRole("button", { name: "Fail" }).waitFor();
+    await afterAction(detail, detail.getByRole("button", { name: "Fail" }), opened.failures);
     await detail.getByLabel("Comment for the log (optional)").fill("the HSM is offline");
     await detail.getByRole("button", { name: "Fail" }).click();
-    await detail.getByRole("button", { name: "Reopen" }).waitFor();
+    await afterAction(detail, detail.getByRole("button", { name: "Reopen" }), opened.failures);
     await page.locator(`.column-failed [data-task-id="${task.body.id}"]`).waitFor();
     expect((await server.request<Task>(`/tasks/${task.body.id}`, { as: server.owner })).body.status).toBe("failed");
     await expect.poll(() => detail.locator(".comment-log li .pill").allTextContents()).toEqual(["claim", "unclaim", "claim", "fail"]);
