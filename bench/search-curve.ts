@@ -80,7 +80,7 @@ export async function runCurveBench(options: CurveOptions): Promise<Section> {
   const at100k = points.find((point) => point.entries === 100_000);
   return {
     name: "curve",
-    title: `Search's cost curve — GET /memory/search?limit=10, ${options.queries} queries in sequence; recall@${K} of the vector index asked for ${searchPool(K)} as search asks`,
+    title: `Search's cost curve — GET /memory/search?limit=10, ${options.queries} queries in sequence after ${options.warmup} to warm the server; recall@${K} of the vector index asked for ${searchPool(K)} as search asks`,
     rows: points.map((point) => ({
       ...point.http,
       note:

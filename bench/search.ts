@@ -151,7 +151,7 @@ export async function runSearchBench(options: SearchOptions): Promise<Section> {
   const at10k = results.find((result) => result.entries === 10_000)?.rows[0];
   return {
     name: "search",
-    title: `GET /memory/search?limit=10 — ${options.queries} varied queries per scenario by ${options.agents} agents`,
+    title: `GET /memory/search?limit=10 — ${options.queries} varied queries per scenario by ${options.agents} agents, after ${options.warmup} searches to warm the server`,
     rows: results.flatMap((result) => result.rows),
     targets: [
       {
