@@ -44,11 +44,12 @@ export const styleOf = (locator: Locator, property: string): Promise<string> =>
  */
 export async function afterAction(scope: Locator, control: Locator, failures: readonly string[]): Promise<void> {
   const alert = scope.getByRole("alert");
+  const answers = (): string => `failed answers: ${failures.join(", ") || "none"}`;
   try {
     await control.or(alert).first().waitFor();
   } catch (error) {
-    throw new Error(`${control.toString()} did not appear; failed answers: ${failures.join(", ") || "none"}`, { cause: error });
+    throw new Error(`${control.toString()} did not appear; ${answers()}`, { cause: error });
   }
   if (await control.isVisible()) return;
-  throw new Error(`the page showed an error instead of ${control.toString()}: ${(await alert.allTextContents()).join("; ")}; failed answers: ${failures.join(", ") || "none"}`);
+  throw new Error(`the page showed an error instead of ${control.toString()}: ${(await alert.allTextContents()).join("; ")}; ${answers()}`);
 }
