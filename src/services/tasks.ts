@@ -48,8 +48,11 @@ const isSeq = (value: unknown): value is number => Number.isSafeInteger(value);
 export interface TaskHooks {
   /** Refuses (422) an output that breaks the node's contract, before anything is written. */
   beforeComplete(tx: Tx, caller: Caller, row: TaskRow, output: unknown): Promise<void>;
-  /** What the run does next: fan out, retry, fail the run, open gates, finish the run. */
-  afterClose(tx: Tx, actor: string, row: TaskRow, outcome: "completed" | "failed"): Promise<void>;
+  /**
+   * What the run does next: fan out, retry, fail the run, open gates, finish the run. True when it
+   * did any of that (and so may have changed the closed task too).
+   */
+  afterClose(tx: Tx, actor: string, row: TaskRow, outcome: "completed" | "failed"): Promise<boolean>;
 }
 
 export class TaskService {
@@ -273,8 +276,7 @@ export class TaskService {
     return this.store.transaction(async (tx) => {
       const row = await this.requireAssignee(tx, caller, ref, action);
       if (outcome === "completed") await this.hooks?.beforeComplete(tx, caller, row, result === null || result === undefined ? undefined : JSON.parse(result));
-      await this.closeIn(tx, caller.agentId, row, outcome, comment, result, true);
-      return toTask(await this.reread(tx, row.pk));
+      return toTask(await this.closeIn(tx, caller.agentId, row, outcome, comment, result, true));
     });
   }
 
@@ -282,7 +284,7 @@ export class TaskService {
    * Closes a task in `tx`: its status by the lifecycle table (`complete`, `fail`, or the server's
    * `pass` of a gate and `abandon` of a run's unfinished task), the log line, the event, the
    * outcome an agent earned (`earned`), what a blueprint run does next, and `task.unblocked` for
-   * the dependents this frees.
+   * the dependents this frees. Returns the task as it is then.
    */
   async closeIn(
     tx: Tx,
@@ -293,7 +295,7 @@ export class TaskService {
     result: string | null | undefined,
     earned: boolean,
     action: "complete" | "fail" | "pass" | "abandon" = outcome === "completed" ? "complete" : "fail",
-  ): Promise<void> {
+  ): Promise<TaskRow> {
     checkTransition(action, row.status);
     // Before anything is written or announced: whether a dependent is now free is decided with
     // every other change to its dependencies either committed or waiting for this one.
@@ -307,8 +309,11 @@ export class TaskService {
     const updated = await this.reread(tx, row.pk);
     await this.emit(tx, actor, { type: outcome === "completed" ? "task.completed" : "task.failed", payload: taskEventFields(updated) });
     // A run may fan out (adding dependencies to what waits for this task) before anyone is told it is free.
-    if (action !== "abandon") await this.hooks?.afterClose(tx, actor, updated, outcome);
+    const runActed = action !== "abandon" && (await this.hooks?.afterClose(tx, actor, updated, outcome)) === true;
     if (outcome === "completed") await this.announceUnblocked(tx, actor, row);
+    // Read again only if the run may have changed it: on PostgreSQL every statement from the event
+    // on holds the events' lock.
+    return runActed ? this.reread(tx, row.pk) : updated;
   }
 
   /** `task.unblocked` for each open dependent whose last unfinished dependency was `row`. */

@@ -150,22 +150,24 @@ export class RunEngine implements TaskHooks {
     if (problems.length > 0) throw contractFailure(problems);
   }
 
-  async afterClose(tx: Tx, actor: string, row: TaskRow, outcome: "completed" | "failed"): Promise<void> {
+  async afterClose(tx: Tx, actor: string, row: TaskRow, outcome: "completed" | "failed"): Promise<boolean> {
+    let acted = false;
     if (outcome === "completed") {
       for (const gate of await this.store.blueprintRuns.gatesWaitingOn(tx, row.pk)) {
         const run = await this.store.blueprintRuns.byPk(tx, gate.run_pk);
         if (!run) continue;
         await tx.lock(locks.blueprintRun(run.id));
         await this.settle(tx, actor, gate.run_pk);
+        acted = true;
       }
     }
-    if (row.run_id === null) return;
+    if (row.run_id === null) return acted;
     const nodeRow = await this.store.blueprintRuns.nodeOfTask(tx, row.pk);
-    if (!nodeRow) return;
+    if (!nodeRow) return acted;
     // Completions in one run take turns, so a fan-out or the run's end is decided once.
     await tx.lock(locks.blueprintRun(row.run_id));
     const state = await RunState.load(this.store, tx, nodeRow.run_pk);
-    if (!state || state.run.status !== "running") return;
+    if (!state || state.run.status !== "running") return acted;
     const node = state.node(nodeRow.node_id);
     if (outcome === "completed") {
       await this.expandFrom(tx, actor, state, node, row);
@@ -177,15 +179,16 @@ export class RunEngine implements TaskHooks {
         await this.store.blueprintRuns.patchNode(tx, nodeRow.pk, { attempt: nodeRow.attempt + 1 });
         await this.tasks.reopenIn(tx, actor, row, `retry ${nodeRow.attempt + 1}/${max}`);
         await this.store.blueprintRuns.touch(tx, state.run.pk, now());
-        return;
+        return true;
       }
       if (policy !== "continue") {
         await this.failRun(tx, actor, state, nodeRow.key);
-        return;
+        return true;
       }
       await this.goOnWithout(tx, actor, state, node, row);
     }
     await this.settle(tx, actor, state.run.pk);
+    return true;
   }
 
   /** Fans out every node whose items come from `node`'s output (zero items: skipped). */

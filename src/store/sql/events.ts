@@ -60,25 +60,34 @@ export class SqlEvents implements EventStore {
   ) {}
 
   async insert(tx: Tx, row: NewEventRow, audience?: string[], announces?: AnnouncedChange): Promise<number> {
-    // The entry takes the event's seq (`seq`: an expression, or `?` for a parameter after the stamp's).
+    // What follows the row, each a statement of its own or, where the dialect allows writes in a
+    // WITH (PostgreSQL), a part of the insert's: the first event of a transaction holds the
+    // events' lock from its insert to its commit, and every round trip in between lengthens that.
+    // The entry takes the event's seq (`seq`: an expression, or `?` for a parameter), and so does
+    // each agent of a restricted event's audience.
     const stamp = announces && { ...merkleStamp(this.db.dialect, announces.localOrigin), id: announces.memoryId };
-    const mark = (seq: string): string => `UPDATE memory SET change_seq = ${seq}, ${stamp?.sql} WHERE id = ?`;
-    const together = stamp !== undefined && this.db.dialect.writesInWith;
+    const agents = [...new Set(audience ?? [])];
+    const listed = agents.length > 0 ? this.db.dialect.listRows(agents, "a") : undefined;
+    const follows: { sql: (seq: string) => string; params: unknown[] }[] = [];
+    if (stamp) follows.push({ sql: (seq) => `UPDATE memory SET change_seq = ${seq}, ${stamp.sql} WHERE id = ?`, params: [...stamp.params, stamp.id] });
+    if (listed) follows.push({ sql: (seq) => `INSERT INTO event_audience (event_seq, agent_id) SELECT CAST(${seq} AS BIGINT), a.value FROM ${listed.sql}`, params: listed.params });
+    const together = this.db.dialect.writesInWith;
     const seq = await this.append(tx, async (from = { sql: "", params: [] }) => {
       const insert = `INSERT INTO events (id, type, agent_id, project, private_to, payload, created_at, restricted)
          SELECT ?, ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER) ${from.sql} RETURNING seq`;
       const params = [row.id, row.type, row.agent_id, row.project, row.private_to, row.payload, row.created_at, audience ? 1 : 0, ...from.params];
-      const [inserted] = together
-        ? await this.db.all<{ seq: unknown }>(tx, `WITH ev AS (${insert}), marked AS (${mark("(SELECT seq FROM ev)")}) SELECT seq FROM ev`, ...params, ...stamp.params, stamp.id)
-        : await this.db.all<{ seq: unknown }>(tx, insert, ...params);
+      const [inserted] =
+        together && follows.length > 0
+          ? await this.db.all<{ seq: unknown }>(
+              tx,
+              `WITH ev AS (${insert})${follows.map((follow, index) => `, f${index} AS (${follow.sql("(SELECT seq FROM ev)")})`).join("")} SELECT seq FROM ev`,
+              ...params,
+              ...follows.flatMap((follow) => follow.params),
+            )
+          : await this.db.all<{ seq: unknown }>(tx, insert, ...params);
       return Number(inserted?.seq);
     });
-    if (stamp && !together) await this.db.run(tx, mark("?"), seq, ...stamp.params, stamp.id);
-    const agents = [...new Set(audience ?? [])];
-    if (agents.length > 0) {
-      const listed = this.db.dialect.listRows(agents, "a");
-      await this.db.run(tx, `INSERT INTO event_audience (event_seq, agent_id) SELECT CAST(? AS BIGINT), a.value FROM ${listed.sql}`, seq, ...listed.params);
-    }
+    if (!together) for (const follow of follows) await this.db.run(tx, follow.sql("?"), seq, ...follow.params);
     return seq;
   }
 
