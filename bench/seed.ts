@@ -196,6 +196,8 @@ export async function annStore(store: SeededStore, dataDir: string, progress: Pr
   const started = performance.now();
   const ready = await (opened.vectors as SqliteVectorIndex).annReady();
   const annSeconds = round((performance.now() - started) / 1000);
+  // The bit mirror too, as a running server has it once it has started.
+  await (opened.vectors as SqliteVectorIndex).mirrorReady();
   progress(`HNSW index of ${store.entries.toLocaleString("en")} entries: ${ready ? "ready" : "not built (below the threshold)"} in ${annSeconds} s`);
   const header = `${file}.hnsw.json`;
   if (ready && !existsSync(`${store.file}.hnsw.json`) && existsSync(header)) {

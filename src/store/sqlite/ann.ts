@@ -7,6 +7,7 @@ import { SerialWorker } from "../../core/worker-thread.js";
 import { fileSha256 } from "./ann-hash.js";
 import type { AnnWorkerReply, AnnWorkerRequest } from "./ann-worker.js";
 import type { Db } from "./connection.js";
+import { changesAfter, changesPrunedThrough, identityDimensions, vectorIdentity } from "./vector-log.js";
 
 type Index = InstanceType<typeof hnswlib.HierarchicalNSW>;
 type Request = AnnWorkerRequest extends infer R ? (R extends AnnWorkerRequest ? Omit<R, "id"> : never) : never;
@@ -132,7 +133,7 @@ export class SqliteAnn {
     // Without an index, and before a build is due, there is nothing to check the database for: a
     // store below the threshold would otherwise read its identity on every search and every write.
     if (!this.index && !this.startDue()) return null;
-    const identity = this.currentIdentity();
+    const identity = vectorIdentity(this.db);
     if (identity === null) return null;
     if (this.index && this.identity !== identity) this.drop();
     if (!this.index) {
@@ -156,20 +157,6 @@ export class SqliteAnn {
     while (this.busy) await this.busy.catch(() => undefined);
     if (this.index && this.seq > this.savedSeq && !this.saving) await this.save(false).catch(this.onError);
     this.index = null;
-  }
-
-  /** The database's model, dimensions, layout and generation: an index of another is useless. */
-  private currentIdentity(): string | null {
-    const row = this.db.get<{ model: string | null; dimensions: string | null; layout: string | null; generation: string | null }>(
-      `SELECT (SELECT value FROM meta WHERE key = 'vector_model') AS model, (SELECT value FROM meta WHERE key = 'vector_dimensions') AS dimensions,
-       (SELECT value FROM meta WHERE key = 'vector_layout') AS layout, (SELECT value FROM meta WHERE key = 'vector_generation') AS generation`,
-    );
-    if (!row?.model || !row.dimensions || !row.layout) return null;
-    return `${row.model}|${row.dimensions}|${row.layout}|${row.generation ?? ""}`;
-  }
-
-  private prunedThrough(): number {
-    return Number(this.db.get<{ value: string }>("SELECT value FROM meta WHERE key = 'vector_changes_pruned'")?.value ?? 0);
   }
 
   private drop(): void {
@@ -224,7 +211,7 @@ export class SqliteAnn {
 
   /** Loads the saved index when it is this database's and intact, else builds one in the worker. */
   private async open(identity: string): Promise<void> {
-    const dimensions = Number(identity.split("|")[1]);
+    const dimensions = identityDimensions(identity);
     // Loaded when a store first reaches the threshold: small stores never load the native addon.
     const { HierarchicalNSW } = (await import("hnswlib-node")).default;
     const index = new HierarchicalNSW("cosine", dimensions);
@@ -260,7 +247,7 @@ export class SqliteAnn {
   private async loadSaved(index: Index, identity: string): Promise<Header | null> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const header = this.readHeader();
-      if (!header || header.identity !== identity || header.seq < this.prunedThrough()) return null;
+      if (!header || header.identity !== identity || header.seq < changesPrunedThrough(this.db)) return null;
       const saved = join(dirname(this.file), basename(header.file));
       if (existsSync(saved)) {
         try {
@@ -294,13 +281,13 @@ export class SqliteAnn {
   private catchUp(limit: number): boolean {
     const index = this.index;
     if (!index) return false;
-    if (this.prunedThrough() > this.seq) {
+    const take = Number.isFinite(limit) ? limit + 1 : -1;
+    const { changes: rows, prunedThrough } = changesAfter(this.db, this.seq, take);
+    if (prunedThrough > this.seq) {
       // Another process pruned changes this index never applied: load its newer file.
       this.drop();
       return false;
     }
-    const take = Number.isFinite(limit) ? limit + 1 : -1;
-    const rows = this.db.all<{ seq: number; pk: number }>("SELECT seq, pk FROM vector_changes WHERE seq > ? ORDER BY seq LIMIT ?", this.seq, take);
     if (rows.length === 0) return true;
     if (this.saving || rows.length > limit) {
       this.scheduleCatchUp();

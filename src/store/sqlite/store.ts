@@ -1,6 +1,7 @@
 import type { Reader, Store, TransactionGuard, Tx } from "../store.js";
 import { SqlRepositories } from "../sql/repositories.js";
 import { ANN_DEFAULTS, SqliteAnn, type AnnSettings } from "./ann.js";
+import { BitMirror } from "./bit-mirror.js";
 import { connect, type Db } from "./connection.js";
 import { WalCheckpoints } from "./checkpoints.js";
 import { walSync, type WalSync } from "./durability.js";
@@ -65,19 +66,15 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
     private readonly checkpoints: WalCheckpoints | null,
   ) {
     const transact = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => queue.run(work);
-    const ann =
-      options.ann === undefined || options.ann === false || options.readonly || file === ":memory:"
-        ? null
-        : new SqliteAnn(
-            file,
-            readerDb,
-            { ...ANN_DEFAULTS, ...options.ann },
-            (through) => pruneChanges(transact, through),
-            options.onAnnError ?? (() => undefined),
-          );
+    // The in-memory indexes come together: a server asks for them (`ann`), a one-shot command does not.
+    const indexed = !(options.ann === undefined || options.ann === false || options.readonly || file === ":memory:");
+    const ann = indexed
+      ? new SqliteAnn(file, readerDb, { ...ANN_DEFAULTS, ...options.ann }, (through) => pruneChanges(transact, through), options.onAnnError ?? (() => undefined))
+      : null;
+    const mirror = indexed ? new BitMirror(readerDb, options.onAnnError ?? (() => undefined)) : null;
     super({
       db: sqliteDb,
-      vectors: new SqliteVectorIndex(transact, ann),
+      vectors: new SqliteVectorIndex(transact, ann, mirror),
       keywords: new SqliteKeywordIndex(),
       decisionMatch: sqliteDecisionMatch,
       eventAppend: sqliteEventAppend,
@@ -102,8 +99,10 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
         : null;
       const queue = new TransactionQueue(writer, options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })), syncLog);
       const store = new SqliteStore(writer, reader, queue, file, options, wal, checkpoints);
-      // A large store's HNSW index starts loading (or building, in its worker) now, not at the first search.
+      // A large store's HNSW index starts loading (or building, in its worker) now, not at the first
+      // search; so does the bit mirror's copy, a page per turn of the event loop.
       void store.vectors.annReady().catch(options.onAnnError ?? (() => undefined));
+      void store.vectors.mirrorReady().catch(options.onAnnError ?? (() => undefined));
       return store;
     } catch (error) {
       writer.close();
@@ -134,7 +133,7 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
   async close(): Promise<void> {
     if (!this.writer.open) return;
     // Saves the HNSW index and prunes the log it holds, which takes a transaction.
-    await this.vectors.closeAnn();
+    await this.vectors.closeIndexes();
     await this.queue.idle();
     await this.checkpoints?.close();
     this.wal?.close();

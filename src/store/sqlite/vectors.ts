@@ -4,6 +4,7 @@ import type { Reader, Tx } from "../store.js";
 import type { IndexModel, Neighbour, VectorFilter, VectorIndex, VectorMeta } from "../vectors.js";
 import type { Viewpoint } from "../visibility.js";
 import type { SqliteAnn } from "./ann.js";
+import type { BitMirror, LocalChange, MirrorFilter } from "./bit-mirror.js";
 import type { Db } from "./connection.js";
 import { connectionOf } from "./transactions.js";
 
@@ -46,9 +47,14 @@ function storedModel(db: Db): IndexModel | null {
   return model && exists && layout === VECTOR_LAYOUT && dimensions > 0 ? { model, dimensions } : null;
 }
 
-/** Appends an embedding change to the log the HNSW index follows (migration 022, ann.ts). */
-const logChange = (db: Db, pk: number): void => {
-  db.run("INSERT INTO vector_changes (pk) VALUES (?)", pk);
+/**
+ * Appends a change of an entry's vector or its filter columns to the log the in-memory indexes
+ * follow (migration 022; ann.ts, bit-mirror.ts), and returns it as a local change: the row the
+ * entry now has (none after a delete).
+ */
+const logChange = (db: Db, pk: number, vector: Float32Array | null, meta: VectorMeta | null): LocalChange => {
+  const seq = db.get<{ seq: number }>("INSERT INTO vector_changes (pk) VALUES (?) RETURNING seq", pk)?.seq ?? 0;
+  return { seq, pk, vector, meta };
 };
 
 const asBlob = (vector: Float32Array): Buffer => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
@@ -84,13 +90,14 @@ interface StoredMeta {
 /**
  * Replaces a row's metadata. vec0 refuses an UPDATE of metadata on a table whose vector column is
  * a bit vector (it re-validates the untouched vector as float32), so the row is re-inserted from
- * the stored float vector instead.
+ * the stored float vector instead, which is returned (null when the entry has none).
  */
-function updateVectorMeta(db: Db, pk: number, meta: VectorMeta): void {
+function updateVectorMeta(db: Db, pk: number, meta: VectorMeta): Float32Array | null {
   const stored = db.get<{ embedding: Buffer }>(`SELECT embedding FROM ${EMBEDDINGS} WHERE pk = ?`, pk);
-  if (!stored) return;
+  if (!stored) return null;
   const vector = new Float32Array(stored.embedding.buffer.slice(stored.embedding.byteOffset, stored.embedding.byteOffset + stored.embedding.byteLength));
   putVector(db, pk, vector, meta);
+  return vector;
 }
 
 /**
@@ -117,6 +124,8 @@ export class SqliteVectorIndex implements VectorIndex {
     private readonly transact: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>,
     /** The HNSW candidate generator; none for a read-only store. */
     private readonly ann: SqliteAnn | null = null,
+    /** The bit scan in this process's memory; none for a read-only store. */
+    private readonly mirror: BitMirror | null = null,
   ) {}
 
   private modelOf(db: Db): IndexModel | null {
@@ -165,25 +174,31 @@ export class SqliteVectorIndex implements VectorIndex {
   async put(tx: Tx, pk: number, vector: Float32Array, meta: VectorMeta): Promise<void> {
     const db = connectionOf(tx);
     putVector(db, pk, vector, meta);
-    logChange(db, pk);
-    this.afterChange(tx);
+    this.afterChange(tx, [logChange(db, pk, vector, meta)]);
   }
 
+  // Logged like a new vector: the bit mirror holds the filter columns.
   async updateMeta(tx: Tx, pk: number, meta: VectorMeta): Promise<void> {
-    updateVectorMeta(connectionOf(tx), pk, meta);
+    const db = connectionOf(tx);
+    const vector = updateVectorMeta(db, pk, meta);
+    if (vector) this.afterChange(tx, [logChange(db, pk, vector, meta)]);
   }
 
   async delete(tx: Tx, pk: number): Promise<void> {
     const db = connectionOf(tx);
     db.run(`DELETE FROM ${TABLE} WHERE pk = ?`, BigInt(pk));
     db.run(`DELETE FROM ${EMBEDDINGS} WHERE pk = ?`, pk);
-    logChange(db, pk);
-    this.afterChange(tx);
+    this.afterChange(tx, [logChange(db, pk, null, null)]);
   }
 
-  private afterChange(tx: Tx): void {
-    const ann = this.ann;
-    if (ann) tx.afterCommit(() => ann.changed());
+  private afterChange(tx: Tx, changes: LocalChange[]): void {
+    const { ann, mirror } = this;
+    if (ann || mirror) {
+      tx.afterCommit(() => {
+        ann?.changed();
+        mirror?.committed(changes);
+      });
+    }
   }
 
   async get(r: Reader, pks: number[]): Promise<Map<number, Float32Array>> {
@@ -209,9 +224,10 @@ export class SqliteVectorIndex implements VectorIndex {
       `SELECT pk, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms FROM ${TABLE} WHERE agent_id = ?`,
       from,
     );
+    const changes: LocalChange[] = [];
     for (const row of rows) {
       const mine = row.owner_key === from;
-      updateVectorMeta(db, row.pk, {
+      const meta: VectorMeta = {
         visKey: mine ? `a:${to}` : row.vis_key,
         ownerKey: mine ? to : row.owner_key,
         projectKey: row.project_key,
@@ -219,8 +235,11 @@ export class SqliteVectorIndex implements VectorIndex {
         agentId: to,
         confidence: row.confidence,
         expiresMs: Number(row.expires_ms),
-      });
+      };
+      const vector = updateVectorMeta(db, row.pk, meta);
+      if (vector) changes.push(logChange(db, row.pk, vector, meta));
     }
+    if (changes.length > 0) this.afterChange(tx, changes);
   }
 
   /**
@@ -248,7 +267,14 @@ export class SqliteVectorIndex implements VectorIndex {
     return this.ann?.ready() ?? Promise.resolve(false);
   }
 
-  async closeAnn(): Promise<void> {
+  /** Resolves once the bit mirror is built and current (true), or cannot be now (false). */
+  mirrorReady(): Promise<boolean> {
+    return this.mirror?.settled() ?? Promise.resolve(false);
+  }
+
+  /** Stops the in-memory indexes: the HNSW index is saved, the mirror let go. */
+  async closeIndexes(): Promise<void> {
+    this.mirror?.close();
     await this.ann?.close();
   }
 
@@ -256,7 +282,7 @@ export class SqliteVectorIndex implements VectorIndex {
     const asked = Math.max(ANN_MIN_CANDIDATES, wanted * ANN_CANDIDATES_PER_RESULT);
     const found = ann.candidates(vector, asked);
     if (found === null || found.length === 0) return null;
-    const { where, params } = filtersOf(db, filter, "v.");
+    const { where, params } = filtersOf(visibleKeys(db, filter), filter, "v.");
     // The filters and the exact distances in one statement: the candidates that pass, ranked.
     const ranked = db.all<Neighbour>(
       `SELECT v.pk AS pk, vec_distance_cosine(e.embedding, ?) AS distance
@@ -269,16 +295,23 @@ export class SqliteVectorIndex implements VectorIndex {
     return ranked.length < wanted ? null : ranked;
   }
 
+  /**
+   * The bit scan: in the mirror where it can answer (outside a transaction, whose own writes it
+   * does not hold yet, and for every filter but a tag), else in vec0.
+   */
   private scan(db: Db, vector: Float32Array, wanted: number, filter: VectorFilter): Neighbour[] {
     const candidates = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, wanted * CANDIDATES_PER_RESULT));
-    const { where, params } = filtersOf(db, filter, "");
+    const visible = visibleKeys(db, filter);
+    const mirrored = this.mirror && !db.sqlite.inTransaction && filter.tag === undefined ? this.mirror.candidates(vector, candidates, mirrorFilter(visible, filter)) : null;
+    if (mirrored) return mirrored.length === 0 ? [] : rerank(db, vector, mirrored);
+    const { where, params } = filtersOf(visible, filter, "");
     const coarse = db.all<{ pk: number }>(
       `SELECT pk FROM ${TABLE} WHERE bits MATCH vec_quantize_binary(?) AND k = ? AND ${where.join(" AND ")}`,
       vector,
       candidates,
       ...params,
     );
-    return coarse.length === 0 ? [] : rerank(db, vector, coarse);
+    return coarse.length === 0 ? [] : rerank(db, vector, coarse.map((row) => row.pk));
   }
 }
 
@@ -287,11 +320,25 @@ export class SqliteVectorIndex implements VectorIndex {
 const ANN_CANDIDATES_PER_RESULT = 2;
 const ANN_MIN_CANDIDATES = 64;
 
+/** The visibility column the filter looks at, and the keys it allows there. */
+const visibleKeys = (db: Db, filter: VectorFilter): { column: "vis_key" | "owner_key"; keys: string[] } =>
+  "viewpoint" in filter.within ? keysOf(db, filter.within.viewpoint) : { column: "vis_key", keys: [filter.within.visKey] };
+
+/** The filter in the bit mirror's terms (all but a tag, which the mirror does not hold). */
+const mirrorFilter = ({ column, keys }: { column: "vis_key" | "owner_key"; keys: string[] }, filter: VectorFilter): MirrorFilter => ({
+  column,
+  keys,
+  nowMs: filter.nowMs,
+  ...(filter.projectKey === undefined ? {} : { projectKey: filter.projectKey }),
+  ...(filter.types === undefined ? {} : { types: filter.types }),
+  ...(filter.agentId === undefined ? {} : { agentId: filter.agentId }),
+  ...(filter.confidenceMin === undefined ? {} : { confidenceMin: filter.confidenceMin }),
+});
+
 /** The query's filters on the vec0 table's metadata columns (`alias` names the table in a join). */
-function filtersOf(db: Db, filter: VectorFilter, alias: string): { where: string[]; params: unknown[] } {
+function filtersOf({ column, keys }: { column: "vis_key" | "owner_key"; keys: string[] }, filter: VectorFilter, alias: string): { where: string[]; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
-  const { column, keys } = "viewpoint" in filter.within ? keysOf(db, filter.within.viewpoint) : { column: "vis_key", keys: [filter.within.visKey] };
   where.push(`${alias}${column} IN (${keys.map(() => "?").join(", ")})`);
   params.push(...keys);
   where.push(`${alias}expires_ms > ?`);
@@ -322,11 +369,11 @@ function filtersOf(db: Db, filter: VectorFilter, alias: string): { where: string
 }
 
 /** Candidates ordered by exact cosine distance from the full vectors. */
-function rerank(db: Db, vector: Float32Array, candidates: { pk: number }[]): Neighbour[] {
+function rerank(db: Db, vector: Float32Array, candidates: number[]): Neighbour[] {
   return db.all<Neighbour>(
     `SELECT pk, vec_distance_cosine(embedding, ?) AS distance FROM ${EMBEDDINGS}
      WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY distance, pk`,
     vector,
-    JSON.stringify(candidates.map((row) => row.pk)),
+    JSON.stringify(candidates),
   );
 }

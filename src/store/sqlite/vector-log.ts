@@ -1,0 +1,38 @@
+import type { Db } from "./connection.js";
+
+// What the in-memory copies of a store's vectors (the HNSW index, ann.ts; the bit mirror,
+// bit-mirror.ts) read to follow the database: the index's identity and the change log.
+
+const IDENTITY = `(SELECT value FROM meta WHERE key = 'vector_model') || '|' || (SELECT value FROM meta WHERE key = 'vector_dimensions') || '|' ||
+  (SELECT value FROM meta WHERE key = 'vector_layout') || '|' || COALESCE((SELECT value FROM meta WHERE key = 'vector_generation'), '')`;
+
+/**
+ * The database's model, dimensions, layout and generation, as one string: a copy of another is
+ * useless. Null when there is no index.
+ */
+export const vectorIdentity = (db: Db): string | null => db.get<{ identity: string | null }>(`SELECT ${IDENTITY} AS identity`)?.identity ?? null;
+
+/** The dimensions an identity names. */
+export const identityDimensions = (identity: string): number => Number(identity.split("|")[1]);
+
+/** The last seq of `vector_changes` deleted by a prune: a copy that applied less must start again. */
+export const changesPrunedThrough = (db: Db): number => Number(db.get<{ value: string }>("SELECT value FROM meta WHERE key = 'vector_changes_pruned'")?.value ?? 0);
+
+/** The last seq the log has drawn (kept by SQLite after its rows are pruned). */
+export const lastChangeSeq = (db: Db): number => db.get<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'vector_changes'")?.seq ?? 0;
+
+/**
+ * Up to `take` changes after `seq` (all with -1), oldest first, where the log was last pruned
+ * through, and the index's identity: one statement, since a copy asks before every query.
+ */
+export function changesAfter(db: Db, seq: number, take: number): { changes: { seq: number; pk: number }[]; prunedThrough: number; identity: string | null } {
+  const rows = db.all<{ seq: number | null; pk: number | null; pruned: string | null; identity: string | null }>(
+    `SELECT c.seq AS seq, c.pk AS pk, (SELECT value FROM meta WHERE key = 'vector_changes_pruned') AS pruned, ${IDENTITY} AS identity
+       FROM (SELECT NULL AS seq, NULL AS pk UNION ALL SELECT * FROM (SELECT seq, pk FROM vector_changes WHERE seq > ? ORDER BY seq LIMIT ?)) AS c
+      ORDER BY c.seq`,
+    seq,
+    take,
+  );
+  const changes = rows.filter((row): row is { seq: number; pk: number; pruned: string | null; identity: string | null } => row.seq !== null);
+  return { changes, prunedThrough: Number(rows[0]?.pruned ?? 0), identity: rows[0]?.identity ?? null };
+}
