@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/core/ids.js";
 import type { NewMemoryRow } from "../../src/store/memory.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
-import { NO_EXPIRY, type VectorFilter, type VectorMeta } from "../../src/store/vectors.js";
-import { newMemoryRow } from "../helpers/memory-rows.js";
+import type { VectorFilter, VectorMeta } from "../../src/store/vectors.js";
+import { newMemoryRow, vectorMeta } from "../helpers/memory-rows.js";
 import { tempDir } from "../helpers/server.js";
 import { cosineDistance, randomUnitVector, seededUniform } from "../helpers/random-vectors.js";
 
@@ -21,16 +21,7 @@ const unitVector = (next: () => number): Float32Array => randomUnitVector(next, 
 
 const row = (agent: string): NewMemoryRow => newMemoryRow(`entry ${newId()}`, agent);
 
-const meta = (overrides: Partial<VectorMeta> = {}): VectorMeta => ({
-  visKey: "g",
-  ownerKey: "",
-  projectKey: "",
-  type: "memory",
-  agentId: "writer",
-  confidence: 1,
-  expiresMs: NO_EXPIRY,
-  ...overrides,
-});
+const meta = vectorMeta;
 
 interface Fixture {
   file: string;

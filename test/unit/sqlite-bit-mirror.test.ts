@@ -6,7 +6,7 @@ import { BitMirror } from "../../src/store/sqlite/bit-mirror.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { connectionOf } from "../../src/store/sqlite/transactions.js";
 import { NO_EXPIRY, type VectorFilter, type VectorMeta } from "../../src/store/vectors.js";
-import { newMemoryRow } from "../helpers/memory-rows.js";
+import { newMemoryRow, vectorMeta } from "../helpers/memory-rows.js";
 import { randomUnitVector, seededUniform } from "../helpers/random-vectors.js";
 import { tempDir } from "../helpers/server.js";
 
@@ -17,16 +17,7 @@ import { tempDir } from "../helpers/server.js";
 const DIMENSIONS = 96;
 const ENTRIES = 500;
 
-const meta = (overrides: Partial<VectorMeta> = {}): VectorMeta => ({
-  visKey: "g",
-  ownerKey: "",
-  projectKey: "",
-  type: "memory",
-  agentId: "writer",
-  confidence: 1,
-  expiresMs: NO_EXPIRY,
-  ...overrides,
-});
+const meta = vectorMeta;
 
 /** A spread of metadata: shared, project, private and expired entries of several types, authors and confidences. */
 function variedMeta(index: number): VectorMeta {

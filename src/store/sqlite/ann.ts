@@ -7,7 +7,7 @@ import { SerialWorker } from "../../core/worker-thread.js";
 import { fileSha256 } from "./ann-hash.js";
 import type { AnnWorkerReply, AnnWorkerRequest } from "./ann-worker.js";
 import type { Db } from "./connection.js";
-import { changesAfter, changesPrunedThrough, identityDimensions, vectorIdentity } from "./vector-log.js";
+import { changesAfter, changesPrunedThrough, identityDimensions, TurnLoop, vectorIdentity } from "./vector-log.js";
 
 type Index = InstanceType<typeof hnswlib.HierarchicalNSW>;
 type Request = AnnWorkerRequest extends infer R ? (R extends AnnWorkerRequest ? Omit<R, "id"> : never) : never;
@@ -74,7 +74,14 @@ export class SqliteAnn {
   private capacity = 0;
   private busy: Promise<void> | null = null;
   private saving = false;
-  private catchingUp = false;
+  private readonly catchingUp = new TurnLoop(
+    () => this.closed || !this.index || this.saving || this.catchUp(CATCH_UP_PER_TURN) || !this.index,
+    (error) => {
+      this.drop();
+      this.failedAt = performance.now();
+      this.onError(error);
+    },
+  );
   private closed = false;
   private lastCount = -Infinity;
   private failedAt = -Infinity;
@@ -328,24 +335,7 @@ export class SqliteAnn {
 
   /** Applies the log in the background, a slice per turn of the event loop, until current. */
   private scheduleCatchUp(): void {
-    if (this.catchingUp) return;
-    this.catchingUp = true;
-    const step = (): void => {
-      try {
-        if (this.closed || !this.index || this.saving || this.catchUp(CATCH_UP_PER_TURN) || !this.index) {
-          this.catchingUp = false;
-          return;
-        }
-      } catch (error) {
-        this.catchingUp = false;
-        this.drop();
-        this.failedAt = performance.now();
-        this.onError(error);
-        return;
-      }
-      setImmediate(step);
-    };
-    setImmediate(step);
+    this.catchingUp.start();
   }
 
   /** Writes the index to a new file (off the event loop), points the header at it, and prunes the log it holds. */

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Db } from "./connection.js";
 import type { VectorMeta } from "../vectors.js";
-import { changesAfter, identityDimensions, lastChangeSeq, vectorIdentity } from "./vector-log.js";
+import { changesAfter, identityDimensions, lastChangeSeq, TurnLoop, vectorIdentity, type VectorMetaRow } from "./vector-log.js";
 
 /** The rows a scan may return, as the vec0 scan's WHERE clause names them (vectors.ts, `filtersOf`). */
 export interface MirrorFilter {
@@ -23,16 +23,9 @@ export interface LocalChange {
   meta: VectorMeta | null;
 }
 
-interface Row {
+interface Row extends VectorMetaRow {
   pk: number;
   bits: Buffer;
-  vis_key: string;
-  owner_key: string;
-  project_key: string;
-  type: string;
-  agent_id: string;
-  confidence: number;
-  expires_ms: number;
 }
 
 const COLUMNS = "pk, bits, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms";
@@ -97,7 +90,14 @@ export class BitMirror {
   /** This process's committed changes by seq, not yet reached by the catch-up: applied without reading vec0. */
   private readonly known = new Map<number, Row | null>();
   private building: Promise<void> | null = null;
-  private catchingUp = false;
+  private readonly catchingUp = new TurnLoop(
+    () => this.closed || !this.ready || this.catchUp(CATCH_UP_PER_TURN),
+    (error) => {
+      this.drop();
+      this.failedAt = performance.now();
+      this.onError(error);
+    },
+  );
   private closed = false;
   private failedAt = -Infinity;
 
@@ -417,24 +417,6 @@ export class BitMirror {
 
   /** Applies the log in the background, a slice per turn of the event loop, until current. */
   private scheduleCatchUp(afterMs = 0): void {
-    if (this.catchingUp) return;
-    this.catchingUp = true;
-    const step = (): void => {
-      try {
-        if (this.closed || !this.ready || this.catchUp(CATCH_UP_PER_TURN)) {
-          this.catchingUp = false;
-          return;
-        }
-      } catch (error) {
-        this.catchingUp = false;
-        this.drop();
-        this.failedAt = performance.now();
-        this.onError(error);
-        return;
-      }
-      setImmediate(step);
-    };
-    if (afterMs > 0) setTimeout(step, afterMs).unref();
-    else setImmediate(step);
+    this.catchingUp.start(afterMs);
   }
 }

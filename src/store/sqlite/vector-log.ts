@@ -36,3 +36,47 @@ export function changesAfter(db: Db, seq: number, take: number): { changes: { se
   const changes = rows.filter((row): row is { seq: number; pk: number; pruned: string | null; identity: string | null } => row.seq !== null);
   return { changes, prunedThrough: Number(rows[0]?.pruned ?? 0), identity: rows[0]?.identity ?? null };
 }
+
+/** A vec0 row's filter columns, as SQLite returns them. */
+export interface VectorMetaRow {
+  vis_key: string;
+  owner_key: string;
+  project_key: string;
+  type: string;
+  agent_id: string;
+  confidence: number;
+  expires_ms: number;
+}
+
+/**
+ * A copy's background catch-up: `step` once a turn of the event loop (the first after `afterMs`,
+ * or at the next turn) until it returns true; a throw ends it and is handed to `failed`.
+ */
+export class TurnLoop {
+  private running = false;
+
+  constructor(
+    private readonly step: () => boolean,
+    private readonly failed: (error: unknown) => void,
+  ) {}
+
+  start(afterMs = 0): void {
+    if (this.running) return;
+    this.running = true;
+    const turn = (): void => {
+      try {
+        if (this.step()) {
+          this.running = false;
+          return;
+        }
+      } catch (error) {
+        this.running = false;
+        this.failed(error);
+        return;
+      }
+      setImmediate(turn);
+    };
+    if (afterMs > 0) setTimeout(turn, afterMs).unref();
+    else setImmediate(turn);
+  }
+}

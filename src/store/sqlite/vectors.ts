@@ -7,6 +7,7 @@ import type { SqliteAnn } from "./ann.js";
 import type { BitMirror, LocalChange, MirrorFilter } from "./bit-mirror.js";
 import type { Db } from "./connection.js";
 import { connectionOf } from "./transactions.js";
+import type { VectorMetaRow } from "./vector-log.js";
 
 /**
  * The vector index, in two tables keyed by `memory.pk`:
@@ -75,16 +76,6 @@ function putVector(db: Db, pk: number, vector: Float32Array, meta: VectorMeta): 
     meta.confidence,
     BigInt(meta.expiresMs),
   );
-}
-
-interface StoredMeta {
-  vis_key: string;
-  owner_key: string;
-  project_key: string;
-  type: string;
-  agent_id: string;
-  confidence: number;
-  expires_ms: number;
 }
 
 /**
@@ -220,7 +211,7 @@ export class SqliteVectorIndex implements VectorIndex {
   async renameAgent(tx: Tx, from: string, to: string): Promise<void> {
     const db = connectionOf(tx);
     if (!this.modelOf(db)) return;
-    const rows = db.all<StoredMeta & { pk: number }>(
+    const rows = db.all<VectorMetaRow & { pk: number }>(
       `SELECT pk, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms FROM ${TABLE} WHERE agent_id = ?`,
       from,
     );
