@@ -21,8 +21,9 @@ export interface SqliteStoreOptions {
   /** Where a failing after-commit hook is reported. */
   onHookError?: (error: unknown) => void;
   /**
-   * The HNSW index beside the database (ann.ts): settings to override (tests lower `threshold` to
-   * exercise it on a small store), or false (the default) for none. A read-only store never has one.
+   * The in-memory indexes beside the database, the HNSW index (ann.ts) and the bit mirror
+   * (bit-mirror.ts): the HNSW's settings to override (tests lower `threshold` to exercise it on a
+   * small store), or false (the default) for neither. A read-only store never has them.
    */
   ann?: Partial<AnnSettings> | false;
   /** Where a failure of the HNSW index's background work is reported (searches fall back to the scan). */
