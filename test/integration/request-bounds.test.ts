@@ -185,6 +185,9 @@ describe("the knowledge graph is ranked off the server's thread", () => {
 
   it("refuses with 503 and Retry-After when too many rankings wait, rather than queueing more", async ({ server, alice }) => {
     expect((await server.request("/projects", { as: alice, body: { name: "queue" } })).status).toBe(201);
+    // Rankings of some weight: the queue must still be full when the request below reaches it,
+    // after its own round trips (an empty project's jobs were done by then on PostgreSQL).
+    await bigGraph(server, alice, "queue", 1_000);
     const source = { databaseUrl: server.config.DATABASE_URL, file: databasePath(server.dataDir) };
     const job = { kind: "rank" as const, selection: { projects: ["queue"], global: false }, nowIso: new Date().toISOString(), keep: { entries: 10, edges: 10 } };
     // One job runs and MAX_WAITING_GRAPH_JOBS wait: the queue is full.
@@ -196,7 +199,10 @@ describe("the knowledge graph is ranked off the server's thread", () => {
     expect(response.status).toBe(503);
     expect(response.headers.get("retry-after")).toBe("5");
     expect(response.body.code).toBe("UNAVAILABLE");
-    for (const ranking of await Promise.all(queued)) expect(ranking).toMatchObject({ entries: 0, top: [] });
+    for (const ranking of await Promise.all(queued)) {
+      expect(ranking.entries).toBe(1_001);
+      expect(ranking.top).toHaveLength(10);
+    }
     expect((await server.request("/memory/central?project=queue", { as: alice })).status).toBe(200);
   });
 });
