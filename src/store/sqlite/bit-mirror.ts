@@ -35,7 +35,7 @@ const PAGE = 500;
 const CATCH_UP_PER_QUERY = 64;
 const CATCH_UP_PER_TURN = 64;
 /** Past this many vectors no mirror is kept (about 110 bytes a row): the HNSW index serves such a store. */
-export const MIRROR_MAX_ROWS = 200_000;
+const MIRROR_MAX_ROWS = 200_000;
 /** How long after a local commit the background catch-up looks at the log, if no scan has by then. */
 const IDLE_CATCH_UP_MS = 100;
 /** Local changes held for the catch-up at most: past this, it reads them back like another process's. */
@@ -106,11 +106,6 @@ export class BitMirror {
     private readonly db: Db,
     private readonly onError: (error: unknown) => void,
   ) {}
-
-  get status(): "off" | "building" | "ready" {
-    if (this.ready) return "ready";
-    return this.building ? "building" : "off";
-  }
 
   /** Resolves once the mirror is ready and current (true) or cannot be now (false). */
   async settled(): Promise<boolean> {
