@@ -94,9 +94,12 @@ export function connect(file: string, options: ConnectionOptions = {}): Db {
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("temp_store = MEMORY");
   sqlite.pragma("cache_size = -32768");
-  // Every KNN scan reads every stored vector; reading them through a memory map instead of copying
-  // pages into the cache makes a scan about a third cheaper. Writes keep the normal, fsynced path.
-  sqlite.pragma("mmap_size = 1073741824");
+  // A memory map makes reading a vector a third cheaper than copying its page into the cache, but
+  // in WAL mode SQLite unmaps the whole file whenever a read transaction finds another
+  // connection's commit: the store's reader, which finds one after nearly every write, would pay
+  // for a new mapping and a page fault per page it touches (docs/decisions.md, "The reader
+  // without a memory map"). The writer sees only its own commits and keeps its map.
+  if (!options.queryOnly) sqlite.pragma("mmap_size = 1073741824");
   if (options.queryOnly) sqlite.pragma("query_only = ON");
   sqlite.function(SHA256_FUNCTION, { deterministic: true }, sha256Hex);
   return new Db(sqlite);
