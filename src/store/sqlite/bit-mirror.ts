@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Db } from "./connection.js";
 import type { VectorMeta } from "../vectors.js";
+import { HammingTable } from "./hamming.js";
 import { changesAfter, identityDimensions, lastChangeSeq, TurnLoop, vectorIdentity, type VectorMetaRow } from "./vector-log.js";
 
 /** The rows a scan may return, as the vec0 scan's WHERE clause names them (vectors.ts, `filtersOf`). */
@@ -25,7 +26,7 @@ export interface LocalChange {
 
 interface Row extends VectorMetaRow {
   pk: number;
-  bits: Buffer;
+  bits: Uint8Array;
 }
 
 const COLUMNS = "pk, bits, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms";
@@ -43,19 +44,12 @@ const MAX_KNOWN = 4096;
 /** A failed or declined build is not tried again before this. */
 const RETRY_MS = 60_000;
 
-/** Ones in a 32-bit word. */
-const popcount = (word: number): number => {
-  let v = word - ((word >>> 1) & 0x55555555);
-  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-  return Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
-};
-
 /**
  * The vec0 table's binary-quantized vectors and filter columns, copied into this process's memory
  * and scanned there: the same candidates as vec0's bit scan (Hamming distance, every filter applied
- * before `k` counts) at about a quarter of its cost, without reading SQLite's pages (measured at
- * 10,000 entries: 0.35 ms a scan against 1.4). A candidate generator only: the caller ranks what it
- * returns by exact cosine from `memory_embeddings`, as it does vec0's.
+ * before `k` counts) without reading SQLite's pages, the distances counted in WebAssembly
+ * (hamming.ts). A candidate generator only: the caller ranks what it returns by exact cosine from
+ * `memory_embeddings`, as it does vec0's.
  *
  * It follows the database as the HNSW index does (ann.ts), through `vector_changes`: every
  * embedding or filter change appends the entry's pk there in its transaction, and before answering
@@ -70,11 +64,10 @@ export class BitMirror {
   private ready = false;
   private seq = 0;
   private dimensions = 0;
-  /** 32-bit words per vector (its bytes, padded with zeros). */
-  private words = 0;
   private count = 0;
   private capacity = 0;
-  private bits = new Int32Array(0);
+  /** The rows' sign bits, by slot, and the scan over them. */
+  private table: HammingTable | null = null;
   private pks = new Float64Array(0);
   private visKeys = new Int32Array(0);
   private ownerKeys = new Int32Array(0);
@@ -83,7 +76,6 @@ export class BitMirror {
   private agents = new Int32Array(0);
   private confidences = new Float64Array(0);
   private expiries = new Float64Array(0);
-  private distances = new Uint16Array(0);
   private readonly slots = new Map<number, number>();
   /** Every string a filter column holds, as a small integer. */
   private readonly strings = new Map<string, number>();
@@ -181,8 +173,8 @@ export class BitMirror {
     const keyColumn = filter.column === "vis_key" ? this.visKeys : this.ownerKeys;
     const { nowMs } = filter;
     const confidenceMin = filter.confidenceMin ?? -Infinity;
-    const query = this.quantize(vector);
-    const { words, bits, count, distances, projectKeys, agents, types, confidences, expiries } = this;
+    const { count, projectKeys, agents, types, confidences, expiries } = this;
+    const distances = (this.table as HammingTable).distances(this.quantize(vector), count);
     const FILTERED = 0xffff;
     const histogram = new Uint32Array(this.dimensions + 1);
     for (let slot = 0; slot < count; slot++) {
@@ -197,9 +189,7 @@ export class BitMirror {
         distances[slot] = FILTERED;
         continue;
       }
-      let distance = 0;
-      for (let word = 0, at = slot * words; word < words; word++, at++) distance += popcount((bits[at] as number) ^ (query[word] as number));
-      distances[slot] = distance;
+      const distance = distances[slot] as number;
       histogram[distance] = (histogram[distance] as number) + 1;
     }
     // The distance at which the k-th nearest stands: rows nearer all come, rows at it until k.
@@ -233,7 +223,7 @@ export class BitMirror {
   private rowOf(pk: number, vector: Float32Array, meta: VectorMeta): Row {
     return {
       pk,
-      bits: Buffer.from(this.quantize(vector).buffer),
+      bits: this.quantize(vector),
       vis_key: meta.visKey,
       owner_key: meta.ownerKey,
       project_key: meta.projectKey,
@@ -244,11 +234,10 @@ export class BitMirror {
     };
   }
 
-  private quantize(vector: Float32Array): Int32Array {
-    const query = new Int32Array(this.words);
-    const bytes = new Uint8Array(query.buffer);
+  private quantize(vector: Float32Array): Uint8Array {
+    const bytes = new Uint8Array(Math.ceil(vector.length / 8));
     for (let index = 0; index < vector.length; index++) if ((vector[index] as number) > 0) bytes[index >> 3] = (bytes[index >> 3] as number) | (1 << (index & 7));
-    return query;
+    return bytes;
   }
 
   private intern(value: string): number {
@@ -269,7 +258,8 @@ export class BitMirror {
 
   private reset(dimensions: number): void {
     this.dimensions = dimensions;
-    this.words = Math.ceil(dimensions / 32);
+    // A new table: WebAssembly memory cannot give back what an earlier, larger mirror took.
+    this.table = dimensions === 0 ? null : new HammingTable(dimensions);
     this.count = 0;
     this.capacity = 0;
     this.slots.clear();
@@ -280,12 +270,12 @@ export class BitMirror {
   /** Room for at least `rows` rows (every array reallocated, what is held copied over). */
   private grow(rows: number): void {
     const capacity = rows === 0 ? 0 : Math.max(1024, rows, Math.ceil(this.capacity * 1.5));
-    const widen = <T extends Int32Array | Float64Array | Uint16Array>(old: T, make: (length: number) => T, width = 1): T => {
-      const next = make(capacity * width);
+    const widen = <T extends Int32Array | Float64Array>(old: T, make: (length: number) => T): T => {
+      const next = make(capacity);
       next.set(old.subarray(0, Math.min(old.length, next.length)));
       return next;
     };
-    this.bits = widen(this.bits, (length) => new Int32Array(length), this.words);
+    this.table?.grow(capacity);
     this.pks = widen(this.pks, (length) => new Float64Array(length));
     this.visKeys = widen(this.visKeys, (length) => new Int32Array(length));
     this.ownerKeys = widen(this.ownerKeys, (length) => new Int32Array(length));
@@ -294,7 +284,6 @@ export class BitMirror {
     this.agents = widen(this.agents, (length) => new Int32Array(length));
     this.confidences = widen(this.confidences, (length) => new Float64Array(length));
     this.expiries = widen(this.expiries, (length) => new Float64Array(length));
-    this.distances = new Uint16Array(capacity);
     this.capacity = capacity;
   }
 
@@ -306,9 +295,7 @@ export class BitMirror {
       this.slots.set(row.pk, slot);
       this.pks[slot] = row.pk;
     }
-    const at = slot * this.words;
-    this.bits.fill(0, at, at + this.words);
-    new Uint8Array(this.bits.buffer, at * 4, this.words * 4).set(row.bits.subarray(0, Math.min(row.bits.length, this.words * 4)));
+    (this.table as HammingTable).set(slot, row.bits);
     this.visKeys[slot] = this.intern(row.vis_key);
     this.ownerKeys[slot] = this.intern(row.owner_key);
     this.projectKeys[slot] = this.intern(row.project_key);
@@ -328,7 +315,7 @@ export class BitMirror {
     const movedPk = this.pks[last] as number;
     this.slots.set(movedPk, slot);
     this.pks[slot] = movedPk;
-    this.bits.copyWithin(slot * this.words, last * this.words, (last + 1) * this.words);
+    (this.table as HammingTable).copy(last, slot);
     for (const column of [this.visKeys, this.ownerKeys, this.projectKeys, this.types, this.agents, this.confidences, this.expiries]) column[slot] = column[last] as number;
   }
 
