@@ -19,7 +19,9 @@ export interface CurveOptions {
 
 const QUERY_STREAM = 5001;
 // BENCH_VECTOR_ANN_THRESHOLD: the server's VECTOR_ANN_THRESHOLD, e.g. 1000000000 to time the scan alone (A/B).
+// The recall is then measured with the same threshold.
 const serverAnn: Record<string, string> = process.env.BENCH_VECTOR_ANN_THRESHOLD ? { VECTOR_ANN_THRESHOLD: process.env.BENCH_VECTOR_ANN_THRESHOLD } : {};
+const recallAnn = process.env.BENCH_VECTOR_ANN_THRESHOLD ? { threshold: Number(process.env.BENCH_VECTOR_ANN_THRESHOLD) } : {};
 
 interface Point {
   entries: number;
@@ -40,7 +42,7 @@ async function measure(entries: number, options: CurveOptions, vectorsOf: (texts
   const next = queryStream(QUERY_STREAM);
   const queries = Array.from({ length: options.queries }, () => next());
   progress(`curve: ${size} entries, recall`);
-  const { store, annSeconds } = await annStore(seeded, dataDir, progress);
+  const { store, annSeconds } = await annStore(seeded, dataDir, progress, recallAnn);
   const databaseUrl = databaseEnv(dataDir).DATABASE_URL;
   const fit = databaseUrl === undefined ? undefined : await vectorIndexFit(databaseUrl);
   let measured;

@@ -3,11 +3,12 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/core/ids.js";
 import { BitMirror } from "../../src/store/sqlite/bit-mirror.js";
+import { int8Of } from "../../src/store/sqlite/mirror-table.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { connectionOf } from "../../src/store/sqlite/transactions.js";
 import { NO_EXPIRY, type VectorFilter, type VectorMeta } from "../../src/store/vectors.js";
 import { newMemoryRow, vectorMeta } from "../helpers/memory-rows.js";
-import { randomUnitVector, seededUniform } from "../helpers/random-vectors.js";
+import { cosineDistance, randomUnitVector, seededUniform } from "../helpers/random-vectors.js";
 import { tempDir } from "../helpers/server.js";
 
 // The bit mirror (src/store/sqlite/bit-mirror.ts): a server's store scans the quantized vectors in
@@ -115,12 +116,17 @@ describe("the bit mirror of a SQLite store's vectors", () => {
     expect(await mirrored.vectors.nearest(mirrored.reader, queries[0] as Float32Array, 10, filter)).toHaveLength(10);
   });
 
-  it("takes the rows nearest by Hamming distance, and no more than asked", async () => {
+  it("shortlists the rows nearest by Hamming distance, and no more than asked", async () => {
     const { plain, next } = await pair();
     const db = connectionOf(plain.reader);
-    const mirror = new BitMirror(db, (error) => {
-      throw error;
-    });
+    // A shortlist of exactly the candidates asked: the answer is the bit scan's alone.
+    const mirror = new BitMirror(
+      db,
+      (error) => {
+        throw error;
+      },
+      { perCandidate: 1, rowsPerShortlisted: Infinity },
+    );
     expect(await mirror.settled()).toBe(true);
     const rows = db.all<{ pk: number; bits: Buffer; vis_key: string; owner_key: string; project_key: string; type: string; agent_id: string; confidence: number; expires_ms: number }>(
       "SELECT pk, bits, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms FROM memory_vectors",
@@ -161,6 +167,50 @@ describe("the bit mirror of a SQLite store's vectors", () => {
         const nearestLeft = Math.min(...passing.filter((row) => !taken.includes(row.pk)).map((row) => distance.get(row.pk) as number));
         expect(farthestTaken).toBeLessThanOrEqual(nearestLeft);
       }
+    }
+    mirror.close();
+  });
+
+  it("picks the candidates of its shortlist by the int8 components' cosine", async () => {
+    const { plain, next } = await pair();
+    const db = connectionOf(plain.reader);
+    // A shortlist of every row: the answer is the int8 ranking's alone.
+    const mirror = new BitMirror(
+      db,
+      (error) => {
+        throw error;
+      },
+      { perCandidate: ENTRIES, rowsPerShortlisted: 1 },
+    );
+    expect(await mirror.settled()).toBe(true);
+    const rows = db.all<{ pk: number; embedding: Buffer; vis_key: string }>(
+      "SELECT v.pk AS pk, e.embedding AS embedding, v.vis_key AS vis_key FROM memory_vectors AS v JOIN memory_embeddings AS e ON e.pk = v.pk WHERE v.expires_ms > ?",
+      Date.now(),
+    );
+    const cosine = (a: { components: Int8Array; norm: number }, b: { components: Int8Array; norm: number }): number =>
+      a.components.reduce((sum, value, index) => sum + value * (b.components[index] as number), 0) / (a.norm * b.norm);
+    const held = rows
+      .filter((row) => ["g", "a:ada"].includes(row.vis_key))
+      .map((row) => ({ pk: row.pk, int8: int8Of(new Float32Array(new Uint8Array(row.embedding).buffer)) }));
+    expect(held.length).toBeGreaterThan(100);
+    for (let round = 0; round < 5; round++) {
+      const query = randomUnitVector(next, DIMENSIONS);
+      const asInt8 = int8Of(query);
+      const expected = held
+        .map((row) => ({ pk: row.pk, similarity: cosine(row.int8, asInt8) }))
+        .sort((a, b) => b.similarity - a.similarity)
+        .slice(0, 15)
+        .map((row) => row.pk);
+      // Which, not in what order: the caller ranks them by exact cosine.
+      expect(mirror.candidates(query, 15, { column: "vis_key", keys: ["g", "a:ada"], nowMs: Date.now() })?.sort((a, b) => a - b)).toEqual(expected.sort((a, b) => a - b));
+    }
+    // int8 keeps the ranking of the exact cosine at its top: the nearest row by exact cosine is
+    // the int8 ranking's first for every query here.
+    const floats = rows.map((row) => ({ pk: row.pk, vector: new Float32Array(new Uint8Array(row.embedding).buffer), visible: ["g", "a:ada"].includes(row.vis_key) }));
+    for (let round = 0; round < 5; round++) {
+      const query = randomUnitVector(next, DIMENSIONS);
+      const exact = floats.filter((row) => row.visible).sort((a, b) => cosineDistance(a.vector, query) - cosineDistance(b.vector, query));
+      expect(mirror.candidates(query, 1, { column: "vis_key", keys: ["g", "a:ada"], nowMs: Date.now() })).toEqual([exact[0]?.pk]);
     }
     mirror.close();
   });

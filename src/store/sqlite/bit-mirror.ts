@@ -1,20 +1,8 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Db } from "./connection.js";
 import type { VectorMeta } from "../vectors.js";
-import { HammingTable } from "./hamming.js";
-import { changesAfter, identityDimensions, lastChangeSeq, TurnLoop, vectorIdentity, type VectorMetaRow } from "./vector-log.js";
-
-/** The rows a scan may return, as the vec0 scan's WHERE clause names them (vectors.ts, `filtersOf`). */
-export interface MirrorFilter {
-  /** The visibility column and the keys the viewpoint may see in it. */
-  column: "vis_key" | "owner_key";
-  keys: string[];
-  nowMs: number;
-  projectKey?: string;
-  types?: string[];
-  agentId?: string;
-  confidenceMin?: number;
-}
+import { MirrorTable, signBits, SHORTLIST, type MirrorFilter, type MirrorRow, type Shortlist } from "./mirror-table.js";
+import { changesAfter, identityDimensions, lastChangeSeq, TurnLoop, vectorIdentity } from "./vector-log.js";
 
 /** A change this process committed, as its transaction logged it: the row it left (null: none). */
 export interface LocalChange {
@@ -24,18 +12,14 @@ export interface LocalChange {
   meta: VectorMeta | null;
 }
 
-interface Row extends VectorMetaRow {
-  pk: number;
-  bits: Uint8Array;
-}
-
-const COLUMNS = "pk, bits, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms";
-/** Rows read per turn of the event loop while the mirror is built (about 5 ms on this class of machine). */
-const PAGE = 500;
+const COLUMNS =
+  "pk, bits, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms, (SELECT embedding FROM memory_embeddings AS e WHERE e.pk = memory_vectors.pk) AS embedding";
+/** Rows read per turn of the event loop while the mirror is built (about 10 ms on this class of machine). */
+const PAGE = 250;
 /** Changes a scan applies itself before answering; with more pending it declines, and they are applied in the background. */
 const CATCH_UP_PER_QUERY = 64;
 const CATCH_UP_PER_TURN = 64;
-/** Past this many vectors no mirror is kept (about 110 bytes a row): the HNSW index serves such a store. */
+/** Past this many vectors no mirror is kept (about 110 bytes a row and a byte a dimension): the HNSW index serves such a store. */
 const MIRROR_MAX_ROWS = 200_000;
 /** How long after a local commit the background catch-up looks at the log, if no scan has by then. */
 const IDLE_CATCH_UP_MS = 100;
@@ -45,11 +29,12 @@ const MAX_KNOWN = 4096;
 const RETRY_MS = 60_000;
 
 /**
- * The vec0 table's binary-quantized vectors and filter columns, copied into this process's memory
- * and scanned there: the same candidates as vec0's bit scan (Hamming distance, every filter applied
- * before `k` counts) without reading SQLite's pages, the distances counted in WebAssembly
- * (hamming.ts). A candidate generator only: the caller ranks what it returns by exact cosine from
- * `memory_embeddings`, as it does vec0's.
+ * The vec0 table's binary-quantized vectors and filter columns, with each embedding's int8
+ * components, copied into this process's memory and scanned there (mirror-table.ts) without
+ * reading SQLite's pages: the bit scan (Hamming distance, every filter applied before counting)
+ * shortlists rows, and the int8 cosine picks the candidates among them. A candidate generator
+ * only: the caller ranks what it returns by exact cosine from `memory_embeddings`, as it does
+ * vec0's.
  *
  * It follows the database as the HNSW index does (ann.ts), through `vector_changes`: every
  * embedding or filter change appends the entry's pk there in its transaction, and before answering
@@ -63,24 +48,10 @@ export class BitMirror {
   private identity: string | null = null;
   private ready = false;
   private seq = 0;
-  private dimensions = 0;
-  private count = 0;
-  private capacity = 0;
-  /** The rows' sign bits, by slot, and the scan over them. */
-  private table: HammingTable | null = null;
-  private pks = new Float64Array(0);
-  private visKeys = new Int32Array(0);
-  private ownerKeys = new Int32Array(0);
-  private projectKeys = new Int32Array(0);
-  private types = new Int32Array(0);
-  private agents = new Int32Array(0);
-  private confidences = new Float64Array(0);
-  private expiries = new Float64Array(0);
-  private readonly slots = new Map<number, number>();
-  /** Every string a filter column holds, as a small integer. */
-  private readonly strings = new Map<string, number>();
+  /** The rows, once built; null while there is no mirror. */
+  private table: MirrorTable | null = null;
   /** This process's committed changes by seq, not yet reached by the catch-up: applied without reading vec0. */
-  private readonly known = new Map<number, Row | null>();
+  private readonly known = new Map<number, MirrorRow | null>();
   private building: Promise<void> | null = null;
   private readonly catchingUp = new TurnLoop(
     () => this.closed || !this.ready || this.catchUp(CATCH_UP_PER_TURN),
@@ -97,6 +68,7 @@ export class BitMirror {
     /** A connection that sees only what is committed. */
     private readonly db: Db,
     private readonly onError: (error: unknown) => void,
+    private readonly shortlist: Shortlist = SHORTLIST,
   ) {}
 
   /** Resolves once the mirror is ready and current (true) or cannot be now (false). */
@@ -138,7 +110,7 @@ export class BitMirror {
       if (change.seq <= this.seq || this.known.size >= MAX_KNOWN) continue;
       const { vector, meta } = change;
       if (!vector || !meta) this.known.set(change.seq, null);
-      else if (vector.length === this.dimensions) this.known.set(change.seq, this.rowOf(change.pk, vector, meta));
+      else if (vector.length === this.table?.dimensions) this.known.set(change.seq, rowOf(change.pk, vector, meta));
     }
     // Later rather than at once: on a busy server the scans apply them first, and this finds nothing.
     this.scheduleCatchUp(IDLE_CATCH_UP_MS);
@@ -157,166 +129,17 @@ export class BitMirror {
       return null;
     }
     if (!this.catchUp(CATCH_UP_PER_QUERY)) return null;
-    if (vector.length !== this.dimensions) return null;
+    const table = this.table as MirrorTable;
+    if (vector.length !== table.dimensions) return null;
     if (k <= 0) return [];
-    return this.nearest(vector, k, filter);
-  }
-
-  private nearest(vector: Float32Array, k: number, filter: MirrorFilter): number[] {
-    const id = (value: string | undefined): number | undefined => (value === undefined ? undefined : (this.strings.get(value) ?? -1));
-    const projectKey = id(filter.projectKey);
-    const agent = id(filter.agentId);
-    // A value no row holds matches nothing.
-    if (projectKey === -1 || agent === -1) return [];
-    const allowedKeys = this.lookup(filter.keys);
-    const allowedTypes = filter.types === undefined ? null : this.lookup(filter.types);
-    const keyColumn = filter.column === "vis_key" ? this.visKeys : this.ownerKeys;
-    const { nowMs } = filter;
-    const confidenceMin = filter.confidenceMin ?? -Infinity;
-    const { count, projectKeys, agents, types, confidences, expiries } = this;
-    const distances = (this.table as HammingTable).distances(this.quantize(vector), count);
-    const FILTERED = 0xffff;
-    const histogram = new Uint32Array(this.dimensions + 1);
-    for (let slot = 0; slot < count; slot++) {
-      if (
-        allowedKeys[keyColumn[slot] as number] !== 1 ||
-        (expiries[slot] as number) <= nowMs ||
-        (projectKey !== undefined && projectKeys[slot] !== projectKey) ||
-        (agent !== undefined && agents[slot] !== agent) ||
-        (allowedTypes !== null && allowedTypes[types[slot] as number] !== 1) ||
-        (confidences[slot] as number) < confidenceMin
-      ) {
-        distances[slot] = FILTERED;
-        continue;
-      }
-      const distance = distances[slot] as number;
-      histogram[distance] = (histogram[distance] as number) + 1;
-    }
-    // The distance at which the k-th nearest stands: rows nearer all come, rows at it until k.
-    let cutoff = 0;
-    for (let seen = 0; cutoff <= this.dimensions; cutoff++) {
-      seen += histogram[cutoff] as number;
-      if (seen >= k) break;
-    }
-    const nearer: number[] = [];
-    const tied: number[] = [];
-    for (let slot = 0; slot < count; slot++) {
-      const distance = distances[slot] as number;
-      if (distance < cutoff) nearer.push(this.pks[slot] as number);
-      else if (distance === cutoff) tied.push(this.pks[slot] as number);
-    }
-    return [...nearer, ...tied.slice(0, k - nearer.length)];
-  }
-
-  /** A table by string id: 1 where the id is one of `values`. */
-  private lookup(values: readonly string[]): Uint8Array {
-    const table = new Uint8Array(this.strings.size);
-    for (const value of values) {
-      const at = this.strings.get(value);
-      if (at !== undefined) table[at] = 1;
-    }
-    return table;
-  }
-
-  /** The signs of `vector` as vec0's `vec_quantize_binary` lays them out: element i is bit i % 8 of byte i / 8 (1 when above zero). */
-  /** A local change as the row vec0 holds after it. */
-  private rowOf(pk: number, vector: Float32Array, meta: VectorMeta): Row {
-    return {
-      pk,
-      bits: this.quantize(vector),
-      vis_key: meta.visKey,
-      owner_key: meta.ownerKey,
-      project_key: meta.projectKey,
-      type: meta.type,
-      agent_id: meta.agentId,
-      confidence: meta.confidence,
-      expires_ms: meta.expiresMs,
-    };
-  }
-
-  private quantize(vector: Float32Array): Uint8Array {
-    const bytes = new Uint8Array(Math.ceil(vector.length / 8));
-    for (let index = 0; index < vector.length; index++) if ((vector[index] as number) > 0) bytes[index >> 3] = (bytes[index >> 3] as number) | (1 << (index & 7));
-    return bytes;
-  }
-
-  private intern(value: string): number {
-    let at = this.strings.get(value);
-    if (at === undefined) {
-      at = this.strings.size;
-      this.strings.set(value, at);
-    }
-    return at;
+    return table.nearest(vector, k, filter);
   }
 
   private drop(): void {
     this.ready = false;
     this.identity = null;
     this.known.clear();
-    this.reset(0);
-  }
-
-  private reset(dimensions: number): void {
-    this.dimensions = dimensions;
-    // A new table: WebAssembly memory cannot give back what an earlier, larger mirror took.
-    this.table = dimensions === 0 ? null : new HammingTable(dimensions);
-    this.count = 0;
-    this.capacity = 0;
-    this.slots.clear();
-    this.strings.clear();
-    this.grow(0);
-  }
-
-  /** Room for at least `rows` rows (every array reallocated, what is held copied over). */
-  private grow(rows: number): void {
-    const capacity = rows === 0 ? 0 : Math.max(1024, rows, Math.ceil(this.capacity * 1.5));
-    const widen = <T extends Int32Array | Float64Array>(old: T, make: (length: number) => T): T => {
-      const next = make(capacity);
-      next.set(old.subarray(0, Math.min(old.length, next.length)));
-      return next;
-    };
-    this.table?.grow(capacity);
-    this.pks = widen(this.pks, (length) => new Float64Array(length));
-    this.visKeys = widen(this.visKeys, (length) => new Int32Array(length));
-    this.ownerKeys = widen(this.ownerKeys, (length) => new Int32Array(length));
-    this.projectKeys = widen(this.projectKeys, (length) => new Int32Array(length));
-    this.types = widen(this.types, (length) => new Int32Array(length));
-    this.agents = widen(this.agents, (length) => new Int32Array(length));
-    this.confidences = widen(this.confidences, (length) => new Float64Array(length));
-    this.expiries = widen(this.expiries, (length) => new Float64Array(length));
-    this.capacity = capacity;
-  }
-
-  private upsert(row: Row): void {
-    let slot = this.slots.get(row.pk);
-    if (slot === undefined) {
-      if (this.count === this.capacity) this.grow(this.count + 1);
-      slot = this.count++;
-      this.slots.set(row.pk, slot);
-      this.pks[slot] = row.pk;
-    }
-    (this.table as HammingTable).set(slot, row.bits);
-    this.visKeys[slot] = this.intern(row.vis_key);
-    this.ownerKeys[slot] = this.intern(row.owner_key);
-    this.projectKeys[slot] = this.intern(row.project_key);
-    this.types[slot] = this.intern(row.type);
-    this.agents[slot] = this.intern(row.agent_id);
-    this.confidences[slot] = row.confidence;
-    this.expiries[slot] = row.expires_ms;
-  }
-
-  /** Removes a row by moving the last one into its slot. */
-  private remove(pk: number): void {
-    const slot = this.slots.get(pk);
-    if (slot === undefined) return;
-    this.slots.delete(pk);
-    const last = --this.count;
-    if (slot === last) return;
-    const movedPk = this.pks[last] as number;
-    this.slots.set(movedPk, slot);
-    this.pks[slot] = movedPk;
-    (this.table as HammingTable).copy(last, slot);
-    for (const column of [this.visKeys, this.ownerKeys, this.projectKeys, this.types, this.agents, this.confidences, this.expiries]) column[slot] = column[last] as number;
+    this.table = null;
   }
 
   private start(identity: string): void {
@@ -339,20 +162,23 @@ export class BitMirror {
   private async build(identity: string): Promise<void> {
     const count = this.db.get<{ n: number }>("SELECT count(*) AS n FROM memory_vectors_rowids")?.n ?? 0;
     if (count > MIRROR_MAX_ROWS) return;
-    this.reset(identityDimensions(identity));
+    const table = new MirrorTable(identityDimensions(identity), this.shortlist);
     const seq = lastChangeSeq(this.db);
     let after = 0;
     for (;;) {
-      if (this.closed || vectorIdentity(this.db) !== identity || this.count > MIRROR_MAX_ROWS) {
-        this.reset(0);
-        return;
+      if (this.closed || vectorIdentity(this.db) !== identity || table.count > MIRROR_MAX_ROWS) return;
+      // Paged by the embeddings' table, then each row looked up by pk: vec0 answers a range of pks
+      // only by scanning every row (a page of 500 took 32 ms at 100,000 rows), a pk at once.
+      const page = this.db.all<{ pk: number }>("SELECT pk FROM memory_embeddings WHERE pk > ? ORDER BY pk LIMIT ?", after, PAGE);
+      for (const { pk } of page) {
+        const row = this.rowAt(pk);
+        if (row) table.upsert(row);
       }
-      const rows = this.db.all<Row>(`SELECT ${COLUMNS} FROM memory_vectors WHERE pk > ? ORDER BY pk LIMIT ?`, BigInt(after), PAGE);
-      for (const row of rows) this.upsert(row);
-      if (rows.length < PAGE) break;
-      after = (rows.at(-1) as Row).pk;
+      if (page.length < PAGE) break;
+      after = (page.at(-1) as { pk: number }).pk;
       await nextTurn();
     }
+    this.table = table;
     this.seq = seq;
     this.identity = identity;
     this.ready = true;
@@ -377,28 +203,49 @@ export class BitMirror {
       this.scheduleCatchUp();
       return false;
     }
+    const table = this.table as MirrorTable;
     const readBack = new Set<number>();
     for (const { seq, pk } of changes) {
       const local = this.known.get(seq);
       this.known.delete(seq);
       if (local !== undefined && (local === null || local.pk === pk)) {
-        if (local) this.upsert(local);
-        else this.remove(pk);
+        if (local) table.upsert(local);
+        else table.remove(pk);
         continue;
       }
       if (readBack.has(pk)) continue;
       readBack.add(pk);
-      const row = this.db.get<Row>(`SELECT ${COLUMNS} FROM memory_vectors WHERE pk = ?`, BigInt(pk));
-      if (row) this.upsert(row);
-      else this.remove(pk);
+      const row = this.rowAt(pk);
+      if (row) table.upsert(row);
+      else table.remove(pk);
     }
     this.seq = (changes.at(-1) as { seq: number }).seq;
-    if (this.count > MIRROR_MAX_ROWS) this.drop();
+    if (table.count > MIRROR_MAX_ROWS) this.drop();
     return this.ready;
+  }
+
+  private rowAt(pk: number): MirrorRow | undefined {
+    return this.db.get<MirrorRow>(`SELECT ${COLUMNS} FROM memory_vectors WHERE pk = ?`, BigInt(pk));
   }
 
   /** Applies the log in the background, a slice per turn of the event loop, until current. */
   private scheduleCatchUp(afterMs = 0): void {
     this.catchingUp.start(afterMs);
   }
+}
+
+/** A local change as the row vec0 holds after it. */
+function rowOf(pk: number, vector: Float32Array, meta: VectorMeta): MirrorRow {
+  return {
+    pk,
+    bits: signBits(vector),
+    embedding: vector,
+    vis_key: meta.visKey,
+    owner_key: meta.ownerKey,
+    project_key: meta.projectKey,
+    type: meta.type,
+    agent_id: meta.agentId,
+    confidence: meta.confidence,
+    expires_ms: meta.expiresMs,
+  };
 }

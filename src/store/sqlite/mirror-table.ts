@@ -1,0 +1,252 @@
+import { RowTable } from "./row-scan.js";
+import type { VectorMetaRow } from "./vector-log.js";
+
+/** The rows a scan may return, as the vec0 scan's WHERE clause names them (vectors.ts, `filtersOf`). */
+export interface MirrorFilter {
+  /** The visibility column and the keys the viewpoint may see in it. */
+  column: "vis_key" | "owner_key";
+  keys: string[];
+  nowMs: number;
+  projectKey?: string;
+  types?: string[];
+  agentId?: string;
+  confidenceMin?: number;
+}
+
+/** A vec0 row as the mirror holds it: its sign bits, its filter columns and its embedding. */
+export interface MirrorRow extends VectorMetaRow {
+  pk: number;
+  bits: Uint8Array;
+  /** The float32 embedding (a blob of `memory_embeddings`, or the vector itself); null: none stored. */
+  embedding: Uint8Array | Float32Array | null;
+}
+
+/** How many rows the bit scan shortlists for the int8 ranking: the larger of these two. */
+export interface Shortlist {
+  /** Rows shortlisted per candidate returned. */
+  perCandidate: number;
+  /** One row shortlisted per this many held: the bit scan's ranking grows noisier with the store. */
+  rowsPerShortlisted: number;
+}
+
+export const SHORTLIST: Shortlist = { perCandidate: 2, rowsPerShortlisted: 100 };
+
+/** The signs of `vector` as vec0's `vec_quantize_binary` lays them out: element i is bit i % 8 of byte i / 8 (1 when above zero). */
+export function signBits(vector: Float32Array): Uint8Array {
+  const bytes = new Uint8Array(Math.ceil(vector.length / 8));
+  for (let index = 0; index < vector.length; index++) if ((vector[index] as number) > 0) bytes[index >> 3] = (bytes[index >> 3] as number) | (1 << (index & 7));
+  return bytes;
+}
+
+/** `vector` scaled so its largest component is ±127 and rounded, with the length of the result. */
+export function int8Of(vector: Float32Array): { components: Int8Array; norm: number } {
+  let largest = 0;
+  for (const value of vector) largest = Math.max(largest, Math.abs(value));
+  const components = new Int8Array(vector.length);
+  if (largest === 0 || !Number.isFinite(largest)) return { components, norm: 0 };
+  const scale = 127 / largest;
+  let squares = 0;
+  for (let index = 0; index < vector.length; index++) {
+    const component = Math.round((vector[index] as number) * scale);
+    components[index] = component;
+    squares += component * component;
+  }
+  return { components, norm: Math.sqrt(squares) };
+}
+
+const asFloats = (embedding: Uint8Array | Float32Array): Float32Array =>
+  embedding instanceof Float32Array ? embedding : new Float32Array(embedding.buffer.slice(embedding.byteOffset, embedding.byteOffset + (embedding.byteLength & ~3)));
+
+/**
+ * The vec0 table's rows in this process's memory, by slot: sign bits and int8 components in
+ * WebAssembly memory (row-scan.ts), filter columns in typed arrays (strings as small integers).
+ * A scan is two stages: the bit scan (Hamming distance, every filter applied before counting)
+ * shortlists the nearest rows, and the int8 components' cosine picks the candidates among them.
+ */
+export class MirrorTable {
+  count = 0;
+  private capacity = 0;
+  private readonly bits: RowTable;
+  private readonly components: RowTable;
+  private norms = new Float64Array(0);
+  private pks = new Float64Array(0);
+  private visKeys = new Int32Array(0);
+  private ownerKeys = new Int32Array(0);
+  private projectKeys = new Int32Array(0);
+  private types = new Int32Array(0);
+  private agents = new Int32Array(0);
+  private confidences = new Float64Array(0);
+  private expiries = new Float64Array(0);
+  private readonly slots = new Map<number, number>();
+  /** Every string a filter column holds, as a small integer. */
+  private readonly strings = new Map<string, number>();
+
+  constructor(
+    readonly dimensions: number,
+    private readonly shortlist: Shortlist = SHORTLIST,
+  ) {
+    this.bits = new RowTable(Math.ceil(dimensions / 8));
+    this.components = new RowTable(dimensions);
+  }
+
+  upsert(row: MirrorRow): void {
+    let slot = this.slots.get(row.pk);
+    if (slot === undefined) {
+      if (this.count === this.capacity) this.grow(this.count + 1);
+      slot = this.count++;
+      this.slots.set(row.pk, slot);
+      this.pks[slot] = row.pk;
+    }
+    this.bits.set(slot, row.bits);
+    const { components, norm } = row.embedding ? int8Of(asFloats(row.embedding)) : { components: new Int8Array(0), norm: 0 };
+    this.components.set(slot, components);
+    this.norms[slot] = norm;
+    this.visKeys[slot] = this.intern(row.vis_key);
+    this.ownerKeys[slot] = this.intern(row.owner_key);
+    this.projectKeys[slot] = this.intern(row.project_key);
+    this.types[slot] = this.intern(row.type);
+    this.agents[slot] = this.intern(row.agent_id);
+    this.confidences[slot] = row.confidence;
+    this.expiries[slot] = row.expires_ms;
+  }
+
+  /** Removes a row by moving the last one into its slot. */
+  remove(pk: number): void {
+    const slot = this.slots.get(pk);
+    if (slot === undefined) return;
+    this.slots.delete(pk);
+    const last = --this.count;
+    if (slot === last) return;
+    const movedPk = this.pks[last] as number;
+    this.slots.set(movedPk, slot);
+    this.pks[slot] = movedPk;
+    this.bits.copy(last, slot);
+    this.components.copy(last, slot);
+    for (const column of [this.norms, this.visKeys, this.ownerKeys, this.projectKeys, this.types, this.agents, this.confidences, this.expiries]) column[slot] = column[last] as number;
+  }
+
+  /**
+   * Pks of `k` rows passing `filter` near `vector`: the rows nearest by Hamming distance of the
+   * signs are shortlisted (more at a tie on the last distance are never taken; which of the tied
+   * is, is arbitrary, as in vec0), and of those the `k` nearest by the int8 components' cosine
+   * are returned, in no particular order.
+   */
+  nearest(vector: Float32Array, k: number, filter: MirrorFilter): number[] {
+    const shortlisted = this.shortlisted(vector, Math.max(k * this.shortlist.perCandidate, Math.ceil(this.count / this.shortlist.rowsPerShortlisted)), filter);
+    if (shortlisted.length === 0) return [];
+    const query = int8Of(vector);
+    const dots = this.components.dots(query.components, shortlisted);
+    const similarity = new Float64Array(shortlisted.length);
+    for (let at = 0; at < shortlisted.length; at++) {
+      const norm = (this.norms[shortlisted[at] as number] as number) * query.norm;
+      // A row without an embedding (or a zero one) ranks below every cosine.
+      similarity[at] = norm === 0 ? -2 : (dots[at] as number) / norm;
+    }
+    if (shortlisted.length <= k) return Array.from(shortlisted, (slot) => this.pks[slot] as number);
+    // The k-th highest similarity: rows above it all come, rows at it until k.
+    const least = similarity.slice().sort()[shortlisted.length - k] as number;
+    const above: number[] = [];
+    const at: number[] = [];
+    for (let index = 0; index < shortlisted.length; index++) {
+      const value = similarity[index] as number;
+      if (value > least) above.push(this.pks[shortlisted[index] as number] as number);
+      else if (value === least) at.push(this.pks[shortlisted[index] as number] as number);
+    }
+    return [...above, ...at.slice(0, k - above.length)];
+  }
+
+  /** Slots of the `size` rows passing `filter` nearest to `vector` by Hamming distance. */
+  private shortlisted(vector: Float32Array, size: number, filter: MirrorFilter): Int32Array {
+    const none = new Int32Array(0);
+    const id = (value: string | undefined): number | undefined => (value === undefined ? undefined : (this.strings.get(value) ?? -1));
+    const projectKey = id(filter.projectKey);
+    const agent = id(filter.agentId);
+    // A value no row holds matches nothing.
+    if (projectKey === -1 || agent === -1 || size <= 0) return none;
+    const allowedKeys = this.lookup(filter.keys);
+    const allowedTypes = filter.types === undefined ? null : this.lookup(filter.types);
+    const keyColumn = filter.column === "vis_key" ? this.visKeys : this.ownerKeys;
+    const { nowMs } = filter;
+    const confidenceMin = filter.confidenceMin ?? -Infinity;
+    const { count, projectKeys, agents, types, confidences, expiries } = this;
+    const distances = this.bits.distances(signBits(vector), count);
+    const FILTERED = 0xffff;
+    const histogram = new Uint32Array(this.dimensions + 1);
+    let passing = 0;
+    for (let slot = 0; slot < count; slot++) {
+      if (
+        allowedKeys[keyColumn[slot] as number] !== 1 ||
+        (expiries[slot] as number) <= nowMs ||
+        (projectKey !== undefined && projectKeys[slot] !== projectKey) ||
+        (agent !== undefined && agents[slot] !== agent) ||
+        (allowedTypes !== null && allowedTypes[types[slot] as number] !== 1) ||
+        (confidences[slot] as number) < confidenceMin
+      ) {
+        distances[slot] = FILTERED;
+        continue;
+      }
+      const distance = distances[slot] as number;
+      histogram[distance] = (histogram[distance] as number) + 1;
+      passing++;
+    }
+    const taken = Math.min(size, passing);
+    // The distance at which the last shortlisted stands: rows nearer all come, rows at it until full.
+    let cutoff = 0;
+    for (let seen = 0; cutoff <= this.dimensions; cutoff++) {
+      seen += histogram[cutoff] as number;
+      if (seen >= taken) break;
+    }
+    let nearer = 0;
+    for (let distance = 0; distance < cutoff; distance++) nearer += histogram[distance] as number;
+    const slots = new Int32Array(taken);
+    let tiedAt = nearer;
+    let nearerAt = 0;
+    for (let slot = 0; slot < count; slot++) {
+      const distance = distances[slot] as number;
+      if (distance < cutoff) slots[nearerAt++] = slot;
+      else if (distance === cutoff && tiedAt < taken) slots[tiedAt++] = slot;
+    }
+    return slots;
+  }
+
+  /** A table by string id: 1 where the id is one of `values`. */
+  private lookup(values: readonly string[]): Uint8Array {
+    const table = new Uint8Array(this.strings.size);
+    for (const value of values) {
+      const at = this.strings.get(value);
+      if (at !== undefined) table[at] = 1;
+    }
+    return table;
+  }
+
+  private intern(value: string): number {
+    let at = this.strings.get(value);
+    if (at === undefined) {
+      at = this.strings.size;
+      this.strings.set(value, at);
+    }
+    return at;
+  }
+
+  /** Room for at least `rows` rows (every column reallocated, what is held copied over). */
+  private grow(rows: number): void {
+    const capacity = Math.max(1024, rows, Math.ceil(this.capacity * 1.5));
+    const widen = <T extends Int32Array | Float64Array>(old: T, make: (length: number) => T): T => {
+      const next = make(capacity);
+      next.set(old.subarray(0, Math.min(old.length, next.length)));
+      return next;
+    };
+    this.bits.grow(capacity);
+    this.components.grow(capacity);
+    this.norms = widen(this.norms, (length) => new Float64Array(length));
+    this.pks = widen(this.pks, (length) => new Float64Array(length));
+    this.visKeys = widen(this.visKeys, (length) => new Int32Array(length));
+    this.ownerKeys = widen(this.ownerKeys, (length) => new Int32Array(length));
+    this.projectKeys = widen(this.projectKeys, (length) => new Int32Array(length));
+    this.types = widen(this.types, (length) => new Int32Array(length));
+    this.agents = widen(this.agents, (length) => new Int32Array(length));
+    this.confidences = widen(this.confidences, (length) => new Float64Array(length));
+    this.expiries = widen(this.expiries, (length) => new Float64Array(length));
+    this.capacity = capacity;
+  }
+}
