@@ -1,5 +1,5 @@
 // Compiles the WebAssembly text files under src/ to binaries beside the compiler's output in
-// dist/src (src/store/sqlite/hamming.wat → dist/src/store/sqlite/hamming.wasm), with wabt.
+// dist/src (src/store/sqlite/row-scan.wat → dist/src/store/sqlite/row-scan.wasm), with wabt.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
