@@ -238,8 +238,8 @@ export async function removeDataDir(dataDir: string): Promise<void> {
 }
 
 /** A server ready to be timed: its model loaded, and its HNSW index (SQLite, large stores) loaded or built. */
-export const embeddingsAndIndexReady = (health: { embeddings: string; vector_index?: string }): boolean =>
-  health.embeddings === "ready" && health.vector_index !== "building";
+export const embeddingsAndIndexReady = (health: { embeddings: string; vector_index?: string; vector_mirror?: string }): boolean =>
+  health.embeddings === "ready" && health.vector_index !== "building" && health.vector_mirror !== "building";
 
 /** BENCH_SERVER_ENV='{"VECTOR_ANN_THRESHOLD":"5000"}': settings every server started gets, over the benchmark's own (A/B runs). */
 function extraServerEnv(): Record<string, string> {

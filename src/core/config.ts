@@ -186,7 +186,7 @@ const settingsSchema = z.object({
   /** Search hits whose fused score (0..1) is below this are dropped. */
   SEARCH_MIN_SCORE: ratio.default(DEFAULT_SEARCH_MIN_SCORE),
   /** SQLite: from this many embeddings on, an HNSW index beside the database answers vector search (docs/architecture.md, "Search at scale"). */
-  VECTOR_ANN_THRESHOLD: int(1, 1_000_000_000).default(20_000),
+  VECTOR_ANN_THRESHOLD: int(1, 1_000_000_000).default(150_000),
   /** Feed polling may reach loopback, private and CGNAT addresses (never link-local, multicast or unspecified). */
   FEEDS_ALLOW_PRIVATE: trueFalse.default(false),
   /** Mesh sync may reach loopback, private and CGNAT addresses (never link-local, multicast or unspecified). */

@@ -402,6 +402,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
         embeddings: status,
         database,
         ...(store.vectors.annStatus === undefined ? {} : { vector_index: store.vectors.annStatus }),
+        ...(store.vectors.mirrorStatus === undefined ? {} : { vector_mirror: store.vectors.mirrorStatus }),
       };
     },
     listening: (port) => {

@@ -52,6 +52,8 @@ export const ownerKeyFor = (scope: string, agentId: string): string => (scope ==
 export interface VectorIndex {
   /** An approximate index this backend keeps beside the vectors in the process (SQLite's HNSW), if any. */
   readonly annStatus?: "off" | "building" | "ready";
+  /** The in-memory copy of the vectors that answers the bit scan (SQLite's bit mirror), if any. */
+  readonly mirrorStatus?: "off" | "building" | "ready";
   /** The model whose vectors the index holds; null before one was set. */
   model(r: Reader): Promise<IndexModel | null>;
   /**

@@ -13,6 +13,12 @@ export const health = z
       .enum(["off", "building", "ready"])
       .optional()
       .describe("SQLite's HNSW index of a large store: off (a small store, or none yet), building or loading, ready. Searches scan until it is ready."),
+    vector_mirror: z
+      .enum(["off", "building", "ready"])
+      .optional()
+      .describe(
+        "SQLite's in-memory copy of the stored vectors, which answers searches and duplicate checks below the HNSW's threshold: off (past 200,000 entries, or none yet), building, ready. Until it is ready they scan the database.",
+      ),
   })
   .meta({ id: "Health" });
 export type Health = z.output<typeof health>;

@@ -15,7 +15,7 @@ const THRESHOLD = 30;
 
 type WriteResult = MemoryEntry & { duplicate_of?: string };
 
-const health = (server: TestServer) => server.request<{ vector_index?: string }>("/health");
+const health = (server: TestServer) => server.request<{ vector_index?: string; vector_mirror?: string }>("/health");
 
 async function indexReady(server: TestServer): Promise<void> {
   await expect.poll(async () => (await health(server)).body.vector_index, { timeout: 60_000, interval: 50 }).toBe("ready");
@@ -41,6 +41,8 @@ describe.skipIf(onPostgres)("the HNSW index of a SQLite server", () => {
       expect(written.status).toBe(201);
       ids.push(written.body.id);
     }
+    // The bit mirror, started by the first scan once a model's vectors exist, is kept beside the HNSW.
+    await expect.poll(async () => (await health(server)).body.vector_mirror, { timeout: 30_000, interval: 50 }).toBe("ready");
     // Counted again within seconds of a search, then built in the thread.
     await expect
       .poll(async () => (await searchIds(server, writer, "Deploy note 3")).ids.length > 0 && (await health(server)).body.vector_index, { timeout: 60_000, interval: 200 })

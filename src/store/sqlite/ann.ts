@@ -25,7 +25,7 @@ export interface AnnSettings {
   saveEvery: number;
 }
 
-export const ANN_DEFAULTS: AnnSettings = { threshold: 20_000, m: 16, efConstruction: 200, ef: 200, saveEvery: 20_000 };
+export const ANN_DEFAULTS: AnnSettings = { threshold: 150_000, m: 16, efConstruction: 200, ef: 200, saveEvery: 20_000 };
 
 /**
  * Changes a query applies itself before answering; when more are pending it scans, and they are

@@ -71,6 +71,11 @@ export class BitMirror {
     private readonly shortlist: Shortlist = SHORTLIST,
   ) {}
 
+  get status(): "off" | "building" | "ready" {
+    if (this.ready) return "ready";
+    return this.building ? "building" : "off";
+  }
+
   /** Resolves once the mirror is ready and current (true) or cannot be now (false). */
   async settled(): Promise<boolean> {
     for (;;) {

@@ -29,7 +29,7 @@ export interface Shortlist {
   rowsPerShortlisted: number;
 }
 
-export const SHORTLIST: Shortlist = { perCandidate: 2, rowsPerShortlisted: 100 };
+export const SHORTLIST: Shortlist = { perCandidate: 4, rowsPerShortlisted: 100 };
 
 /** The signs of `vector` as vec0's `vec_quantize_binary` lays them out: element i is bit i % 8 of byte i / 8 (1 when above zero). */
 export function signBits(vector: Float32Array): Uint8Array {

@@ -107,6 +107,9 @@ function keysOf(db: Db, viewpoint: Viewpoint): { column: "vis_key" | "owner_key"
 const CANDIDATES_PER_RESULT = 4;
 const MIN_CANDIDATES = 64;
 const MAX_CANDIDATES = 400;
+// The bit mirror's candidates are picked by int8 cosine, nearly the exact ranking: fewer do.
+const MIRROR_CANDIDATES_PER_RESULT = 2;
+const MIRROR_MIN_CANDIDATES = 16;
 
 export class SqliteVectorIndex implements VectorIndex {
   // Read on every query, changed only by `ensure` (undefined: not read yet).
@@ -255,6 +258,11 @@ export class SqliteVectorIndex implements VectorIndex {
     return this.ann?.status ?? "off";
   }
 
+  /** Whether the bit mirror is built and in use. */
+  get mirrorStatus(): "off" | "building" | "ready" {
+    return this.mirror?.status ?? "off";
+  }
+
   annReady(): Promise<boolean> {
     return this.ann?.ready() ?? Promise.resolve(false);
   }
@@ -292,10 +300,13 @@ export class SqliteVectorIndex implements VectorIndex {
    * does not hold yet, and for every filter but a tag), else in vec0.
    */
   private scan(db: Db, vector: Float32Array, wanted: number, filter: VectorFilter): Neighbour[] {
-    const candidates = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, wanted * CANDIDATES_PER_RESULT));
     const visible = visibleKeys(db, filter);
-    const mirrored = this.mirror && !db.sqlite.inTransaction && filter.tag === undefined ? this.mirror.candidates(vector, candidates, mirrorFilter(visible, filter)) : null;
+    const mirrored =
+      this.mirror && !db.sqlite.inTransaction && filter.tag === undefined
+        ? this.mirror.candidates(vector, Math.min(MAX_CANDIDATES, Math.max(MIRROR_MIN_CANDIDATES, wanted * MIRROR_CANDIDATES_PER_RESULT)), mirrorFilter(visible, filter))
+        : null;
     if (mirrored) return mirrored.length === 0 ? [] : rerank(db, vector, mirrored);
+    const candidates = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, wanted * CANDIDATES_PER_RESULT));
     const { where, params } = filtersOf(visible, filter, "");
     const coarse = db.all<{ pk: number }>(
       `SELECT pk FROM ${TABLE} WHERE bits MATCH vec_quantize_binary(?) AND k = ? AND ${where.join(" AND ")}`,
