@@ -300,11 +300,16 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   // the longest part of a start, and for the server to listen (its CPU would otherwise delay both),
   // and then runs in the background; a capture arriving before it ends compiles what is left.
   // One-shot commands and services no server serves never warm up: they compile on first use.
+  // The bit mirror's copy (SQLite) waits the same way, else the first scan starts it.
   let listened = (): void => undefined;
   if (options.jobs ?? true) {
     const loaded = (options.embeddings ?? true) ? embeddingQueue.settled(REDACTION_WARMUP_AFTER_MS) : Promise.resolve();
     const serving = new Promise<void>((resolve) => (listened = resolve));
-    void Promise.all([loaded, serving]).then(() => (closed ? undefined : warmRedaction()));
+    void Promise.all([loaded, serving]).then(() => {
+      if (closed) return undefined;
+      store.vectors.warm?.();
+      return warmRedaction();
+    });
   }
 
   const jobs = new Jobs(log.child({ component: "jobs" }), store);

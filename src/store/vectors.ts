@@ -54,6 +54,8 @@ export interface VectorIndex {
   readonly annStatus?: "off" | "building" | "ready";
   /** The in-memory copy of the vectors that answers the bit scan (SQLite's bit mirror), if any. */
   readonly mirrorStatus?: "off" | "building" | "ready";
+  /** Starts building what the index keeps in this thread's memory, in the background (a server, once it serves). */
+  warm?(): void;
   /** The model whose vectors the index holds; null before one was set. */
   model(r: Reader): Promise<IndexModel | null>;
   /**

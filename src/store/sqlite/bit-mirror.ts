@@ -62,6 +62,8 @@ export class BitMirror {
     },
   );
   private closed = false;
+  /** Until the first scan or `settled` looks at the store: the copy is still to be made. */
+  private waiting = true;
   private failedAt = -Infinity;
 
   constructor(
@@ -71,9 +73,10 @@ export class BitMirror {
     private readonly shortlist: Shortlist = SHORTLIST,
   ) {}
 
+  /** `building` also before the first scan or `settled` starts the copy; `off` with nothing to copy, past the limit, or failed. */
   get status(): "off" | "building" | "ready" {
     if (this.ready) return "ready";
-    return this.building ? "building" : "off";
+    return this.building || (this.waiting && !this.closed) ? "building" : "off";
   }
 
   /** Resolves once the mirror is ready and current (true) or cannot be now (false). */
@@ -129,6 +132,7 @@ export class BitMirror {
   private search(vector: Float32Array, k: number, filter: MirrorFilter): number[] | null {
     if (!this.ready) {
       if (this.building || performance.now() - this.failedAt < RETRY_MS) return null;
+      this.waiting = false;
       const identity = vectorIdentity(this.db);
       if (identity !== null) this.start(identity);
       return null;

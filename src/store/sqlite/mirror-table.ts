@@ -54,8 +54,12 @@ export function int8Of(vector: Float32Array): { components: Int8Array; norm: num
   return { components, norm: Math.sqrt(squares) };
 }
 
-const asFloats = (embedding: Uint8Array | Float32Array): Float32Array =>
-  embedding instanceof Float32Array ? embedding : new Float32Array(embedding.buffer.slice(embedding.byteOffset, embedding.byteOffset + (embedding.byteLength & ~3)));
+/** A blob's floats, read in place when they are aligned (copied when not). */
+const asFloats = (embedding: Uint8Array | Float32Array): Float32Array => {
+  if (embedding instanceof Float32Array) return embedding;
+  const length = embedding.byteLength >> 2;
+  return embedding.byteOffset % 4 === 0 ? new Float32Array(embedding.buffer, embedding.byteOffset, length) : new Float32Array(embedding.buffer.slice(embedding.byteOffset, embedding.byteOffset + 4 * length));
+};
 
 /**
  * The vec0 table's rows in this process's memory, by slot: sign bits and int8 components in

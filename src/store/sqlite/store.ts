@@ -101,9 +101,9 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
       const queue = new TransactionQueue(writer, options.onHookError ?? ((error) => queueMicrotask(() => { throw error; })), syncLog);
       const store = new SqliteStore(writer, reader, queue, file, options, wal, checkpoints);
       // A large store's HNSW index starts loading (or building, in its worker) now, not at the first
-      // search; so does the bit mirror's copy, a page per turn of the event loop.
+      // search. The bit mirror's copy, a page per turn of this thread, waits for `warm` (a server
+      // calls it once it listens and its model has loaded) or the first scan.
       void store.vectors.annReady().catch(options.onAnnError ?? (() => undefined));
-      void store.vectors.mirrorReady().catch(options.onAnnError ?? (() => undefined));
       return store;
     } catch (error) {
       writer.close();

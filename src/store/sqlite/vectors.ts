@@ -258,6 +258,10 @@ export class SqliteVectorIndex implements VectorIndex {
     return this.ann?.status ?? "off";
   }
 
+  warm(): void {
+    void this.mirrorReady().catch(() => undefined);
+  }
+
   /** Whether the bit mirror is built and in use. */
   get mirrorStatus(): "off" | "building" | "ready" {
     return this.mirror?.status ?? "off";
