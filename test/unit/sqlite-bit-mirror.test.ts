@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/core/ids.js";
 import { BitMirror } from "../../src/store/sqlite/bit-mirror.js";
-import { int8Of } from "../../src/store/sqlite/mirror-table.js";
+import type { Db } from "../../src/store/sqlite/connection.js";
+import { int8Of, type Shortlist } from "../../src/store/sqlite/mirror-table.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { connectionOf } from "../../src/store/sqlite/transactions.js";
 import { NO_EXPIRY, type VectorFilter, type VectorMeta } from "../../src/store/vectors.js";
@@ -116,18 +117,24 @@ describe("the bit mirror of a SQLite store's vectors", () => {
     expect(await mirrored.vectors.nearest(mirrored.reader, queries[0] as Float32Array, 10, filter)).toHaveLength(10);
   });
 
-  it("shortlists the rows nearest by Hamming distance, and no more than asked", async () => {
+  /** A mirror of its own over the plain store's rows, with this shortlist, built. */
+  async function shortlisting(shortlist: Shortlist): Promise<{ mirror: BitMirror; db: Db; next: () => number }> {
     const { plain, next } = await pair();
     const db = connectionOf(plain.reader);
-    // A shortlist of exactly the candidates asked: the answer is the bit scan's alone.
     const mirror = new BitMirror(
       db,
       (error) => {
         throw error;
       },
-      { perCandidate: 1, rowsPerShortlisted: Infinity },
+      shortlist,
     );
     expect(await mirror.settled()).toBe(true);
+    return { mirror, db, next };
+  }
+
+  it("shortlists the rows nearest by Hamming distance, and no more than asked", async () => {
+    // A shortlist of exactly the candidates asked: the answer is the bit scan's alone.
+    const { mirror, db, next } = await shortlisting({ perCandidate: 1, rowsPerShortlisted: Infinity });
     const rows = db.all<{ pk: number; bits: Buffer; vis_key: string; owner_key: string; project_key: string; type: string; agent_id: string; confidence: number; expires_ms: number }>(
       "SELECT pk, bits, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms FROM memory_vectors",
     );
@@ -172,17 +179,8 @@ describe("the bit mirror of a SQLite store's vectors", () => {
   });
 
   it("picks the candidates of its shortlist by the int8 components' cosine", async () => {
-    const { plain, next } = await pair();
-    const db = connectionOf(plain.reader);
     // A shortlist of every row: the answer is the int8 ranking's alone.
-    const mirror = new BitMirror(
-      db,
-      (error) => {
-        throw error;
-      },
-      { perCandidate: ENTRIES, rowsPerShortlisted: 1 },
-    );
-    expect(await mirror.settled()).toBe(true);
+    const { mirror, db, next } = await shortlisting({ perCandidate: ENTRIES, rowsPerShortlisted: 1 });
     const rows = db.all<{ pk: number; embedding: Buffer; vis_key: string }>(
       "SELECT v.pk AS pk, e.embedding AS embedding, v.vis_key AS vis_key FROM memory_vectors AS v JOIN memory_embeddings AS e ON e.pk = v.pk WHERE v.expires_ms > ?",
       Date.now(),
