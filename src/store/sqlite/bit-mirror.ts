@@ -91,9 +91,8 @@ export class BitMirror {
   }
 
   /**
-   * Pks of the `k` rows passing `filter` nearest to `vector` by Hamming distance of the signs
-   * (more at a tie on the last distance is never returned; which of the tied is, is arbitrary, as
-   * in vec0), or null when the mirror cannot answer now.
+   * Pks of `k` rows passing `filter` near `vector` (`MirrorTable.nearest`: the bit scan's shortlist
+   * ranked by int8 cosine), or null when the mirror cannot answer now.
    */
   candidates(vector: Float32Array, k: number, filter: MirrorFilter): number[] | null {
     if (this.closed) return null;
