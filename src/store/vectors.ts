@@ -48,12 +48,15 @@ export const visKeyFor = (scope: string, project: string | null, agentId: string
   scope === "agent" ? `a:${agentId}` : project === null ? "g" : `p:${project}`;
 export const ownerKeyFor = (scope: string, agentId: string): string => (scope === "agent" ? agentId : "");
 
+/** An in-memory index of the vectors: none, being built (or loaded), or answering. */
+export type IndexStatus = "off" | "building" | "ready";
+
 /** Embeddings of memory entries, keyed by the entry's row key. Soft-deleted entries have none. */
 export interface VectorIndex {
   /** An approximate index this backend keeps beside the vectors in the process (SQLite's HNSW), if any. */
-  readonly annStatus?: "off" | "building" | "ready";
+  readonly annStatus?: IndexStatus;
   /** The in-memory copy of the vectors that answers the bit scan (SQLite's bit mirror), if any. */
-  readonly mirrorStatus?: "off" | "building" | "ready";
+  readonly mirrorStatus?: IndexStatus;
   /** Starts building what the index keeps in this thread's memory, in the background (a server, once it serves). */
   warm?(): void;
   /** The model whose vectors the index holds; null before one was set. */

@@ -8,6 +8,7 @@ import { fileSha256 } from "./ann-hash.js";
 import type { AnnWorkerReply, AnnWorkerRequest } from "./ann-worker.js";
 import type { Db } from "./connection.js";
 import { changesAfter, changesPrunedThrough, identityDimensions, TurnLoop, vectorIdentity } from "./vector-log.js";
+import type { IndexStatus } from "../vectors.js";
 
 type Index = InstanceType<typeof hnswlib.HierarchicalNSW>;
 type Request = AnnWorkerRequest extends infer R ? (R extends AnnWorkerRequest ? Omit<R, "id"> : never) : never;
@@ -48,8 +49,6 @@ interface Header {
   sha256: string;
   file: string;
 }
-
-export type AnnStatus = "off" | "building" | "ready";
 
 const workerEntry = srcModule("store/sqlite/ann-worker.js");
 
@@ -102,7 +101,7 @@ export class SqliteAnn {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  get status(): AnnStatus {
+  get status(): IndexStatus {
     if (this.index) return "ready";
     return this.busy ? "building" : "off";
   }

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Db } from "./connection.js";
-import type { VectorMeta } from "../vectors.js";
+import type { IndexStatus, VectorMeta } from "../vectors.js";
 import { MirrorTable, signBits, SHORTLIST, type MirrorFilter, type MirrorRow, type Shortlist } from "./mirror-table.js";
 import { changesAfter, identityDimensions, lastChangeSeq, TurnLoop, vectorIdentity } from "./vector-log.js";
 
@@ -74,7 +74,7 @@ export class BitMirror {
   ) {}
 
   /** `building` also before the first scan or `settled` starts the copy; `off` with nothing to copy, past the limit, or failed. */
-  get status(): "off" | "building" | "ready" {
+  get status(): IndexStatus {
     if (this.ready) return "ready";
     return this.building || (this.waiting && !this.closed) ? "building" : "off";
   }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { InternalError } from "../../core/errors.js";
 import type { Reader, Tx } from "../store.js";
-import type { IndexModel, Neighbour, VectorFilter, VectorIndex, VectorMeta } from "../vectors.js";
+import type { IndexModel, IndexStatus, Neighbour, VectorFilter, VectorIndex, VectorMeta } from "../vectors.js";
 import type { Viewpoint } from "../visibility.js";
 import type { SqliteAnn } from "./ann.js";
 import type { BitMirror, LocalChange } from "./bit-mirror.js";
@@ -254,7 +254,7 @@ export class SqliteVectorIndex implements VectorIndex {
   }
 
   /** Whether the HNSW index is built and in use (`status`), and a promise of its being ready (benchmarks). */
-  get annStatus(): "off" | "building" | "ready" {
+  get annStatus(): IndexStatus {
     return this.ann?.status ?? "off";
   }
 
@@ -263,7 +263,7 @@ export class SqliteVectorIndex implements VectorIndex {
   }
 
   /** Whether the bit mirror is built and in use. */
-  get mirrorStatus(): "off" | "building" | "ready" {
+  get mirrorStatus(): IndexStatus {
     return this.mirror?.status ?? "off";
   }
 
