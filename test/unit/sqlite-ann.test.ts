@@ -179,6 +179,21 @@ describe("the HNSW index beside a SQLite store", () => {
     expect((await other.vectors.nearest(other.reader, query, 10, everyone())).map((hit) => hit.pk)).toEqual(exact(fixture, query, 10));
   });
 
+  it("loads another process's newer file at once when that process pruned the log past its index", async () => {
+    const { store, fixture } = await ready();
+    const other = open(fixture.file, { threshold: THRESHOLD, saveEvery: 100 });
+    stores.push(other);
+    expect(await other.vectors.annReady()).toBe(true);
+    const before = header(fixture.file);
+    for (let i = 0; i < 150; i++) await put(other, fixture, unitVector(fixture.next));
+    // No query of `store` meanwhile: the first look it takes finds the log pruned past its index.
+    await expect.poll(() => header(fixture.file).file, { timeout: 60_000 }).not.toBe(before.file);
+    expect(header(fixture.file).seq).toBeGreaterThan(before.seq);
+    expect(await store.vectors.annReady()).toBe(true);
+    const query = unitVector(random(67));
+    expect((await store.vectors.nearest(store.reader, query, 10, everyone())).map((hit) => hit.pk)).toEqual(exact(fixture, query, 10));
+  });
+
   it("loads its saved file at the next start and catches up with writes made after it was saved", async () => {
     const { store, fixture } = await ready();
     await store.close();

@@ -146,7 +146,12 @@ export class SqliteAnn {
       this.start(identity);
       return null;
     }
-    if (!this.catchUp(CATCH_UP_PER_QUERY)) return null;
+    if (!this.catchUp(CATCH_UP_PER_QUERY)) {
+      // Dropped because another process pruned the log past it: its newer file is loaded now, not
+      // at the next query (which `ready` would not make).
+      if (!this.index) this.start(identity);
+      return null;
+    }
     if (n === 0 || vector.length === 0) return [];
     this.index.setEf(Math.max(this.settings.ef, n));
     return this.index.searchKnn(Array.from(vector), n).neighbors;
