@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/core/ids.js";
-import { BitMirror } from "../../src/store/sqlite/bit-mirror.js";
+import { BitMirror, MIRROR_MAX_ROWS, mirrorMaxRows } from "../../src/store/sqlite/bit-mirror.js";
 import type { Db } from "../../src/store/sqlite/connection.js";
 import { int8Of, type Shortlist } from "../../src/store/sqlite/mirror-table.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
@@ -126,7 +126,7 @@ describe("the bit mirror of a SQLite store's vectors", () => {
       (error) => {
         throw error;
       },
-      shortlist,
+      { shortlist },
     );
     expect(await mirror.settled()).toBe(true);
     return { mirror, db, next };
@@ -263,5 +263,32 @@ describe("the bit mirror of a SQLite store's vectors", () => {
 
     await plain.vectors.ensure("another-model", DIMENSIONS);
     expect(await mirrored.vectors.nearest(mirrored.reader, query, 10, { within: within("ada"), nowMs: Date.now() })).toEqual([]);
+  });
+
+  it("keeps no copy of a store past its row limit, which follows the HNSW threshold above 200,000", async () => {
+    const { plain, next } = await pair();
+    const db = connectionOf(plain.reader);
+    const failOnError = (error: unknown): never => {
+      throw error;
+    };
+    const under = new BitMirror(db, failOnError, { maxRows: ENTRIES - 1 });
+    expect(await under.settled()).toBe(false);
+    expect(under.status).toBe("off");
+    under.close();
+
+    const atLimit = new BitMirror(db, failOnError, { maxRows: ENTRIES });
+    expect(await atLimit.settled()).toBe(true);
+    // One more row, written by another connection, takes the store past the limit: the copy is dropped.
+    await plain.transaction(async (tx) => {
+      const pk = await plain.memory.insert(tx, newMemoryRow("one past the limit", "ada"), []);
+      await plain.vectors.put(tx, pk, randomUnitVector(next, DIMENSIONS), meta());
+    });
+    expect(await atLimit.settled()).toBe(false);
+    expect(atLimit.status).toBe("off");
+    atLimit.close();
+
+    // A store below the HNSW threshold is never left to vec0's scan.
+    expect(mirrorMaxRows(150_000)).toBe(MIRROR_MAX_ROWS);
+    expect(mirrorMaxRows(500_000)).toBe(500_000);
   });
 });

@@ -20,7 +20,20 @@ const PAGE = 250;
 const CATCH_UP_PER_QUERY = 64;
 const CATCH_UP_PER_TURN = 64;
 /** Past this many vectors no mirror is kept (about 110 bytes a row and a byte a dimension): the HNSW index serves such a store. */
-const MIRROR_MAX_ROWS = 200_000;
+export const MIRROR_MAX_ROWS = 200_000;
+
+/**
+ * The mirror's limit for a store whose HNSW index starts at `annThreshold` vectors: a store below
+ * the threshold is never left to vec0's scan, which takes tens of milliseconds a query past
+ * 200,000 rows, so a higher threshold raises the limit with it (and the mirror's memory).
+ */
+export const mirrorMaxRows = (annThreshold: number): number => Math.max(MIRROR_MAX_ROWS, annThreshold);
+
+export interface MirrorOptions {
+  /** Past this many vectors no mirror is kept (default `MIRROR_MAX_ROWS`). */
+  maxRows?: number;
+  shortlist?: Shortlist;
+}
 /** How long after a local commit the background catch-up looks at the log, if no scan has by then. */
 const IDLE_CATCH_UP_MS = 100;
 /** Local changes held for the catch-up at most: past this, it reads them back like another process's. */
@@ -65,13 +78,18 @@ export class BitMirror {
   /** Until the first scan or `settled` looks at the store: the copy is still to be made. */
   private waiting = true;
   private failedAt = -Infinity;
+  private readonly maxRows: number;
+  private readonly shortlist: Shortlist;
 
   constructor(
     /** A connection that sees only what is committed. */
     private readonly db: Db,
     private readonly onError: (error: unknown) => void,
-    private readonly shortlist: Shortlist = SHORTLIST,
-  ) {}
+    options: MirrorOptions = {},
+  ) {
+    this.maxRows = options.maxRows ?? MIRROR_MAX_ROWS;
+    this.shortlist = options.shortlist ?? SHORTLIST;
+  }
 
   /** `building` also before the first scan or `settled` starts the copy; `off` with nothing to copy, past the limit, or failed. */
   get status(): IndexStatus {
@@ -169,12 +187,12 @@ export class BitMirror {
    */
   private async build(identity: string): Promise<void> {
     const count = this.db.get<{ n: number }>("SELECT count(*) AS n FROM memory_vectors_rowids")?.n ?? 0;
-    if (count > MIRROR_MAX_ROWS) return;
+    if (count > this.maxRows) return;
     const table = new MirrorTable(identityDimensions(identity), this.shortlist);
     const seq = lastChangeSeq(this.db);
     let after = 0;
     for (;;) {
-      if (this.closed || vectorIdentity(this.db) !== identity || table.count > MIRROR_MAX_ROWS) return;
+      if (this.closed || vectorIdentity(this.db) !== identity || table.count > this.maxRows) return;
       // Paged by the embeddings' table, then each row looked up by pk: vec0 answers a range of pks
       // only by scanning every row (a page of 500 took 32 ms at 100,000 rows), a pk at once.
       const page = this.db.all<{ pk: number }>("SELECT pk FROM memory_embeddings WHERE pk > ? ORDER BY pk LIMIT ?", after, PAGE);
@@ -228,7 +246,7 @@ export class BitMirror {
       else table.remove(pk);
     }
     this.seq = (changes.at(-1) as { seq: number }).seq;
-    if (table.count > MIRROR_MAX_ROWS) this.drop();
+    if (table.count > this.maxRows) this.drop();
     return this.ready;
   }
 

@@ -1,7 +1,7 @@
 import type { Reader, Store, TransactionGuard, Tx } from "../store.js";
 import { SqlRepositories } from "../sql/repositories.js";
 import { ANN_DEFAULTS, SqliteAnn, type AnnSettings } from "./ann.js";
-import { BitMirror } from "./bit-mirror.js";
+import { BitMirror, mirrorMaxRows } from "./bit-mirror.js";
 import { connect, type Db } from "./connection.js";
 import { WalCheckpoints } from "./checkpoints.js";
 import { walSync, type WalSync } from "./durability.js";
@@ -69,10 +69,9 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
     const transact = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => queue.run(work);
     // The in-memory indexes come together: a server asks for them (`ann`), a one-shot command does not.
     const indexed = !(options.ann === undefined || options.ann === false || options.readonly || file === ":memory:");
-    const ann = indexed
-      ? new SqliteAnn(file, readerDb, { ...ANN_DEFAULTS, ...options.ann }, (through) => pruneChanges(transact, through), options.onAnnError ?? (() => undefined))
-      : null;
-    const mirror = indexed ? new BitMirror(readerDb, options.onAnnError ?? (() => undefined)) : null;
+    const annSettings = { ...ANN_DEFAULTS, ...options.ann };
+    const ann = indexed ? new SqliteAnn(file, readerDb, annSettings, (through) => pruneChanges(transact, through), options.onAnnError ?? (() => undefined)) : null;
+    const mirror = indexed ? new BitMirror(readerDb, options.onAnnError ?? (() => undefined), { maxRows: mirrorMaxRows(annSettings.threshold) }) : null;
     super({
       db: sqliteDb,
       vectors: new SqliteVectorIndex(transact, ann, mirror),
