@@ -1,4 +1,5 @@
 import { RowTable } from "./row-scan.js";
+import { SurveyTable } from "./survey-table.js";
 import type { VectorMetaRow } from "./vector-log.js";
 
 /** The rows a scan may return, as the vec0 scan's WHERE clause names them (vectors.ts, `filtersOf`). */
@@ -62,25 +63,19 @@ const asFloats = (embedding: Uint8Array | Float32Array): Float32Array => {
 };
 
 /**
- * The vec0 table's rows in this process's memory, by slot: sign bits and int8 components in
- * WebAssembly memory (row-scan.ts), filter columns in typed arrays (strings as small integers).
- * A scan is two stages: the bit scan (Hamming distance, every filter applied before counting)
- * shortlists the nearest rows, and the int8 components' cosine picks the candidates among them.
+ * The vec0 table's rows in this process's memory, by slot: sign bits with the filter columns
+ * (strings as small integers) in one WebAssembly memory (survey-table.ts), int8 components in
+ * another (row-scan.ts). A scan is two stages: the bit scan (Hamming distance, every filter
+ * applied before counting) shortlists the nearest rows, and the int8 components' cosine picks the
+ * candidates among them.
  */
 export class MirrorTable {
   count = 0;
   private capacity = 0;
-  private readonly bits: RowTable;
+  private readonly bits: SurveyTable;
   private readonly components: RowTable;
   private norms = new Float64Array(0);
   private pks = new Float64Array(0);
-  private visKeys = new Int32Array(0);
-  private ownerKeys = new Int32Array(0);
-  private projectKeys = new Int32Array(0);
-  private types = new Int32Array(0);
-  private agents = new Int32Array(0);
-  private confidences = new Float64Array(0);
-  private expiries = new Float64Array(0);
   private readonly slots = new Map<number, number>();
   /** Every string a filter column holds, as a small integer. */
   private readonly strings = new Map<string, number>();
@@ -89,7 +84,7 @@ export class MirrorTable {
     readonly dimensions: number,
     private readonly shortlist: Shortlist = SHORTLIST,
   ) {
-    this.bits = new RowTable(Math.ceil(dimensions / 8));
+    this.bits = new SurveyTable(dimensions);
     this.components = new RowTable(dimensions);
   }
 
@@ -101,17 +96,18 @@ export class MirrorTable {
       this.slots.set(row.pk, slot);
       this.pks[slot] = row.pk;
     }
-    this.bits.set(slot, row.bits);
+    this.bits.set(slot, row.bits, {
+      visKey: this.intern(row.vis_key),
+      ownerKey: this.intern(row.owner_key),
+      projectKey: this.intern(row.project_key),
+      type: this.intern(row.type),
+      agent: this.intern(row.agent_id),
+      confidence: row.confidence,
+      expiresMs: row.expires_ms,
+    });
     const { components, norm } = row.embedding ? int8Of(asFloats(row.embedding)) : { components: new Int8Array(0), norm: 0 };
     this.components.set(slot, components);
     this.norms[slot] = norm;
-    this.visKeys[slot] = this.intern(row.vis_key);
-    this.ownerKeys[slot] = this.intern(row.owner_key);
-    this.projectKeys[slot] = this.intern(row.project_key);
-    this.types[slot] = this.intern(row.type);
-    this.agents[slot] = this.intern(row.agent_id);
-    this.confidences[slot] = row.confidence;
-    this.expiries[slot] = row.expires_ms;
   }
 
   /** Removes a row by moving the last one into its slot. */
@@ -126,7 +122,7 @@ export class MirrorTable {
     this.pks[slot] = movedPk;
     this.bits.copy(last, slot);
     this.components.copy(last, slot);
-    for (const column of [this.norms, this.visKeys, this.ownerKeys, this.projectKeys, this.types, this.agents, this.confidences, this.expiries]) column[slot] = column[last] as number;
+    this.norms[slot] = this.norms[last] as number;
   }
 
   /**
@@ -161,56 +157,25 @@ export class MirrorTable {
 
   /** Slots of the `size` rows passing `filter` nearest to `vector` by Hamming distance. */
   private shortlisted(vector: Float32Array, size: number, filter: MirrorFilter): Int32Array {
-    const none = new Int32Array(0);
     const id = (value: string | undefined): number | undefined => (value === undefined ? undefined : (this.strings.get(value) ?? -1));
     const projectKey = id(filter.projectKey);
     const agent = id(filter.agentId);
     // A value no row holds matches nothing.
-    if (projectKey === -1 || agent === -1 || size <= 0) return none;
-    const allowedKeys = this.lookup(filter.keys);
-    const allowedTypes = filter.types === undefined ? null : this.lookup(filter.types);
-    const keyColumn = filter.column === "vis_key" ? this.visKeys : this.ownerKeys;
-    const { nowMs } = filter;
-    const confidenceMin = filter.confidenceMin ?? -Infinity;
-    const { count, projectKeys, agents, types, confidences, expiries } = this;
-    const distances = this.bits.distances(signBits(vector), count);
-    const FILTERED = 0xffff;
-    const histogram = new Uint32Array(this.dimensions + 1);
-    let passing = 0;
-    for (let slot = 0; slot < count; slot++) {
-      if (
-        allowedKeys[keyColumn[slot] as number] !== 1 ||
-        (expiries[slot] as number) <= nowMs ||
-        (projectKey !== undefined && projectKeys[slot] !== projectKey) ||
-        (agent !== undefined && agents[slot] !== agent) ||
-        (allowedTypes !== null && allowedTypes[types[slot] as number] !== 1) ||
-        (confidences[slot] as number) < confidenceMin
-      ) {
-        distances[slot] = FILTERED;
-        continue;
-      }
-      const distance = distances[slot] as number;
-      histogram[distance] = (histogram[distance] as number) + 1;
-      passing++;
-    }
-    const taken = Math.min(size, passing);
-    // The distance at which the last shortlisted stands: rows nearer all come, rows at it until full.
-    let cutoff = 0;
-    for (let seen = 0; cutoff <= this.dimensions; cutoff++) {
-      seen += histogram[cutoff] as number;
-      if (seen >= taken) break;
-    }
-    let nearer = 0;
-    for (let distance = 0; distance < cutoff; distance++) nearer += histogram[distance] as number;
-    const slots = new Int32Array(taken);
-    let tiedAt = nearer;
-    let nearerAt = 0;
-    for (let slot = 0; slot < count; slot++) {
-      const distance = distances[slot] as number;
-      if (distance < cutoff) slots[nearerAt++] = slot;
-      else if (distance === cutoff && tiedAt < taken) slots[tiedAt++] = slot;
-    }
-    return slots;
+    if (projectKey === -1 || agent === -1 || size <= 0) return new Int32Array(0);
+    return this.bits.survey(
+      signBits(vector),
+      this.count,
+      {
+        keyColumn: filter.column === "vis_key" ? "visKey" : "ownerKey",
+        allowedKeys: this.lookup(filter.keys),
+        nowMs: filter.nowMs,
+        projectKey: projectKey ?? -1,
+        agent: agent ?? -1,
+        allowedTypes: filter.types === undefined ? null : this.lookup(filter.types),
+        confidenceMin: filter.confidenceMin ?? -Infinity,
+      },
+      size,
+    ).slots;
   }
 
   /** A table by string id: 1 where the id is one of `values`. */
@@ -235,22 +200,15 @@ export class MirrorTable {
   /** Room for at least `rows` rows (every column reallocated, what is held copied over). */
   private grow(rows: number): void {
     const capacity = Math.max(1024, rows, Math.ceil(this.capacity * 1.5));
-    const widen = <T extends Int32Array | Float64Array>(old: T, make: (length: number) => T): T => {
-      const next = make(capacity);
+    const widen = (old: Float64Array): Float64Array<ArrayBuffer> => {
+      const next = new Float64Array(capacity);
       next.set(old.subarray(0, Math.min(old.length, next.length)));
       return next;
     };
     this.bits.grow(capacity);
     this.components.grow(capacity);
-    this.norms = widen(this.norms, (length) => new Float64Array(length));
-    this.pks = widen(this.pks, (length) => new Float64Array(length));
-    this.visKeys = widen(this.visKeys, (length) => new Int32Array(length));
-    this.ownerKeys = widen(this.ownerKeys, (length) => new Int32Array(length));
-    this.projectKeys = widen(this.projectKeys, (length) => new Int32Array(length));
-    this.types = widen(this.types, (length) => new Int32Array(length));
-    this.agents = widen(this.agents, (length) => new Int32Array(length));
-    this.confidences = widen(this.confidences, (length) => new Float64Array(length));
-    this.expiries = widen(this.expiries, (length) => new Float64Array(length));
+    this.norms = widen(this.norms);
+    this.pks = widen(this.pks);
     this.capacity = capacity;
   }
 }

@@ -7,9 +7,29 @@ interface WasmMemory {
   readonly buffer: ArrayBuffer;
   grow(pages: number): number;
 }
-interface RowScanExports {
+export interface RowScanExports {
   memory: WasmMemory;
-  distances(query: number, rows: number, chunks: number, count: number, out: number): void;
+  survey(
+    query: number,
+    rows: number,
+    chunks: number,
+    count: number,
+    out: number,
+    keys: number,
+    allowed: number,
+    expiries: number,
+    now: number,
+    projects: number,
+    project: number,
+    agents: number,
+    agent: number,
+    types: number,
+    allowedTypes: number,
+    confidences: number,
+    confidenceMin: number,
+    histogram: number,
+  ): number;
+  select(distances: number, count: number, cutoff: number, out: number, nearer: number, taken: number): void;
   dots(query: number, rows: number, chunks: number, slots: number, count: number, out: number): void;
 }
 interface Wasm {
@@ -19,18 +39,18 @@ interface Wasm {
 const wasm = (globalThis as unknown as { WebAssembly: Wasm }).WebAssembly;
 
 /** Bytes of one SIMD register: a row is padded to a whole number of them. */
-const CHUNK = 16;
+export const CHUNK = 16;
 const PAGE = 65_536;
 
 let compiled: object | null = null;
-/** row-scan.wat as `npm run build` compiles it (423 bytes), compiled once per process. */
-const rowScanModule = (): object => (compiled ??= new wasm.Module(readFileSync(builtModule("store/sqlite/row-scan.wasm"))));
+/** An instance of row-scan.wat as `npm run build` compiles it (under a kilobyte), compiled once per process, with a memory of its own. */
+export const rowScanInstance = (): RowScanExports =>
+  new wasm.Instance((compiled ??= new wasm.Module(readFileSync(builtModule("store/sqlite/row-scan.wasm"))))).exports as RowScanExports;
 
 /**
- * Rows of bytes in WebAssembly memory, and scans of them against a query computed by
- * row-scan.wat sixteen bytes at a time: Hamming distances of sign bits (about eight times faster
- * than the same count in JavaScript, 32 bits at a time: 0.05 against 0.36 ms for 10,000 rows of
- * 512 bits), and dot products of int8 components.
+ * Rows of int8 components in WebAssembly memory, and their dot products with a query computed
+ * by row-scan.wat sixteen bytes at a time. (The sign bits, with the filter columns, are a
+ * `SurveyTable`.)
  *
  * Memory: the query's row, then the rows, then scratch for a scan's slots and results. Growing
  * moves only the scratch; a table never shrinks (WebAssembly memory cannot), so a smaller one is
@@ -47,7 +67,7 @@ export class RowTable {
   constructor(width: number) {
     this.chunks = Math.max(1, Math.ceil(width / CHUNK));
     this.stride = this.chunks * CHUNK;
-    this.exports = new wasm.Instance(rowScanModule()).exports as RowScanExports;
+    this.exports = rowScanInstance();
     this.bytes = new Uint8Array(this.exports.memory.buffer);
   }
 
@@ -73,17 +93,6 @@ export class RowTable {
   copy(from: number, to: number): void {
     const at = this.rowAt(from);
     this.bytes.copyWithin(this.rowAt(to), at, at + this.stride);
-  }
-
-  /**
-   * The Hamming distance of each of the first `count` rows to `query`, by row. The array is this
-   * table's scratch: valid, and free to write over, until the next scan or `grow`.
-   */
-  distances(query: Uint8Array, count: number): Uint16Array {
-    this.set(-1, query);
-    const out = this.scratchAt();
-    if (count > 0) this.exports.distances(this.rowAt(-1), this.rowAt(0), this.chunks, count, out);
-    return new Uint16Array(this.exports.memory.buffer, out, count);
   }
 
   /**
