@@ -90,6 +90,15 @@ describe("the HNSW index beside a SQLite store", () => {
     return made;
   }
 
+  /** A ready store, and a second process's store on its file that saves (and prunes the log) every 100 changes; `before` is the header as it was. */
+  async function withSaver(): Promise<{ store: SqliteStore; fixture: Fixture; other: SqliteStore; before: ReturnType<typeof header> }> {
+    const { store, fixture } = await ready();
+    const other = open(fixture.file, { threshold: THRESHOLD, saveEvery: 100 });
+    stores.push(other);
+    expect(await other.vectors.annReady()).toBe(true);
+    return { store, fixture, other, before: header(fixture.file) };
+  }
+
   it("finds the exact top k of a store it indexes", async () => {
     const { store, fixture } = await ready();
     const next = random(99);
@@ -152,11 +161,7 @@ describe("the HNSW index beside a SQLite store", () => {
   });
 
   it("catches up with many writes of another process, and reloads the saved file once that process pruned the log past it", async () => {
-    const { store, fixture } = await ready();
-    const other = open(fixture.file, { threshold: THRESHOLD, saveEvery: 100 });
-    stores.push(other);
-    expect(await other.vectors.annReady()).toBe(true);
-    const before = header(fixture.file);
+    const { store, fixture, other, before } = await withSaver();
     // More than a query applies itself: the first queries scan while the rest is applied in the background.
     await other.transaction(async (tx) => {
       for (let i = 0; i < 300; i++) {
@@ -180,11 +185,7 @@ describe("the HNSW index beside a SQLite store", () => {
   });
 
   it("loads another process's newer file at once when that process pruned the log past its index", async () => {
-    const { store, fixture } = await ready();
-    const other = open(fixture.file, { threshold: THRESHOLD, saveEvery: 100 });
-    stores.push(other);
-    expect(await other.vectors.annReady()).toBe(true);
-    const before = header(fixture.file);
+    const { store, fixture, other, before } = await withSaver();
     for (let i = 0; i < 150; i++) await put(other, fixture, unitVector(fixture.next));
     // No query of `store` meanwhile: the first look it takes finds the log pruned past its index.
     await expect.poll(() => header(fixture.file).file, { timeout: 60_000 }).not.toBe(before.file);

@@ -29,17 +29,18 @@ export const MIRROR_MAX_ROWS = 200_000;
  */
 export const mirrorMaxRows = (annThreshold: number): number => Math.max(MIRROR_MAX_ROWS, annThreshold);
 
-export interface MirrorOptions {
-  /** Past this many vectors no mirror is kept (default `MIRROR_MAX_ROWS`). */
-  maxRows?: number;
-  shortlist?: Shortlist;
-}
 /** How long after a local commit the background catch-up looks at the log, if no scan has by then. */
 const IDLE_CATCH_UP_MS = 100;
 /** Local changes held for the catch-up at most: past this, it reads them back like another process's. */
 const MAX_KNOWN = 4096;
 /** A failed or declined build is not tried again before this. */
 const RETRY_MS = 60_000;
+
+export interface MirrorOptions {
+  /** Past this many vectors no mirror is kept (default `MIRROR_MAX_ROWS`). */
+  maxRows?: number;
+  shortlist?: Shortlist;
+}
 
 /**
  * The vec0 table's binary-quantized vectors and filter columns, with each embedding's int8

@@ -42,6 +42,21 @@ const wasm = (globalThis as unknown as { WebAssembly: Wasm }).WebAssembly;
 export const CHUNK = 16;
 const PAGE = 65_536;
 
+/** Grows `memory` to at least `end` bytes; true when it grew (which detaches every view of it). */
+export function reserveMemory(memory: WasmMemory, end: number): boolean {
+  const pages = Math.ceil(end / PAGE) - memory.buffer.byteLength / PAGE;
+  if (pages <= 0) return false;
+  memory.grow(pages);
+  return true;
+}
+
+/** `row`'s bytes written at `at` (those past `stride` ignored), then zeros up to `stride`. */
+export function writeRow(bytes: Uint8Array, at: number, stride: number, row: Uint8Array | Int8Array): void {
+  const width = Math.min(row.length, stride);
+  bytes.set(new Uint8Array(row.buffer, row.byteOffset, width), at);
+  bytes.fill(0, at + width, at + stride);
+}
+
 let compiled: object | null = null;
 /** An instance of row-scan.wat as `npm run build` compiles it (under a kilobyte), compiled once per process, with a memory of its own. */
 export const rowScanInstance = (): RowScanExports =>
@@ -74,19 +89,14 @@ export class RowTable {
   /** Room for `rows` rows; those held stay where they are. */
   grow(rows: number): void {
     if (rows <= this.capacity) return;
-    const needed = this.stride * (1 + rows) + 8 * rows;
-    const pages = Math.ceil(needed / PAGE) - this.exports.memory.buffer.byteLength / PAGE;
-    if (pages > 0) this.exports.memory.grow(pages);
+    reserveMemory(this.exports.memory, this.stride * (1 + rows) + 8 * rows);
     this.bytes = new Uint8Array(this.exports.memory.buffer);
     this.capacity = rows;
   }
 
   /** Row `slot`'s bytes (bytes past the row's width are ignored; a shorter row is padded with zeros). */
   set(slot: number, row: Uint8Array | Int8Array): void {
-    const at = this.rowAt(slot);
-    const width = Math.min(row.length, this.stride);
-    this.bytes.set(new Uint8Array(row.buffer, row.byteOffset, width), at);
-    this.bytes.fill(0, at + width, at + this.stride);
+    writeRow(this.bytes, this.rowAt(slot), this.stride, row);
   }
 
   /** Row `from`'s bytes copied over row `to`'s. */

@@ -1,6 +1,4 @@
-import { CHUNK, rowScanInstance, type RowScanExports } from "./row-scan.js";
-
-const PAGE = 65_536;
+import { CHUNK, reserveMemory, rowScanInstance, writeRow, type RowScanExports } from "./row-scan.js";
 
 /** A row's filter columns: strings as the small integers the mirror interns them to. */
 export interface SurveyColumns {
@@ -169,18 +167,12 @@ export class SurveyTable {
   }
 
   private setBits(slot: number, bits: Uint8Array): void {
-    const at = this.rowAt(slot);
-    const width = Math.min(bits.length, this.stride);
-    this.bytes.set(bits.subarray(0, width), at);
-    this.bytes.fill(0, at + width, at + this.stride);
+    writeRow(this.bytes, this.rowAt(slot), this.stride, bits);
   }
 
   /** Memory up to `end` bytes; growing it never moves what is there, but detaches the views. */
   private reserve(end: number): void {
-    const pages = Math.ceil(end / PAGE) - this.exports.memory.buffer.byteLength / PAGE;
-    if (pages <= 0) return;
-    this.exports.memory.grow(pages);
-    this.views();
+    if (reserveMemory(this.exports.memory, end)) this.views();
   }
 
   private views(): void {
