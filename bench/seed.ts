@@ -2,7 +2,7 @@
 // take minutes rather than an hour, and cached under /tmp/cairn-bench-cache keyed by size, corpus
 // and schema, so only the first run pays for the embedding.
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { newId } from "../src/core/ids.js";
@@ -15,6 +15,8 @@ import type { AnnSettings } from "../src/store/sqlite/ann.js";
 import { SqliteStore } from "../src/store/sqlite/store.js";
 import { VECTOR_LAYOUT, type SqliteVectorIndex } from "../src/store/sqlite/vectors.js";
 import type { Store } from "../src/store/store.js";
+import { INSTANCE_ID } from "../src/services/instance.js";
+import { MerkleSummaries } from "../src/services/merkle/service.js";
 import { contentKey, vectorMetaOf } from "../src/services/memory-records.js";
 import { CORPUS_VERSION, noteStream, type Note } from "./corpus.js";
 import { round, type Progress } from "./lib.js";
@@ -27,6 +29,7 @@ const SEED_STREAM = 1001;
 const AUTHORS = ["planner", "coder", "reviewer", "tester"];
 const EMBED_BATCH = 512;
 const HISTORY_MS = 90 * 86_400_000;
+const SEED_VERSION = "2";
 
 export interface SeededStore {
   file: string;
@@ -43,7 +46,8 @@ export interface SeededStore {
  */
 function schemaFingerprint(): string {
   // The model's id inside the hash, not beside it: a PostgreSQL template's name has room for no more.
-  const hash = createHash("sha256").update(VECTOR_LAYOUT).update(BUNDLED_MODEL_ID);
+  // SEED_VERSION: how the seeder writes a store (2: with the instance id and merkle leaves a server's first start adds).
+  const hash = createHash("sha256").update(VECTOR_LAYOUT).update(BUNDLED_MODEL_ID).update(SEED_VERSION);
   const base = readdirSync(join(migrationsDir, "sqlite")).sort()[0];
   if (base !== undefined) hash.update(base).update(readFileSync(join(migrationsDir, "sqlite", base)));
   return hash.digest("hex").slice(0, 10);
@@ -124,6 +128,9 @@ async function buildStore(file: string, entries: number, embedder: Embedder, pro
       const done = Math.min(entries, (batch + 1) * EMBED_BATCH);
       if ((batch + 1) % 20 === 0) progress(`  ${done.toLocaleString("en")} / ${entries.toLocaleString("en")}`);
     }
+    // What a server's first start adds, done once here: else every timed start stamps every entry.
+    const instanceId = await store.transaction((tx) => store.meta.claim(tx, INSTANCE_ID, randomUUID()));
+    await new MerkleSummaries(store, instanceId).stampUnstamped();
   } finally {
     await store.close();
   }

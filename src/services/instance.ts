@@ -4,7 +4,7 @@ import { InternalError } from "../core/errors.js";
 import { loadSecretKey, open, seal } from "../core/secret-box.js";
 import type { Store } from "../store/store.js";
 
-const INSTANCE_ID = "instance_id";
+export const INSTANCE_ID = "instance_id";
 /** A known text sealed under the installation's key, so a server holding another key notices at start. */
 export const SECRET_KEY_CHECK = "secret_key_check";
 const CHECK_TEXT = "cairn secret key check";
