@@ -192,9 +192,12 @@ export class OperationGateway {
     this.services.site.url = url;
   }
 
-  /** The server listens on `port`, at the public URL set before: it may now be announced (mDNS). */
-  listening(port: number): void {
-    this.services.listening(port);
+  /**
+   * The server listens on `port`, at the public URL set before: it may now be announced (mDNS).
+   * Resolves once the start is over (the embedding model loaded): the time for warm-ups.
+   */
+  listening(port: number): Promise<void> {
+    return this.services.listening(port);
   }
 
   /** Every event after its transaction commits (MCP resource subscriptions watch for changes). */

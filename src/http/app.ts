@@ -133,7 +133,7 @@ export function createHttpApp(gateway: OperationGateway, log: Logger, publicUrl:
       void mcpLoading?.then((endpoint) => endpoint.close());
     },
     preload: () => {
-      void mcpEndpoint();
+      if (!draining) void mcpEndpoint();
     },
     inFlight: () => inFlight - streams.size,
   };

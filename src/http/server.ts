@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { isUnspecifiedHost, urlHostFor } from "../core/config.js";
 import { exposureWarnings } from "../core/exposure.js";
 import type { OperationGateway } from "../../tools/gateway.js";
@@ -25,6 +26,8 @@ export interface RunningServer {
 }
 
 const KEEP_ALIVE_MS = 30_000;
+/** After the start is over (the model loaded), before the MCP endpoint's modules are loaded. */
+const MCP_PRELOAD_AFTER_MS = 1000;
 
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -51,14 +54,19 @@ export async function startServer(gateway: OperationGateway, options: ServerOpti
   // the margin; idle connections are still closed at shutdown.
   server.keepAliveTimeout = KEEP_ALIVE_MS;
   await listen(server, config.PORT, config.HOST);
-  http.preload();
   const port = (server.address() as AddressInfo).port;
   // The server refuses a Host of 0.0.0.0 (it names no machine), so it reaches itself by loopback.
   const selfHost = isUnspecifiedHost(config.HOST) ? (config.HOST.includes(":") ? "[::1]" : "127.0.0.1") : urlHostFor(config.HOST);
   const url = `http://${selfHost}:${port}`;
   if (!config.publicUrlExplicit) publicUrl = `http://${urlHostFor(config.HOST)}:${port}`;
   gateway.setPublicUrl(publicUrl);
-  gateway.listening(port);
+  // The MCP endpoint's modules (about 100 ms of this thread, in one piece) load a while after the
+  // model has: loaded as the server listened, they held the model's arrival and the first requests
+  // answered. A first /mcp request before then loads them itself.
+  void gateway
+    .listening(port)
+    .then(() => sleep(MCP_PRELOAD_AFTER_MS, undefined, { ref: false }))
+    .then(() => http.preload());
   for (const warning of exposureWarnings(config)) log.warn(warning.message, { setting: warning.setting });
 
   let closing: Promise<void> | null = null;

@@ -1,7 +1,12 @@
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { AppError } from "../core/errors.js";
 
+/**
+ * JSON-RPC 2.0's codes, as the SDK's `ErrorCode` has them. Written here because this module is on
+ * every server's way to listening, and the SDK's types module builds its hundreds of schemas as it
+ * loads (the MCP endpoint loads it later, off that path).
+ */
+export const JSON_RPC_ERRORS = { ParseError: -32700, InvalidRequest: -32600, InvalidParams: -32602 } as const;
 /** The MCP specification's code for a resource that does not exist (server/resources, error handling). */
 export const RESOURCE_NOT_FOUND = -32002;
 /** JSON-RPC's range for errors a server defines; the SDK's transport answers transport refusals with it too. */
@@ -23,7 +28,7 @@ export class ProtocolError extends Error {
   }
 }
 
-export const unknownName = (what: "tool" | "prompt", name: string): ProtocolError => new ProtocolError(ErrorCode.InvalidParams, `unknown ${what}: ${name}`);
+export const unknownName = (what: "tool" | "prompt", name: string): ProtocolError => new ProtocolError(JSON_RPC_ERRORS.InvalidParams, `unknown ${what}: ${name}`);
 
 /** A JSON-RPC error answered over HTTP, outside any request the SDK read (so with no id). */
 export function sendRpcError(response: Response, status: number, code: number, message: string, data?: Record<string, unknown>): void {
@@ -38,8 +43,8 @@ export function sendRpcError(response: Response, status: number, code: number, m
  * its type is refused unread, with REST's status (413, 415) and the code the SDK's transport uses.
  */
 function sendBodyRefusal(response: Response, error: AppError): void {
-  if (error.code === "BAD_REQUEST") sendRpcError(response, 400, ErrorCode.ParseError, `Parse error: ${error.detail}`);
-  else if (error.code === "VALIDATION_FAILED") sendRpcError(response, 400, ErrorCode.InvalidRequest, `Invalid Request: ${error.detail}`, { errors: error.errors });
+  if (error.code === "BAD_REQUEST") sendRpcError(response, 400, JSON_RPC_ERRORS.ParseError, `Parse error: ${error.detail}`);
+  else if (error.code === "VALIDATION_FAILED") sendRpcError(response, 400, JSON_RPC_ERRORS.InvalidRequest, `Invalid Request: ${error.detail}`, { errors: error.errors });
   else sendRpcError(response, error.status, SERVER_ERROR, error.detail);
 }
 

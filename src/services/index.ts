@@ -185,13 +185,17 @@ export interface Services {
   /** Set when this start generated keys into it. */
   credentialsWritten: string | null;
   health(): Promise<Health>;
-  /** The server listens on `port` (and `site.url` is final): what announces it starts now. */
-  listening(port: number): void;
+  /**
+   * The server listens on `port` (and `site.url` is final): what announces it starts now. Resolves
+   * once the start is over (the model loaded, or waited for long enough), when what only warms up
+   * may take the CPU.
+   */
+  listening(port: number): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The longest the redaction warm-up waits for the embedding model before it starts anyway. */
-const REDACTION_WARMUP_AFTER_MS = 10_000;
+/** The longest the warm-ups after a start wait for the embedding model before they start anyway. */
+const WARMUP_AFTER_MS = 10_000;
 
 export async function openServices(options: ServiceOptions): Promise<Services> {
   const { config, log } = options;
@@ -300,12 +304,14 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   // the longest part of a start, and for the server to listen (its CPU would otherwise delay both),
   // and then runs in the background; a capture arriving before it ends compiles what is left.
   // One-shot commands and services no server serves never warm up: they compile on first use.
-  // The bit mirror's copy (SQLite) waits the same way, else the first scan starts it.
+  // The bit mirror's copy (SQLite) waits the same way, else the first scan starts it; so does the
+  // server's own warm-up (`listening`'s promise: the MCP endpoint's modules).
   let listened = (): void => undefined;
+  const serving = new Promise<void>((resolve) => (listened = resolve));
+  const loaded = (options.embeddings ?? true) ? embeddingQueue.settled(WARMUP_AFTER_MS) : Promise.resolve();
+  const started = Promise.all([loaded, serving]).then(() => undefined);
   if (options.jobs ?? true) {
-    const loaded = (options.embeddings ?? true) ? embeddingQueue.settled(REDACTION_WARMUP_AFTER_MS) : Promise.resolve();
-    const serving = new Promise<void>((resolve) => (listened = resolve));
-    void Promise.all([loaded, serving]).then(() => {
+    void started.then(() => {
       if (closed) return undefined;
       store.vectors.warm?.();
       return warmRedaction();
@@ -413,6 +419,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     listening: (port) => {
       listened();
       mdns?.start({ instance_id: instance.id, name: instance.name, url: site.url }, port);
+      return started;
     },
     close: async () => {
       if (closed) return;
