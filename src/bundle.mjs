@@ -1,13 +1,27 @@
 // Bundles the command line (src/cli.ts and everything it imports of ours) into dist/src/cli.js and
 // its chunks, in place of the compiler's one file per module: a server's start loaded some six
 // hundred of them, and resolving, reading and compiling each was a third of the time to listen.
-// Every dynamic import stays a chunk loaded when its command needs it. Packages from node_modules
-// stay external (several find their own files or native parts beside themselves); worker threads
-// start from the compiler's copies under dist/src, which this leaves in place.
+// Every dynamic import stays a chunk loaded when its command needs it. Packages written in
+// JavaScript alone are bundled too (zod's ES modules alone were over a hundred files); those with
+// native parts or that find their own files beside themselves stay external. Worker threads start
+// from the compiler's copies under dist/src, which this leaves in place.
 import { readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+
+/** Packages with native parts, or that find their own files beside themselves: not bundled. */
+const NATIVE_OR_FILE_LOCATING = [
+  "better-sqlite3",
+  "sqlite-vec",
+  "onnxruntime-node",
+  "@anush008/tokenizers",
+  "hnswlib-node",
+  "@vscode/tree-sitter-wasm",
+  "web-tree-sitter",
+  "swagger-ui-dist",
+  "pg-native",
+];
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = join(root, "dist", "src");
@@ -22,11 +36,13 @@ const result = await build({
   format: "esm",
   platform: "node",
   target: "node20",
-  packages: "external",
+  external: NATIVE_OR_FILE_LOCATING,
+  // CommonJS packages bundled into ES modules still call require for node's modules.
+  banner: { js: 'import { createRequire as __cairnRequire } from "node:module"; const require = __cairnRequire(import.meta.url);' },
   sourcemap: "linked",
   // dist/src/cli.js is the compiler's output until this replaces it.
   allowOverwrite: true,
-  legalComments: "none",
+  legalComments: "eof",
   logLevel: "warning",
   metafile: true,
 });
