@@ -352,6 +352,49 @@ describeInBrowser("Mesh view", () => {
     await opened.context.close();
   });
 
+  test("keeps a link's saved settings when a read of the links begun before the save answers after it", async ({ server, laptop, browser }) => {
+    const link = await linked(server, laptop, ["payments"]);
+    const opened = await openPage(browser);
+    const page = await signIn(server, opened, "mesh");
+    const card = linkCard(page, link.id);
+    await card.waitFor();
+    expect(await text(card.locator(".link-settings"))).toBe("every 5 min, copies at most 80% confident");
+
+    // The next read of the links is answered as it was when sent, but only after the save: a live
+    // event's refresh sent just before a save and answered just after it, as on a busy server.
+    let release = (): void => undefined;
+    const saved = new Promise<void>((resolve) => (release = resolve));
+    let sent = (): void => undefined;
+    const held = new Promise<void>((resolve) => (sent = resolve));
+    let holding = true;
+    await page.route(/\/mesh\/peers(\?|$)/, async (route) => {
+      if (!holding || route.request().method() !== "GET") return route.continue();
+      holding = false;
+      const response = await route.fetch();
+      sent();
+      await saved;
+      return route.fulfill({ response });
+    });
+    // Paused elsewhere: its event has the page read the links again.
+    expect((await server.request(`/mesh/peers/${link.id}`, { as: server.owner, method: "PATCH", body: { paused: true } })).status).toBe(200);
+    await held;
+
+    await card.getByRole("button", { name: "Settings" }).click();
+    const settings = page.getByRole("dialog", { name: "Link to laptop" });
+    await settings.getByLabel("Sync every (seconds, 30 to 86400)").fill("3600");
+    await settings.getByLabel("Copies' confidence cap (0 to 1)").fill("0.6");
+    await settings.getByRole("button", { name: "Save" }).click();
+    await settings.waitFor({ state: "detached" });
+    release();
+    // A settings change sends no event, so nothing would read the links again for half a minute.
+    await expect.poll(() => text(card.locator(".link-settings")), { timeout: 5_000 }).toBe("every hour, copies at most 60% confident");
+    await page.waitForTimeout(1_000);
+    expect(await text(card.locator(".link-settings"))).toBe("every hour, copies at most 60% confident");
+    await expect.poll(() => card.getAttribute("data-status")).toBe("paused");
+    expect(unexpected(opened.errors)).toEqual([]);
+    await opened.context.close();
+  });
+
   test("makes a failing link stand out: the peer stopped, Sync now shows the peer's failure on the card", async ({ server, laptop, browser }) => {
     const link = await linked(server, laptop, ["payments"]);
     const [note] = await written(laptop, "alice", "payments", ["Card numbers never leave the vault service."]);

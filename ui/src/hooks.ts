@@ -83,6 +83,8 @@ export function usePaged<T>(loadPage: PageLoader<T>, deps: readonly unknown[], p
   // How many rows the user has asked for: a refresh that overtakes a "Load more" still in flight
   // reads them all, so a live event never takes back the page the user just asked for.
   const wanted = useRef(pageSize);
+  // The generation of the read in flight, if any (0: none).
+  const reading = useRef(0);
 
   const readFromStart = useCallback(
     async (count: number, mine: number) => {
@@ -104,6 +106,7 @@ export function usePaged<T>(loadPage: PageLoader<T>, deps: readonly unknown[], p
   const load = useCallback(
     (count: number, background: boolean) => {
       const mine = ++generation.current;
+      reading.current = mine;
       if (!background) setLoading(true);
       readFromStart(count, mine)
         .catch((failure: unknown) => {
@@ -111,6 +114,7 @@ export function usePaged<T>(loadPage: PageLoader<T>, deps: readonly unknown[], p
         })
         .finally(() => {
           if (mine === generation.current) {
+            reading.current = 0;
             setLoading(false);
             setLoadingMore(false);
           }
@@ -132,6 +136,7 @@ export function usePaged<T>(loadPage: PageLoader<T>, deps: readonly unknown[], p
     if (cursor === undefined) return;
     wanted.current = shown.current + pageSize;
     const mine = ++generation.current;
+    reading.current = mine;
     setLoadingMore(true);
     loaderRef
       .current(cursor, pageSize)
@@ -145,22 +150,31 @@ export function usePaged<T>(loadPage: PageLoader<T>, deps: readonly unknown[], p
         if (mine === generation.current) setError(failure);
       })
       .finally(() => {
-        if (mine === generation.current) setLoadingMore(false);
+        if (mine === generation.current) {
+          reading.current = 0;
+          setLoadingMore(false);
+        }
       });
   }, [cursor, pageSize]);
 
   const refresh = useCallback(() => load(Math.max(pageSize, shown.current, wanted.current), true), [load, pageSize]);
 
-  const replace = useCallback((predicate: (item: T) => boolean, next: T | undefined) => {
-    setItems((previous) => {
-      const updated: T[] = [];
-      for (const item of previous) {
-        if (!predicate(item)) updated.push(item);
-        else if (next !== undefined) updated.push(next);
-      }
-      return updated;
-    });
-  }, []);
+  const replace = useCallback(
+    (predicate: (item: T) => boolean, next: T | undefined) => {
+      setItems((previous) => {
+        const updated: T[] = [];
+        for (const item of previous) {
+          if (!predicate(item)) updated.push(item);
+          else if (next !== undefined) updated.push(next);
+        }
+        return updated;
+      });
+      // A read in flight may have begun before the change this shows (a live event's refresh just
+      // before a save): its rows would put the old item back. It is read again, after the change.
+      if (reading.current !== 0) refresh();
+    },
+    [refresh],
+  );
 
   return { items, error, loading, loadingMore, hasMore: cursor !== undefined, loadMore, refresh, replace };
 }
