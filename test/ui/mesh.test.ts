@@ -137,6 +137,16 @@ const signIn = async (server: TestServer, opened: OpenPage, tab: string): Promis
 const linkCard = (page: Page, id: string): Locator => page.locator(`.link-card[data-link-id="${id}"]`);
 const text = async (locator: Locator): Promise<string> => ((await locator.textContent()) ?? "").trim();
 
+/** Changes the link's interval and confidence cap through its Settings dialog, and waits for it to close. */
+async function saveSettings(page: Page, card: Locator, values: { interval: string; cap: string }): Promise<void> {
+  await card.getByRole("button", { name: "Settings" }).click();
+  const settings = page.getByRole("dialog", { name: "Link to laptop" });
+  await settings.getByLabel("Sync every (seconds, 30 to 86400)").fill(values.interval);
+  await settings.getByLabel("Copies' confidence cap (0 to 1)").fill(values.cap);
+  await settings.getByRole("button", { name: "Save" }).click();
+  await settings.waitFor({ state: "detached" });
+}
+
 /** Console errors but the 401 before signing in and the refusals a test provokes on purpose. */
 const unexpected = (errors: string[], expected: number[] = []) =>
   errors.filter((error) => !/status of 401/.test(error) && !expected.some((status) => error.includes(`status of ${status}`)));
@@ -334,12 +344,7 @@ describeInBrowser("Mesh view", () => {
     expect(await card.getByRole("button", { name: "Sync now" }).isDisabled()).toBe(false);
 
     // Settings change what the card says; Unlink asks first, then the card goes.
-    await card.getByRole("button", { name: "Settings" }).click();
-    const settings = page.getByRole("dialog", { name: "Link to laptop" });
-    await settings.getByLabel("Sync every (seconds, 30 to 86400)").fill("3600");
-    await settings.getByLabel("Copies' confidence cap (0 to 1)").fill("0.6");
-    await settings.getByRole("button", { name: "Save" }).click();
-    await settings.waitFor({ state: "detached" });
+    await saveSettings(page, card, { interval: "3600", cap: "0.6" });
     await expect.poll(() => text(card.locator(".link-settings"))).toBe("every hour, copies at most 60% confident");
     await card.getByRole("button", { name: "Unlink" }).click();
     const confirm = page.getByRole("dialog", { name: "Unlink laptop?" });
@@ -379,12 +384,7 @@ describeInBrowser("Mesh view", () => {
     expect((await server.request(`/mesh/peers/${link.id}`, { as: server.owner, method: "PATCH", body: { paused: true } })).status).toBe(200);
     await held;
 
-    await card.getByRole("button", { name: "Settings" }).click();
-    const settings = page.getByRole("dialog", { name: "Link to laptop" });
-    await settings.getByLabel("Sync every (seconds, 30 to 86400)").fill("3600");
-    await settings.getByLabel("Copies' confidence cap (0 to 1)").fill("0.6");
-    await settings.getByRole("button", { name: "Save" }).click();
-    await settings.waitFor({ state: "detached" });
+    await saveSettings(page, card, { interval: "3600", cap: "0.6" });
     release();
     // A settings change sends no event, so nothing would read the links again for half a minute.
     await expect.poll(() => text(card.locator(".link-settings")), { timeout: 5_000 }).toBe("every hour, copies at most 60% confident");
