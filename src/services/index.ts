@@ -308,10 +308,12 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   // server's own warm-up (`listening`'s promise: the MCP endpoint's modules).
   let listened = (): void => undefined;
   const serving = new Promise<void>((resolve) => (listened = resolve));
-  const loaded = (options.embeddings ?? true) ? embeddingQueue.settled(WARMUP_AFTER_MS) : Promise.resolve();
-  const started = Promise.all([loaded, serving]).then(() => undefined);
+  // Made when first asked: a one-shot command has nothing to warm up and no timer to wait on.
+  let started: Promise<void> | null = null;
+  const startOver = (): Promise<void> =>
+    (started ??= Promise.all([(options.embeddings ?? true) ? embeddingQueue.settled(WARMUP_AFTER_MS) : undefined, serving]).then(() => undefined));
   if (options.jobs ?? true) {
-    void started.then(() => {
+    void startOver().then(() => {
       if (closed) return undefined;
       store.vectors.warm?.();
       return warmRedaction();
@@ -419,7 +421,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
     listening: (port) => {
       listened();
       mdns?.start({ instance_id: instance.id, name: instance.name, url: site.url }, port);
-      return started;
+      return startOver();
     },
     close: async () => {
       if (closed) return;
