@@ -21,10 +21,14 @@ export function databaseUrl(base: string, database: string): string {
   return url.toString();
 }
 
+/** The PATH psql is found on: a test may empty process.env.PATH to start a server that finds no git. */
+const PATH_AT_LOAD = process.env.PATH;
+
 /** Runs statements as the server's administrator, each on its own, synchronously (psql): tests set up in sync code. */
 export function adminSql(...statements: string[]): void {
-  const result = spawnSync("psql", [POSTGRES_URL as string, "-qAtX", "-v", "ON_ERROR_STOP=1", ...statements.flatMap((sql) => ["-c", sql])], { encoding: "utf8" });
-  if (result.status !== 0) throw new Error(`psql failed: ${result.stderr}`);
+  const args = [POSTGRES_URL as string, "-qAtX", "-v", "ON_ERROR_STOP=1", ...statements.flatMap((sql) => ["-c", sql])];
+  const result = spawnSync("psql", args, { encoding: "utf8", env: { ...process.env, PATH: PATH_AT_LOAD } });
+  if (result.status !== 0) throw new Error(`psql failed: ${result.error?.message ?? result.stderr}`);
 }
 
 /**
