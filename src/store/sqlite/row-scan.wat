@@ -32,19 +32,24 @@
               (i32.load (i32.add (local.get $keys) (i32.shl (local.get $slot) (i32.const 2))))))))
           (br_if $filtered
             (f64.le (f64.load (i32.add (local.get $expiries) (i32.shl (local.get $slot) (i32.const 3)))) (local.get $now)))
-          (br_if $filtered
-            (i32.and (i32.ge_s (local.get $project) (i32.const 0))
-              (i32.ne (i32.load (i32.add (local.get $projects) (i32.shl (local.get $slot) (i32.const 2)))) (local.get $project))))
-          (br_if $filtered
-            (i32.and (i32.ge_s (local.get $agent) (i32.const 0))
-              (i32.ne (i32.load (i32.add (local.get $agents) (i32.shl (local.get $slot) (i32.const 2)))) (local.get $agent))))
+          ;; Only the filters asked load their columns: an id of -1 or a bound of -inf asks none.
+          (if (i32.ge_s (local.get $project) (i32.const 0))
+            (then
+              (br_if $filtered
+                (i32.ne (i32.load (i32.add (local.get $projects) (i32.shl (local.get $slot) (i32.const 2)))) (local.get $project)))))
+          (if (i32.ge_s (local.get $agent) (i32.const 0))
+            (then
+              (br_if $filtered
+                (i32.ne (i32.load (i32.add (local.get $agents) (i32.shl (local.get $slot) (i32.const 2)))) (local.get $agent)))))
           (if (i32.ge_s (local.get $allowedTypes) (i32.const 0))
             (then
               (br_if $filtered
                 (i32.eqz (i32.load8_u (i32.add (local.get $allowedTypes)
                   (i32.load (i32.add (local.get $types) (i32.shl (local.get $slot) (i32.const 2))))))))))
-          (br_if $filtered
-            (f64.lt (f64.load (i32.add (local.get $confidences) (i32.shl (local.get $slot) (i32.const 3)))) (local.get $confidenceMin)))
+          (if (f64.gt (local.get $confidenceMin) (f64.const -inf))
+            (then
+              (br_if $filtered
+                (f64.lt (f64.load (i32.add (local.get $confidences) (i32.shl (local.get $slot) (i32.const 3)))) (local.get $confidenceMin)))))
           ;; Passes. Ones per byte (at most 8), added pairwise into 16-bit lanes: a lane holds 16 a
           ;; chunk, so a row of up to 4,095 chunks (65,520 dimensions) cannot overflow it.
           (local.set $row (i32.add (local.get $rows) (i32.mul (local.get $slot) (i32.shl (local.get $chunks) (i32.const 4)))))
