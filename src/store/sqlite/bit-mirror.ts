@@ -14,8 +14,12 @@ export interface LocalChange {
 
 const COLUMNS =
   "pk, bits, vis_key, owner_key, project_key, type, agent_id, confidence, expires_ms, (SELECT embedding FROM memory_embeddings AS e WHERE e.pk = memory_vectors.pk) AS embedding";
-/** Rows read per turn of the event loop while the mirror is built (about 10 ms on this class of machine). */
+/** Rows read per turn of the event loop while the mirror is built (about 3 ms on this class of machine). */
 const PAGE = 250;
+/** A page of the build: every embedding after a pk, with its vec0 row's columns (none: `vector_pk` null). */
+const PAGE_SQL = `SELECT e.pk AS pk, v.pk AS vector_pk, v.bits AS bits, v.vis_key AS vis_key, v.owner_key AS owner_key, v.project_key AS project_key,
+    v.type AS type, v.agent_id AS agent_id, v.confidence AS confidence, v.expires_ms AS expires_ms, e.embedding AS embedding
+  FROM memory_embeddings AS e LEFT JOIN memory_vectors AS v ON v.pk = e.pk WHERE e.pk > ? ORDER BY e.pk LIMIT ?`;
 /** Changes a scan applies itself before answering; with more pending it declines, and they are applied in the background. */
 const CATCH_UP_PER_QUERY = 64;
 const CATCH_UP_PER_TURN = 64;
@@ -194,13 +198,11 @@ export class BitMirror {
     let after = 0;
     for (;;) {
       if (this.closed || vectorIdentity(this.db) !== identity || table.count > this.maxRows) return;
-      // Paged by the embeddings' table, then each row looked up by pk: vec0 answers a range of pks
-      // only by scanning every row (a page of 500 took 32 ms at 100,000 rows), a pk at once.
-      const page = this.db.all<{ pk: number }>("SELECT pk FROM memory_embeddings WHERE pk > ? ORDER BY pk LIMIT ?", after, PAGE);
-      for (const { pk } of page) {
-        const row = this.rowAt(pk);
-        if (row) table.upsert(row);
-      }
+      // Paged by the embeddings' table, each row's vec0 columns joined by pk: vec0 answers a range
+      // of pks only by scanning every row (a page of 500 took 32 ms at 100,000 rows), a pk at once.
+      // One statement a page, not one a row: 2.6 ms a page against 4.9 at 100,000 rows.
+      const page = this.db.all<MirrorRow & { vector_pk: number | null }>(PAGE_SQL, after, PAGE);
+      for (const row of page) if (row.vector_pk !== null) table.upsert(row);
       if (page.length < PAGE) break;
       after = (page.at(-1) as { pk: number }).pk;
       await nextTurn();
