@@ -140,7 +140,9 @@ export class OverlapFinder {
 
   async neighbourhood(r: Reader, viewpoint: Viewpoint, vector: Float32Array, at: string): Promise<Neighbourhood> {
     const floor = Math.min(this.config.SIMILAR_THRESHOLD, this.config.DUPLICATE_THRESHOLD);
-    const found = await this.store.vectors.nearest(r, vector, NEIGHBOURS, { within: { viewpoint }, nowMs: Date.parse(at), maxDistance: 1 - floor });
+    // Coarse: the nearest few among thousands of similar entries need not be the exact few, and a
+    // near duplicate is nearer still (docs/architecture.md, the bit mirror's lists).
+    const found = await this.store.vectors.nearest(r, vector, NEIGHBOURS, { within: { viewpoint }, nowMs: Date.parse(at), maxDistance: 1 - floor, coarse: true });
     const hits = await this.withRows(r, found);
     const farthest = found.at(-1);
     const complete = found.length < NEIGHBOURS || farthest === undefined || farthest.distance > 1 - this.config.DUPLICATE_THRESHOLD;

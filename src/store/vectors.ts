@@ -31,6 +31,12 @@ export interface VectorFilter {
   maxDistance?: number;
   tag?: string;
   excludePk?: number;
+  /**
+   * Nearly the nearest will do, for a fraction of the cost: SQLite's bit mirror then scans only
+   * the partition's lists nearest to the vector (a write's neighbourhood; never a search, whose
+   * recall is measured against exact). Other indexes answer as they always do.
+   */
+  coarse?: boolean;
 }
 
 export interface Neighbour {

@@ -17,7 +17,7 @@ export const health = z
       .enum(["off", "building", "ready"])
       .optional()
       .describe(
-        "SQLite's in-memory copy of the stored vectors, which answers searches and duplicate checks below the HNSW's threshold: off (past 200,000 entries, or none yet), building, ready. Until it is ready they scan the database.",
+        "SQLite's in-memory copy of the stored vectors, which answers searches and duplicate checks below the HNSW's threshold: off (past 200,000 entries, or none yet), building (also while it is split into lists, past 20,000 entries), ready. Until it is built they scan the database.",
       ),
   })
   .meta({ id: "Health" });

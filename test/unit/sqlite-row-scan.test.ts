@@ -119,6 +119,13 @@ describe("SurveyTable", () => {
     expect(new Set(five).size).toBe(5);
     expect(shortlist(100).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(shortlist(0)).toEqual([]);
+
+    // Only the rows listed, in the order listed: their distances in that order, the shortlist as rows.
+    const listed = Int32Array.of(6, 0, 7, 2);
+    const scanned = table.survey(new Uint8Array(2), distances.length, everything(), 2, listed);
+    expect([...scanned.distances]).toEqual([16, 3, 2, 5]);
+    expect([...scanned.slots].sort()).toEqual([0, 7]);
+    expect([...table.survey(new Uint8Array(2), distances.length, everything(), 10, Int32Array.of()).slots]).toEqual([]);
   });
 });
 

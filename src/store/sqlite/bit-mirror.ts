@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Db } from "./connection.js";
 import type { IndexStatus, VectorMeta } from "../vectors.js";
-import { MirrorTable, signBits, SHORTLIST, type MirrorFilter, type MirrorRow, type Shortlist } from "./mirror-table.js";
+import { MirrorTable, PARTITIONING, signBits, SHORTLIST, type MirrorFilter, type MirrorRow, type Partitioning, type Shortlist } from "./mirror-table.js";
 import { changesAfter, identityDimensions, lastChangeSeq, TurnLoop, vectorIdentity } from "./vector-log.js";
 
 /** A change this process committed, as its transaction logged it: the row it left (null: none). */
@@ -44,6 +44,7 @@ export interface MirrorOptions {
   /** Past this many vectors no mirror is kept (default `MIRROR_MAX_ROWS`). */
   maxRows?: number;
   shortlist?: Shortlist;
+  partitioning?: Partitioning;
 }
 
 /**
@@ -71,6 +72,8 @@ export class BitMirror {
   /** This process's committed changes by seq, not yet reached by the catch-up: applied without reading vec0. */
   private readonly known = new Map<number, MirrorRow | null>();
   private building: Promise<void> | null = null;
+  /** A partition of the table in progress. */
+  private partitionDone: Promise<unknown> | null = null;
   private readonly catchingUp = new TurnLoop(
     () => this.closed || !this.ready || this.catchUp(CATCH_UP_PER_TURN),
     (error) => {
@@ -85,6 +88,7 @@ export class BitMirror {
   private failedAt = -Infinity;
   private readonly maxRows: number;
   private readonly shortlist: Shortlist;
+  private readonly partitioning: Partitioning;
 
   constructor(
     /** A connection that sees only what is committed. */
@@ -94,22 +98,32 @@ export class BitMirror {
   ) {
     this.maxRows = options.maxRows ?? MIRROR_MAX_ROWS;
     this.shortlist = options.shortlist ?? SHORTLIST;
+    this.partitioning = options.partitioning ?? PARTITIONING;
   }
 
-  /** `building` also before the first scan or `settled` starts the copy; `off` with nothing to copy, past the limit, or failed. */
+  /**
+   * `building` also before the first scan or `settled` starts the copy, and while the copy is
+   * partitioned into lists; `off` with nothing to copy, past the limit, or failed.
+   */
   get status(): IndexStatus {
-    if (this.ready) return "ready";
+    if (this.ready) return this.partitionDone ? "building" : "ready";
     return this.building || (this.waiting && !this.closed) ? "building" : "off";
   }
 
-  /** Resolves once the mirror is ready and current (true) or cannot be now (false). */
+  /** Lists the copy is partitioned into (mirror-lists.ts); 0 while it is not. */
+  get lists(): number {
+    return this.table?.listCount ?? 0;
+  }
+
+  /** Resolves once the mirror is ready, partitioned if its size calls for it, and current (true), or cannot be now (false). */
   async settled(): Promise<boolean> {
     for (;;) {
       this.candidates(new Float32Array(0), 0, { column: "vis_key", keys: [], nowMs: 0 });
       while (this.building) await this.building;
       if (!this.ready || this.closed) return false;
-      if (this.catchUp(Infinity)) return true;
-      await nextTurn();
+      if (this.partitionDone) await this.partitionDone;
+      else if (this.catchUp(Infinity)) return true;
+      else await nextTurn();
     }
   }
 
@@ -193,7 +207,7 @@ export class BitMirror {
   private async build(identity: string): Promise<void> {
     const count = this.db.get<{ n: number }>("SELECT count(*) AS n FROM memory_vectors_rowids")?.n ?? 0;
     if (count > this.maxRows) return;
-    const table = new MirrorTable(identityDimensions(identity), this.shortlist);
+    const table = new MirrorTable(identityDimensions(identity), this.shortlist, this.partitioning);
     const seq = lastChangeSeq(this.db);
     let after = 0;
     for (;;) {
@@ -212,6 +226,26 @@ export class BitMirror {
     this.identity = identity;
     this.ready = true;
     this.scheduleCatchUp();
+    this.partitionIfDue();
+  }
+
+  /** Partitions the table in the background when it has grown into (or out of) a partition. */
+  private partitionIfDue(): void {
+    const { table } = this;
+    if (!table?.partitionDue) return;
+    const goOn = async (): Promise<boolean> => {
+      await nextTurn();
+      return !this.closed && this.table === table;
+    };
+    this.partitionDone = table
+      .partition(goOn)
+      .catch((error: unknown) => {
+        // Coarse scans read no partition then; full scans answer as before.
+        if (this.table === table) this.onError(error);
+      })
+      .finally(() => {
+        this.partitionDone = null;
+      });
   }
 
   /**
@@ -250,6 +284,7 @@ export class BitMirror {
     }
     this.seq = (changes.at(-1) as { seq: number }).seq;
     if (table.count > this.maxRows) this.drop();
+    else this.partitionIfDue();
     return this.ready;
   }
 

@@ -28,6 +28,7 @@ export interface RowScanExports {
     confidences: number,
     confidenceMin: number,
     histogram: number,
+    slots: number,
   ): number;
   select(distances: number, count: number, cutoff: number, out: number, nearer: number, taken: number): void;
   dots(query: number, rows: number, chunks: number, slots: number, count: number, out: number): void;

@@ -5,27 +5,32 @@
 (module
   (memory (export "memory") 1)
 
-  ;; The bit scan with the filters applied first: for each of `count` rows, whether it passes (its
+  ;; The bit scan with the filters applied first: for each of `count` rows (rows 0 to `count` - 1,
+  ;; or, with `slots` not -1, the row numbers listed there as i32s), whether it passes (its
   ;; key column's entry in `allowed` is 1; its expiry after `now`; its project, agent and type those
   ;; asked, where asked, a -1 asks none; its confidence at least `confidenceMin`), and then its
   ;; Hamming distance to the `chunks` 16-byte chunks at `query` (rows of `chunks` chunks one after
-  ;; another from `rows`; a row's padding must be zero in both), stored as a u16 at `out` + 2 * row,
-  ;; 0xffff for a row filtered out. Each passing row's distance is counted in `histogram` (u32 by
-  ;; distance); returns how many passed. Columns are one value a row: i32 strings' ids (`keys`,
-  ;; `projects`, `agents`, `types`), f64 (`expiries`, `confidences`); `allowed` and `allowedTypes`
-  ;; are u8 tables by string id.
+  ;; another from `rows`; a row's padding must be zero in both), stored as a u16 at `out` + 2 * n
+  ;; for the n-th row scanned, 0xffff for a row filtered out. Each passing row's distance is counted
+  ;; in `histogram` (u32 by distance); returns how many passed. Columns are one value a row: i32
+  ;; strings' ids (`keys`, `projects`, `agents`, `types`), f64 (`expiries`, `confidences`);
+  ;; `allowed` and `allowedTypes` are u8 tables by string id.
   (func (export "survey")
     (param $query i32) (param $rows i32) (param $chunks i32) (param $count i32) (param $out i32)
     (param $keys i32) (param $allowed i32) (param $expiries i32) (param $now f64)
     (param $projects i32) (param $project i32) (param $agents i32) (param $agent i32)
     (param $types i32) (param $allowedTypes i32) (param $confidences i32) (param $confidenceMin f64)
-    (param $histogram i32)
+    (param $histogram i32) (param $slots i32)
     (result i32)
-    (local $slot i32) (local $passing i32) (local $left i32) (local $at i32) (local $row i32)
+    (local $index i32) (local $slot i32) (local $passing i32) (local $left i32) (local $at i32) (local $row i32)
     (local $sum v128) (local $distance i32) (local $cell i32)
     (block $done
       (loop $next
-        (br_if $done (i32.ge_u (local.get $slot) (local.get $count)))
+        (br_if $done (i32.ge_u (local.get $index) (local.get $count)))
+        (local.set $slot
+          (if (result i32) (i32.lt_s (local.get $slots) (i32.const 0))
+            (then (local.get $index))
+            (else (i32.load (i32.add (local.get $slots) (i32.shl (local.get $index) (i32.const 2)))))))
         (block $filtered
           (br_if $filtered
             (i32.eqz (i32.load8_u (i32.add (local.get $allowed)
@@ -69,20 +74,21 @@
             (i32.add
               (i32.add (i32x4.extract_lane 0 (local.get $sum)) (i32x4.extract_lane 1 (local.get $sum)))
               (i32.add (i32x4.extract_lane 2 (local.get $sum)) (i32x4.extract_lane 3 (local.get $sum)))))
-          (i32.store16 (i32.add (local.get $out) (i32.shl (local.get $slot) (i32.const 1))) (local.get $distance))
+          (i32.store16 (i32.add (local.get $out) (i32.shl (local.get $index) (i32.const 1))) (local.get $distance))
           (local.set $cell (i32.add (local.get $histogram) (i32.shl (local.get $distance) (i32.const 2))))
           (i32.store (local.get $cell) (i32.add (i32.load (local.get $cell)) (i32.const 1)))
           (local.set $passing (i32.add (local.get $passing) (i32.const 1)))
-          (local.set $slot (i32.add (local.get $slot) (i32.const 1)))
+          (local.set $index (i32.add (local.get $index) (i32.const 1)))
           (br $next))
-        (i32.store16 (i32.add (local.get $out) (i32.shl (local.get $slot) (i32.const 1))) (i32.const 0xffff))
-        (local.set $slot (i32.add (local.get $slot) (i32.const 1)))
+        (i32.store16 (i32.add (local.get $out) (i32.shl (local.get $index) (i32.const 1))) (i32.const 0xffff))
+        (local.set $index (i32.add (local.get $index) (i32.const 1)))
         (br $next)))
     (local.get $passing))
 
-  ;; The shortlist from `survey`'s distances: each of `count` rows nearer than `cutoff` is written
-  ;; (its row number, an i32) from `out` on, and rows at `cutoff` from `out` + 4 * `nearer` on
-  ;; until `taken` are written in all. Rows filtered out (0xffff) are beyond any cutoff.
+  ;; The shortlist from `survey`'s distances: each of the `count` rows scanned that is nearer than
+  ;; `cutoff` is written (its place in the scan, an i32: its row number when `survey` scanned every
+  ;; row) from `out` on, and rows at `cutoff` from `out` + 4 * `nearer` on until `taken` are
+  ;; written in all. Rows filtered out (0xffff) are beyond any cutoff.
   (func (export "select") (param $distances i32) (param $count i32) (param $cutoff i32) (param $out i32) (param $nearer i32) (param $taken i32)
     (local $slot i32) (local $distance i32) (local $low i32) (local $tied i32) (local $end i32)
     (local.set $low (local.get $out))

@@ -110,32 +110,36 @@ export class SurveyTable {
   }
 
   /**
-   * The rows of the first `count` that pass `filter`, nearest to `query` by Hamming distance: at
-   * most `size` of them, all nearer than the last one's distance, then rows at it (which of those
-   * is arbitrary) until full. With them, every row's distance (0xffff: filtered out). Both arrays
-   * are this table's scratch: valid until the next survey or `grow`.
+   * The rows that pass `filter`, nearest to `query` by Hamming distance: at most `size` of them,
+   * all nearer than the last one's distance, then rows at it (which of those is arbitrary) until
+   * full. The rows looked at are the first `count`, or those `listed` (count is then its length).
+   * With them, the distance of each row looked at, in the order looked at (0xffff: filtered out).
+   * Both arrays are this table's scratch: valid until the next survey or `grow`.
    */
-  survey(query: Uint8Array, count: number, filter: SurveyFilter, size: number): { slots: Int32Array; distances: Uint16Array } {
+  survey(query: Uint8Array, count: number, filter: SurveyFilter, size: number, listed?: Int32Array): { slots: Int32Array; distances: Uint16Array } {
     const { dimensions } = this;
-    const distancesAt = this.regions.end;
-    const histogramAt = distancesAt + aligned(2 * count);
+    const scanned = listed ? listed.length : count;
+    const listedAt = this.regions.end;
+    const distancesAt = listedAt + (listed ? aligned(4 * scanned) : 0);
+    const histogramAt = distancesAt + aligned(2 * scanned);
     const allowedAt = histogramAt + aligned(4 * (dimensions + 1));
     const typesAt = allowedAt + aligned(filter.allowedKeys.length);
     const slotsAt = typesAt + aligned(filter.allowedTypes?.length ?? 0);
-    this.reserve(slotsAt + 4 * Math.max(0, Math.min(size, count)));
+    this.reserve(slotsAt + 4 * Math.max(0, Math.min(size, scanned)));
     this.setBits(-1, query);
+    if (listed) new Int32Array(this.exports.memory.buffer, listedAt, scanned).set(listed);
     const histogram = new Uint32Array(this.exports.memory.buffer, histogramAt, dimensions + 1).fill(0);
     this.bytes.set(filter.allowedKeys, allowedAt);
     if (filter.allowedTypes) this.bytes.set(filter.allowedTypes, typesAt);
     const { columns } = this.regions;
     const passing =
-      count === 0
+      scanned === 0
         ? 0
         : this.exports.survey(
             this.rowAt(-1),
             this.rowAt(0),
             this.chunks,
-            count,
+            scanned,
             distancesAt,
             columns[filter.keyColumn],
             allowedAt,
@@ -150,8 +154,9 @@ export class SurveyTable {
             columns.confidence,
             filter.confidenceMin,
             histogramAt,
+            listed ? listedAt : -1,
           );
-    const distances = new Uint16Array(this.exports.memory.buffer, distancesAt, count);
+    const distances = new Uint16Array(this.exports.memory.buffer, distancesAt, scanned);
     const taken = Math.max(0, Math.min(size, passing));
     // The distance at which the last shortlisted stands: rows nearer all come, rows at it until full.
     let cutoff = 0;
@@ -162,8 +167,17 @@ export class SurveyTable {
       seen += here;
       nearer = seen;
     }
-    if (taken > 0) this.exports.select(distancesAt, count, cutoff, slotsAt, nearer, taken);
-    return { slots: new Int32Array(this.exports.memory.buffer, slotsAt, taken), distances };
+    if (taken > 0) this.exports.select(distancesAt, scanned, cutoff, slotsAt, nearer, taken);
+    const picked = new Int32Array(this.exports.memory.buffer, slotsAt, taken);
+    // Places in the list, made rows.
+    if (listed) for (let at = 0; at < taken; at++) picked[at] = listed[picked[at] as number] as number;
+    return { slots: picked, distances };
+  }
+
+  /** Row `slot`'s bits (a copy). */
+  bitsOf(slot: number): Uint8Array {
+    const at = this.rowAt(slot);
+    return this.bytes.slice(at, at + this.stride);
   }
 
   private setBits(slot: number, bits: Uint8Array): void {

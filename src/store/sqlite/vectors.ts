@@ -271,7 +271,7 @@ export class SqliteVectorIndex implements VectorIndex {
     return this.ann?.ready() ?? Promise.resolve(false);
   }
 
-  /** Resolves once the bit mirror is built and current (true), or cannot be now (false). */
+  /** Resolves once the bit mirror is built, partitioned if its size calls for it, and current (true), or cannot be now (false). */
   mirrorReady(): Promise<boolean> {
     return this.mirror?.settled() ?? Promise.resolve(false);
   }
@@ -340,6 +340,7 @@ const mirrorFilter = ({ column, keys }: { column: "vis_key" | "owner_key"; keys:
   ...(filter.types === undefined ? {} : { types: filter.types }),
   ...(filter.agentId === undefined ? {} : { agentId: filter.agentId }),
   ...(filter.confidenceMin === undefined ? {} : { confidenceMin: filter.confidenceMin }),
+  ...(filter.coarse === true ? { coarse: true } : {}),
 });
 
 /** The query's filters on the vec0 table's metadata columns (`alias` names the table in a join). */
