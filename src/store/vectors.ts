@@ -33,8 +33,9 @@ export interface VectorFilter {
   excludePk?: number;
   /**
    * Nearly the nearest will do, for a fraction of the cost: SQLite's bit mirror then scans only
-   * the partition's lists nearest to the vector (a write's neighbourhood; never a search, whose
-   * recall is measured against exact). Other indexes answer as they always do.
+   * the partition's lists nearest to the vector, and ranks exactly only as many candidates as
+   * asked for (a write's neighbourhood; never a search, whose recall is measured against exact).
+   * Other indexes answer as they always do.
    */
   coarse?: boolean;
 }

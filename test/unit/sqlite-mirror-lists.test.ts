@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BitMirror } from "../../src/store/sqlite/bit-mirror.js";
 import { MirrorLists } from "../../src/store/sqlite/mirror-lists.js";
+import type { SurveyFilter } from "../../src/store/sqlite/survey-table.js";
 import { MirrorTable, signBits, type MirrorFilter, type MirrorRow, type Partitioning } from "../../src/store/sqlite/mirror-table.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
 import { connectionOf } from "../../src/store/sqlite/transactions.js";
@@ -58,16 +59,18 @@ const nearestByCosine = (query: Float32Array, vectors: Map<number, Float32Array>
 const keepGoing = (): Promise<boolean> => Promise.resolve(true);
 
 describe("the lists of a partition", () => {
-  it("hold every row once, in the list of its nearest centroid, through assignments, removals and moves", () => {
+  it("hold every row once, in the list of its nearest centroid, with its bits and columns, through assignments, removals and moves", () => {
     const next = seededUniform(3);
     const centroids = Array.from({ length: 12 }, () => signBits(randomUnitVector(next, DIMENSIONS)));
+    // Trained at no rows: every list starts with the least room, so many move as they fill.
     const lists = new MirrorLists(DIMENSIONS, centroids, 0);
-    const held = new Map<number, Uint8Array>();
-    for (let slot = 0; slot < 400; slot++) {
-      const bits = signBits(randomUnitVector(next, DIMENSIONS));
-      lists.assign(slot, bits);
-      held.set(slot, bits);
-    }
+    const held = new Map<number, { bits: Uint8Array; key: number }>();
+    const assign = (slot: number): void => {
+      const row = { bits: signBits(randomUnitVector(next, DIMENSIONS)), key: Math.floor((next() + 0.5) * 3) };
+      lists.assign(slot, row.bits, { visKey: row.key, ownerKey: 0, projectKey: 0, type: 0, agent: 0, confidence: 1, expiresMs: Infinity });
+      held.set(slot, row);
+    };
+    for (let slot = 0; slot < 400; slot++) assign(slot);
     for (let step = 0; step < 600; step++) {
       const slot = Math.floor((next() + 0.5) * 400);
       const roll = next();
@@ -77,16 +80,21 @@ describe("the lists of a partition", () => {
       } else if (roll < 0.2 && held.has(slot) && !held.has(slot + 1000)) {
         // As the table moves its last row into a removed one's slot.
         lists.move(slot, slot + 1000);
-        held.set(slot + 1000, held.get(slot) as Uint8Array);
+        held.set(slot + 1000, held.get(slot) as { bits: Uint8Array; key: number });
         held.delete(slot);
-      } else {
-        const bits = signBits(randomUnitVector(next, DIMENSIONS));
-        lists.assign(slot, bits);
-        held.set(slot, bits);
-      }
+      } else assign(slot);
     }
-    expect([...lists.probe(new Uint8Array(DIMENSIONS / 8), lists.size)].sort((a, b) => a - b)).toEqual([...held.keys()].sort((a, b) => a - b));
-    for (const [slot, bits] of held) expect(lists.listAt(slot)).toBe(lists.nearestList(bits));
+    const keys = (...allowed: number[]): SurveyFilter => ({ keyColumn: "visKey", allowedKeys: Uint8Array.from([0, 1, 2], (key) => (allowed.includes(key) ? 1 : 0)), nowMs: 0, projectKey: -1, agent: -1, allowedTypes: null, confidenceMin: -Infinity });
+    const everyList = (bits: Uint8Array, filter: SurveyFilter, size: number): number[] => [...lists.nearest(bits, lists.size, filter, size)].sort((a, b) => a - b);
+    const slotsWith = (...allowed: number[]): number[] => [...held].filter(([, row]) => allowed.includes(row.key)).map(([slot]) => slot).sort((a, b) => a - b);
+    const zeros = new Uint8Array(DIMENSIONS / 8);
+    expect(everyList(zeros, keys(0, 1, 2), 10_000)).toEqual(slotsWith(0, 1, 2));
+    expect(everyList(zeros, keys(1), 10_000)).toEqual(slotsWith(1));
+    for (const [slot, row] of held) {
+      expect(lists.listAt(slot)).toBe(lists.nearestList(row.bits));
+      // Its own bits, at distance 0, are its row's in the copy.
+      expect(everyList(row.bits, keys(0, 1, 2), 1)).toEqual([slot]);
+    }
     for (let slot = 0; slot < 400; slot++) if (!held.has(slot)) expect(lists.listAt(slot)).toBe(-1);
   });
 });

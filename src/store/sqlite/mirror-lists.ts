@@ -22,13 +22,31 @@ const nearestOf = (centroids: SurveyTable, count: number, bits: Uint8Array): num
 /** Lists for a store of `rows` rows: about its square root, so lists and their lengths grow alike. */
 export const listsFor = (rows: number): number => Math.max(1, Math.round(Math.sqrt(rows)));
 
+/** A list's first room, in rows, against the rows a list holds on average when trained: a few relocate as they grow. */
+const ROOM_OVER_AVERAGE = 1.25;
+const MIN_ROOM = 16;
+
+/**
+ * The lists, with a second copy of their rows' bits and filter columns grouped by list: a coarse
+ * scan reads each list's rows one after another rather than scattered over the table (a cache
+ * miss or more a row). Each list has a region of room in the copy; a full one moves to the end
+ * with twice the room, leaving its old region unused until the next partition (at most about as
+ * much again as the rows held).
+ */
 export class MirrorLists {
   private readonly centroids: SurveyTable;
-  private readonly members: Int32Array[];
+  private readonly grouped: SurveyTable;
+  private groupedRoom = 0;
+  /** Past every list's region: where the next region starts. */
+  private end = 0;
+  private readonly starts: Int32Array;
+  private readonly rooms: Int32Array;
   private readonly lengths: Int32Array;
-  /** By slot: its list (-1: in none) and its place there. */
+  /** By position in the copy: the table's slot there. */
+  private slotAt = new Int32Array(0);
+  /** By slot: its list (-1: in none) and its position in the copy. */
   private listOf = new Int32Array(0);
-  private placeOf = new Int32Array(0);
+  private positionOf = new Int32Array(0);
 
   constructor(
     dimensions: number,
@@ -39,12 +57,22 @@ export class MirrorLists {
     this.centroids = new SurveyTable(dimensions);
     this.centroids.grow(centroidBits.length);
     centroidBits.forEach((bits, list) => this.centroids.set(list, bits, CENTROID));
-    this.members = centroidBits.map(() => new Int32Array(16));
-    this.lengths = new Int32Array(centroidBits.length);
+    this.grouped = new SurveyTable(dimensions);
+    const lists = centroidBits.length;
+    this.starts = new Int32Array(lists);
+    this.rooms = new Int32Array(lists);
+    this.lengths = new Int32Array(lists);
+    const room = Math.max(MIN_ROOM, Math.ceil((ROOM_OVER_AVERAGE * trainedAt) / lists));
+    this.reserve(room * lists);
+    for (let list = 0; list < lists; list++) {
+      this.starts[list] = this.end;
+      this.rooms[list] = room;
+      this.end += room;
+    }
   }
 
   get size(): number {
-    return this.members.length;
+    return this.lengths.length;
   }
 
   /** The list `slot` is in, -1 when none. */
@@ -57,35 +85,30 @@ export class MirrorLists {
     return nearestOf(this.centroids, this.size, bits);
   }
 
-  /** Puts row `slot` (its bits `bits`) in the list of its nearest centroid, out of any it was in. */
-  assign(slot: number, bits: Uint8Array): void {
+  /** Puts row `slot` (its bits and columns) in the list of its nearest centroid, out of any it was in. */
+  assign(slot: number, bits: Uint8Array, columns: SurveyColumns): void {
     this.remove(slot);
     const list = this.nearestList(bits);
-    this.room(slot + 1);
-    let members = this.members[list] as Int32Array;
-    const length = this.lengths[list] as number;
-    if (length === members.length) {
-      const wider = new Int32Array(members.length * 2);
-      wider.set(members);
-      this.members[list] = members = wider;
-    }
-    members[length] = slot;
-    this.lengths[list] = length + 1;
-    this.listOf[slot] = list;
-    this.placeOf[slot] = length;
+    if (this.lengths[list] === this.rooms[list]) this.relocate(list);
+    const position = (this.starts[list] as number) + (this.lengths[list] as number);
+    this.grouped.set(position, bits, columns);
+    this.lengths[list] = (this.lengths[list] as number) + 1;
+    this.place(slot, list, position);
   }
 
   /** Takes row `slot` out of its list (the list's last row takes its place there). */
   remove(slot: number): void {
     const list = this.listAt(slot);
     if (list < 0) return;
-    const members = this.members[list] as Int32Array;
-    const last = (this.lengths[list] as number) - 1;
-    const place = this.placeOf[slot] as number;
-    const moved = members[last] as number;
-    members[place] = moved;
-    this.placeOf[moved] = place;
-    this.lengths[list] = last;
+    const position = this.positionOf[slot] as number;
+    const last = (this.starts[list] as number) + (this.lengths[list] as number) - 1;
+    if (position !== last) {
+      this.grouped.copy(last, position);
+      const moved = this.slotAt[last] as number;
+      this.slotAt[position] = moved;
+      this.positionOf[moved] = position;
+    }
+    this.lengths[list] = (this.lengths[list] as number) - 1;
     this.listOf[slot] = -1;
   }
 
@@ -93,38 +116,70 @@ export class MirrorLists {
   move(from: number, to: number): void {
     const list = this.listAt(from);
     if (list < 0) return;
-    this.room(to + 1);
-    const place = this.placeOf[from] as number;
-    (this.members[list] as Int32Array)[place] = to;
-    this.listOf[to] = list;
-    this.placeOf[to] = place;
+    this.place(to, list, this.positionOf[from] as number);
     this.listOf[from] = -1;
   }
 
-  private room(slots: number): void {
-    if (slots <= this.listOf.length) return;
-    const capacity = Math.max(1024, slots, Math.ceil(this.listOf.length * 1.5));
-    const listOf = new Int32Array(capacity).fill(-1);
-    listOf.set(this.listOf);
-    const placeOf = new Int32Array(capacity);
-    placeOf.set(this.placeOf);
-    this.listOf = listOf;
-    this.placeOf = placeOf;
-  }
-
-  /** The rows of the `lists` lists whose centroids are nearest to `bits`. */
-  probe(bits: Uint8Array, lists: number): Int32Array {
+  /**
+   * The table's slots of the `size` rows passing `filter` nearest to `bits` by Hamming distance,
+   * among the rows of the `lists` lists whose centroids are nearest to `bits`.
+   */
+  nearest(bits: Uint8Array, lists: number, filter: SurveyFilter, size: number): Int32Array {
     const nearest = Array.from(this.centroids.survey(bits, this.size, EVERY, Math.min(lists, this.size)).slots);
     let total = 0;
     for (const list of nearest) total += this.lengths[list] as number;
-    const rows = new Int32Array(total);
+    const positions = new Int32Array(total);
     let at = 0;
     for (const list of nearest) {
-      const length = this.lengths[list] as number;
-      rows.set((this.members[list] as Int32Array).subarray(0, length), at);
-      at += length;
+      const start = this.starts[list] as number;
+      const end = start + (this.lengths[list] as number);
+      for (let position = start; position < end; position++) positions[at++] = position;
     }
-    return rows;
+    const found = this.grouped.survey(bits, this.end, filter, size, positions).slots;
+    return Int32Array.from(found, (position) => this.slotAt[position] as number);
+  }
+
+  private place(slot: number, list: number, position: number): void {
+    if (slot >= this.listOf.length) {
+      const capacity = Math.max(1024, slot + 1, Math.ceil(this.listOf.length * 1.5));
+      const listOf = new Int32Array(capacity).fill(-1);
+      listOf.set(this.listOf);
+      const positionOf = new Int32Array(capacity);
+      positionOf.set(this.positionOf);
+      this.listOf = listOf;
+      this.positionOf = positionOf;
+    }
+    this.listOf[slot] = list;
+    this.positionOf[slot] = position;
+    this.slotAt[position] = slot;
+  }
+
+  /** Moves a full list to a region at the end with twice its room. */
+  private relocate(list: number): void {
+    const room = Math.max(MIN_ROOM, 2 * (this.rooms[list] as number));
+    this.reserve(this.end + room);
+    const from = this.starts[list] as number;
+    const length = this.lengths[list] as number;
+    for (let offset = 0; offset < length; offset++) {
+      this.grouped.copy(from + offset, this.end + offset);
+      const slot = this.slotAt[from + offset] as number;
+      this.slotAt[this.end + offset] = slot;
+      this.positionOf[slot] = this.end + offset;
+    }
+    this.starts[list] = this.end;
+    this.rooms[list] = room;
+    this.end += room;
+  }
+
+  /** Room in the copy for `positions` rows. */
+  private reserve(positions: number): void {
+    if (positions <= this.groupedRoom) return;
+    const room = Math.max(positions, Math.ceil(this.groupedRoom * 1.5));
+    this.grouped.grow(room);
+    const slotAt = new Int32Array(room);
+    slotAt.set(this.slotAt);
+    this.slotAt = slotAt;
+    this.groupedRoom = room;
   }
 }
 

@@ -1,6 +1,6 @@
 import { listsFor, MirrorLists, trainCentroids } from "./mirror-lists.js";
 import { RowTable } from "./row-scan.js";
-import { SurveyTable } from "./survey-table.js";
+import { SurveyTable, type SurveyFilter } from "./survey-table.js";
 import type { VectorMetaRow } from "./vector-log.js";
 
 /** The rows a scan may return, as the vec0 scan's WHERE clause names them (vectors.ts, `filtersOf`). */
@@ -127,7 +127,7 @@ export class MirrorTable {
       this.slots.set(row.pk, slot);
       this.pks[slot] = row.pk;
     }
-    this.bits.set(slot, row.bits, {
+    const columns = {
       visKey: this.intern(row.vis_key),
       ownerKey: this.intern(row.owner_key),
       projectKey: this.intern(row.project_key),
@@ -135,12 +135,13 @@ export class MirrorTable {
       agent: this.intern(row.agent_id),
       confidence: row.confidence,
       expiresMs: row.expires_ms,
-    });
+    };
+    this.bits.set(slot, row.bits, columns);
     const { components, norm } = row.embedding ? int8Of(asFloats(row.embedding)) : { components: new Int8Array(0), norm: 0 };
     this.components.set(slot, components);
     this.norms[slot] = norm;
-    this.lists?.assign(slot, row.bits);
-    if (this.filling && slot < this.filling.cursor) this.filling.lists.assign(slot, row.bits);
+    this.lists?.assign(slot, row.bits, columns);
+    if (this.filling && slot < this.filling.cursor) this.filling.lists.assign(slot, row.bits, columns);
   }
 
   /** Removes a row by moving the last one into its slot. */
@@ -163,7 +164,7 @@ export class MirrorTable {
     if (filling) {
       filling.lists.move(last, slot);
       // A row the filling had not reached, moved below its cursor: it would never reach it.
-      if (slot < filling.cursor && filling.lists.listAt(slot) < 0) filling.lists.assign(slot, this.bits.bitsOf(slot));
+      if (slot < filling.cursor && filling.lists.listAt(slot) < 0) filling.lists.assign(slot, this.bits.bitsOf(slot), this.bits.columnsOf(slot));
     }
   }
 
@@ -193,7 +194,7 @@ export class MirrorTable {
       const filling = { lists: new MirrorLists(this.dimensions, centroids, count), cursor: 0 };
       this.filling = filling;
       while (filling.cursor < this.count) {
-        filling.lists.assign(filling.cursor, this.bits.bitsOf(filling.cursor));
+        filling.lists.assign(filling.cursor, this.bits.bitsOf(filling.cursor), this.bits.columnsOf(filling.cursor));
         filling.cursor++;
         if (filling.cursor % FILL_SLICE === 0 && !(await pause())) return false;
       }
@@ -214,15 +215,17 @@ export class MirrorTable {
   nearest(vector: Float32Array, k: number, filter: MirrorFilter): number[] {
     const bits = signBits(vector);
     const size = (rows: number): number => Math.max(k * this.shortlist.perCandidate, Math.ceil(rows / this.shortlist.rowsPerShortlisted));
+    const survey = this.surveyFilter(filter);
+    if (!survey) return [];
     let shortlisted: Int32Array | null = null;
-    if (filter.coarse && this.lists) {
-      const { minProbed, listsPerProbed } = this.partitions;
-      const listed = this.lists.probe(bits, Math.max(minProbed, Math.ceil(this.lists.size / listsPerProbed)));
-      const found = this.shortlisted(bits, size(listed.length), filter, listed);
+    const { lists } = this;
+    if (filter.coarse && lists) {
+      const probed = Math.max(this.partitions.minProbed, Math.ceil(lists.size / this.partitions.listsPerProbed));
+      const found = lists.nearest(bits, probed, survey, size(Math.ceil((this.count * probed) / lists.size)));
       // Fewer than asked in the nearest lists: a selective filter, which a full scan answers.
       if (found.length >= k) shortlisted = found;
     }
-    shortlisted ??= this.shortlisted(bits, size(this.count), filter);
+    shortlisted ??= size(this.count) > 0 ? this.bits.survey(bits, this.count, survey, size(this.count)).slots : new Int32Array(0);
     if (shortlisted.length === 0) return [];
     const query = int8Of(vector);
     const dots = this.components.dots(query.components, shortlisted);
@@ -245,28 +248,22 @@ export class MirrorTable {
     return [...above, ...at.slice(0, k - above.length)];
   }
 
-  /** Slots of the `size` rows passing `filter` nearest to `bits` by Hamming distance, of all rows or those `listed`. */
-  private shortlisted(bits: Uint8Array, size: number, filter: MirrorFilter, listed?: Int32Array): Int32Array {
+  /** `filter` in the survey's terms (strings as their ids); null when it matches no row. */
+  private surveyFilter(filter: MirrorFilter): SurveyFilter | null {
     const id = (value: string | undefined): number | undefined => (value === undefined ? undefined : (this.strings.get(value) ?? -1));
     const projectKey = id(filter.projectKey);
     const agent = id(filter.agentId);
     // A value no row holds matches nothing.
-    if (projectKey === -1 || agent === -1 || size <= 0) return new Int32Array(0);
-    return this.bits.survey(
-      bits,
-      this.count,
-      {
-        keyColumn: filter.column === "vis_key" ? "visKey" : "ownerKey",
-        allowedKeys: this.lookup(filter.keys),
-        nowMs: filter.nowMs,
-        projectKey: projectKey ?? -1,
-        agent: agent ?? -1,
-        allowedTypes: filter.types === undefined ? null : this.lookup(filter.types),
-        confidenceMin: filter.confidenceMin ?? -Infinity,
-      },
-      size,
-      listed,
-    ).slots;
+    if (projectKey === -1 || agent === -1) return null;
+    return {
+      keyColumn: filter.column === "vis_key" ? "visKey" : "ownerKey",
+      allowedKeys: this.lookup(filter.keys),
+      nowMs: filter.nowMs,
+      projectKey: projectKey ?? -1,
+      agent: agent ?? -1,
+      allowedTypes: filter.types === undefined ? null : this.lookup(filter.types),
+      confidenceMin: filter.confidenceMin ?? -Infinity,
+    };
   }
 
   /** A table by string id: 1 where the id is one of `values`. */

@@ -180,6 +180,20 @@ export class SurveyTable {
     return this.bytes.slice(at, at + this.stride);
   }
 
+  /** Row `slot`'s filter columns. */
+  columnsOf(slot: number): SurveyColumns {
+    const { ints, floats } = this;
+    return {
+      visKey: ints.visKey[slot] as number,
+      ownerKey: ints.ownerKey[slot] as number,
+      projectKey: ints.projectKey[slot] as number,
+      type: ints.type[slot] as number,
+      agent: ints.agent[slot] as number,
+      confidence: floats.confidence[slot] as number,
+      expiresMs: floats.expiresMs[slot] as number,
+    };
+  }
+
   private setBits(slot: number, bits: Uint8Array): void {
     writeRow(this.bytes, this.rowAt(slot), this.stride, bits);
   }

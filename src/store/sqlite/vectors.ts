@@ -305,10 +305,10 @@ export class SqliteVectorIndex implements VectorIndex {
    */
   private scan(db: Db, vector: Float32Array, wanted: number, filter: VectorFilter): Neighbour[] {
     const visible = visibleKeys(db, filter);
-    const mirrored =
-      this.mirror && !db.sqlite.inTransaction && filter.tag === undefined
-        ? this.mirror.candidates(vector, Math.min(MAX_CANDIDATES, Math.max(MIRROR_MIN_CANDIDATES, wanted * MIRROR_CANDIDATES_PER_RESULT)), mirrorFilter(visible, filter))
-        : null;
+    // A coarse query takes the int8 ranking's own few: each candidate's exact distance is a read of
+    // the reader's pages, which every commit makes it read again.
+    const asked = filter.coarse === true ? wanted : Math.min(MAX_CANDIDATES, Math.max(MIRROR_MIN_CANDIDATES, wanted * MIRROR_CANDIDATES_PER_RESULT));
+    const mirrored = this.mirror && !db.sqlite.inTransaction && filter.tag === undefined ? this.mirror.candidates(vector, asked, mirrorFilter(visible, filter)) : null;
     if (mirrored) return mirrored.length === 0 ? [] : rerank(db, vector, mirrored);
     const candidates = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, wanted * CANDIDATES_PER_RESULT));
     const { where, params } = filtersOf(visible, filter, "");
