@@ -150,6 +150,29 @@ describe("the HNSW index beside a SQLite store", () => {
     expect((await store.vectors.nearest(store.reader, query, 10, everyone())).map((hit) => hit.pk)).toEqual(exact(fixture, query, 10));
   });
 
+  // Between transactions the index reads the log through the writer; while one is open, through
+  // the reader. A put caught up from an open transaction that then rolls back would stay in the
+  // index, and the next put, given the same seq in the log, would never reach it.
+  it("never takes in a put of a transaction still open, even one a query runs beside", async () => {
+    const { store, fixture } = await ready();
+    const query = unitVector(random(13));
+    let seenDuring: number[] = [];
+    await expect(
+      store.transaction(async (tx) => {
+        const pk = await store.memory.insert(tx, row("writer"), []);
+        await store.vectors.put(tx, pk, query, meta());
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        seenDuring = (await store.vectors.nearest(store.reader, query, 10, everyone())).map((hit) => hit.pk);
+        throw new Error("roll back");
+      }),
+    ).rejects.toThrow("roll back");
+    expect(seenDuring).toEqual(exact(fixture, query, 10));
+    const other = unitVector(fixture.next);
+    const committed = await put(store, fixture, other);
+    expect((await store.vectors.nearest(store.reader, other, 10, everyone())).map((hit) => hit.pk)).toEqual(exact(fixture, other, 10));
+    expect(exact(fixture, other, 1)).toEqual([committed]);
+  });
+
   it("sees a write another store object made on the same file", async () => {
     const { store, fixture } = await ready();
     const other = open(fixture.file, false);

@@ -248,7 +248,7 @@ describe("the bit mirror's partition", () => {
         return pk;
       });
     for (let row = 0; row < 1200; row++) await put(draw());
-    const mirror = new BitMirror(connectionOf(store.reader), (error) => {
+    const mirror = new BitMirror(() => connectionOf(store.reader), (error) => {
       throw error;
     }, { partitioning: PARTITIONING });
     expect(await mirror.settled()).toBe(true);

@@ -93,13 +93,20 @@ export class SqliteAnn {
 
   constructor(
     private readonly file: string,
-    /** A connection that sees only what is committed. */
-    private readonly db: Db,
+    /**
+     * The connection to read from now, seeing only what is committed: the writer's between its
+     * transactions, whose cache every commit leaves warm, else the query-only reader's.
+     */
+    private readonly connection: () => Db,
     private readonly settings: AnnSettings,
     /** Deletes the log through a seq, in a write transaction of the store. */
     private readonly prune: (through: number) => Promise<void>,
     private readonly onError: (error: unknown) => void,
   ) {}
+
+  private get db(): Db {
+    return this.connection();
+  }
 
   get status(): IndexStatus {
     if (this.index) return "ready";

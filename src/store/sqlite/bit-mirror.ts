@@ -91,14 +91,21 @@ export class BitMirror {
   private readonly partitioning: Partitioning;
 
   constructor(
-    /** A connection that sees only what is committed. */
-    private readonly db: Db,
+    /**
+     * The connection to read from now, seeing only what is committed: the writer's between its
+     * transactions, whose cache every commit leaves warm, else the query-only reader's.
+     */
+    private readonly connection: () => Db,
     private readonly onError: (error: unknown) => void,
     options: MirrorOptions = {},
   ) {
     this.maxRows = options.maxRows ?? MIRROR_MAX_ROWS;
     this.shortlist = options.shortlist ?? SHORTLIST;
     this.partitioning = options.partitioning ?? PARTITIONING;
+  }
+
+  private get db(): Db {
+    return this.connection();
   }
 
   /**
