@@ -23,18 +23,17 @@ export const lastChangeSeq = (db: Db): number => db.get<{ seq: number }>("SELECT
 
 /**
  * Up to `take` changes after `seq` (all with -1), oldest first, where the log was last pruned
- * through, and the index's identity: one statement, since a copy asks before every query.
+ * through, and the index's identity. Two statements, the changes first: a prune or a new model
+ * that came between them shows in the second, and makes the copy start again. A copy asks before
+ * every query, and on a server under writes the two cost about two thirds of what one statement
+ * joining them did (docs/decisions.md, "The vector log read through the writer").
  */
 export function changesAfter(db: Db, seq: number, take: number): { changes: { seq: number; pk: number }[]; prunedThrough: number; identity: string | null } {
-  const rows = db.all<{ seq: number | null; pk: number | null; pruned: string | null; identity: string | null }>(
-    `SELECT c.seq AS seq, c.pk AS pk, (SELECT value FROM meta WHERE key = 'vector_changes_pruned') AS pruned, ${IDENTITY} AS identity
-       FROM (SELECT NULL AS seq, NULL AS pk UNION ALL SELECT * FROM (SELECT seq, pk FROM vector_changes WHERE seq > ? ORDER BY seq LIMIT ?)) AS c
-      ORDER BY c.seq`,
-    seq,
-    take,
+  const changes = db.all<{ seq: number; pk: number }>("SELECT seq, pk FROM vector_changes WHERE seq > ? ORDER BY seq LIMIT ?", seq, take);
+  const state = db.get<{ pruned: string | null; identity: string | null }>(
+    `SELECT (SELECT value FROM meta WHERE key = 'vector_changes_pruned') AS pruned, ${IDENTITY} AS identity`,
   );
-  const changes = rows.filter((row): row is { seq: number; pk: number; pruned: string | null; identity: string | null } => row.seq !== null);
-  return { changes, prunedThrough: Number(rows[0]?.pruned ?? 0), identity: rows[0]?.identity ?? null };
+  return { changes, prunedThrough: Number(state?.pruned ?? 0), identity: state?.identity ?? null };
 }
 
 /** A vec0 row's filter columns, as SQLite returns them. */
