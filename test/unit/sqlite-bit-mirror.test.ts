@@ -122,7 +122,7 @@ describe("the bit mirror of a SQLite store's vectors", () => {
     const { plain, next } = await pair();
     const db = connectionOf(plain.reader);
     const mirror = new BitMirror(
-      () => db,
+      plain.reader,
       (error) => {
         throw error;
       },
@@ -250,7 +250,6 @@ describe("the bit mirror of a SQLite store's vectors", () => {
     await expectSameAnswers(mirrored, plain, [query, randomUnitVector(next, DIMENSIONS)]);
   });
 
-
   // The mirror reads the log through the writer between its transactions (its cache is warm) and
   // through the reader while one is open: a put it saw before its rollback would stay in the
   // mirror, and the next put, given the same seq, would never reach it.
@@ -281,6 +280,7 @@ describe("the bit mirror of a SQLite store's vectors", () => {
     });
     expect(await nearest(other)).toBe(committed);
   });
+
   it("follows another connection's writes and a new model, which empties it", async () => {
     const { mirrored, plain, next } = await pair();
     const query = randomUnitVector(next, DIMENSIONS);
@@ -298,16 +298,15 @@ describe("the bit mirror of a SQLite store's vectors", () => {
 
   it("keeps no copy of a store past its row limit, which follows the HNSW threshold above 200,000", async () => {
     const { plain, next } = await pair();
-    const db = connectionOf(plain.reader);
     const failOnError = (error: unknown): never => {
       throw error;
     };
-    const under = new BitMirror(() => db, failOnError, { maxRows: ENTRIES - 1 });
+    const under = new BitMirror(plain.reader, failOnError, { maxRows: ENTRIES - 1 });
     expect(await under.settled()).toBe(false);
     expect(under.status).toBe("off");
     under.close();
 
-    const atLimit = new BitMirror(() => db, failOnError, { maxRows: ENTRIES });
+    const atLimit = new BitMirror(plain.reader, failOnError, { maxRows: ENTRIES });
     expect(await atLimit.settled()).toBe(true);
     // One more row, written by another connection, takes the store past the limit: the copy is dropped.
     await plain.transaction(async (tx) => {

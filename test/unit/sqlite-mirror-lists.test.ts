@@ -6,7 +6,6 @@ import { MirrorLists } from "../../src/store/sqlite/mirror-lists.js";
 import type { SurveyFilter } from "../../src/store/sqlite/survey-table.js";
 import { MirrorTable, signBits, type MirrorFilter, type MirrorRow, type Partitioning } from "../../src/store/sqlite/mirror-table.js";
 import { SqliteStore } from "../../src/store/sqlite/store.js";
-import { connectionOf } from "../../src/store/sqlite/transactions.js";
 import { NO_EXPIRY } from "../../src/store/vectors.js";
 import { newMemoryRow, vectorMeta } from "../helpers/memory-rows.js";
 import { cosineDistance, randomUnitVector, seededUniform } from "../helpers/random-vectors.js";
@@ -248,7 +247,7 @@ describe("the bit mirror's partition", () => {
         return pk;
       });
     for (let row = 0; row < 1200; row++) await put(draw());
-    const mirror = new BitMirror(() => connectionOf(store.reader), (error) => {
+    const mirror = new BitMirror(store.reader, (error) => {
       throw error;
     }, { partitioning: PARTITIONING });
     expect(await mirror.settled()).toBe(true);

@@ -7,7 +7,9 @@ import { SerialWorker } from "../../core/worker-thread.js";
 import { fileSha256 } from "./ann-hash.js";
 import type { AnnWorkerReply, AnnWorkerRequest } from "./ann-worker.js";
 import type { Db } from "./connection.js";
+import { connectionOf } from "./transactions.js";
 import { changesAfter, changesPrunedThrough, identityDimensions, TurnLoop, vectorIdentity } from "./vector-log.js";
+import type { Reader } from "../store.js";
 import type { IndexStatus } from "../vectors.js";
 
 type Index = InstanceType<typeof hnswlib.HierarchicalNSW>;
@@ -94,10 +96,10 @@ export class SqliteAnn {
   constructor(
     private readonly file: string,
     /**
-     * The connection to read from now, seeing only what is committed: the writer's between its
-     * transactions, whose cache every commit leaves warm, else the query-only reader's.
+     * The store's read handle, which sees only what is committed: the writer between its
+     * transactions (whose cache its own commits leave warm), the query-only reader during one.
      */
-    private readonly connection: () => Db,
+    private readonly reader: Reader,
     private readonly settings: AnnSettings,
     /** Deletes the log through a seq, in a write transaction of the store. */
     private readonly prune: (through: number) => Promise<void>,
@@ -105,7 +107,7 @@ export class SqliteAnn {
   ) {}
 
   private get db(): Db {
-    return this.connection();
+    return connectionOf(this.reader);
   }
 
   get status(): IndexStatus {

@@ -1,5 +1,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Db } from "./connection.js";
+import { connectionOf } from "./transactions.js";
+import type { Reader } from "../store.js";
 import type { IndexStatus, VectorMeta } from "../vectors.js";
 import { MirrorTable, PARTITIONING, signBits, SHORTLIST, type MirrorFilter, type MirrorRow, type Partitioning, type Shortlist } from "./mirror-table.js";
 import { changesAfter, identityDimensions, lastChangeSeq, TurnLoop, vectorIdentity } from "./vector-log.js";
@@ -92,10 +94,10 @@ export class BitMirror {
 
   constructor(
     /**
-     * The connection to read from now, seeing only what is committed: the writer's between its
-     * transactions, whose cache every commit leaves warm, else the query-only reader's.
+     * The store's read handle, which sees only what is committed: the writer between its
+     * transactions (whose cache its own commits leave warm), the query-only reader during one.
      */
-    private readonly connection: () => Db,
+    private readonly reader: Reader,
     private readonly onError: (error: unknown) => void,
     options: MirrorOptions = {},
   ) {
@@ -105,7 +107,7 @@ export class BitMirror {
   }
 
   private get db(): Db {
-    return this.connection();
+    return connectionOf(this.reader);
   }
 
   /**

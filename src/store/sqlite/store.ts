@@ -70,10 +70,9 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
     // The in-memory indexes come together: a server asks for them (`ann`), a one-shot command does not.
     const indexed = !(options.ann === undefined || options.ann === false || options.readonly || file === ":memory:");
     const annSettings = { ...ANN_DEFAULTS, ...options.ann };
-    const reader = new SqliteReader(writer, readerDb);
-    const committed = (): Db => reader.db;
-    const ann = indexed ? new SqliteAnn(file, committed, annSettings, (through) => pruneChanges(transact, through), options.onAnnError ?? (() => undefined)) : null;
-    const mirror = indexed ? new BitMirror(committed, options.onAnnError ?? (() => undefined), { maxRows: mirrorMaxRows(annSettings.threshold) }) : null;
+    const reader = asReader(new SqliteReader(writer, readerDb));
+    const ann = indexed ? new SqliteAnn(file, reader, annSettings, (through) => pruneChanges(transact, through), options.onAnnError ?? (() => undefined)) : null;
+    const mirror = indexed ? new BitMirror(reader, options.onAnnError ?? (() => undefined), { maxRows: mirrorMaxRows(annSettings.threshold) }) : null;
     super({
       db: sqliteDb,
       vectors: new SqliteVectorIndex(transact, ann, mirror),
@@ -81,7 +80,7 @@ export class SqliteStore extends SqlRepositories<SqliteVectorIndex> implements S
       decisionMatch: sqliteDecisionMatch,
       eventAppend: sqliteEventAppend,
     });
-    this.reader = asReader(reader);
+    this.reader = reader;
     this.maintenance = new SqliteMaintenance(readerDb, transact);
   }
 
