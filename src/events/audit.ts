@@ -31,6 +31,13 @@ export function git(dir: string, args: string[]): Promise<{ stdout: string }> {
   );
 }
 
+/**
+ * Whether a failed git call means there is no git to run. A spawn whose working directory is gone
+ * fails with the same ENOENT as a missing binary; the audit directory deleted while a commit
+ * spawned git is the former, and must not turn commits off for the rest of the process.
+ */
+export const gitMissing = (error: unknown, dir: string): boolean => (error as { code?: unknown } | null)?.code === "ENOENT" && existsSync(dir);
+
 /** The last-seq trailer every audit commit carries; `cairn doctor` checks the log up to it. */
 export const LAST_SEQ_TRAILER = "Last-Seq";
 
@@ -231,7 +238,7 @@ export class AuditLog {
     try {
       await work();
     } catch (error) {
-      if ((error as { code?: unknown } | null)?.code !== "ENOENT") throw error;
+      if (!gitMissing(error, this.dir)) throw error;
       this.gitAvailable = false;
       this.log.warn("git not found: audit lines are written but not committed");
     }
@@ -256,7 +263,11 @@ export class AuditLog {
     return this.exclusive(async () => {
       if (existsSync(join(this.dir, ".git")) && this.cursor >= 0) return;
       mkdirSync(this.eventsDir, { recursive: true, mode: 0o700 });
-      if (!existsSync(join(this.dir, ".git"))) await this.withGit(() => git(this.dir, ["init", "-q", "-b", "main"]));
+      if (!existsSync(join(this.dir, ".git"))) {
+        await this.withGit(() => git(this.dir, ["init", "-q", "-b", "main"]));
+        // A new repository holds no commit: what was committed into a deleted one is committed again.
+        this.lastCommitted = 0;
+      }
       const { resumeAfter, restore } = await auditPosition(this.store, this.dir);
       if (restore !== null && !restore.recorded) {
         const { audit_last_seq, database_last_seq } = restore;

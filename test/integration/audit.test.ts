@@ -1,9 +1,10 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { withDatabase } from "../helpers/database.js";
 import type { Logger } from "../../src/core/log.js";
+import { gitMissing } from "../../src/events/audit.js";
 import { startTestServer, tempDir, type Credentials, type TestServer } from "../helpers/server.js";
 import { eventually } from "../helpers/wait.js";
 
@@ -132,6 +133,31 @@ describe("the git audit log", () => {
     expect((await restarted.request("/memory?limit=5", { as: agent })).status).toBe(200);
     expect(await eventually(async () => commitList(audit).length >= 1 && auditLines(audit).length === (await allSeqs(restarted)).length, 10_000)).toBe(true);
     expect(auditLines(audit).map((line) => line.seq)).toEqual(await allSeqs(restarted));
+  });
+
+  it("commits the rebuilt log after the directory is deleted, with no event since", async () => {
+    const dataDir = freshDir();
+    const server = await auditedServer(dataDir);
+    const audit = join(dataDir, "audit");
+    const agent = await server.agent("quiet");
+    await someChanges(server, agent, "once");
+    const seqs = await allSeqs(server);
+    expect(await eventually(() => committedThrough(audit) === seqs.at(-1), 10_000)).toBe(true);
+
+    rmSync(audit, { recursive: true, force: true });
+    // Nothing happens after the deletion: the rebuilt files still get their commit.
+    expect(await eventually(() => committedThrough(audit) === seqs.at(-1), 10_000)).toBe(true);
+    expect(auditLines(audit).map((line) => line.seq)).toEqual(seqs);
+  });
+
+  it("tells git's absence from a spawn in a directory deleted under it", async () => {
+    const failure = (file: string, cwd: string): Promise<unknown> => new Promise((resolve) => execFile(file, ["--version"], { cwd }, (error) => resolve(error)));
+    const here = freshDir();
+    const gone = join(here, "deleted");
+    // Both fail with ENOENT; only the first means there is no git.
+    expect(gitMissing(await failure("cairn-test-no-such-git", here), here)).toBe(true);
+    expect(gitMissing(await failure("git", gone), gone)).toBe(false);
+    expect(await failure("git", here)).toBeNull();
   });
 
   it("commits what is left at shutdown", async () => {
