@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Logger } from "../core/log.js";
@@ -32,11 +33,20 @@ export function git(dir: string, args: string[]): Promise<{ stdout: string }> {
 }
 
 /**
- * Whether a failed git call means there is no git to run. A spawn whose working directory is gone
- * fails with the same ENOENT as a missing binary; the audit directory deleted while a commit
- * spawned git is the former, and must not turn commits off for the rest of the process.
+ * Whether a failed call of `command` means there is none to run. A spawn whose working directory
+ * is gone fails with the same ENOENT as a missing binary, and the audit directory deleted while a
+ * commit spawned git (then made again by the next append) must not turn commits off for the rest
+ * of the process: on ENOENT the command is asked for its version from the temp directory.
  */
-export const gitMissing = (error: unknown, dir: string): boolean => (error as { code?: unknown } | null)?.code === "ENOENT" && existsSync(dir);
+export async function gitMissing(error: unknown, command = "git"): Promise<boolean> {
+  if ((error as { code?: unknown } | null)?.code !== "ENOENT") return false;
+  try {
+    await run(command, ["--version"], { cwd: tmpdir() });
+    return false;
+  } catch (again) {
+    return (again as { code?: unknown } | null)?.code === "ENOENT";
+  }
+}
 
 /** The last-seq trailer every audit commit carries; `cairn doctor` checks the log up to it. */
 export const LAST_SEQ_TRAILER = "Last-Seq";
@@ -238,7 +248,7 @@ export class AuditLog {
     try {
       await work();
     } catch (error) {
-      if (!gitMissing(error, this.dir)) throw error;
+      if (!(await gitMissing(error))) throw error;
       this.gitAvailable = false;
       this.log.warn("git not found: audit lines are written but not committed");
     }

@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { withDatabase } from "../helpers/database.js";
@@ -154,10 +154,13 @@ describe("the git audit log", () => {
     const failure = (file: string, cwd: string): Promise<unknown> => new Promise((resolve) => execFile(file, ["--version"], { cwd }, (error) => resolve(error)));
     const here = freshDir();
     const gone = join(here, "deleted");
-    // Both fail with ENOENT; only the first means there is no git.
-    expect(gitMissing(await failure("cairn-test-no-such-git", here), here)).toBe(true);
-    expect(gitMissing(await failure("git", gone), gone)).toBe(false);
-    expect(await failure("git", here)).toBeNull();
+    // Both fail with ENOENT; only the first means there is no git. The directory is made again
+    // before the second is judged, as the next append makes a deleted audit directory again.
+    expect(await gitMissing(await failure("cairn-test-no-such-git", here), "cairn-test-no-such-git")).toBe(true);
+    const spawnedInGone = await failure("git", gone);
+    mkdirSync(gone);
+    expect(await gitMissing(spawnedInGone)).toBe(false);
+    expect(await failure("git", gone)).toBeNull();
   });
 
   it("commits what is left at shutdown", async () => {
