@@ -23,8 +23,11 @@ async function preparePostgres(): Promise<() => Promise<void>> {
     const admin = new pg.Client({ connectionString: POSTGRES_URL });
     await admin.connect();
     try {
+      const started = performance.now();
       const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE starts_with(datname, $1)", [process.env.CAIRN_TEST_DATABASE_PREFIX]);
       for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+      // The end of a PostgreSQL run waits for this: said, so a slow end is not taken for a hang.
+      process.stderr.write(`\nnote: dropped the run's ${rows.length} test databases in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
     } finally {
       await admin.end();
     }
@@ -82,7 +85,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const { seed, shuffle } = project.config.sequence;
   return async () => {
+    const started = performance.now();
     rmSync(runDir, { recursive: true, force: true });
+    process.stderr.write(`\nnote: removed the run's temporary files in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
     await dropDatabases?.();
     if (shuffle) process.stderr.write(`\nshuffled with seed ${seed}: \`npx vitest run --sequence.seed=${seed}\` runs the same order\n`);
   };
