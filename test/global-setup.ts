@@ -27,12 +27,15 @@ async function preparePostgres(): Promise<() => Promise<void>> {
       const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE starts_with(datname, $1)", [process.env.CAIRN_TEST_DATABASE_PREFIX]);
       for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
       // The end of a PostgreSQL run waits for this: said, so a slow end is not taken for a hang.
-      process.stderr.write(`\nnote: dropped the run's ${rows.length} test databases in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+      process.stderr.write(`\nnote: dropped the run's ${rows.length} test databases in ${secondsSince(started)} s\n`);
     } finally {
       await admin.end();
     }
   };
 }
+
+/** Seconds since a `performance.now()`, to a tenth. */
+const secondsSince = (started: number): string => ((performance.now() - started) / 1000).toFixed(1);
 
 /** Whether a process with this pid runs on this machine. */
 function alive(pid: number): boolean {
@@ -87,7 +90,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     const started = performance.now();
     rmSync(runDir, { recursive: true, force: true });
-    process.stderr.write(`\nnote: removed the run's temporary files in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    process.stderr.write(`\nnote: removed the run's temporary files in ${secondsSince(started)} s\n`);
     await dropDatabases?.();
     if (shuffle) process.stderr.write(`\nshuffled with seed ${seed}: \`npx vitest run --sequence.seed=${seed}\` runs the same order\n`);
   };

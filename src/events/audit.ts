@@ -33,18 +33,19 @@ export function git(dir: string, args: string[]): Promise<{ stdout: string }> {
 }
 
 /**
- * Whether a failed call of `command` means there is none to run. A spawn whose working directory
- * is gone fails with the same ENOENT as a missing binary, and the audit directory deleted while a
- * commit spawned git (then made again by the next append) must not turn commits off for the rest
- * of the process: on ENOENT the command is asked for its version from the temp directory.
+ * Whether a failed git call means there is no git to run. A spawn whose working directory is gone
+ * fails with the same ENOENT as a missing binary, and the audit directory deleted while a commit
+ * spawned git (then made again by the next append) must not turn commits off for the rest of the
+ * process: on ENOENT git is asked for its version from the temp directory.
  */
-export async function gitMissing(error: unknown, command = "git"): Promise<boolean> {
-  if ((error as { code?: unknown } | null)?.code !== "ENOENT") return false;
+export async function gitMissing(error: unknown): Promise<boolean> {
+  const notFound = (failure: unknown): boolean => (failure as { code?: unknown } | null)?.code === "ENOENT";
+  if (!notFound(error)) return false;
   try {
-    await run(command, ["--version"], { cwd: tmpdir() });
+    await git(tmpdir(), ["--version"]);
     return false;
   } catch (again) {
-    return (again as { code?: unknown } | null)?.code === "ENOENT";
+    return notFound(again);
   }
 }
 

@@ -156,7 +156,14 @@ describe("the git audit log", () => {
     const gone = join(here, "deleted");
     // Both fail with ENOENT; only the first means there is no git. The directory is made again
     // before the second is judged, as the next append makes a deleted audit directory again.
-    expect(await gitMissing(await failure("cairn-test-no-such-git", here), "cairn-test-no-such-git")).toBe(true);
+    const path = process.env.PATH;
+    // An empty directory as the whole PATH: no git there, for the spawn and for the check.
+    process.env.PATH = freshDir();
+    try {
+      expect(await gitMissing(await failure("git", here))).toBe(true);
+    } finally {
+      process.env.PATH = path;
+    }
     const spawnedInGone = await failure("git", gone);
     mkdirSync(gone);
     expect(await gitMissing(spawnedInGone)).toBe(false);
