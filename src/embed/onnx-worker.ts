@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { parentPort } from "node:worker_threads";
 import { AddedToken, Tokenizer } from "@anush008/tokenizers";
 import * as ort from "onnxruntime-node";
+import { fileContains } from "../core/file-contains.js";
 import type { NamedModel } from "./model-download.js";
 
 // One thread: this worker is the embedding core; the main thread keeps its own for HTTP and SQLite.
@@ -47,8 +48,13 @@ interface Model {
  * largest value, so a text embedded beside others would get a vector that depends, slightly, on
  * its neighbours (cosine ~0.999 to itself alone). Each text then runs alone, and the same text
  * always gets the same vector; alone it costs about what it costs in a batch, having no padding.
+ * The file is searched a slice at a time: the model's bytes held whole would stay in this thread,
+ * which collects garbage rarely once idle (onnxruntime reads the file itself).
  */
-const batchFor = (modelBytes: Buffer): number => (modelBytes.includes("DynamicQuantizeLinear") ? 1 : BATCH);
+function batchFor(modelFile: string): number {
+  return fileContains(modelFile, Buffer.from("DynamicQuantizeLinear")) ? 1 : BATCH;
+}
+
 
 const readJson = (dir: string, file: string): Record<string, unknown> => JSON.parse(readFileSync(join(dir, file), "utf8")) as Record<string, unknown>;
 
@@ -125,9 +131,9 @@ async function init(source: WorkerSource): Promise<Model> {
       : // Loaded only for a model fetched on first use: the bundled one needs neither tar nor the network.
         { dir: await (await import("./model-download.js")).downloadNamedModel(source.model, source.cacheDir, source.baseUrl, source.allowlist), modelFile: "model_optimized.onnx" };
   const tokenizer = loadTokenizer(dir);
-  const bytes = readFileSync(join(dir, modelFile));
-  const session = await ort.InferenceSession.create(bytes, SESSION_OPTIONS);
-  const model = { tokenizer, session, dimensions: 0, batch: batchFor(bytes) };
+  const path = join(dir, modelFile);
+  const session = await ort.InferenceSession.create(path, SESSION_OPTIONS);
+  const model = { tokenizer, session, dimensions: 0, batch: batchFor(path) };
   model.dimensions = (await embedBatch(model, ["dimension probe"]))[0]?.length ?? 0;
   return model;
 }
