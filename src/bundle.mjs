@@ -43,6 +43,11 @@ const result = await build({
   // dist/src/cli.js is the compiler's output until this replaces it.
   allowOverwrite: true,
   legalComments: "eof",
+  // V8 keeps each loaded chunk's source for as long as the process runs (lazy compilation reads it
+  // again): without indentation and comments a server holds about 10 MB less. Names stay, so a
+  // stack trace still names its functions; `node --enable-source-maps` maps it to the sources.
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: "warning",
   metafile: true,
 });
