@@ -25,6 +25,10 @@ async function preparePostgres(): Promise<() => Promise<void>> {
     try {
       const started = performance.now();
       const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE starts_with(datname, $1)", [process.env.CAIRN_TEST_DATABASE_PREFIX]);
+      if (keepDatabases()) {
+        process.stderr.write(`\nnote: kept the run's ${rows.length} test databases (CAIRN_TEST_KEEP_DATABASES); the next run drops them\n`);
+        return;
+      }
       for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
       // The end of a PostgreSQL run waits for this: said, so a slow end is not taken for a hang.
       process.stderr.write(`\nnote: dropped the run's ${rows.length} test databases in ${secondsSince(started)} s\n`);
@@ -33,6 +37,12 @@ async function preparePostgres(): Promise<() => Promise<void>> {
     }
   };
 }
+
+/**
+ * CAIRN_TEST_KEEP_DATABASES=1: leave this run's databases for the next run's `dropAbandoned`, for
+ * a server thrown away after the run (CI's), where the drops were two minutes of every run.
+ */
+const keepDatabases = (): boolean => ["1", "true"].includes(process.env.CAIRN_TEST_KEEP_DATABASES ?? "");
 
 /** Seconds since a `performance.now()`, to a tenth. */
 const secondsSince = (started: number): string => ((performance.now() - started) / 1000).toFixed(1);
