@@ -14,7 +14,7 @@ import type { OAuthTokens } from "../src/services/oauth/tokens.js";
 import type { UiSessionService } from "../src/services/ui-sessions.js";
 import { isMeshToken, meshTokenRefused } from "../src/services/mesh/tokens.js";
 import { catalogue } from "./catalogue.js";
-import { BODILESS_STATUSES, type Operation, type Outcome, type Ran } from "./operation.js";
+import { BODILESS_STATUSES, isReadOnlyKind, type Operation, type Outcome, type Ran } from "./operation.js";
 
 // Adapters reach service types through here, never by importing src/services (DESIGN §1).
 export type { AgentChoice, Caller, CheckedAuthorization, ClientInfo, OfferedAgent, ServiceOptions };
@@ -111,8 +111,6 @@ export interface Invocation {
 export interface InvocationResult extends Outcome {
   replayed: boolean;
 }
-
-const READ_KINDS = new Set(["read", "list", "stream"]);
 
 /** What a refused request's handler returned: nothing any transaction returns. */
 const REFUSED = Symbol("refused");
@@ -259,10 +257,10 @@ export class OperationGateway {
       }
       return;
     }
-    if (caller.readOnlyScope && !READ_KINDS.has(operation.kind)) {
+    if (caller.readOnlyScope && !isReadOnlyKind(operation.kind)) {
       throw new AppError("FORBIDDEN", "this token's scope is cairn:read: it cannot make changes", { scopeRequired: "cairn:write" });
     }
-    if (caller.role === "viewer" && !READ_KINDS.has(operation.kind)) throw forbidden("viewers cannot make changes");
+    if (caller.role === "viewer" && !isReadOnlyKind(operation.kind)) throw forbidden("viewers cannot make changes");
     if (operation.roles && !operation.roles.includes(caller.role)) {
       throw forbidden(`this operation requires the ${operation.roles.join(" or ")} role`);
     }
@@ -272,7 +270,7 @@ export class OperationGateway {
     const { caller } = invocation;
     this.authorize(operation, caller);
     if (operation.access === "agent" && caller) await this.services.rateLimiter.take(caller.agentId);
-    const fencingToken = caller?.role === "archivist" && !READ_KINDS.has(operation.kind) ? invocation.leaseToken : undefined;
+    const fencingToken = caller?.role === "archivist" && !isReadOnlyKind(operation.kind) ? invocation.leaseToken : undefined;
     const execute =
       fencingToken === undefined
         ? () => this.execute(operation, invocation)

@@ -15,6 +15,12 @@ import { validationError } from "./validation.js";
 export type OperationKind = "read" | "list" | "create" | "update" | "delete" | "action" | "stream";
 
 /**
+ * Kinds that change nothing: a viewer or a read-only token may call them, and the archivist's
+ * lease does not fence them.
+ */
+export const isReadOnlyKind = (kind: OperationKind): boolean => kind === "read" || kind === "list" || kind === "stream";
+
+/**
  * What a `stream` operation hands its transport: items in order, pulled only as fast as the
  * client takes them. `onReady` says when `next` has more; `onEnd` when the source has finished.
  */

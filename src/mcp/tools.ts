@@ -3,7 +3,7 @@ import { AppError } from "../core/errors.js";
 import type { Role } from "../wire/roles.js";
 import type { JsonSchema } from "../../tools/layout.js";
 import { inputLayout } from "../../tools/layout.js";
-import { parseInput, type Operation } from "../../tools/operation.js";
+import { isReadOnlyKind, parseInput, type Operation } from "../../tools/operation.js";
 import { idempotencyKey as idempotencyKeySchema, type Caller, type OperationGateway } from "../../tools/gateway.js";
 import { parseValue } from "../../tools/validation.js";
 import { textBodyOf } from "../http/text-body.js";
@@ -153,7 +153,8 @@ function inputSchema(operation: Operation, listFields: readonly string[], compac
 /** Hints that differ from MCP's defaults (not read-only, destructive, not idempotent, open world). */
 function annotations(operation: Operation): McpTool["definition"]["annotations"] {
   if (MOVES_CURSOR.has(operation.name)) return { destructiveHint: false, openWorldHint: false };
-  if (operation.kind === "read" || operation.kind === "list") return { readOnlyHint: true, openWorldHint: false };
+  // No stream is a tool (`mcpTools` leaves them out), so a read-only kind here is a read or a list.
+  if (isReadOnlyKind(operation.kind)) return { readOnlyHint: true, openWorldHint: false };
   return {
     ...(operation.destructive ? {} : { destructiveHint: false }),
     ...(operation.kind === "update" || operation.kind === "delete" ? { idempotentHint: true } : {}),
@@ -215,7 +216,7 @@ export function mcpTools(operations: readonly Operation[], toolset: Toolset, rol
     // A body of text either way (the JSON Lines export and import) is a file to move, not a tool
     // result; a feed is for feed readers; a REST-only operation is for machines, not models.
     .filter((operation) => operation.access === "agent" && !operation.restOnly && operation.kind !== "stream" && !operation.http.contentType && !textBodyOf(operation))
-    .filter((operation) => role === undefined || ((!operation.roles || operation.roles.includes(role)) && (role !== "viewer" || operation.kind === "read" || operation.kind === "list")))
+    .filter((operation) => role === undefined || ((!operation.roles || operation.roles.includes(role)) && (role !== "viewer" || isReadOnlyKind(operation.kind))))
     .map((operation) => ({ operation, name: TOOL_NAMES[operation.name] ?? operation.name }))
     .filter(({ name }) => inToolset(name, toolset))
     .map(({ operation, name }) => {

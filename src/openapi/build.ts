@@ -2,7 +2,7 @@ import { z } from "zod";
 import { transportPaths } from "./transport-paths.js";
 import { errorBody, errorStatus, type ErrorCode } from "../core/errors.js";
 import { inputLayout, type JsonSchema } from "../../tools/layout.js";
-import { BODILESS_STATUSES, QUERY_CREDENTIALS, type Operation } from "../../tools/operation.js";
+import { BODILESS_STATUSES, isReadOnlyKind, QUERY_CREDENTIALS, type Operation } from "../../tools/operation.js";
 import { textBodyOf } from "../http/text-body.js";
 
 type Json = Record<string, unknown>;
@@ -98,7 +98,7 @@ function operationObject(operation: Operation, components: Json): Json {
     });
   }
   const archivistMayCall = operation.access === "agent" && (operation.roles === undefined || operation.roles.includes("archivist"));
-  if (archivistMayCall && !["read", "list", "stream"].includes(operation.kind)) {
+  if (archivistMayCall && !isReadOnlyKind(operation.kind)) {
     parameters.push({
       name: "X-Archivist-Lease",
       in: "header",
