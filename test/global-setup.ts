@@ -26,12 +26,12 @@ async function preparePostgres(): Promise<() => Promise<void>> {
       const started = performance.now();
       const { rows } = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE starts_with(datname, $1)", [process.env.CAIRN_TEST_DATABASE_PREFIX]);
       if (keepDatabases()) {
-        process.stderr.write(`\nnote: kept the run's ${rows.length} test databases (CAIRN_TEST_KEEP_DATABASES); the next run drops them\n`);
+        process.stderr.write(`\nnote: kept the run's ${databases(rows.length)} (CAIRN_TEST_KEEP_DATABASES); the next run drops them\n`);
         return;
       }
       for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
       // The end of a PostgreSQL run waits for this: said, so a slow end is not taken for a hang.
-      process.stderr.write(`\nnote: dropped the run's ${rows.length} test databases in ${secondsSince(started)} s\n`);
+      process.stderr.write(`\nnote: dropped the run's ${databases(rows.length)} in ${secondsSince(started)} s\n`);
     } finally {
       await admin.end();
     }
@@ -43,6 +43,8 @@ async function preparePostgres(): Promise<() => Promise<void>> {
  * a server thrown away after the run (CI's), where the drops were two minutes of every run.
  */
 const keepDatabases = (): boolean => ["1", "true"].includes(process.env.CAIRN_TEST_KEEP_DATABASES ?? "");
+
+const databases = (count: number): string => `${count} test database${count === 1 ? "" : "s"}`;
 
 /** Seconds since a `performance.now()`, to a tenth. */
 const secondsSince = (started: number): string => ((performance.now() - started) / 1000).toFixed(1);
