@@ -55,7 +55,6 @@ function batchFor(modelFile: string): number {
   return fileContains(modelFile, Buffer.from("DynamicQuantizeLinear")) ? 1 : BATCH;
 }
 
-
 const readJson = (dir: string, file: string): Record<string, unknown> => JSON.parse(readFileSync(join(dir, file), "utf8")) as Record<string, unknown>;
 
 /** A token as tokenizer files write it: the text, or an object holding it as `content`. */
