@@ -104,4 +104,11 @@ describe.runIf(onPostgres)("PostgreSQL keyword search over common words", () => 
     expect(ceiling).toBeCloseTo(bm25Idf(documents, sampled) + bm25Idf(documents, 1), 6);
     expect(ceiling).not.toBeCloseTo(bm25Idf(documents, lighthouses + 1 - lighthouses / 10) + bm25Idf(documents, 1), 2);
   });
+
+  it("finds an entry by a word a search of a large index had found on no entry, once one holds it", async () => {
+    const { store } = await storeWith([{ word: "harbour", count: TERM_STATS_CACHE_FROM }]);
+    expect((await search(store, ["zeppelin"], 5)).hits).toEqual([]);
+    const pk = await store.transaction((tx) => store.memory.insert(tx, newMemoryRow("a zeppelin over the harbour"), []));
+    expect((await search(store, ["zeppelin"], 5)).hits.map((hit) => hit.pk)).toEqual([pk]);
+  });
 });

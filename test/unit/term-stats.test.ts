@@ -34,6 +34,30 @@ describe("BM25's corpus statistics", () => {
     ]);
   });
 
+  it("count again a word no entry held, however large the index: an entry may have been written with it since", async () => {
+    for (const refresh of ["request", "background"] as const) {
+      const stats = new TermStats({ refresh });
+      const counted: string[] = [];
+      let holding = 0;
+      const count = (word: string): Promise<number> => {
+        counted.push(word);
+        return Promise.resolve(word === "zeppelin" ? holding : 4);
+      };
+      expect([...(await stats.frequencies(TERM_STATS_CACHE_FROM, ["zeppelin", "deploy"], count))]).toEqual([
+        ["zeppelin", 0],
+        ["deploy", 4],
+      ]);
+      holding = 1;
+      expect([...(await stats.frequencies(TERM_STATS_CACHE_FROM, ["zeppelin", "deploy"], count))]).toEqual([
+        ["zeppelin", 1],
+        ["deploy", 4],
+      ]);
+      // Once an entry holds it, its count is reused like any other.
+      await stats.frequencies(TERM_STATS_CACHE_FROM, ["zeppelin"], count);
+      expect(counted).toEqual(["zeppelin", "deploy", "zeppelin"]);
+    }
+  });
+
   it("count the corpus again while it is small, and keep a large one's size", async () => {
     const stats = new TermStats();
     let counts = 0;

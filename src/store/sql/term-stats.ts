@@ -8,6 +8,9 @@
 // answered at once, and counted again beside the search, for the searches after it: no search
 // waits on a count it already has. Only a word never counted (or forgotten) is counted on the
 // request. A background count that fails leaves the old one in place, to be tried again later.
+// A word no entry held is never reused: both backends leave a word with no entries out of the
+// candidates, so an entry written with it since would go unfound until the count was redone (and
+// counting a word the index does not hold is cheap).
 // Each count is told whether it runs after the search (`later`): the caller's reader may be a
 // transaction that has ended by then.
 
@@ -109,6 +112,7 @@ export class TermStats {
   private remember(word: string, documents: number, at: number): void {
     // Oldest first out: a Map iterates in insertion order, and a refreshed word is re-inserted.
     this.words.delete(word);
+    if (documents === 0) return;
     if (this.words.size >= MAX_WORDS) this.words.delete(this.words.keys().next().value as string);
     this.words.set(word, { documents, at });
   }
