@@ -34,6 +34,28 @@ describe("BM25's corpus statistics", () => {
     ]);
   });
 
+  it("reuse counts from the backend's own size on, when it gives one", async () => {
+    const stats = new TermStats({ cacheFrom: 1_000 });
+    const counted: string[] = [];
+    const count = (word: string): Promise<number> => {
+      counted.push(word);
+      return Promise.resolve(3);
+    };
+    await stats.frequencies(999, ["deploy"], count);
+    await stats.frequencies(999, ["deploy"], count);
+    await stats.frequencies(1_000, ["deploy"], count);
+    await stats.frequencies(1_000, ["deploy"], count);
+    expect(counted).toEqual(["deploy", "deploy", "deploy"]);
+    let corpusCounts = 0;
+    const corpus = (): Promise<{ documents: number; averageLength: number }> => {
+      corpusCounts++;
+      return Promise.resolve({ documents: 1_000, averageLength: 5 });
+    };
+    await stats.corpusSize(corpus);
+    await stats.corpusSize(corpus);
+    expect(corpusCounts).toBe(1);
+  });
+
   it("count again a word no entry held, however large the index: an entry may have been written with it since", async () => {
     for (const refresh of ["request", "background"] as const) {
       const stats = new TermStats({ refresh });

@@ -2,7 +2,9 @@
 // word. Counting is O(matches) on both backends; once the index is large a team asks about the same
 // words again and again, so each count is then reused until it is a minute old (idf moves slowly
 // with a large corpus: a minute's drift changes no ranking anyone could notice). A small index is
-// counted on every search: it is cheap there, and a few writes change its statistics a lot.
+// counted on every search: it is cheap there, and a few writes change its statistics a lot. Where
+// "large" starts is the backend's (`cacheFrom`): FTS5 counts from its doclists alone, PostgreSQL
+// visits the table's rows for each count.
 //
 // With `refresh: "background"` a large index's count that has aged past the minute is still
 // answered at once, and counted again beside the search, for the searches after it: no search
@@ -16,7 +18,7 @@
 
 const TTL_MS = 60_000;
 const MAX_WORDS = 10_000;
-/** From this many entries on, counts are reused for a minute. */
+/** From this many entries on, counts are reused for a minute (unless a backend says otherwise). */
 export const TERM_STATS_CACHE_FROM = 10_000;
 
 export interface CorpusSize {
@@ -27,6 +29,8 @@ export interface CorpusSize {
 export interface TermStatsOptions {
   /** "request" (default): a stale count is counted again before the search goes on; "background": after it. */
   refresh?: "request" | "background";
+  /** From this many entries on, counts are reused for a minute; TERM_STATS_CACHE_FROM by default. */
+  cacheFrom?: number;
   /** The clock (epoch ms), for tests. */
   now?: () => number;
 }
@@ -36,6 +40,7 @@ export class TermStats {
   private readonly words = new Map<string, { documents: number; at: number }>();
   private readonly background: boolean;
   private readonly now: () => number;
+  private readonly cacheFrom: number;
   /** What is being counted in the background: never twice at once. */
   private corpusRefresh: Promise<void> | undefined;
   private readonly wordRefreshes = new Set<string>();
@@ -43,12 +48,13 @@ export class TermStats {
   constructor(options: TermStatsOptions = {}) {
     this.background = options.refresh === "background";
     this.now = options.now ?? Date.now;
+    this.cacheFrom = options.cacheFrom ?? TERM_STATS_CACHE_FROM;
   }
 
   async corpusSize(count: (later: boolean) => Promise<CorpusSize>): Promise<CorpusSize> {
     const nowMs = this.now();
     const known = this.corpus;
-    if (known && known.documents >= TERM_STATS_CACHE_FROM) {
+    if (known && known.documents >= this.cacheFrom) {
       if (nowMs - known.at < TTL_MS) return known;
       if (this.background) {
         this.corpusRefresh ??= count(true)
@@ -73,7 +79,7 @@ export class TermStats {
    */
   async frequencies(corpusDocuments: number, words: string[], count: (word: string, later: boolean) => Promise<number>): Promise<Map<string, number>> {
     const nowMs = this.now();
-    const cache = corpusDocuments >= TERM_STATS_CACHE_FROM;
+    const cache = corpusDocuments >= this.cacheFrom;
     const result = new Map<string, number>();
     const counting: Promise<void>[] = [];
     for (const word of words) {
