@@ -1,8 +1,10 @@
 // Fifty agents at once, the mix a team makes: 40 % searches, 30 % memory writes, 30 % coordination
 // (a task claimed then completed, a message sent then the inbox read). Two phases on one server
-// group: first the agents together offer a set rate (250 requests/s, the target), each stepping
-// on its own Poisson schedule, and a request's latency counts from when it was due, so a server
-// that falls behind shows it (no coordinated omission); then they step with no think time, which
+// group: first the agents together offer a set rate (250 requests/s, the target): the phase's
+// steps arrive at uniformly random times, each to a random agent (a Poisson process whose count is
+// fixed, so the rate offered is the rate asked for, not a draw around it), and a request's
+// latency counts from when it was due, so a server that falls behind shows it (no coordinated
+// omission); then they step with no think time, which
 // finds the rate at saturation. In the second phase fifty agents are always waiting on the server,
 // so its latencies are fifty over the rate it reaches (Little's law), whatever the server does.
 // On SQLite one server; with BENCH_DATABASE_URL three servers on one PostgreSQL database, agents
@@ -38,6 +40,13 @@ interface Agent {
   client: HttpClient;
   random: Random;
 }
+
+type StepKind = "search" | "write" | "task" | "message";
+/**
+ * The mix, dealt from a shuffled deck of twenty steps, so that every twenty steps hold exactly it:
+ * drawn step by step, the requests of an 8-second phase varied by about 2 % around the rate.
+ */
+const DECK: StepKind[] = [...Array<StepKind>(8).fill("search"), ...Array<StepKind>(6).fill("write"), ...Array<StepKind>(3).fill("task"), ...Array<StepKind>(3).fill("message")];
 
 /** Requests per step of the mix: a search or a write is one, a claim or a message two. */
 const REQUESTS_PER_STEP = 0.4 + 0.3 + 0.3 * 2;
@@ -100,6 +109,21 @@ interface World {
   nextTask: number;
   nextNote: () => ReturnType<ReturnType<typeof noteStream>>;
   nextQuery: () => string;
+  /** For the paced phase's arrivals and the deck's order. */
+  random: Random;
+  deck: StepKind[];
+}
+
+/** The next step's kind: the deck's next card, shuffled again once it is dealt. */
+function nextStepKind(world: World): StepKind {
+  if (world.deck.length === 0) {
+    world.deck = [...DECK];
+    for (let index = world.deck.length - 1; index > 0; index--) {
+      const other = Math.floor(world.random() * (index + 1));
+      [world.deck[index], world.deck[other]] = [world.deck[other] as StepKind, world.deck[index] as StepKind];
+    }
+  }
+  return world.deck.pop() as StepKind;
 }
 
 /**
@@ -107,16 +131,16 @@ interface World {
  * inbox read. The step's first request counts from `due`; a second one from when it is sent.
  */
 async function step(world: World, agent: Agent, tally: Tally, due?: number): Promise<void> {
-  const roll = agent.random();
+  const kind = nextStepKind(world);
   const as = agent.credentials;
   const { ledger } = tally;
-  if (roll < 0.4) {
+  if (kind === "search") {
     await timed(tally, "search", [200], () => agent.client.get(`/memory/search?q=${encodeURIComponent(world.nextQuery())}&limit=10`, as), due);
-  } else if (roll < 0.7) {
+  } else if (kind === "write") {
     const note = world.nextNote();
     const reply = await timed(tally, "write", [200, 201], () => agent.client.post("/memory", note, as), due);
     if (reply) ledger.written.add((JSON.parse(reply.body) as { id: string }).id);
-  } else if (roll < 0.85 && world.nextTask < world.tasks.length) {
+  } else if (kind === "task" && world.nextTask < world.tasks.length) {
     const id = world.tasks[world.nextTask++] as string;
     if (!(await timed(tally, "claim", [200], () => agent.client.post(`/tasks/${id}/claim`, {}, as), due))) return;
     bump(ledger.claimed, id);
@@ -131,22 +155,28 @@ async function step(world: World, agent: Agent, tally: Tally, due?: number): Pro
 }
 
 /**
- * Every agent steps until `seconds` have passed: without pause when `stepsPerSecond` is null,
- * else on its own Poisson schedule of `stepsPerSecond` / agents steps a second (an agent whose
- * step is late starts the next at once, and that step's latency includes the wait).
+ * Every agent steps until `seconds` have passed: without pause when `stepsPerSecond` is null, else
+ * the phase's `stepsPerSecond` × `seconds` steps are due at uniformly random times, each to a
+ * random agent (an agent whose step is late starts the next at once, and that step's latency
+ * includes the wait).
  */
 async function drive(world: World, seconds: number, tally: Tally, stepsPerSecond: number | null): Promise<number> {
   const started = performance.now();
   const deadline = started + seconds * 1000;
-  const meanGapMs = stepsPerSecond === null ? 0 : (1000 * world.agents.length) / stepsPerSecond;
-  await Promise.all(
-    world.agents.map(async (agent) => {
-      if (stepsPerSecond === null) {
+  if (stepsPerSecond === null) {
+    await Promise.all(
+      world.agents.map(async (agent) => {
         while (performance.now() < deadline) await step(world, agent, tally);
-        return;
-      }
-      const gap = (): number => -Math.log(1 - agent.random()) * meanGapMs;
-      for (let due = started + gap(); due < deadline; due += gap()) {
+      }),
+    );
+    return performance.now() - started;
+  }
+  const dues: number[][] = world.agents.map(() => []);
+  const times = Array.from({ length: Math.round(stepsPerSecond * seconds) }, () => started + world.random() * seconds * 1000).sort((a, b) => a - b);
+  for (const due of times) dues[Math.floor(world.random() * world.agents.length)]?.push(due);
+  await Promise.all(
+    world.agents.map(async (agent, index) => {
+      for (const due of dues[index] ?? []) {
         // A server far behind would keep the phase going for ever: what is still due once the
         // phase has run twice its length is counted, not sent.
         if (performance.now() > deadline + seconds * 1000) {
@@ -291,6 +321,8 @@ export async function runLoadBench(options: LoadOptions): Promise<Section> {
       nextTask: 0,
       nextNote: noteStream(9101),
       nextQuery: queryStream(9201),
+      random: seededRandom(Math.floor(random() * 2 ** 31)),
+      deck: [],
     };
     const ledger = newLedger();
     progress(`load: ${options.agents} agents, ${options.warmupSeconds} s of warm-up`);
@@ -310,7 +342,7 @@ export async function runLoadBench(options: LoadOptions): Promise<Section> {
       title: `${options.agents} agents, 40 % search / 30 % write / 30 % tasks and messages — ${options.seconds} s at ${options.rate} requests/s offered (Poisson arrivals, latency from when each request was due), then ${options.seconds} s with no think time; ${label}`,
       rows: [...paced.rows, ...saturated.rows],
       targets: [
-        // Poisson arrivals offer the rate on average: over 30 s its count varies by about 1 %.
+        // The steps due are exactly the rate's; their requests are within a deck's twenty steps of it.
         { what: `requests/s served at ${options.rate}/s offered (Poisson arrivals)`, goal: `≥ ${TARGET_RATE * 0.98}/s (98 % of ${TARGET_RATE})`, measured: `${round(paced.rate, 1)}/s`, met: judged(paced.rate >= TARGET_RATE * 0.98) },
         { what: `p99 of every kind at ${options.rate}/s offered`, goal: `≤ ${TARGET_P99_MS} ms`, measured: `${round(paced.worstP99, 1)} ms (worst: ${paced.worstKind})`, met: judged(paced.worstP99 <= TARGET_P99_MS) },
         { what: "requests/s with no think time (saturation)", goal: `≥ ${TARGET_RATE}/s`, measured: `${round(saturated.rate, 1)}/s, p99 worst ${round(saturated.worstP99, 1)} ms (${saturated.worstKind})`, met: judged(saturated.rate >= TARGET_RATE) },
