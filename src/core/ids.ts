@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { AppError } from "./errors.js";
+import { invalid } from "./errors.js";
 
 export const newId = (): string => randomUUID();
 
@@ -29,9 +29,7 @@ export function parseIdRef(raw: string, path = "id"): IdRef {
   const value = raw.trim().toLowerCase();
   if (UUID.test(value)) return { id: value };
   if (PREFIX.test(value) && value.replace(/-/g, "").length >= 6) return { prefix: value };
-  throw new AppError("VALIDATION_FAILED", "request validation failed", {
-    errors: [{ path, message: "expected a uuid or a unique prefix of at least 6 hex characters" }],
-  });
+  throw invalid(path, "expected a uuid or a unique prefix of at least 6 hex characters");
 }
 
 /** Random secret: `cairn_` + 32 random bytes in base64url. */

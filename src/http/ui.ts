@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { z } from "zod";
-import { AppError } from "../core/errors.js";
+import { AppError, invalid } from "../core/errors.js";
 import { uiDir } from "../core/paths.js";
 import type { OperationGateway } from "../../tools/gateway.js";
 import { jsonBody } from "./body.js";
@@ -52,7 +52,7 @@ export function uiRouter(gateway: OperationGateway, hosts: HostPolicy): Router {
 
   router.post("/ui/login", jsonBody(gateway.config.MAX_BODY_BYTES), async (request: Request, response: Response) => {
     const parsed = loginBody.safeParse(request.body);
-    if (!parsed.success) throw new AppError("VALIDATION_FAILED", "send a password or a login token", { errors: [{ path: "", message: "expected {password} or {token}" }] });
+    if (!parsed.success) throw invalid("", "expected {password} or {token}", "send a password or a login token");
     const login = await sessions.login(parsed.data, request.socket.remoteAddress);
     response.set("Cache-Control", "no-store").set("Set-Cookie", sessionCookie(login.session, COOKIE_MAX_AGE_S, secure)).json(login);
   });

@@ -4,7 +4,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Role } from "../wire/roles.js";
-import { AppError } from "../core/errors.js";
+import { AppError, invalid } from "../core/errors.js";
 import { packageVersion } from "../core/paths.js";
 import type { Caller, OperationGateway } from "../../tools/gateway.js";
 import { callTool, mcpTools, TOOLSET_HEADER, TOOLSETS, type McpTool, type Toolset } from "./tools.js";
@@ -97,7 +97,7 @@ export class McpEndpoint {
     }
     const toolset = request.get(TOOLSET_HEADER);
     if (toolset !== undefined && !TOOLSETS.includes(toolset as Toolset)) {
-      throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: TOOLSET_HEADER, message: `one of ${TOOLSETS.join(", ")}` }] });
+      throw invalid(TOOLSET_HEADER, `one of ${TOOLSETS.join(", ")}`);
     }
     this.makeRoomFor(caller.agentId);
     await this.open(caller, request, response, (toolset as Toolset | undefined) ?? this.gateway.config.MCP_TOOLSET);

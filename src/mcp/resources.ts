@@ -10,6 +10,7 @@ import {
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Caller, OperationGateway } from "../../tools/gateway.js";
+import { InternalError } from "../core/errors.js";
 import { ProtocolError, RESOURCE_NOT_FOUND, unknownName } from "./protocol-errors.js";
 
 /** A resource is an operation's answer, read for the session's agent. */
@@ -124,7 +125,7 @@ export class SessionResources {
   private async read(uri: ResourceUri): Promise<string> {
     const resource = this.resource(uri);
     const operation = this.gateway.operations.find((candidate) => candidate.name === resource.operation);
-    if (!operation) throw new Error(`no operation ${resource.operation}`);
+    if (!operation) throw new InternalError("invariant", `no operation ${resource.operation}`);
     const outcome = await this.gateway.invoke(operation, { caller: this.caller(), input: operation.input.parse(resource.input), requestId: randomUUID() });
     return JSON.stringify(outcome.body);
   }

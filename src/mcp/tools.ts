@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AppError } from "../core/errors.js";
+import { AppError, invalid } from "../core/errors.js";
 import type { Role } from "../wire/roles.js";
 import type { JsonSchema } from "../../tools/layout.js";
 import { inputLayout } from "../../tools/layout.js";
@@ -278,7 +278,7 @@ function toolArguments(tool: McpTool, raw: unknown): { input: unknown; compact: 
   if (tool.compacts) {
     const value = input[VERBOSE];
     if (value !== undefined && typeof value !== "boolean") {
-      throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: VERBOSE, message: "expected a boolean" }] });
+      throw invalid(VERBOSE, "expected a boolean");
     }
     delete input[VERBOSE];
     // A call may still name `compact` itself, as over REST; otherwise it is what `verbose` is not.

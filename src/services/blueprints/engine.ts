@@ -1,5 +1,5 @@
 import type { Config } from "../../core/config.js";
-import { AppError, type FieldError } from "../../core/errors.js";
+import { invalid, invalidFields, type AppError, type FieldError } from "../../core/errors.js";
 import { parseIdRef } from "../../core/ids.js";
 import { now } from "../../core/time.js";
 import type { EventBus } from "../../events/bus.js";
@@ -34,7 +34,7 @@ export interface NewRunTask {
   anchors?: Record<string, string | null> | undefined;
 }
 
-const contractFailure = (errors: FieldError[]): AppError => new AppError("VALIDATION_FAILED", "output does not satisfy the node's contract", { errors });
+const contractFailure = (errors: FieldError[]): AppError => invalidFields(errors, "output does not satisfy the node's contract");
 
 /**
  * What makes a blueprint run go (CONTRACT §17), inside the transactions of its tasks: contracts
@@ -79,7 +79,7 @@ export class RunEngine implements TaskHooks {
     if (assignee !== null && gate !== "human") {
       const agent = await this.store.agents.get(tx, assignee);
       if (!agent || agent.deleted_at !== null) {
-        if (spec.strictAssignee) throw new AppError("VALIDATION_FAILED", "request validation failed", { errors: [{ path: `nodes.${node.id}.assign_to`, message: `no agent ${assignee}` }] });
+        if (spec.strictAssignee) throw invalid(`nodes.${node.id}.assign_to`, `no agent ${assignee}`);
         assignee = null;
       }
     }

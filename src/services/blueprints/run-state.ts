@@ -3,6 +3,7 @@ import type { Reader } from "../../store/store.js";
 import type { Store } from "../../store/store.js";
 import type { BlueprintDocument, BlueprintNode } from "../../wire/blueprints.js";
 import type { BlueprintRun, RunNode } from "../../wire/blueprint-runs.js";
+import { InternalError } from "../../core/errors.js";
 import { dependencyKeys, type NodeSlot, type RenderContext } from "./plan.js";
 
 /** A run as its engine sees it: the run, the document of its version, its node rows. */
@@ -25,7 +26,7 @@ export class RunState {
 
   node(nodeId: string): BlueprintNode {
     const node = this.byId.get(nodeId);
-    if (!node) throw new Error(`run ${this.run.id} has no node ${nodeId}`);
+    if (!node) throw new InternalError("invariant", `run ${this.run.id} has no node ${nodeId}`);
     return node;
   }
 
