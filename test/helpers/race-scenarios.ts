@@ -1,4 +1,5 @@
 import { expect } from "vitest";
+import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import type { Message } from "../../src/wire/messages.js";
 import type { Task } from "../../src/wire/tasks.js";
 import { eventsAfter, type Cluster } from "./group.js";
@@ -175,13 +176,6 @@ export async function removeDependencyRacesCompletion(cluster: Cluster, rounds =
     const announced = (await eventsAfter(cluster.on(round + 1), planner, before, "task.unblocked")).filter((event) => event.payload.task_id === waiting.id);
     expect(announced, `round ${round}`).toHaveLength(state.blocked ? 0 : 1);
   }
-}
-
-interface Entry {
-  id: string;
-  version: number;
-  confidence: number;
-  content: string;
 }
 
 /** Writing an entry's exact content again while its author edits it: the edit is never lost to the reinforcement. */

@@ -1,5 +1,6 @@
 import type { Page } from "playwright-core";
 import { expect } from "vitest";
+import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
 import { it, test, signIn as signInAs } from "../helpers/ui.js";
@@ -27,11 +28,6 @@ interface StyleGlobals {
 interface Member {
   agent_id: string;
   project_owner: boolean;
-}
-
-interface Entry {
-  id: string;
-  content: string;
 }
 
 interface Handoff {

@@ -1,5 +1,6 @@
 import type { Locator, Page } from "playwright-core";
 import { expect } from "vitest";
+import type { Task } from "../../src/wire/tasks.js";
 import { openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
 import { test, signIn as signInAs } from "../helpers/ui.js";
@@ -14,12 +15,6 @@ interface Run {
   status: string;
   created_by: string;
   nodes: { node_id: string; key: string; task_id: string | null; status: string }[];
-}
-
-interface Task {
-  id: string;
-  status: string;
-  assigned_to: string | null;
 }
 
 /** Build, then test and lint side by side, a human gate, a fan-out per region, an announcement. */

@@ -1,5 +1,6 @@
 import type { Page } from "playwright-core";
 import { expect } from "vitest";
+import type { Decision } from "../../src/wire/decisions.js";
 import { openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
 import { test, signIn as signInAs } from "../helpers/ui.js";
@@ -7,12 +8,6 @@ import { test, signIn as signInAs } from "../helpers/ui.js";
 // CONTRACT §12 in the web UI: a task's decisions on its page, and the Decisions tab.
 
 const PASSWORD = "decisions password";
-
-interface Decision {
-  id: string;
-  decision: string;
-  superseded_by: string | null;
-}
 
 const TASK_TITLE = "Choose the job queue backend";
 const FIRST = "Run the job queue on Redis";

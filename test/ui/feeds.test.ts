@@ -1,5 +1,6 @@
 import type { Locator, Page } from "playwright-core";
 import { afterEach, beforeEach, expect } from "vitest";
+import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { describeInBrowser, openPage, screenshot, type OpenPage } from "../helpers/browser.js";
 import { startFeedServer, type FeedServer } from "../helpers/feed-server.js";
 import { fixtureDocument, renderFeed, type FixtureFeed } from "../helpers/feed-fixtures.js";
@@ -25,10 +26,8 @@ interface Feed {
   next_poll_at: string;
 }
 
-interface Entry {
-  id: string;
-  source: { kind: string; feed_id?: string; url?: string | null } | null;
-}
+/** The link of the feed item an entry came from. */
+const itemLink = (entry: Entry): string | null | undefined => (entry.source?.kind === "feed" ? entry.source.url : undefined);
 
 let feeds: FeedServer;
 beforeEach(async () => {
@@ -298,7 +297,7 @@ describeInBrowser("Feeds tab", () => {
     const written = await server.request<{ id: string }>("/memory", { as: server.owner, body: { content: "Refunds go through the same queue as payments.", project: "payments" } });
     expect(written.status, written.text).toBe(201);
     const entries = (await server.request<Entry[]>("/memory?source_kind=feed&project=payments", { as: server.owner })).body;
-    const newest = entries.find((entry) => entry.source?.url?.endsWith("/items/2")) as Entry;
+    const newest = entries.find((entry) => itemLink(entry)?.endsWith("/items/2")) as Entry;
 
     const opened = await openPage(browser);
     const page = await signIn(server, opened, "memory");
@@ -428,7 +427,7 @@ describeInBrowser("Feeds pictures", () => {
     feeds.route("/status.xml", { status: 503, body: "maintenance" });
     for (let attempt = 0; attempt < 3; attempt++) await server.request(`/feeds/${status.id}/poll`, { as: server.owner, method: "POST" });
     expect((await server.request<Feed>(`/feeds/${status.id}`, { as: server.owner })).body.status).toBe("failing");
-    const entry = (await server.request<Entry[]>("/memory?source_kind=feed&project=checkout&tag=postgres", { as: server.owner })).body.find((candidate) => candidate.source?.url?.endsWith("/17-2/")) as Entry;
+    const entry = (await server.request<Entry[]>("/memory?source_kind=feed&project=checkout&tag=postgres", { as: server.owner })).body.find((candidate) => itemLink(candidate)?.endsWith("/17-2/")) as Entry;
 
     const shots: [prefix: string, options: Parameters<typeof openPage>[1]][] = [
       ["", { viewport: { width: 1280, height: 1380 } }],

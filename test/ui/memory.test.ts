@@ -1,17 +1,11 @@
 import type { Page } from "playwright-core";
 import { expect } from "vitest";
+import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { TestServer } from "../helpers/server.js";
 import { test, signIn as signInAs } from "../helpers/ui.js";
 
 const PASSWORD = "memory tab password";
-
-interface Entry {
-  id: string;
-  version: number;
-  content: string;
-  tags: string[];
-}
 
 const signIn = (server: TestServer, opened: OpenPage, tab = "memory"): Promise<Page> => signInAs(opened.page, server.url, PASSWORD, tab);
 

@@ -1,6 +1,7 @@
 import type { Locator, Page } from "playwright-core";
 import { createServer } from "node:net";
 import { expect } from "vitest";
+import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { describeInBrowser, openPage, screenshot, type OpenPage } from "../helpers/browser.js";
 import { withDatabase } from "../helpers/database.js";
 import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
@@ -28,13 +29,6 @@ interface Link {
   status: string;
   applied: number;
   cursor: number;
-}
-
-interface Entry {
-  id: string;
-  agent_id: string;
-  content: string;
-  source: { kind: string; origin_name?: string; link_id?: string } | null;
 }
 
 /** A peer that stops at most once: a test may stop it early to see its link fail. */

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { expect } from "vitest";
+import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { openPage, describeInBrowser } from "../helpers/browser.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
 import { test, signIn } from "../helpers/ui.js";
@@ -12,11 +13,6 @@ const PASSWORD = "stale marks password";
 const sha = (text: string): string => createHash("sha256").update(text).digest("hex");
 const OLD = sha("function f() { return 1; }");
 const NEW = sha("function f() { return 2; }");
-
-interface Entry {
-  id: string;
-  stale_since: string | null;
-}
 
 /** Compiles one function, `src/a.ts::f`, at `at`; returns its compiled entry's id. */
 async function compile(server: TestServer, as: Credentials, at: string): Promise<{ memory_ids: string[]; invalidated: string[] }> {

@@ -1,18 +1,11 @@
 import type { Page } from "playwright-core";
 import { expect } from "vitest";
+import type { Task } from "../../src/wire/tasks.js";
 import { openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { TestServer } from "../helpers/server.js";
 import { afterAction, test, signIn as signInAs } from "../helpers/ui.js";
 
 const PASSWORD = "task board password";
-
-interface Task {
-  id: string;
-  status: string;
-  blocked: boolean;
-  result: unknown;
-  depends_on: string[];
-}
 
 const signIn = (server: TestServer, opened: OpenPage): Promise<Page> => signInAs(opened.page, server.url, PASSWORD, "tasks", ".board");
 
