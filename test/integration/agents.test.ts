@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect } from "vitest";
+import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { it } from "../helpers/fixtures.js";
 import { RFC3339_MS, startTestServer, type Credentials, type Response, type TestServer } from "../helpers/server.js";
 import { serverForSuite } from "../helpers/suite.js";
@@ -18,13 +19,6 @@ interface AgentRecord {
 interface SelfRecord extends AgentRecord {
   projects: string[];
   can_write_directives: boolean;
-}
-
-interface Entry {
-  id: string;
-  agent_id: string;
-  scope: string;
-  content: string;
 }
 
 /** The path and query of a `Link: <…>; rel="next"` header, or null when there is none. */

@@ -1,4 +1,5 @@
 import { describe, expect } from "vitest";
+import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
 
@@ -7,18 +8,6 @@ interface Lease {
   holder: string | null;
   expires_at: string | null;
   token: number;
-}
-
-interface Entry {
-  id: string;
-  version: number;
-  updated_at: string;
-  confidence: number;
-  parents: string[];
-  agent_id: string;
-  project: string | null;
-  type: string;
-  superseded_by: string | null;
 }
 
 describe("the archivist lease and its fencing token", () => {

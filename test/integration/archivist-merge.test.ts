@@ -1,16 +1,10 @@
 import { describe, expect } from "vitest";
+import type { Message } from "../../src/wire/messages.js";
 import { test } from "../helpers/fixtures.js";
 import { llmEnv, startArchivist } from "../helpers/archivist.js";
 import { createProject, eventsOf, read, write, type MemoryEntry } from "../helpers/memory.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
 import { eventually } from "../helpers/wait.js";
-
-interface Message {
-  id: string;
-  from: string;
-  subject: string | null;
-  body: string;
-}
 
 interface Tombstone {
   id: string;

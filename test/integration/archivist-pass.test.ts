@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Message } from "../../src/wire/messages.js";
 import { test } from "../helpers/fixtures.js";
 import type { Archivist } from "../../archivist/archivist.js";
 import { SYNTHESIS_ROLE } from "../../archivist/prompts.js";
@@ -6,11 +7,6 @@ import { DAY_MS, llmEnv, manualClock, startArchivist } from "../helpers/archivis
 import type { FakeLlmCall } from "../helpers/fake-llm.js";
 import { createProject, eventsOf, list, read, write, type MemoryEntry } from "../helpers/memory.js";
 import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
-
-interface Message {
-  subject: string;
-  body: string;
-}
 
 interface Task {
   id: string;

@@ -1,17 +1,12 @@
 import { createHash } from "node:crypto";
 import { describe, expect } from "vitest";
+import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
 
 // Issue 25, item 2: code may ground entries its compiler cannot see. Those entries are marked
 // stale all the same (their readers want to know), but a compile tells its caller only of what
 // the caller may see, and its event counts only what every reader of the event may see.
-
-interface Entry {
-  id: string;
-  stale_since: string | null;
-  stale_reason: { path: string; symbol: string; old_sha: string; new_sha: string } | null;
-}
 
 interface Result {
   invalidated: string[];

@@ -1,25 +1,11 @@
 import { createHash } from "node:crypto";
 import { describe, expect } from "vitest";
+import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
 
 // CONTRACT §18, the server's side: anchors and compiled entries from units, check, staleness
 // carried over `grounds` and `depends_on` edges and cleared again, prune, members only, bounds.
-
-interface Entry {
-  id: string;
-  type: string;
-  agent_id: string;
-  project: string | null;
-  scope: string;
-  content: string;
-  confidence: number;
-  tags: string[];
-  version: number;
-  source: Record<string, unknown> | null;
-  stale_since: string | null;
-  stale_reason: { path: string; symbol: string; old_sha: string; new_sha: string } | null;
-}
 
 interface Result {
   project: string | null;

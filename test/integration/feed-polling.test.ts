@@ -1,5 +1,6 @@
 import { rmSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect } from "vitest";
+import type { Feed } from "../../src/wire/feeds.js";
 import { onPostgres, withDatabase } from "../helpers/database.js";
 import { startFeedServer, type FeedServer } from "../helpers/feed-server.js";
 import { expectedKeyKind, FEED_DIALECTS, fixtureDocument } from "../helpers/feed-fixtures.js";
@@ -16,14 +17,6 @@ beforeAll(async () => {
   feeds = await startFeedServer();
 });
 afterAll(() => feeds.close());
-
-interface Feed {
-  id: string;
-  status: string;
-  last_error: string | null;
-  items_ingested: number;
-  last_polled_at: string | null;
-}
 
 async function member(server: Pick<TestServer, "request" | "agent">, project = "polling"): Promise<Credentials> {
   const alice = await server.agent("alice");

@@ -1,17 +1,7 @@
 import { describe, expect } from "vitest";
+import type { Message } from "../../src/wire/messages.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
-
-interface Message {
-  id: string;
-  from: string;
-  to: string;
-  project: string | null;
-  subject: string;
-  body: string;
-  read: boolean;
-  reply_to: string | null;
-}
 
 const send = async (server: TestServer, as: Credentials, body: Record<string, unknown>): Promise<Message> => {
   const response = await server.request<Message>("/messages", { as, body });

@@ -4,6 +4,7 @@ import { AppError } from "../../src/core/errors.js";
 import { compiledSchemas } from "../../src/services/blueprints/contracts.js";
 import { OUTPUT_SCHEMA_LIMITS } from "../../src/services/blueprints/schema-bounds.js";
 import { graphThread, MAX_WAITING_GRAPH_JOBS } from "../../src/services/graph/graph-thread.js";
+import type { BlueprintRun as Run } from "../../src/wire/blueprint-runs.js";
 import { onPostgres, withDatabase } from "../helpers/database.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
@@ -14,10 +15,6 @@ import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
 // jobs run) and as the order things answer in, never as a time.
 
 const it = test.extend("alice", ({ server }) => server.agent("alice"));
-
-interface Run {
-  nodes: { key: string; task_id: string | null }[];
-}
 
 async function save(server: TestServer, as: Credentials, document: Record<string, unknown>) {
   return server.request<ErrorBody & { version?: number }>("/blueprints", { as, body: { project: null, ...document } });

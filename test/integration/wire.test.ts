@@ -1,4 +1,5 @@
 import { describe, expect } from "vitest";
+import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { it, test } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, Response, TestServer } from "../helpers/server.js";
 import { rawRequest } from "../helpers/raw.js";
@@ -25,11 +26,6 @@ function expectError(response: Response<unknown>, status: number, code: string):
 }
 
 const pathsOf = (body: ErrorBody): string[] => (body.errors ?? []).map((problem) => problem.path);
-
-interface Entry {
-  id: string;
-  content: string;
-}
 
 describe("wire conventions", () => {
   const it = test

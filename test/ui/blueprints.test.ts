@@ -1,5 +1,6 @@
 import type { Locator, Page } from "playwright-core";
 import { expect } from "vitest";
+import type { BlueprintRun as Run } from "../../src/wire/blueprint-runs.js";
 import type { Task } from "../../src/wire/tasks.js";
 import { openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
@@ -9,13 +10,6 @@ import { test, signIn as signInAs } from "../helpers/ui.js";
 // follows the run live, approving a human gate, cancelling a run, and gates on a task's page.
 
 const PASSWORD = "blueprints password";
-
-interface Run {
-  id: string;
-  status: string;
-  created_by: string;
-  nodes: { node_id: string; key: string; task_id: string | null; status: string }[];
-}
 
 /** Build, then test and lint side by side, a human gate, a fan-out per region, an announcement. */
 const RELEASE = {

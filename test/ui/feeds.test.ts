@@ -1,5 +1,6 @@
 import type { Locator, Page } from "playwright-core";
 import { afterEach, beforeEach, expect } from "vitest";
+import type { Feed } from "../../src/wire/feeds.js";
 import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { describeInBrowser, openPage, screenshot, type OpenPage } from "../helpers/browser.js";
 import { startFeedServer, type FeedServer } from "../helpers/feed-server.js";
@@ -12,19 +13,6 @@ import { test, signIn as signInAs, styleOf } from "../helpers/ui.js";
 // under which memory can be followed as a feed. A real feed server on loopback serves the documents.
 
 const PASSWORD = "feeds tab password";
-
-interface Feed {
-  id: string;
-  name: string;
-  status: string;
-  paused: boolean;
-  tags: string[];
-  interval_minutes: number;
-  items_ingested: number;
-  last_error: string | null;
-  last_polled_at: string | null;
-  next_poll_at: string;
-}
 
 /** The link of the feed item an entry came from. */
 const itemLink = (entry: Entry): string | null | undefined => (entry.source?.kind === "feed" ? entry.source.url : undefined);
