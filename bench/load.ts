@@ -251,10 +251,11 @@ async function timedPhase(world: World, servers: ServerProcess[], onPostgres: bo
   const cpuBefore = servers.map((server) => server.cpuMs());
   const holdsBefore = onPostgres ? await readHolds(servers) : null;
   const wallMs = await drive(world, seconds, tally, stepsPerSecond);
-  // Paced, the requests are those due within the phase: their rate is over its length (the wall
-  // time adds the last ones' answers, and a server behind schedule shows in the latencies, which
-  // count from when each was due). With no think time, the rate is what the wall time held.
-  const spanMs = stepsPerSecond === null ? wallMs : seconds * 1000;
+  // The requests are those due within the phase (paced) or sent in it, over the time they took to
+  // be answered: a server that keeps up answers the last of them a few milliseconds after the
+  // phase; one that falls behind takes longer, up to twice the phase (see drive), and its rate is
+  // what it answered in that time, not what was offered. Latencies count from when each was due.
+  const spanMs = Math.max(wallMs, seconds * 1000);
   const cpuMs = servers.reduce((sum, server, index) => sum + server.cpuMs() - (cpuBefore[index] ?? 0), 0);
   // The events' lock (PostgreSQL): event-writing transactions commit one at a time, however many servers.
   const holds = onPostgres ? summarise(holdsBetween(holdsBefore, await readHolds(servers))) : null;
