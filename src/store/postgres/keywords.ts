@@ -25,6 +25,15 @@ const scored = (candidates: string): string =>
     ORDER BY score DESC, c.pk LIMIT ?`;
 
 /**
+ * From this many entries on, PostgreSQL's counts are reused for a minute. A GIN count visits every
+ * matching row's heap page (its visibility), so a search's counts grow with the table long before
+ * 10,000 entries: measured on bench notes, PostgreSQL's CPU for one search's corpus size and word
+ * counts was 2.3 ms at 1,500 entries and 8.3 at 6,000 (4.1 once vacuumed). A minute of a team's
+ * writes moves a thousand entries' idf by a few percent.
+ */
+export const PG_TERM_STATS_CACHE_FROM = 1_000;
+
+/**
  * Okapi BM25 over PostgreSQL's full-text index of content and tags (`memory.search`, a stored
  * tsvector with the 'english' configuration: stemmed, stop words dropped; GIN-indexed), with
  * FTS5's formula and parameters so that both backends rank alike. PostgreSQL has no BM25 of its
@@ -37,15 +46,6 @@ const scored = (candidates: string): string =>
  * (`candidateTiers`, docs/architecture.md "PostgreSQL keyword candidates"): the entries holding
  * every word, else those missing at most one, else the entries holding the rarest words.
  */
-/**
- * From this many entries on, PostgreSQL's counts are reused for a minute. A GIN count visits every
- * matching row's heap page (its visibility), so a search's counts grow with the table long before
- * 10,000 entries: measured on bench notes, PostgreSQL's CPU for one search's corpus size and word
- * counts was 2.3 ms at 1,500 entries and 8.3 at 6,000 (4.1 once vacuumed). A minute of a team's
- * writes moves a thousand entries' idf by a few percent.
- */
-export const PG_TERM_STATS_CACHE_FROM = 1_000;
-
 export class PgKeywordIndex implements KeywordIndex {
   // A stale count is refreshed after the search that found it so: at 100,000 entries the corpus
   // size took 160–700 ms, which the one search finding it a minute old used to wait for.
