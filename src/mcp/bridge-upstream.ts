@@ -28,6 +28,8 @@ const FINAL_STATUSES = new Set([401, 403, 404]);
 const MAX_RESUMES = 10;
 /** How long the session's end (DELETE /mcp) may take when the bridge closes. */
 const END_WAIT_MS = 2_000;
+/** The longest the host's messages after `notifications/initialized` wait for the GET stream to be answered. */
+const STREAM_WAIT_MS = 5_000;
 
 const mediaType = (response: IncomingMessage): string => (response.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
 
@@ -105,6 +107,8 @@ export class Upstream {
   private sessionId: string | undefined;
   private protocolVersion: string | undefined;
   private listening = false;
+  /** Told when the GET stream is first answered (or cannot be): see `streamAnswered`. */
+  private readonly streamWaiters: (() => void)[] = [];
 
   constructor(private readonly options: UpstreamOptions) {
     this.agent = new options.http.Agent({ keepAlive: true });
@@ -118,6 +122,28 @@ export class Upstream {
   /** The session the server gave this bridge, if it has given one. */
   get session(): string | undefined {
     return this.sessionId;
+  }
+
+  /**
+   * Resolves once the GET stream that the next `notifications/initialized` opens has been answered,
+   * or could not be, or after STREAM_WAIT_MS. The server drops what it sends unasked (a resource's
+   * update) while a session has no GET stream, so the host's messages after `initialized` (a
+   * subscription, then whatever changes it) wait for this: asked for when `initialized` is relayed,
+   * before it is even sent.
+   */
+  streamAnswered(): Promise<void> {
+    if (this.listening) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, STREAM_WAIT_MS);
+      this.streamWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private answerStreamWaiters(): void {
+    for (const waiter of this.streamWaiters.splice(0)) waiter();
   }
 
   /** Forgets a session the server no longer knows: the next `initialize` opens a new one. */
@@ -151,11 +177,17 @@ export class Upstream {
    */
   async post(message: unknown, awaiting: () => boolean = () => false): Promise<void> {
     const body = Buffer.from(JSON.stringify(message), "utf8");
-    const response = await this.request("POST", this.headers({ "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": String(body.length) }), body);
+    const response = await this.request("POST", this.headers({ "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": String(body.length) }), body).catch((error: unknown) => {
+      if (isInitializedNotification(message)) this.answerStreamWaiters();
+      throw error;
+    });
     const sessionId = response.headers["mcp-session-id"];
     if (typeof sessionId === "string" && sessionId !== "") this.sessionId = sessionId;
     const status = response.statusCode ?? 0;
-    if (status < 200 || status > 299) throw await httpError(response, "POST /mcp", this.options.limit);
+    if (status < 200 || status > 299) {
+      if (isInitializedNotification(message)) this.answerStreamWaiters();
+      throw await httpError(response, "POST /mcp", this.options.limit);
+    }
     const type = status === 202 ? "" : mediaType(response);
     if (type === "application/json") {
       for (const answer of parseMessages(await readBody(response, this.options.limit))) this.options.onMessage(answer);
@@ -166,6 +198,7 @@ export class Upstream {
       await drain(response);
       if (type !== "") throw new Error(`the server answered POST /mcp with ${type}, neither JSON nor an event stream`);
       if (status === 202 && isInitializedNotification(message)) this.listen();
+      else if (isInitializedNotification(message)) this.answerStreamWaiters();
     }
   }
 
@@ -212,7 +245,7 @@ export class Upstream {
         // A new session (the old one was lost) has its own events: the old last id means nothing there.
         if (session !== this.sessionId) [session, lastEventId] = [this.sessionId, undefined];
         try {
-          const response = await this.request("GET", this.headers({ accept: "text/event-stream", ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }) }));
+          const response = await this.request("GET", this.headers({ accept: "text/event-stream", ...(lastEventId === undefined ? {} : { "last-event-id": lastEventId }) })).finally(() => this.answerStreamWaiters());
           if (response.statusCode === 405) return void (await drain(response));
           if (response.statusCode !== 200) {
             const error = await httpError(response, "GET /mcp", this.options.limit);

@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { HostWriter, readLines } from "./bridge-host.js";
-import { answeredId, errorAnswer, idKey, messagesOf, requestsOf, type JsonRpcMessage, type RequestId } from "./bridge-messages.js";
+import { answeredId, errorAnswer, idKey, isInitializedNotification, messagesOf, requestsOf, type JsonRpcMessage, type RequestId } from "./bridge-messages.js";
 import { Upstream, UpstreamError, type HttpModule } from "./bridge-upstream.js";
 import { TOOLSET_HEADER } from "./toolset-header.js";
 
@@ -212,8 +212,13 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
   let restarting: Promise<void> | undefined;
   const serverBack = (): Promise<void> => (restarting ??= ensureServer(options, http, headers).finally(() => (restarting = undefined)));
 
+  // What the host sends after `notifications/initialized` goes once the server's message stream is
+  // open (see `Upstream.streamAnswered`); `initialize` and `initialized` themselves never wait.
+  let streamOpen: Promise<void> = Promise.resolve();
   const post = async (payload: unknown, messages: JsonRpcMessage[], requests: { id: RequestId }[]): Promise<void> => {
     const awaiting = (): boolean => requests.some((request) => pending.has(idKey(request.id)));
+    if (messages.some(isInitializedNotification)) streamOpen = upstream.streamAnswered();
+    else if (!messages.some((message) => message.method === "initialize")) await streamOpen;
     // Refused (no server yet, or one stopped), then a lost session: a message is sent at most three times.
     for (let attempt = 1; ; attempt++) {
       // Sent during a reopening, a message would carry no session at all.

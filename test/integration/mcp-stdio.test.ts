@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
+import { request as httpRequest, createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -30,6 +31,26 @@ async function bridge(env: Record<string, string>, stderr: string[] = []): Promi
   const client = new Client({ name: "stdio-test", version: "1.0.0" });
   await client.connect(transport);
   return client;
+}
+
+/** A loopback proxy to `target` that holds every GET for `delayMs` first: a slow network to the bridge's message stream. */
+async function slowGetProxy(target: string, delayMs: number): Promise<{ url: string; server: HttpServer }> {
+  const upstream = new URL(target);
+  const server = createHttpServer((incoming, outgoing) => {
+    const forward = (): void => {
+      const proxied = httpRequest({ hostname: upstream.hostname, port: upstream.port, path: incoming.url, method: incoming.method, headers: incoming.headers }, (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      });
+      proxied.on("error", () => outgoing.destroy());
+      incoming.pipe(proxied);
+    };
+    if (incoming.method === "GET") setTimeout(forward, delayMs);
+    else forward();
+  });
+  await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
+  const address = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${address.port}`, server };
 }
 
 function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -86,6 +107,24 @@ describe("cairn mcp (stdio)", () => {
     const refused = await callTool<{ code: string; detail: string }>(client, "memory_write", { content: "a rule", type: "directive" });
     expect(refused.isError).toBe(true);
     expect(refused.structured).toEqual({ detail: "directive writes require elevated permission", code: "FORBIDDEN" });
+  });
+
+  it("holds the host's messages after initialized until its message stream is open, so no update is lost to a slow GET", async ({ server, agent, clients }) => {
+    const proxy = await slowGetProxy(server.url, 1_500);
+    try {
+      const client = await bridge(bridgeEnv(proxy.url, agent));
+      clients.push(client);
+      const updates: string[] = [];
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+        updates.push(notification.params.uri);
+      });
+      await client.subscribeResource({ uri: "cairn://inbox" });
+      await server.request("/messages", { as: server.owner, body: { to: agent.agentId, body: "past a slow stream" } });
+      expect(await eventually(() => updates.includes("cairn://inbox"), 5000)).toBe(true);
+    } finally {
+      proxy.server.closeAllConnections();
+      proxy.server.close();
+    }
   });
 
   it("carries resources, their update notifications and prompts", async ({ server, agent, clients }) => {
