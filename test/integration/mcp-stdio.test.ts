@@ -53,6 +53,17 @@ async function slowGetProxy(target: string, delayMs: number): Promise<{ url: str
   return { url: `http://127.0.0.1:${address.port}`, server };
 }
 
+/** Subscribes the host to its inbox and sends it a message: whether `resources/updated` for it came within 5 s. */
+async function inboxUpdateArrives(client: Client, server: TestServer, agent: Credentials, body: string): Promise<boolean> {
+  const updates: string[] = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+    updates.push(notification.params.uri);
+  });
+  await client.subscribeResource({ uri: "cairn://inbox" });
+  await server.request("/messages", { as: server.owner, body: { to: agent.agentId, body } });
+  return eventually(() => updates.includes("cairn://inbox"), 5000);
+}
+
 function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolveRun) => {
     const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ["pipe", "pipe", "pipe"] });
@@ -114,13 +125,7 @@ describe("cairn mcp (stdio)", () => {
     try {
       const client = await bridge(bridgeEnv(proxy.url, agent));
       clients.push(client);
-      const updates: string[] = [];
-      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
-        updates.push(notification.params.uri);
-      });
-      await client.subscribeResource({ uri: "cairn://inbox" });
-      await server.request("/messages", { as: server.owner, body: { to: agent.agentId, body: "past a slow stream" } });
-      expect(await eventually(() => updates.includes("cairn://inbox"), 5000)).toBe(true);
+      expect(await inboxUpdateArrives(client, server, agent, "past a slow stream")).toBe(true);
     } finally {
       proxy.server.closeAllConnections();
       proxy.server.close();
@@ -130,13 +135,7 @@ describe("cairn mcp (stdio)", () => {
   it("carries resources, their update notifications and prompts", async ({ server, agent, clients }) => {
     const client = await bridge(bridgeEnv(server.url, agent));
     clients.push(client);
-    const updates: string[] = [];
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
-      updates.push(notification.params.uri);
-    });
-    await client.subscribeResource({ uri: "cairn://inbox" });
-    await server.request("/messages", { as: server.owner, body: { to: agent.agentId, body: "through the bridge" } });
-    expect(await eventually(() => updates.includes("cairn://inbox"), 5000)).toBe(true);
+    expect(await inboxUpdateArrives(client, server, agent, "through the bridge")).toBe(true);
     const inbox = JSON.parse(((await client.readResource({ uri: "cairn://inbox" })).contents[0] as { text: string }).text) as { body: string }[];
     expect(inbox.map((message) => message.body)).toContain("through the bridge");
     expect((await client.listPrompts()).prompts.map((prompt) => prompt.name)).toContain("end_session");
