@@ -176,18 +176,21 @@ export class Upstream {
    * given its events ids, is resumed from the last one.
    */
   async post(message: unknown, awaiting: () => boolean = () => false): Promise<void> {
+    try {
+      await this.send(message, awaiting);
+    } finally {
+      // An `initialized` that opened no stream (refused, unreachable) leaves nobody waiting for one.
+      if (!this.listening && isInitializedNotification(message)) this.answerStreamWaiters();
+    }
+  }
+
+  private async send(message: unknown, awaiting: () => boolean): Promise<void> {
     const body = Buffer.from(JSON.stringify(message), "utf8");
-    const response = await this.request("POST", this.headers({ "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": String(body.length) }), body).catch((error: unknown) => {
-      if (isInitializedNotification(message)) this.answerStreamWaiters();
-      throw error;
-    });
+    const response = await this.request("POST", this.headers({ "content-type": "application/json", accept: "application/json, text/event-stream", "content-length": String(body.length) }), body);
     const sessionId = response.headers["mcp-session-id"];
     if (typeof sessionId === "string" && sessionId !== "") this.sessionId = sessionId;
     const status = response.statusCode ?? 0;
-    if (status < 200 || status > 299) {
-      if (isInitializedNotification(message)) this.answerStreamWaiters();
-      throw await httpError(response, "POST /mcp", this.options.limit);
-    }
+    if (status < 200 || status > 299) throw await httpError(response, "POST /mcp", this.options.limit);
     const type = status === 202 ? "" : mediaType(response);
     if (type === "application/json") {
       for (const answer of parseMessages(await readBody(response, this.options.limit))) this.options.onMessage(answer);
@@ -198,7 +201,6 @@ export class Upstream {
       await drain(response);
       if (type !== "") throw new Error(`the server answered POST /mcp with ${type}, neither JSON nor an event stream`);
       if (status === 202 && isInitializedNotification(message)) this.listen();
-      else if (isInitializedNotification(message)) this.answerStreamWaiters();
     }
   }
 
