@@ -1,7 +1,7 @@
 import type { Config } from "../core/config.js";
 import { checkByteSize } from "../core/byte-size.js";
 import { ambiguousIdPrefix, conflict, forbidden, invalid, notFound } from "../core/errors.js";
-import { newId, parseIdRef } from "../core/ids.js";
+import { parseIdRef } from "../core/ids.js";
 import { addSeconds, now } from "../core/time.js";
 import type { Reader, Store, Tx } from "../store/store.js";
 import type { TaskFilters, TaskPatch, TaskRow } from "../store/tasks.js";
@@ -10,9 +10,10 @@ import { checkProjectWrite } from "./access.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "./paging.js";
 import { checkTransition } from "./task-lifecycle.js";
-import { openTaskRow, taskEventFields, toTask, type TaskEvent } from "./task-records.js";
+import { taskEventFields, toTask } from "./task-records.js";
+import { TaskWrites, type TaskChange } from "./task-writes.js";
 import { TASK_TRANSITIONS } from "../wire/task-lifecycle.js";
-import type { CommentKind, Priority, RecommendedTask, Task, TaskComment, TaskCounts } from "../wire/tasks.js";
+import type { Priority, RecommendedTask, Task, TaskComment, TaskCounts } from "../wire/tasks.js";
 import { locks } from "./locks.js";
 
 export interface CreateTaskInput {
@@ -27,14 +28,7 @@ export interface CreateTaskInput {
   expected_outcome?: string | null | undefined;
 }
 
-export interface TaskChange {
-  title?: string | undefined;
-  description?: string | undefined;
-  priority?: Priority | undefined;
-  tags?: string[] | undefined;
-  due_at?: string | null | undefined;
-  expected_outcome?: string | null | undefined;
-}
+export type { TaskChange } from "./task-writes.js";
 
 /** The actions only a claim's assignee may take (an owner may also unclaim). */
 type AssigneeAction = "unclaim" | "complete" | "fail" | "heartbeat";
@@ -43,6 +37,14 @@ const MAX_OUTPUT_BYTES = 65536;
 const LAPSE_BATCH = 500;
 
 const isSeq = (value: unknown): value is number => Number.isSafeInteger(value);
+
+/** How `closeIn` closes a task: its JSON output, whether an agent earned the outcome, the lifecycle's action. */
+export interface CloseOptions {
+  /** JSON output; undefined leaves what the task holds. */
+  result?: string | null | undefined;
+  earned?: boolean | undefined;
+  action?: "complete" | "fail" | "pass" | "abandon" | undefined;
+}
 
 /** What blueprint runs (CONTRACT §17) add to a task's completion, inside its transaction. */
 export interface TaskHooks {
@@ -57,12 +59,16 @@ export interface TaskHooks {
 
 export class TaskService {
   private hooks: TaskHooks | undefined;
+  /** The in-transaction writes, with their events, that a blueprint run's engine shares. */
+  readonly writes: TaskWrites;
 
   constructor(
     private readonly store: Store,
-    private readonly bus: EventBus,
+    bus: EventBus,
     private readonly config: Config,
-  ) {}
+  ) {
+    this.writes = new TaskWrites(store, bus);
+  }
 
   /** Blueprint runs hook in here once both services exist. */
   attachHooks(hooks: TaskHooks): void {
@@ -83,26 +89,8 @@ export class TaskService {
     return row;
   }
 
-  /** The task as it is now, after this transaction's own writes. */
-  private async reread(r: Reader, pk: number): Promise<TaskRow> {
-    const row = await this.store.tasks.byPk(r, pk);
-    if (!row) throw notFound("task");
-    return row;
-  }
-
   private leaseFrom(at: string): string | null {
     return this.config.TASK_LEASE_SECONDS > 0 ? addSeconds(at, this.config.TASK_LEASE_SECONDS) : null;
-  }
-
-  /** The event's project is its task's. */
-  private async emit(tx: Tx, actor: string, event: TaskEvent): Promise<void> {
-    await this.bus.emit(tx, { ...event, agentId: actor, project: event.payload.project });
-  }
-
-  private async logComment(tx: Tx, row: TaskRow, agentId: string, kind: CommentKind, comment: string, at: string): Promise<TaskComment> {
-    const entry = { id: newId(), agent_id: agentId, kind, comment, created_at: at };
-    await this.store.tasks.insertComment(tx, row.pk, entry);
-    return { ...entry, task_id: row.id };
   }
 
   async create(caller: Caller, input: CreateTaskInput): Promise<Task> {
@@ -118,27 +106,19 @@ export class TaskService {
         const agent = await this.store.agents.get(tx, assignee);
         if (!agent || agent.deleted_at !== null) throw notFound("agent");
       }
-      const at = now();
-      const tags = [...new Set(input.tags ?? [])];
-      const pk = await this.store.tasks.insert(
-        tx,
-        openTaskRow({
-          title: input.title,
-          description: input.description ?? "",
-          created_by: caller.agentId,
-          assigned_to: assignee,
-          project,
-          priority: input.priority ?? "normal",
-          tags,
-          due_at: input.due_at ?? null,
-          expected_outcome: input.expected_outcome ?? null,
-          at,
-        }),
-        tags,
-        dependencies,
-      );
-      const row = await this.reread(tx, pk);
-      await this.emit(tx, caller.agentId, { type: "task.created", payload: { ...taskEventFields(row), created_by: caller.agentId } });
+      const fields = {
+        title: input.title,
+        description: input.description ?? "",
+        created_by: caller.agentId,
+        assigned_to: assignee,
+        project,
+        priority: input.priority ?? "normal",
+        tags: [...new Set(input.tags ?? [])],
+        due_at: input.due_at ?? null,
+        expected_outcome: input.expected_outcome ?? null,
+        at: now(),
+      };
+      const row = await this.writes.createIn(tx, caller.agentId, fields, dependencies);
       return toTask(row);
     });
   }
@@ -176,24 +156,7 @@ export class TaskService {
       const row = await this.resolve(tx, caller, ref);
       this.checkMayChange(caller, row);
       checkTransition("update", row.status);
-      const tags = change.tags === undefined ? undefined : [...new Set(change.tags)];
-      const candidate: TaskPatch = {
-        title: change.title,
-        description: change.description,
-        priority: change.priority,
-        tags: tags === undefined ? undefined : JSON.stringify(tags),
-        due_at: change.due_at,
-        expected_outcome: change.expected_outcome,
-      };
-      const changed = (Object.entries(candidate) as [keyof TaskRow, unknown][])
-        .filter(([field, value]) => value !== undefined && value !== row[field])
-        .map(([field]) => field);
-      if (changed.length === 0) return toTask(row);
-      await this.store.tasks.patch(tx, row.pk, { ...candidate, updated_at: now() });
-      if (tags !== undefined) await this.store.tasks.replaceTags(tx, row.pk, tags);
-      const updated = await this.reread(tx, row.pk);
-      await this.emit(tx, caller.agentId, { type: "task.updated", payload: { ...taskEventFields(updated), changed } });
-      return toTask(updated);
+      return toTask(await this.writes.changeIn(tx, caller.agentId, row, change));
     });
   }
 
@@ -217,9 +180,9 @@ export class TaskService {
       const { from, to, refusal } = TASK_TRANSITIONS.claim;
       const patch: TaskPatch = { status: to, assigned_to: caller.agentId, claimed_at: at, lease_expires_at: this.leaseFrom(at), updated_at: at };
       if (!(await this.store.tasks.patch(tx, row.pk, patch, from[0]))) throw conflict(refusal);
-      await this.logComment(tx, row, caller.agentId, "claim", comment, at);
-      const updated = await this.reread(tx, row.pk);
-      await this.emit(tx, caller.agentId, { type: "task.claimed", payload: taskEventFields(updated) });
+      await this.writes.logComment(tx, row, caller.agentId, "claim", comment, at);
+      const updated = await this.writes.reread(tx, row.pk);
+      await this.writes.emit(tx, caller.agentId, { type: "task.claimed", payload: taskEventFields(updated) });
       return toTask(updated);
     });
   }
@@ -254,9 +217,9 @@ export class TaskService {
       const at = now();
       await this.store.tasks.patch(tx, row.pk, this.releasePatch(row, at));
       const released = `released by ${caller.agentId}`;
-      await this.logComment(tx, row, caller.agentId, "unclaim", byOwner ? (comment === "" ? released : `${released}: ${comment}`) : comment, at);
-      const updated = await this.reread(tx, row.pk);
-      await this.emit(tx, caller.agentId, { type: "task.unclaimed", payload: taskEventFields(updated) });
+      await this.writes.logComment(tx, row, caller.agentId, "unclaim", byOwner ? (comment === "" ? released : `${released}: ${comment}`) : comment, at);
+      const updated = await this.writes.reread(tx, row.pk);
+      await this.writes.emit(tx, caller.agentId, { type: "task.unclaimed", payload: taskEventFields(updated) });
       return toTask(updated);
     });
   }
@@ -276,50 +239,43 @@ export class TaskService {
     return this.store.transaction(async (tx) => {
       const row = await this.requireAssignee(tx, caller, ref, action);
       if (outcome === "completed") await this.hooks?.beforeComplete(tx, caller, row, result === null || result === undefined ? undefined : JSON.parse(result));
-      return toTask(await this.closeIn(tx, caller.agentId, row, outcome, comment, result, true));
+      return toTask(await this.closeIn(tx, caller.agentId, row, outcome, comment, { result, earned: true }));
     });
   }
 
   /**
    * Closes a task in `tx`: its status by the lifecycle table (`complete`, `fail`, or the server's
    * `pass` of a gate and `abandon` of a run's unfinished task), the log line, the event, the
-   * outcome an agent earned (`earned`), what a blueprint run does next, and `task.unblocked` for
-   * the dependents this frees. Returns the task as it is then.
+   * outcome an agent earned (`earned`: an agent's own completion or failure, not the server's),
+   * what a blueprint run does next, and `task.unblocked` for the dependents this frees. Returns
+   * the task as it is then.
    */
-  async closeIn(
-    tx: Tx,
-    actor: string,
-    row: TaskRow,
-    outcome: "completed" | "failed",
-    comment: string,
-    result: string | null | undefined,
-    earned: boolean,
-    action: "complete" | "fail" | "pass" | "abandon" = outcome === "completed" ? "complete" : "fail",
-  ): Promise<TaskRow> {
+  async closeIn(tx: Tx, actor: string, row: TaskRow, outcome: "completed" | "failed", comment: string, close: CloseOptions = {}): Promise<TaskRow> {
+    const { result, earned = false, action = outcome === "completed" ? "complete" : "fail" } = close;
     checkTransition(action, row.status);
     // Before anything is written or announced: whether a dependent is now free is decided with
     // every other change to its dependencies either committed or waiting for this one.
     await this.store.tasks.lockDependents(tx, row.pk);
     const at = now();
     await this.store.tasks.patch(tx, row.pk, { status: TASK_TRANSITIONS[action].to, completed_at: at, lease_expires_at: null, updated_at: at, result });
-    await this.logComment(tx, row, actor, outcome === "completed" ? "complete" : "fail", comment, at);
+    await this.writes.logComment(tx, row, actor, outcome === "completed" ? "complete" : "fail", comment, at);
     if (earned) {
       await this.store.tasks.insertOutcome(tx, { task_pk: row.pk, agent_id: actor, outcome, tags: row.tags, claimed_at: row.claimed_at ?? at, finished_at: at });
     }
-    const updated = await this.reread(tx, row.pk);
-    await this.emit(tx, actor, { type: outcome === "completed" ? "task.completed" : "task.failed", payload: taskEventFields(updated) });
+    const updated = await this.writes.reread(tx, row.pk);
+    await this.writes.emit(tx, actor, { type: outcome === "completed" ? "task.completed" : "task.failed", payload: taskEventFields(updated) });
     // A run may fan out (adding dependencies to what waits for this task) before anyone is told it is free.
     const runActed = action !== "abandon" && (await this.hooks?.afterClose(tx, actor, updated, outcome)) === true;
     if (outcome === "completed") await this.announceUnblocked(tx, actor, row);
     // Read again only if the run may have changed it: on PostgreSQL every statement from the event
     // on holds the events' lock.
-    return runActed ? this.reread(tx, row.pk) : updated;
+    return runActed ? this.writes.reread(tx, row.pk) : updated;
   }
 
   /** `task.unblocked` for each open dependent whose last unfinished dependency was `row`. */
   async announceUnblocked(tx: Tx, actor: string, row: TaskRow): Promise<void> {
     for (const dependent of await this.store.tasks.unblockedDependents(tx, row.pk)) {
-      await this.emit(tx, actor, { type: "task.unblocked", payload: { ...taskEventFields(dependent), unblocked_by: row.id } });
+      await this.writes.emit(tx, actor, { type: "task.unblocked", payload: { ...taskEventFields(dependent), unblocked_by: row.id } });
     }
   }
 
@@ -337,9 +293,9 @@ export class TaskService {
     checkTransition("reopen", row.status);
     const at = now();
     await this.store.tasks.patch(tx, row.pk, { ...this.releasePatch(row, at), status: TASK_TRANSITIONS.reopen.to, completed_at: null });
-    await this.logComment(tx, row, actor, "reopen", comment, at);
-    const updated = await this.reread(tx, row.pk);
-    await this.emit(tx, actor, { type: "task.reopened", payload: taskEventFields(updated) });
+    await this.writes.logComment(tx, row, actor, "reopen", comment, at);
+    const updated = await this.writes.reread(tx, row.pk);
+    await this.writes.emit(tx, actor, { type: "task.reopened", payload: taskEventFields(updated) });
     return updated;
   }
 
@@ -349,7 +305,7 @@ export class TaskService {
       const row = await this.requireAssignee(tx, caller, ref, "heartbeat");
       const at = now();
       await this.store.tasks.patch(tx, row.pk, { lease_expires_at: this.leaseFrom(at) });
-      return toTask(await this.reread(tx, row.pk));
+      return toTask(await this.writes.reread(tx, row.pk));
     });
   }
 
@@ -370,8 +326,8 @@ export class TaskService {
    */
   async commentIn(tx: Tx, caller: Caller, row: TaskRow, comment: string): Promise<TaskComment> {
     checkTransition("comment", row.status);
-    const entry = await this.logComment(tx, row, caller.agentId, "comment", comment, now());
-    await this.emit(tx, caller.agentId, { type: "task.commented", payload: { ...taskEventFields(row), comment_id: entry.id, kind: "comment" } });
+    const entry = await this.writes.logComment(tx, row, caller.agentId, "comment", comment, now());
+    await this.writes.emit(tx, caller.agentId, { type: "task.commented", payload: { ...taskEventFields(row), comment_id: entry.id, kind: "comment" } });
     return entry;
   }
 
@@ -388,14 +344,7 @@ export class TaskService {
       checkTransition("addDependency", row.status);
       if (dependency.pk === row.pk) throw invalid("depends_on", "a task cannot depend on itself");
       if (await this.store.tasks.dependsTransitively(tx, dependency.pk, row.pk)) throw conflict("dependency cycle");
-      if (await this.store.tasks.addDependency(tx, row.pk, dependency.pk)) {
-        const at = now();
-        await this.store.tasks.patch(tx, row.pk, { updated_at: at });
-        const entry = await this.logComment(tx, row, caller.agentId, "comment", `dependency added: ${dependency.id}`, at);
-        const updated = await this.reread(tx, row.pk);
-        await this.emit(tx, caller.agentId, { type: "task.updated", payload: { ...taskEventFields(updated), changed: ["depends_on"], comment_id: entry.id } });
-      }
-      return toTask(await this.reread(tx, row.pk));
+      return toTask((await this.writes.dependIn(tx, caller.agentId, row.pk, [dependency])) ?? row);
     });
   }
 
@@ -407,14 +356,10 @@ export class TaskService {
       const row = await this.resolve(tx, caller, ref);
       this.checkMayChange(caller, row);
       checkTransition("removeDependency", row.status);
-      if (!(await this.store.tasks.removeDependency(tx, row.pk, dependency.pk))) throw notFound("dependency");
-      const at = now();
-      await this.store.tasks.patch(tx, row.pk, { updated_at: at });
-      const entry = await this.logComment(tx, row, caller.agentId, "comment", `dependency removed: ${dependency.id}`, at);
-      const updated = await this.reread(tx, row.pk);
-      await this.emit(tx, caller.agentId, { type: "task.updated", payload: { ...taskEventFields(updated), changed: ["depends_on"], comment_id: entry.id } });
+      const updated = await this.writes.undependIn(tx, caller.agentId, row.pk, dependency);
+      if (!updated) throw notFound("dependency");
       if (updated.status === "open" && updated.blocked === 0 && row.blocked === 1) {
-        await this.emit(tx, caller.agentId, { type: "task.unblocked", payload: taskEventFields(updated) });
+        await this.writes.emit(tx, caller.agentId, { type: "task.unblocked", payload: taskEventFields(updated) });
       }
       return toTask(updated);
     });
@@ -428,8 +373,8 @@ export class TaskService {
       for (const row of rows) {
         const assignee = row.assigned_to ?? row.created_by;
         await this.store.tasks.patch(tx, row.pk, this.releasePatch(row, at));
-        await this.logComment(tx, row, assignee, "unclaim", "lease expired", at);
-        await this.emit(tx, assignee, { type: "task.unclaimed", payload: { ...taskEventFields(await this.reread(tx, row.pk)), reason: "lease expired" } });
+        await this.writes.logComment(tx, row, assignee, "unclaim", "lease expired", at);
+        await this.writes.emit(tx, assignee, { type: "task.unclaimed", payload: { ...taskEventFields(await this.writes.reread(tx, row.pk)), reason: "lease expired" } });
       }
       return rows.length;
     });

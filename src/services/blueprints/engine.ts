@@ -1,14 +1,15 @@
 import type { Config } from "../../core/config.js";
 import { invalid, invalidFields, type AppError, type FieldError } from "../../core/errors.js";
 import { parseIdRef } from "../../core/ids.js";
-import { now } from "../../core/time.js";
+import { addSeconds, now } from "../../core/time.js";
 import type { EventBus } from "../../events/bus.js";
 import type { Reader, Store, Tx } from "../../store/store.js";
 import type { TaskRow } from "../../store/tasks.js";
 import type { Viewpoint } from "../../store/visibility.js";
 import type { BlueprintNode } from "../../wire/blueprints.js";
 import { seesAllProjects, type Caller } from "../caller.js";
-import { openTaskRow, taskEventFields } from "../task-records.js";
+import { taskEventFields } from "../task-records.js";
+import type { TaskRef } from "../task-writes.js";
 import type { TaskHooks, TaskService } from "../tasks.js";
 import { doneCheckProblems, type CheckReads } from "./checks.js";
 import { outputProblems } from "./contracts.js";
@@ -52,7 +53,7 @@ export class RunEngine implements TaskHooks {
     private readonly reads: CheckReads,
   ) {}
 
-  private async emitRun(tx: Tx, actor: string, state: RunState, type: "blueprint.run.started" | "blueprint.run.completed" | "blueprint.run.cancelled"): Promise<void> {
+  async emitRun(tx: Tx, actor: string, state: RunState, type: "blueprint.run.started" | "blueprint.run.completed" | "blueprint.run.cancelled"): Promise<void> {
     await this.bus.emit(tx, { type, agentId: actor, project: state.run.project, payload: this.runPayload(state) });
   }
 
@@ -72,7 +73,7 @@ export class RunEngine implements TaskHooks {
   }
 
   /** Creates one task of a run with its node row, and tells the board. */
-  async createTask(tx: Tx, state: RunState, actor: string, spec: NewRunTask): Promise<number> {
+  async createTask(tx: Tx, state: RunState, actor: string, spec: NewRunTask): Promise<TaskRow> {
     const { node, rendered } = spec;
     const gate = node.gate?.kind ?? null;
     let assignee = gate === "human" ? this.config.UI_AGENT_ID : rendered.assign_to;
@@ -83,27 +84,31 @@ export class RunEngine implements TaskHooks {
         assignee = null;
       }
     }
-    const task = openTaskRow({
-      title: rendered.title,
-      description: rendered.description,
-      created_by: state.run.created_by,
-      assigned_to: assignee,
-      project: state.run.project,
-      priority: node.priority ?? "normal",
-      tags: rendered.tags,
-      due_at: null,
-      expected_outcome: null,
-      at: now(),
-      run_id: state.run.id,
-      node_key: spec.key,
-      gate,
-    });
-    const pk = await this.store.tasks.insert(tx, task, rendered.tags, [...new Set(spec.dependencyPks)]);
+    const task = await this.tasks.writes.createIn(
+      tx,
+      actor,
+      {
+        title: rendered.title,
+        description: rendered.description,
+        created_by: state.run.created_by,
+        assigned_to: assignee,
+        project: state.run.project,
+        priority: node.priority ?? "normal",
+        tags: rendered.tags,
+        due_at: null,
+        expected_outcome: null,
+        at: now(),
+        run_id: state.run.id,
+        node_key: spec.key,
+        gate,
+      },
+      spec.dependencyPks,
+    );
     await this.store.blueprintRuns.insertNode(tx, {
       run_pk: state.run.pk,
       node_id: node.id,
       key: spec.key,
-      task_pk: pk,
+      task_pk: task.pk,
       state: "task",
       item: spec.item === undefined ? null : JSON.stringify(spec.item.value ?? null),
       item_index: spec.item?.index ?? null,
@@ -111,9 +116,7 @@ export class RunEngine implements TaskHooks {
       anchors: JSON.stringify(spec.anchors ?? {}),
       gate_task_pk: spec.gateTaskPk ?? null,
     });
-    const { project } = state.run;
-    await this.bus.emit(tx, { type: "task.created", agentId: actor, project, payload: { task_id: task.id, project, status: "open", assigned_to: assignee, created_by: actor } });
-    return pk;
+    return task;
   }
 
   /** The task a `task` gate waits for, as the run's creator sees it; undefined when it sees none. */
@@ -171,7 +174,7 @@ export class RunEngine implements TaskHooks {
     const node = state.node(nodeRow.node_id);
     if (outcome === "completed") {
       await this.expandFrom(tx, actor, state, node, row);
-      await this.rerenderAfter(tx, state, node);
+      await this.rerenderAfter(tx, actor, state, node);
     } else {
       const policy = node.on_fail ?? "stop";
       const max = node.max_attempts ?? DEFAULT_MAX_ATTEMPTS;
@@ -212,18 +215,16 @@ export class RunEngine implements TaskHooks {
     if (items.length === 0) {
       await this.store.blueprintRuns.patchNode(tx, pending.pk, { state: "skipped" });
       // A skipped node stands aside: what needed it now waits for what it needed.
-      const inherited = (await this.reload(tx, state)).dependencyPks(fanOut);
-      for (const dependent of state.dependentsOf(fanOut.id)) {
-        if (dependent.task_pk === null) continue;
-        for (const pk of inherited) await this.store.tasks.addDependency(tx, dependent.task_pk, pk);
-      }
+      const inherited: TaskRef[] = [];
+      for (const pk of (await this.reload(tx, state)).dependencyPks(fanOut)) inherited.push(await this.tasks.writes.reread(tx, pk));
+      await this.dependentsWait(tx, actor, state, fanOut, inherited);
       return;
     }
     await this.store.blueprintRuns.deleteNode(tx, pending.pk);
     const dependencies = state.dependencyPks(fanOut);
     const context = state.context(await this.outputs(tx, state));
     const viewpoint = await this.creatorViewpoint(tx, state.run.created_by);
-    const created: number[] = [];
+    const created: TaskRef[] = [];
     for (const [index, value] of items.entries()) {
       const item = { value, index };
       created.push(
@@ -239,10 +240,12 @@ export class RunEngine implements TaskHooks {
         }),
       );
     }
-    for (const dependent of state.dependentsOf(fanOut.id)) {
-      if (dependent.task_pk === null) continue;
-      for (const pk of created) await this.store.tasks.addDependency(tx, dependent.task_pk, pk);
-    }
+    await this.dependentsWait(tx, actor, state, fanOut, created);
+  }
+
+  /** Every task that needs `node` waits for `tasks` too. */
+  private async dependentsWait(tx: Tx, actor: string, state: RunState, node: BlueprintNode, tasks: readonly TaskRef[]): Promise<void> {
+    for (const dependent of state.dependentsOf(node.id)) if (dependent.task_pk !== null) await this.tasks.writes.dependIn(tx, actor, dependent.task_pk, tasks);
   }
 
   /** The outputs of the run's completed tasks of nodes that are not fan-outs, by node id. */
@@ -257,7 +260,7 @@ export class RunEngine implements TaskHooks {
   }
 
   /** Renders again the open tasks whose text names `node`'s output, now that it is known. */
-  private async rerenderAfter(tx: Tx, state: RunState, node: BlueprintNode): Promise<void> {
+  private async rerenderAfter(tx: Tx, actor: string, state: RunState, node: BlueprintNode): Promise<void> {
     const fresh = await this.reload(tx, state);
     const waiting = fresh.nodes.filter((row) => row.task_pk !== null && row.task_status === "open" && mentionsOutputOf(fresh.node(row.node_id), node.id));
     if (waiting.length === 0) return;
@@ -265,7 +268,8 @@ export class RunEngine implements TaskHooks {
     for (const row of waiting) {
       const item = row.item_index === null ? undefined : { value: row.item === null ? null : (JSON.parse(row.item) as unknown), index: row.item_index };
       const rendered = renderNode(fresh.node(row.node_id), fresh.run.blueprint_name, context, item);
-      await this.store.tasks.patch(tx, row.task_pk as number, { title: rendered.title, description: rendered.description, updated_at: now() });
+      const task = await this.tasks.writes.reread(tx, row.task_pk as number);
+      await this.tasks.writes.changeIn(tx, actor, task, { title: rendered.title, description: rendered.description });
     }
   }
 
@@ -274,13 +278,13 @@ export class RunEngine implements TaskHooks {
     const freed: number[] = [];
     for (const other of state.nodes) {
       if (other.task_pk === null || other.task_pk === row.pk) continue;
-      if (await this.store.tasks.removeDependency(tx, other.task_pk, row.pk)) freed.push(other.task_pk);
+      if (await this.tasks.writes.undependIn(tx, actor, other.task_pk, row)) freed.push(other.task_pk);
     }
     await this.expandFrom(tx, actor, state, node, null);
     for (const pk of freed) {
       const dependent = await this.store.tasks.byPk(tx, pk);
       if (dependent?.status === "open" && dependent.blocked === 0) {
-        await this.bus.emit(tx, { type: "task.unblocked", agentId: actor, project: dependent.project, payload: { ...taskEventFields(dependent), unblocked_by: row.id } });
+        await this.tasks.writes.emit(tx, actor, { type: "task.unblocked", payload: { ...taskEventFields(dependent), unblocked_by: row.id } });
       }
     }
   }
@@ -302,7 +306,7 @@ export class RunEngine implements TaskHooks {
     for (const row of (await this.reload(tx, state)).nodes) {
       if (row.task_pk === null || (row.task_status !== "open" && row.task_status !== "claimed")) continue;
       const task = await this.store.tasks.byPk(tx, row.task_pk);
-      if (task) await this.tasks.closeIn(tx, actor, task, "failed", comment, undefined, false, "abandon");
+      if (task) await this.tasks.closeIn(tx, actor, task, "failed", comment, { action: "abandon" });
     }
   }
 
@@ -321,7 +325,7 @@ export class RunEngine implements TaskHooks {
       if (!task || task.status !== "open" || task.blocked === 1) continue;
       if (gate.kind === "timer") {
         if (task.due_at === null) {
-          await this.store.tasks.patch(tx, task.pk, { due_at: new Date(Date.now() + (durationMs(gate.after) ?? 0)).toISOString() });
+          await this.tasks.writes.changeIn(tx, actor, task, { due_at: addSeconds(now(), (durationMs(gate.after) ?? 0) / 1000) });
           continue;
         }
         if (task.due_at > now()) continue;
@@ -342,7 +346,7 @@ export class RunEngine implements TaskHooks {
 
   /** The server completes a gate (which settles the run again through `afterClose`). */
   private async pass(tx: Tx, actor: string, task: TaskRow, comment: string): Promise<void> {
-    await this.tasks.closeIn(tx, actor, task, "completed", `gate passed: ${comment}`, null, false, "pass");
+    await this.tasks.closeIn(tx, actor, task, "completed", `gate passed: ${comment}`, { result: null, action: "pass" });
   }
 
   /** Passes the timer gates that are due; returns how many. */

@@ -155,12 +155,7 @@ export class BlueprintRuns {
       });
       const state = await RunState.load(this.store, tx, pk);
       if (!state) throw notFound("run");
-      await this.bus.emit(tx, {
-        type: "blueprint.run.started",
-        agentId: caller.agentId,
-        project,
-        payload: { run_id: runId, blueprint_id: blueprint.id, name: blueprint.name, version: blueprint.version, project },
-      });
+      await this.engine.emitRun(tx, caller.agentId, state, "blueprint.run.started");
       const viewpoint = viewpointOf(caller);
       const pks = new Map<string, number>();
       for (const task of plan.tasks) {
@@ -172,7 +167,7 @@ export class BlueprintRuns {
           gateTaskPk = target;
         }
         const dependencyPks = task.dependencies.map((key) => pks.get(key)).filter(isPk);
-        const pk = await this.engine.createTask(tx, state, caller.agentId, {
+        const created = await this.engine.createTask(tx, state, caller.agentId, {
           node: task.node,
           key: task.key,
           rendered: task.rendered,
@@ -182,7 +177,7 @@ export class BlueprintRuns {
           gateTaskPk,
           anchors: await this.engine.anchorShas(tx, project, task.node),
         });
-        pks.set(task.key, pk);
+        pks.set(task.key, created.pk);
       }
       for (const [nodes, state_] of [
         [plan.pending, "pending"],
