@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { compactTask, priority, recommendedTask, task, taskComment as commentRecord, taskCounts as countsRecord, taskStatus } from "../src/wire/tasks.js";
+import { compactTask, priority, TASK_TITLE_MAX, recommendedTask, task, taskComment as commentRecord, taskCounts as countsRecord, taskStatus } from "../src/wire/tasks.js";
 import { agentId, comment, compactFlag, cursorParam, idRef, limitParam, projectId, tags, timestampInput } from "./schemas.js";
 import { toCompactTask } from "../src/services/task-records.js";
 
@@ -16,7 +16,7 @@ export const taskCreate = defineOperation({
   access: "agent",
   http: { method: "POST", path: "/tasks" },
   input: z.strictObject({
-    title: z.string().trim().min(1).max(300),
+    title: z.string().trim().min(1).max(TASK_TITLE_MAX),
     description: z.string().optional().describe("at most MAX_CONTENT_BYTES bytes"),
     priority: priority.optional().describe("default normal"),
     tags: tags.optional(),
@@ -125,7 +125,7 @@ export const taskUpdate = defineOperation({
   http: { method: "PATCH", path: "/tasks/:id" },
   input: z.strictObject({
     ...taskParam,
-    title: z.string().trim().min(1).max(300).optional(),
+    title: z.string().trim().min(1).max(TASK_TITLE_MAX).optional(),
     description: z.string().optional(),
     priority: priority.optional(),
     tags: tags.optional(),

@@ -6,6 +6,9 @@ import { timestamp } from "./timestamp.js";
 export const taskStatus = z.enum(["open", "claimed", "completed", "failed"]);
 export type TaskStatus = z.output<typeof taskStatus>;
 
+/** The longest task title, whether an agent wrote it or a blueprint run rendered it. */
+export const TASK_TITLE_MAX = 300;
+
 export const priority = z.enum(["low", "normal", "high"]);
 export type Priority = z.output<typeof priority>;
 

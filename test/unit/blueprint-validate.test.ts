@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { durationMs } from "../../src/services/blueprints/duration.js";
+import { renderNode } from "../../src/services/blueprints/plan.js";
 import { placeholders, renderTemplate } from "../../src/services/blueprints/template.js";
+import { TASK_TITLE_MAX } from "../../src/wire/tasks.js";
 import { validateBlueprint, type Problem } from "../../src/services/blueprints/validate.js";
 
 // CONTRACT §17: every rule of a blueprint document, each reported with its path, all at once.
@@ -144,6 +146,13 @@ describe("the template renderer", () => {
     expect(renderTemplate("{{ params.version | upper }} stays", context, 200)).toBe("{{ params.version | upper }} stays");
     expect(renderTemplate("x".repeat(10) + "{{params.version}}", context, 8)).toBe("xxxxxxx…");
     expect(placeholders("a {{b.c}} {{ d }} {{e f}}")).toEqual({ paths: [["b", "c"], ["d"]], malformed: ["{{e f}}"] });
+  });
+
+  it("renders a task's title up to the length a task's title may have, however long its values", () => {
+    const context = { params: { long: "y".repeat(1000) }, run: { id: "r1" }, nodes: {} };
+    const { title } = renderNode({ id: "n", title: "Ship {{params.long}}", needs: [] }, "bp", context);
+    expect(title).toHaveLength(TASK_TITLE_MAX);
+    expect(title.endsWith("y…")).toBe(true);
   });
 
   it("reads ISO 8601 durations of fixed length", () => {

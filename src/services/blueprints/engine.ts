@@ -14,7 +14,8 @@ import type { TaskHooks, TaskService } from "../tasks.js";
 import { doneCheckProblems, type CheckReads } from "./checks.js";
 import { outputProblems } from "./contracts.js";
 import { durationMs } from "./duration.js";
-import { foreachSource, mentionsOutputOf, renderNode, valueAt, type RenderedNode } from "./plan.js";
+import { foreachSource, mentionsOutputOf, renderNode, type RenderedNode } from "./plan.js";
+import { valueAt } from "./template.js";
 import { RunState } from "./run-state.js";
 import { locks } from "../locks.js";
 

@@ -1,5 +1,6 @@
 import type { FieldError } from "../../core/errors.js";
 import type { BlueprintDocument, BlueprintNode } from "../../wire/blueprints.js";
+import { TASK_TITLE_MAX } from "../../wire/tasks.js";
 import { renderTemplate, scanPlaceholders } from "./template.js";
 import { valueFits } from "./validate.js";
 
@@ -8,7 +9,6 @@ import { valueFits } from "./validate.js";
 // a node's needs stand for, and each task's rendered text. Instantiation, dry runs and the
 // expansion of a fan-out at completion all use these.
 
-const TITLE_MAX = 200;
 const DESCRIPTION_MAX = 8000;
 
 /** Params with defaults applied, or every problem with its path (`params.<name>`). */
@@ -47,16 +47,6 @@ export function nodesInOrder(document: BlueprintDocument): BlueprintNode[] {
   };
   for (const node of document.nodes) place(node);
   return ordered;
-}
-
-/** The value at a dotted path, own properties only. */
-export function valueAt(root: unknown, path: readonly string[]): unknown {
-  let value = root;
-  for (const part of path) {
-    if (value === null || typeof value !== "object" || !Object.hasOwn(value, part)) return undefined;
-    value = (value as Record<string, unknown>)[part];
-  }
-  return value;
 }
 
 /** Where a fan-out's items come from: a param, or a node's output at a path. */
@@ -113,7 +103,7 @@ export function renderNode(node: BlueprintNode, blueprintName: string, context: 
   const title = node.gate?.kind === "human" && node.gate.title !== undefined ? node.gate.title : node.title;
   const tags = [...new Set([...(node.tags ?? []).map((tag) => render(tag, 64)).filter((tag) => tag !== ""), `blueprint:${blueprintName}`.slice(0, 64)])];
   const assignee = node.assign_to === undefined ? "" : render(node.assign_to, 200).trim();
-  return { title: render(title, TITLE_MAX), description: render(node.description ?? "", DESCRIPTION_MAX), tags, assign_to: assignee === "" ? null : assignee };
+  return { title: render(title, TASK_TITLE_MAX), description: render(node.description ?? "", DESCRIPTION_MAX), tags, assign_to: assignee === "" ? null : assignee };
 }
 
 /** Whether a node's text names another node's output, so it is rendered again when that node completes. */

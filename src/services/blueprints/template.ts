@@ -61,12 +61,11 @@ export function placeholders(template: string): { paths: string[][]; malformed: 
   return { paths, malformed };
 }
 
-/** The value at a dotted path, or undefined; own properties only, array indexes as numbers. */
-function lookup(context: Record<string, unknown>, path: readonly string[]): unknown {
-  let value: unknown = context;
+/** The value at a dotted path, or undefined; own properties only (never the prototype's), array indexes as numbers. */
+export function valueAt(root: unknown, path: readonly string[]): unknown {
+  let value = root;
   for (const part of path) {
-    if (value === null || typeof value !== "object") return undefined;
-    if (!Object.hasOwn(value, part)) return undefined;
+    if (value === null || typeof value !== "object" || !Object.hasOwn(value, part)) return undefined;
     value = (value as Record<string, unknown>)[part];
   }
   return value;
@@ -89,7 +88,7 @@ export function renderTemplate(template: string, context: Record<string, unknown
   let written = 0;
   for (const span of scanPlaceholders(template)) {
     if (!span.path) continue;
-    parts.push(template.slice(written, span.start), text(lookup(context, span.path)));
+    parts.push(template.slice(written, span.start), text(valueAt(context, span.path)));
     written = span.end;
   }
   parts.push(template.slice(written));
