@@ -49,7 +49,7 @@ import { StoreCheckReads } from "./blueprints/checks.js";
 import { RunEngine } from "./blueprints/engine.js";
 import { CompileService } from "./compile/service.js";
 import { DecisionService } from "./decisions.js";
-import { GraphService } from "./graph.js";
+import { GraphService } from "./graph/service.js";
 import { KnowledgeService } from "./knowledge.js";
 import { LogService } from "./logs.js";
 import { EventService } from "./events.js";

@@ -2,37 +2,26 @@ import type { Config } from "../core/config.js";
 import { notFound } from "../core/errors.js";
 import { databasePath } from "../core/paths.js";
 import { now } from "../core/time.js";
-import type { AgentActivityRow, GraphSelection, NodeLabel, TagAffinityRow } from "../store/knowledge.js";
+import type { GraphSelection, NodeLabel } from "../store/knowledge.js";
 import type { StoreSource } from "../store/open.js";
 import type { Store } from "../store/store.js";
 import type { MemoryType } from "../wire/memory.js";
 import type { CentralEntry, Pulse, RelatedEntry } from "../wire/knowledge.js";
 import { seesAllProjects, viewpointOf, type Caller } from "./caller.js";
 import { spreadActivation, orderRelated, type ActivatedEntry, type SimilarEntry } from "./graph/activation.js";
-import { CentralCache, selectionKey, type RankedSelection } from "./graph/central-cache.js";
+import { CentralCache, type RankedSelection } from "./graph/central-cache.js";
 import type { GraphRel } from "./graph/edges.js";
 import { graphThread } from "./graph/graph-thread.js";
+import { PULSE_EDGES, PULSE_NODES, Pulses } from "./graph/pulse.js";
 import { round6, toEntry } from "./memory-records.js";
 import type { MemoryWrites } from "./memory-writes.js";
 import type { Presence } from "./presence.js";
 
 const SIMILAR_NEIGHBOURS = 10;
-const LABEL_CHARS = 110;
 const LABEL_BATCH = 1000;
-const PULSE_TTL_MS = 30_000;
-const PULSE_CACHE = 64;
-/** Also how many ranks a computation keeps: at least what central may list (limit ≤ 100). */
-const PULSE_NODES = 300;
-const PULSE_EDGES = 600;
-const PULSE_CENTRAL = 8;
-const PULSE_HOT = 12;
-const PULSE_CONFLICTS = 20;
-const PULSE_AGENTS = 50;
-const MIN_AFFINITY = 0.05;
-const AFFINITIES_PER_AGENT = 5;
-const TAG_ROWS = 5000;
-const MAX_AGENTS = 5000;
-const DAY_MS = 86_400_000;
+
+/** Which entries a graph computation reads: everything, the caller's own (its projects and the global entries), or one project's (null: the global entries). */
+type SelectionRequest = { kind: "everything" } | { kind: "callers" } | { kind: "project"; project: string | null };
 
 export interface RelatedInput {
   limit: number;
@@ -41,12 +30,6 @@ export interface RelatedInput {
   type?: MemoryType | undefined;
   include_similar: boolean;
   min_activation: number;
-}
-
-/** The label §14 gives a node: its headline, else its content with white space collapsed, cut to 110 characters. */
-export function labelOf(row: Pick<NodeLabel, "headline" | "head">): string {
-  const text = (row.headline ?? row.head).replace(/\s+/gu, " ").trim();
-  return text.length <= LABEL_CHARS ? text : `${text.slice(0, LABEL_CHARS - 1)}…`;
 }
 
 /**
@@ -58,16 +41,17 @@ export function labelOf(row: Pick<NodeLabel, "headline" | "head">): string {
  */
 export class KnowledgeService {
   private readonly central = new CentralCache();
-  private readonly pulses = new Map<string, { at: number; pulse: Pulse }>();
+  private readonly pulses: Pulses;
   private readonly source: StoreSource;
 
   constructor(
     private readonly store: Store,
     private readonly writes: MemoryWrites,
     private readonly config: Config,
-    private readonly presence: Presence,
+    presence: Presence,
   ) {
     this.source = { databaseUrl: config.DATABASE_URL, file: databasePath(config.DATA_DIR) };
+    this.pulses = new Pulses(store, presence, this.source, { ranked: (selection) => this.ranked(selection), labels: (ids) => this.labels(ids) });
   }
 
   /** Lets the graph worker close what it opened for this server's store. */
@@ -123,7 +107,8 @@ export class KnowledgeService {
     caller: Caller,
     input: { project?: string | undefined; type?: MemoryType | undefined; include_code?: boolean | undefined; limit: number },
   ): Promise<CentralEntry[]> {
-    const selection = { ...(await this.selectionFor(caller, input.project ?? null, input.project === undefined)), type: input.type, code: input.include_code === true };
+    const request: SelectionRequest = input.project === undefined ? { kind: "callers" } : { kind: "project", project: input.project };
+    const selection = { ...(await this.selectionFor(caller, request)), type: input.type, code: input.include_code === true };
     const { ranked } = await this.ranked(selection);
     const top = ranked.top.slice(0, input.limit).map((entry, position) => ({ ...entry, rank: position + 1 }));
     const labels = await this.labels(top.map((entry) => entry.id));
@@ -151,114 +136,11 @@ export class KnowledgeService {
     const everything = input.project === undefined && seesAllProjects(caller.role);
     let project = input.project ?? null;
     if (input.project === undefined && !everything) project = (await this.store.agents.get(reader, caller.agentId))?.current_project ?? null;
-    const selection = { ...(await this.selectionFor(caller, project, false, everything)), code: input.include_code === true };
-    const key = selectionKey(selection);
-    const held = this.pulses.get(key);
-    if (held && Date.now() - held.at < PULSE_TTL_MS) return held.pulse;
-    const pulse = await this.computePulse(selection, project, everything ? "all" : project === null ? "global" : "project");
-    this.pulses.delete(key);
-    this.pulses.set(key, { at: Date.now(), pulse });
-    while (this.pulses.size > PULSE_CACHE) this.pulses.delete(this.pulses.keys().next().value as string);
-    return pulse;
+    const selection = { ...(await this.selectionFor(caller, everything ? { kind: "everything" } : { kind: "project", project })), code: input.include_code === true };
+    return this.pulses.of(selection, project, everything ? "all" : project === null ? "global" : "project");
   }
 
-  private async computePulse(selection: GraphSelection, project: string | null, scope: Pulse["scope"]): Promise<Pulse> {
-    const generatedAt = now();
-    const nowMs = Date.parse(generatedAt);
-    const { ranked } = await this.ranked(selection);
-    const aggregates = await graphThread.run(this.source, {
-      kind: "aggregates",
-      selection,
-      nowIso: generatedAt,
-      dayAgoIso: new Date(nowMs - DAY_MS).toISOString(),
-      weekAgoIso: new Date(nowMs - 7 * DAY_MS).toISOString(),
-      monthAgoIso: new Date(nowMs - 30 * DAY_MS).toISOString(),
-      limits: { hot: PULSE_HOT, conflicts: PULSE_CONFLICTS, agents: MAX_AGENTS, tagRows: TAG_ROWS },
-    });
-    const { hot, conflicts } = aggregates;
-    const central = ranked.top.slice(0, PULSE_CENTRAL);
-    const labels = await this.labels([...ranked.top.map((entry) => entry.id), ...hot.map((entry) => entry.id), ...conflicts.flatMap((edge) => [edge.src, edge.dst])]);
-    const label = (id: string): string => {
-      const row = labels.get(id);
-      return row ? labelOf(row) : "";
-    };
-    const { activity, online } = await this.activity(selection, aggregates.activity);
-    const affinities = this.affinities(aggregates.tags, new Set(activity.map((row) => row.agent_id)));
-    return {
-      project,
-      scope,
-      generated_at: generatedAt,
-      counts: { ...aggregates.counts, edges: ranked.storedEdges, agents_online: online },
-      graph: {
-        nodes: ranked.top.flatMap((entry) => {
-          const row = labels.get(entry.id);
-          return row ? [{ id: entry.id, label: labelOf(row), type: row.type, confidence: row.confidence, score: round6(entry.score) }] : [];
-        }),
-        edges: ranked.topEdges.map((edge) => ({ src: edge.src, dst: edge.dst, rel: edge.rel })),
-        truncated: ranked.truncated || ranked.entries > PULSE_NODES || ranked.topEdgesFound > PULSE_EDGES,
-      },
-      central: central.map((entry, position) => ({ id: entry.id, label: label(entry.id), score: round6(entry.score), rank: position + 1 })),
-      hot: hot.map((entry) => ({ id: entry.id, label: label(entry.id), reads: entry.reads, readers: entry.readers })),
-      conflicts: conflicts.map((edge) => ({ ...edge, src_label: label(edge.src), dst_label: label(edge.dst) })),
-      activity,
-      affinities,
-    };
-  }
-
-  /** Who worked on the selection in the last day, and how many of its agents are online. */
-  private async activity(selection: GraphSelection, rows: readonly AgentActivityRow[]): Promise<{ activity: Pulse["activity"]; online: number }> {
-    const reader = this.store.reader;
-    const byAgent = new Map(rows.map((row) => [row.agent_id, row]));
-    const agents = await this.store.agents.list(reader, null, MAX_AGENTS);
-    const members =
-      selection.projects === null
-        ? null
-        : new Set((await Promise.all(selection.projects.map((id) => this.store.projects.memberIds(reader, id)))).flat());
-    let online = 0;
-    const activity: Pulse["activity"] = [];
-    for (const agent of agents) {
-      const isOnline = this.presence.isOnline(agent);
-      if (isOnline && (members === null || members.has(agent.agent_id) || selection.projects?.length === 0)) online++;
-      const row = byAgent.get(agent.agent_id);
-      if (!row && !(isOnline && (members === null || members.has(agent.agent_id)))) continue;
-      activity.push({
-        agent_id: agent.agent_id,
-        writes_24h: row?.writes ?? 0,
-        reads_24h: row?.reads ?? 0,
-        claimed: row?.claimed ?? 0,
-        completed_24h: row?.completed ?? 0,
-        last_seen_at: agent.last_seen_at,
-        online: isOnline,
-      });
-    }
-    const busy = (row: Pulse["activity"][number]): number => row.writes_24h + row.reads_24h + row.claimed + row.completed_24h;
-    activity.sort((a, b) => busy(b) - busy(a) || (b.last_seen_at ?? "").localeCompare(a.last_seen_at ?? "") || a.agent_id.localeCompare(b.agent_id));
-    return { activity: activity.slice(0, PULSE_AGENTS), online };
-  }
-
-  /**
-   * Each active agent's share of its writes and reads (last 30 days) carrying each tag: the tags
-   * it works on. At most five per agent, each at least 0.05.
-   */
-  private affinities(rows: readonly TagAffinityRow[], agents: Set<string>): Pulse["affinities"] {
-    const byAgent = new Map<string, Map<string, number>>();
-    for (const row of rows) {
-      if (!agents.has(row.agent_id)) continue;
-      const tags = byAgent.get(row.agent_id) ?? new Map<string, number>();
-      tags.set(row.tag, (tags.get(row.tag) ?? 0) + row.count);
-      byAgent.set(row.agent_id, tags);
-    }
-    const result: Pulse["affinities"] = [];
-    for (const [agent, tags] of [...byAgent].sort(([a], [b]) => a.localeCompare(b))) {
-      const total = [...tags.values()].reduce((sum, count) => sum + count, 0);
-      const ranked = [...tags].map(([tag, count]) => ({ agent_id: agent, tag, weight: round6(count / total) }));
-      ranked.sort((a, b) => b.weight - a.weight || a.tag.localeCompare(b.tag));
-      result.push(...ranked.filter((entry) => entry.weight >= MIN_AFFINITY).slice(0, AFFINITIES_PER_AGENT));
-    }
-    return result;
-  }
-
-  private async labels(ids: string[]): Promise<Map<string, NodeLabel>> {
+  async labels(ids: string[]): Promise<Map<string, NodeLabel>> {
     const unique = [...new Set(ids)];
     const labels = new Map<string, NodeLabel>();
     for (let start = 0; start < unique.length; start += LABEL_BATCH) {
@@ -272,11 +154,12 @@ export class KnowledgeService {
    * not exist); no project means the caller's projects and the global entries, or everything for
    * the roles that see every project.
    */
-  private async selectionFor(caller: Caller, project: string | null, useDefault: boolean, everything = false): Promise<GraphSelection> {
+  private async selectionFor(caller: Caller, request: SelectionRequest): Promise<GraphSelection> {
     const reader = this.store.reader;
     const allSeeing = seesAllProjects(caller.role);
-    if (everything || (useDefault && allSeeing)) return { projects: null, global: true };
-    if (useDefault) return { projects: await this.store.projects.projectsOf(reader, caller.agentId), global: true };
+    if (request.kind === "everything" || (request.kind === "callers" && allSeeing)) return { projects: null, global: true };
+    if (request.kind === "callers") return { projects: await this.store.projects.projectsOf(reader, caller.agentId), global: true };
+    const { project } = request;
     if (project === null) return { projects: [], global: true };
     const visible = allSeeing ? (await this.store.projects.byId(reader, project)) !== undefined : await this.store.projects.isMember(reader, project, caller.agentId);
     if (!visible) throw notFound("project");

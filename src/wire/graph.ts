@@ -1,11 +1,12 @@
 import { z } from "zod";
+import { EDGE_RELS } from "./edge-rels.js";
 import { memoryEntry } from "./memory.js";
 import { timestamp } from "./timestamp.js";
 
 // Typed relations between memory entries.
 
 /** Every relation an edge may hold (CONTRACT §14): compile records `grounds` and `depends_on`. */
-export const edgeRel = z.enum(["relates_to", "supports", "contradicts", "supersedes", "derived_from", "grounds", "depends_on"]);
+export const edgeRel = z.enum(EDGE_RELS);
 export type EdgeRel = z.output<typeof edgeRel>;
 
 /**

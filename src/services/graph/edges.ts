@@ -1,6 +1,8 @@
 // The typed edges both graph computations read (CONTRACT §14).
 
-export const graphRels = ["relates_to", "supports", "contradicts", "supersedes", "derived_from", "grounds", "depends_on"] as const;
-export type GraphRel = (typeof graphRels)[number];
+import { EDGE_RELS } from "../../wire/edge-rels.js";
+
+export const graphRels = EDGE_RELS;
+export type GraphRel = (typeof EDGE_RELS)[number];
 
 export type { TypedEdge } from "../../store/knowledge.js";

@@ -1,15 +1,15 @@
-import { invalid } from "../core/errors.js";
-import { newId } from "../core/ids.js";
-import { now } from "../core/time.js";
-import type { EventBus } from "../events/bus.js";
-import type { EdgeRow } from "../store/graph.js";
-import type { Store } from "../store/store.js";
-import { checkProjectWrite } from "./access.js";
-import { viewpointOf, type Caller } from "./caller.js";
-import { toEntry } from "./memory-records.js";
-import type { MemoryWrites } from "./memory-writes.js";
-import { decodeCursor, pageOf, type Page } from "./paging.js";
-import type { EdgeRel, GraphEdge, GraphNode } from "../wire/graph.js";
+import { invalid } from "../../core/errors.js";
+import { newId } from "../../core/ids.js";
+import { now } from "../../core/time.js";
+import type { EventBus } from "../../events/bus.js";
+import type { EdgeRow } from "../../store/graph.js";
+import type { Store } from "../../store/store.js";
+import { checkProjectWrite } from "../access.js";
+import { viewpointOf, type Caller } from "../caller.js";
+import { toEntry } from "../memory-records.js";
+import type { MemoryWrites } from "../memory-writes.js";
+import { decodeCursor, pageOf, type Page } from "../paging.js";
+import type { EdgeRel, GraphEdge, GraphNode } from "../../wire/graph.js";
 
 /** Edges shown with one node, per direction. */
 export const NODE_EDGE_LIMIT = 200;
