@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../src/core/log.js";
-import { backoffDelay, type Backoff } from "../src/core/retry.js";
 import type { CairnClient } from "./client.js";
 import type { ConflictPair, ConflictWatcher, WrittenEvent } from "./immediate.js";
-import { readEventStream } from "./sse.js";
+import { followEventStream } from "./sse.js";
 
 export const CURSOR_KEY = "stream_cursor";
 /** Merges waiting for the model before the follower stops reading the stream. */
@@ -11,8 +10,6 @@ const MAX_QUEUED = 200;
 /** Tries at one event before it is skipped (and logged), so one bad event cannot stall the archivist. */
 const MAX_TRIES = 3;
 const SAVE_EVERY_MS = 1000;
-/** Between reconnections to the stream; an event handled resets it. */
-const RECONNECT: Backoff = { baseMs: 500, capMs: 30_000 };
 
 interface Queued {
   seq: number;
@@ -60,33 +57,24 @@ export class WriteFollower {
     this.running = this.follow();
   }
 
-  private async follow(): Promise<void> {
-    let failures = 0;
-    while (!this.stopped) {
-      const resumeFrom = this.detected;
-      try {
-        await readEventStream(
-          `${this.client.url}/events/stream?type=memory.written`,
-          { ...this.client.headers(), "last-event-id": String(resumeFrom) },
-          this.abort.signal,
-          async (message) => {
-            if (message.event === "reset") {
-              this.log.warn("event stream reset: events after the saved cursor were pruned before they were read");
-              return;
-            }
-            if (message.event !== "memory.written" || message.id === null) return;
-            await this.handle(JSON.parse(message.data) as WrittenEvent);
-            failures = 0;
-          },
-        );
-      } catch (error) {
-        if (this.stopped) return;
-        this.log.warn("event stream interrupted", { error });
-      }
-      if (this.stopped) return;
-      failures++;
-      await sleep(backoffDelay(RECONNECT, failures), undefined, { signal: this.abort.signal }).catch(() => undefined);
-    }
+  private follow(): Promise<void> {
+    return followEventStream({
+      url: `${this.client.url}/events/stream?type=memory.written`,
+      // Resumes after the last event whose detection finished, whatever the queue still holds.
+      headers: () => ({ ...this.client.headers(), "last-event-id": String(this.detected) }),
+      signal: this.abort.signal,
+      log: this.log,
+      what: "event stream",
+      onEvent: async (message) => {
+        if (message.event === "reset") {
+          this.log.warn("event stream reset: events after the saved cursor were pruned before they were read");
+          return false;
+        }
+        if (message.event !== "memory.written" || message.id === null) return false;
+        await this.handle(JSON.parse(message.data) as WrittenEvent);
+        return true;
+      },
+    });
   }
 
   private async handle(event: WrittenEvent): Promise<void> {
