@@ -37,7 +37,6 @@ export const adminExport = defineOperation({
     "ones, agents and handoffs included); `since` keeps records changed after that time. The answer is streamed as it " +
     "is read, so it may be of any size.",
   kind: "read",
-  access: "agent",
   roles: ["owner"],
   http: {
     method: "GET",
@@ -71,7 +70,6 @@ export const adminImport = defineOperation({
     "whose note is the relation type. `dry_run` runs the same import over the whole body and rolls it back: its " +
     "answer is the real import's. The body may be of any size; each line is at most MAX_BODY_BYTES.",
   kind: "action",
-  access: "agent",
   roles: ["owner"],
   http: { method: "POST", path: "/admin/import", spooledBody: true },
   input: z.strictObject({

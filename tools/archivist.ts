@@ -18,7 +18,6 @@ export const archivistLease = defineOperation({
     "grows whenever the lease changes hands; a write that carries an older token is refused. `release: true` " +
     "gives the lease up at once.",
   kind: "action",
-  access: "agent",
   roles: ["archivist"],
   http: { method: "POST", path: "/archivist/lease" },
   input: z.strictObject({
@@ -39,7 +38,6 @@ export const archivistStatus = defineOperation({
     "Who holds the archivist lease (null when no archivist is working), whether its language model is on, and the " +
     "counts of its last scheduled pass (entries, model calls, tokens, docs, tasks, decayed and promoted entries).",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/archivist/status" },
   input: z.strictObject({}),
   output: statusRecord,
@@ -53,7 +51,6 @@ export const archivistStateGet = defineOperation({
   title: "Read an archivist state value",
   description: "Archivist only: one value of the archivist's key-value store (not found when unset).",
   kind: "read",
-  access: "agent",
   roles: ["archivist"],
   http: { method: "GET", path: "/archivist/state/:key" },
   input: z.strictObject({ key: stateKey }),
@@ -69,7 +66,6 @@ export const archivistStatePut = defineOperation({
   title: "Store an archivist state value",
   description: "Archivist only: set one key of the archivist's key-value store to any JSON value (at most 16 KiB).",
   kind: "update",
-  access: "agent",
   roles: ["archivist"],
   http: { method: "PUT", path: "/archivist/state/:key" },
   input: z.strictObject({ key: stateKey, value: z.unknown().refine((value) => value !== undefined, "required") }),
@@ -88,7 +84,6 @@ export const archivistSetConfidence = defineOperation({
     "each change emits `memory.updated` with `reason: \"decay\"`. Entries gone since are skipped; a directive id " +
     "refuses the whole call.",
   kind: "action",
-  access: "agent",
   roles: ["archivist"],
   http: { method: "POST", path: "/archivist/confidence" },
   input: z.strictObject({
@@ -109,7 +104,6 @@ export const archivistMerge = defineOperation({
     "must be memory or doc entries of one project and scope, unchanged since the versions given (else it is refused).",
   kind: "create",
   destructive: true,
-  access: "agent",
   roles: ["archivist"],
   http: { method: "POST", path: "/archivist/merge" },
   input: z.strictObject({

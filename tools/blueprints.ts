@@ -13,7 +13,6 @@ export const blueprintSave = defineOperation({
     "again saves a new version; the same document again returns the current one. Every problem of the document " +
     "is reported at once, each with its path.",
   kind: "create",
-  access: "agent",
   http: { method: "POST", path: "/blueprints", otherStatuses: [{ status: 200, description: "an identical document: the current version" }] },
   input: blueprintDocument,
   output: blueprint,
@@ -29,7 +28,6 @@ export const blueprintList = defineOperation({
   title: "List blueprints",
   description: "The current version of each blueprint you can see, by project then name.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/blueprints" },
   input: z.strictObject({
     project: projectId.nullable().optional().describe("only this project's; null (or empty) for global ones"),
@@ -48,7 +46,6 @@ export const blueprintGet = defineOperation({
   title: "A blueprint's versions",
   description: "Every version of one blueprint, newest first. `project` omitted: your current project; null (or empty): global.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/blueprints/:name" },
   input: z.strictObject({ name: z.string().min(1).max(64), project: projectId.nullable().optional() }),
   output: z.array(blueprint),
@@ -67,7 +64,6 @@ export const blueprintInstantiate = defineOperation({
   description:
     "Turn a blueprint into tasks, each waiting on the tasks it needs. `dry_run`: show them, create nothing.",
   kind: "create",
-  access: "agent",
   http: { method: "POST", path: "/blueprints/:name/instantiate", otherStatuses: [{ status: 200, description: "dry_run: the tasks it would create" }] },
   input: z.strictObject({
     name: blueprintName,
@@ -89,7 +85,6 @@ export const blueprintRunList = defineOperation({
   title: "List blueprint runs",
   description: "Runs you can see, newest first.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/blueprints/runs" },
   input: z.strictObject({
     blueprint: blueprintName.optional().describe("only runs of this blueprint"),
@@ -109,7 +104,6 @@ export const blueprintRunGet = defineOperation({
   title: "A blueprint run",
   description: "A run's status and each node's task, status, item and attempt.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/blueprints/runs/:run_id" },
   input: z.strictObject({ run_id: runId }),
   output: blueprintRun,
@@ -124,7 +118,6 @@ export const blueprintRunCancel = defineOperation({
   title: "Cancel a blueprint run",
   description: "Stop a running run (its creator or an owner): its unfinished tasks fail with the comment `run cancelled`.",
   kind: "update",
-  access: "agent",
   http: { method: "POST", path: "/blueprints/runs/:run_id/cancel" },
   input: z.strictObject({ run_id: runId }),
   output: blueprintRun,

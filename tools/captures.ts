@@ -10,7 +10,6 @@ export const captureAdd = defineOperation({
   description:
     "Hand raw session text (a transcript excerpt, a summary) to the archivist, which distils its lasting facts into memory. Secrets are redacted; only you and the archivist read it.",
   kind: "create",
-  access: "agent",
   http: { method: "POST", path: "/captures", otherStatuses: [{ status: 200, description: "a duplicate: the earlier capture, with duplicate_of" }] },
   input: z.strictObject({
     content: z.string().min(1).describe("at most CAPTURE_MAX_BYTES bytes"),
@@ -34,7 +33,6 @@ export const captureList = defineOperation({
     "The archivist's queue: pending captures (not digested, not expired, not dead), oldest first, with their text. " +
     "Anyone else lists only their own, with `mine=true`.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/captures" },
   input: z.strictObject({
     project: projectId.nullable().optional().describe("null (or empty): captures without a project"),
@@ -63,7 +61,6 @@ export const captureDigest = defineOperation({
     "Archivist only: what became of captures it worked on, each digested (with the entries written) or failed; a " +
     "capture that failed CAPTURE_MAX_ATTEMPTS times is dead. `{ids}` alone means all of them digested.",
   kind: "action",
-  access: "agent",
   roles: ["archivist"],
   http: { method: "POST", path: "/captures/digest", status: 200 },
   input: z.strictObject({

@@ -36,7 +36,6 @@ export const compileRun = defineOperation({
     "says how long to wait), and refused when the project holds its most entries.",
   kind: "action",
   destructive: true,
-  access: "agent",
   http: { method: "POST", path: "/compile" },
   input: z.strictObject({
     project,
@@ -58,7 +57,6 @@ export const compileCheck = defineOperation({
   description:
     "For each piece of code: fresh, stale (its sha changed) or unknown (never compiled), with its compiled entry's id.",
   kind: "read",
-  access: "agent",
   http: { method: "POST", path: "/compile/check" },
   input: z.strictObject({
     project: projectId.nullable().optional(),
@@ -76,7 +74,6 @@ export const compileAnchors = defineOperation({
   title: "List compiled code",
   description: "The anchors of a project's compiled code, by path then symbol: each with its sha, lines and compiled entry.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/compile/anchors" },
   input: z.strictObject({
     project,
@@ -99,7 +96,6 @@ export const compileStale = defineOperation({
     "Entries whose code changed since they were written (compile marked them stale), the longest stale first, each " +
     "with `stale_reason`: which code, from which sha to which. Update one (as its author) once it holds again.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/compile/stale" },
   input: z.strictObject({ project, limit: limitParam(500, 50), cursor: cursorParam }),
   output: memoryEntry,

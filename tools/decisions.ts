@@ -16,7 +16,6 @@ export const decisionRecord = defineOperation({
   description:
     "Record a choice others should build on: the `decision` in a line, its `rationale`, the `alternatives` rejected, the `task_id` it settles, the `memory_refs` it rests on. Never edited: record one that `supersedes` it.",
   kind: "create",
-  access: "agent",
   http: { method: "POST", path: "/decisions" },
   input: z.strictObject({
     decision: z.string().trim().min(1).max(500),
@@ -41,7 +40,6 @@ export const decisionList = defineOperation({
   description:
     "Decisions you can see, newest first: check them before reopening a settled question. `q`: words all in the decision or its rationale.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/decisions" },
   input: z.strictObject({
     project: projectId.nullable().optional().describe("null (or empty): global decisions"),
@@ -64,7 +62,6 @@ export const decisionGet = defineOperation({
   title: "Read a decision",
   description: "One decision by id or unique prefix, with `superseded_by` naming the decision that replaced it, if any.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/decisions/:id" },
   input: z.strictObject({ id: idRef.describe("decision id or unique prefix") }),
   output: decision,

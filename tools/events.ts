@@ -33,7 +33,6 @@ export const eventList = defineOperation({
     "first (`order=desc`: newest first). `type` is exact (`memory.written`) or a family (`memory.*`); `agent` " +
     "is the emitter.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/events" },
   input: z.strictObject({
     since: eventPoint.describe("RFC 3339 timestamp, or seq:<n>"),
@@ -61,7 +60,6 @@ export const eventStream = defineOperation({
     "far behind is disconnected and should reconnect with its last id. Filters: `type` (exact, or a family such " +
     "as `task.*`) and `agent` (the emitter). While a stream is open the agent counts as online.",
   kind: "stream",
-  access: "agent",
   http: { method: "GET", path: "/events/stream", headers: { last_event_header: "Last-Event-ID" } },
   input: z.strictObject({
     type: typePattern.optional(),
@@ -82,7 +80,6 @@ export const eventWait = defineOperation({
   description:
     "Wait for an event of one of `types` after this call (or after `after_seq`) and return it; nothing after `timeout` seconds (1-60, default 30). Use it instead of polling.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/events/wait", otherStatuses: [{ status: 204, description: "nothing happened before the timeout" }] },
   input: z.strictObject({
     types: z.array(typePattern).max(20).optional().describe("exact types or families such as `task.*`, as a list or comma-separated; none: any"),
@@ -105,7 +102,6 @@ export const eventEmit = defineOperation({
     "`session.*`, `graph.*`, `archivist.*`) are refused, except `archivist.*` from the archivist. The payload is a " +
     "JSON object of at most 16 KiB.",
   kind: "create",
-  access: "agent",
   http: { method: "POST", path: "/events" },
   input: z.strictObject({
     type: z

@@ -16,7 +16,6 @@ export const feedSubscribe = defineOperation({
     "Follow an RSS, Atom or JSON Feed URL (release notes, changelogs, status pages): its new items become memory entries in the project, " +
     "tagged feed-item and unprocessed, so they turn up in searches. The URL is fetched once to check it is a feed unless verify=false.",
   kind: "create",
-  access: "agent",
   http: { method: "POST", path: "/feeds", query: ["verify"] },
   input: z.strictObject({
     url: z.url({ protocol: /^https?$/ }).max(2048).describe("http(s) URL of the feed; public addresses only unless the operator allows private ones"),
@@ -40,7 +39,6 @@ export const feedList = defineOperation({
   title: "List feed subscriptions",
   description: "Feed subscriptions of your projects (and global ones), oldest first, with their status, last error and next poll.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/feeds" },
   input: z.strictObject({
     project: projectId.nullable().optional().describe("null (or empty): global subscriptions"),
@@ -58,7 +56,6 @@ export const feedGet = defineOperation({
   title: "Read a feed subscription",
   description: "One subscription with its status, last error, items ingested and next poll.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/feeds/:id" },
   input: z.strictObject({ id: feedId }),
   output: feed,
@@ -73,7 +70,6 @@ export const feedUpdate = defineOperation({
   title: "Change a feed subscription",
   description: "Rename, retag, pause or resume a subscription, or change how often and how much it polls. The subscriber or an owner.",
   kind: "update",
-  access: "agent",
   http: { method: "PATCH", path: "/feeds/:id" },
   input: z.strictObject({
     id: feedId,
@@ -96,7 +92,6 @@ export const feedDelete = defineOperation({
   title: "Unsubscribe from a feed",
   description: "Stop following a feed; the entries it brought stay. The subscriber or an owner.",
   kind: "delete",
-  access: "agent",
   http: { method: "DELETE", path: "/feeds/:id" },
   input: z.strictObject({ id: feedId }),
   output: undefined,
@@ -111,7 +106,6 @@ export const feedPoll = defineOperation({
   title: "Poll a feed now",
   description: "Fetch a subscription now, paused or not, instead of waiting for its next poll (after any poll already running, waiting up to 15 s for it); says how many items became entries. The subscriber or an owner.",
   kind: "action",
-  access: "agent",
   http: { method: "POST", path: "/feeds/:id/poll", status: 200 },
   input: z.strictObject({ id: feedId }),
   output: feedPollResult,

@@ -12,7 +12,6 @@ export const graphLink = defineOperation({
     "Both entries must be visible to you and of the same project (or global). Linking the same pair with the same " +
     "relation again updates the note.",
   kind: "create",
-  access: "agent",
   http: { method: "POST", path: "/graph/edge" },
   input: z.strictObject({
     src: idRef,
@@ -32,7 +31,6 @@ export const graphList = defineOperation({
   title: "List graph edges",
   description: "Edges between entries you can see, newest first; filter by `project` (empty for global) and `rel`.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/graph" },
   input: z.strictObject({
     project: projectId.nullable().optional().describe("only this project's edges; null (or empty) for global ones"),
@@ -51,7 +49,6 @@ export const graphNode = defineOperation({
   title: "An entry with its edges",
   description: "One memory entry with the edges leaving it (`out`) and reaching it (`in`), at most 200 each, newest first.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/graph/:node_id" },
   input: z.strictObject({ node_id: idRef }),
   output: nodeRecord,

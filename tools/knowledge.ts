@@ -11,7 +11,6 @@ export const memoryRelated = defineOperation({
   description:
     "Entries linked to `id` (and its nearest by meaning), strongest first, each with its `path`. Read contradicting ones first.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/memory/:id/related" },
   input: z.strictObject({
     id: idRef,
@@ -37,7 +36,6 @@ export const memoryCentral = defineOperation({
     "The shared entries the most others lean on (weighted PageRank over the links between them), highest first. " +
     "Default: your projects and the global entries. Private entries never take part.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/memory/central" },
   input: z.strictObject({
     project: projectId.optional().describe("only this project's shared entries"),
@@ -60,7 +58,6 @@ export const pulseGet = defineOperation({
     "and most-read entries, live contradictions, who is active and on which tags. Default your current project; the " +
     "owner and the archivist without a project get everything. Shared entries only; cached up to 30 s.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/pulse" },
   input: z.strictObject({ project: projectId.optional(), include_code: includeCode }),
   output: pulse,

@@ -12,7 +12,6 @@ export const logWrite = defineOperation({
     "Archivist and owner only: record what a pass did (`source` such as archivist, `action` such as synthesis, a " +
     "message and JSON details of at most 16 KiB). Kept for EVENT_RETENTION_DAYS.",
   kind: "create",
-  access: "agent",
   roles: ["archivist", "owner"],
   http: { method: "POST", path: "/logs" },
   input: z.strictObject({
@@ -34,7 +33,6 @@ export const logList = defineOperation({
   title: "List log entries",
   description: "Owner only: the archivist's log, newest first, filtered by level, source, action and time.",
   kind: "list",
-  access: "agent",
   roles: ["owner"],
   http: { method: "GET", path: "/logs" },
   input: z.strictObject({

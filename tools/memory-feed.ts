@@ -64,7 +64,6 @@ export const memoryFeedJson = defineOperation({
     "query (`agent_id`, `api_key`) on this route. A peer's mesh token (`pull` or `feed`) reads the shared memory, doc " +
     "and skill entries of its projects.",
   kind: "read",
-  access: "agent",
   mesh: ["pull", "feed"],
   http: feedHttp(FEED_PATHS.json, "application/feed+json"),
   input: feedInput,
@@ -83,7 +82,6 @@ export const memoryFeedAtom = defineOperation({
     "titles and content, `urn:uuid:` ids, a category per tag, tombstones as RFC 6721 deleted entries. " +
     "Credentials may be given in the query (`agent_id`, `api_key`) on this route.",
   kind: "read",
-  access: "agent",
   mesh: ["pull", "feed"],
   http: feedHttp(FEED_PATHS.atom, "application/atom+xml"),
   input: feedInput,
@@ -103,7 +101,6 @@ export const memoryMerkle = defineOperation({
     "their leaves. docs/feeds.md defines the hashes. Credentials may be given in the query (`agent_id`, " +
     "`api_key`) on this route.",
   kind: "read",
-  access: "agent",
   restOnly: true,
   mesh: ["pull"],
   http: { method: "GET", path: "/memory/merkle", queryCredentials: true },

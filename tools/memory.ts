@@ -39,7 +39,6 @@ export const memoryWrite = defineOperation({
   description:
     "Save what you learned for the team. A near-identical entry (same type, project and scope) is reinforced instead and returned, with `duplicate_of`; a new entry comes with `similar` entries worth reading. `scope=agent` keeps it private.",
   kind: "create",
-  access: "agent",
   http: {
     method: "POST",
     path: "/memory",
@@ -73,7 +72,6 @@ export const memoryList = defineOperation({
   description:
     "Entries you can see, newest change first. Compiled code is left out unless `include_code`.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/memory" },
   input: z.strictObject({
     type: memoryType.optional(),
@@ -129,7 +127,6 @@ export const memorySearch = defineOperation({
   description:
     "Search shared memory by meaning and keywords, best first (`score` 0-1). Search before starting work. Compiled code is left out unless `include_code`.",
   kind: "read",
-  access: "agent",
   http: {
     method: "GET",
     path: "/memory/search",
@@ -172,7 +169,6 @@ export const memoryDelta = defineOperation({
     "Entries changed after `since`, oldest first, for keeping a local copy in step. Deleted entries come as " +
     "tombstones `{id, deleted_at, updated_at, version}`.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/memory/delta" },
   input: z.strictObject({
     since: timestampInput,
@@ -196,7 +192,6 @@ export const memoryDirectives = defineOperation({
     "(later ones win where they disagree). With `project`, only global, that project's and your private ones " +
     "for it. Not paginated.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/memory/directives" },
   input: z.strictObject({ project: projectId.optional() }),
   output: z.array(memoryEntry),
@@ -211,7 +206,6 @@ export const memoryGet = defineOperation({
   description:
     "One entry by id or unique prefix. Its `version` is memory_update's `if_match`.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/memory/:id", responseHeaders: { ETag: 'the entry version, quoted: "3"' } },
   input: z.strictObject({
     id: idRef,
@@ -232,7 +226,6 @@ export const memoryUpdate = defineOperation({
   description:
     "Change an entry: its author, or the archivist or an owner (not a directive). With `if_match` (the version you read) it is refused if changed since.",
   kind: "update",
-  access: "agent",
   http: { method: "PATCH", path: "/memory/:id", headers: { if_match: "if-match" } },
   input: z.strictObject({
     id: idRef,
@@ -259,7 +252,6 @@ export const memoryDelete = defineOperation({
   description:
     "Delete an entry (the same rights as update); delta reports a tombstone.",
   kind: "delete",
-  access: "agent",
   http: { method: "DELETE", path: "/memory/:id" },
   input: z.strictObject({ id: idRef }),
   output: undefined,
@@ -274,7 +266,6 @@ export const memoryDeleteMany = defineOperation({
   title: "Delete several memory entries",
   description: "Soft-delete up to 500 entries at once; reports which were deleted and which were skipped and why.",
   kind: "delete",
-  access: "agent",
   http: { method: "DELETE", path: "/memory", status: 200 },
   input: z.strictObject({ ids: z.array(idRef).min(1).max(500) }),
   output: bulkDeleteResult,
@@ -288,7 +279,6 @@ export const memorySetHeadline = defineOperation({
   title: "Set an entry's headline",
   description: "Archivist only: set a one-line headline. Does not change the entry's version or updated_at.",
   kind: "update",
-  access: "agent",
   roles: ["archivist"],
   http: { method: "PATCH", path: "/memory/:id/headline" },
   input: z.strictObject({ id: idRef, headline: z.string().trim().min(1).max(300).nullable() }),

@@ -10,7 +10,6 @@ export const meshDiscoveredList = defineOperation({
     "most recently seen first (at most 500, none unseen for 7 days), each with `linked` when a link to it exists. " +
     "Suggestions only: nothing links itself, and linking one still takes a token from its owner.",
   kind: "read",
-  access: "agent",
   roles: ["owner"],
   restOnly: true,
   http: { method: "GET", path: "/mesh/discovered" },

@@ -15,7 +15,6 @@ export const meshPeerSync = defineOperation({
     "up to 15 s for a sync of the link already running; 409 if it still runs, or the link is paused; 502 when the peer fails (the link's status and " +
     "last_error say so too). Owner only.",
   kind: "action",
-  access: "agent",
   roles: ["owner"],
   restOnly: true,
   http: { method: "POST", path: "/mesh/peers/:link_id/sync", status: 200, query: ["anti_entropy"] },
@@ -38,7 +37,6 @@ export const memorySuppress = defineOperation({
     "again at that version or a lower one, never passed on to other peers. A newer version from its origin " +
     "brings it back. Entries written here are deleted, not suppressed (403). Owner only.",
   kind: "delete",
-  access: "agent",
   roles: ["owner"],
   restOnly: true,
   http: { method: "POST", path: "/memory/:id/suppress" },

@@ -11,7 +11,6 @@ export const messageSend = defineOperation({
   description:
     "Send to an agent (its id), to everyone (`broadcast`) or to a project's members (`project:<id>`). `reply_to` threads it.",
   kind: "create",
-  access: "agent",
   http: { method: "POST", path: "/messages" },
   input: z.strictObject({
     to: z
@@ -34,7 +33,6 @@ export const messageInbox = defineOperation({
   description:
     "Your unread messages (direct, broadcast, your projects'), oldest first; not marked read.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/messages/inbox" },
   input: z.strictObject({ limit: limitParam(500, 50), cursor: cursorParam }),
   output: message,
@@ -48,7 +46,6 @@ export const messageUnreadCount = defineOperation({
   title: "How many unread messages",
   description: "The number of unread messages to you, without reading them.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/messages/inbox/count" },
   input: z.strictObject({}),
   output: unreadCount,
@@ -63,7 +60,6 @@ export const messageConsume = defineOperation({
   description:
     "Your unread messages, marked read in the same step. A retry with the same idempotency key returns the same batch.",
   kind: "action",
-  access: "agent",
   http: { method: "POST", path: "/messages/inbox/consume" },
   input: z.strictObject({ limit: limitParam(500, 50).optional() }),
   output: z.array(message),
@@ -77,7 +73,6 @@ export const messageReadAll = defineOperation({
   title: "Mark all read",
   description: "Mark every unread message to you read.",
   kind: "action",
-  access: "agent",
   http: { method: "POST", path: "/messages/inbox/read-all" },
   input: z.strictObject({}),
   output: markedRead,
@@ -91,7 +86,6 @@ export const messageList = defineOperation({
   title: "List messages",
   description: "Messages you sent or received, newest first; `agent` is the other party, `read` your read state.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/messages" },
   input: z.strictObject({
     read: z.boolean().optional(),
@@ -110,7 +104,6 @@ export const messageGet = defineOperation({
   title: "Read a message",
   description: "One message you sent or received.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/messages/:id" },
   input: z.strictObject(messageParam),
   output: message,
@@ -125,7 +118,6 @@ export const messageMarkRead = defineOperation({
   title: "Mark a message read",
   description: "Mark one message you received read.",
   kind: "action",
-  access: "agent",
   http: { method: "POST", path: "/messages/:id/read" },
   input: z.strictObject(messageParam),
   output: message,

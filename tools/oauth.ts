@@ -14,7 +14,6 @@ export const oauthGrantList = defineOperation({
     "The grants humans made on the consent page, oldest first: which client acts as which agent, with which scopes, since when and " +
     "when it last got a token. Never a token or a code. Owner only.",
   kind: "list",
-  access: "agent",
   restOnly: true,
   roles: ["owner"],
   http: { method: "GET", path: "/oauth/grants" },
@@ -33,7 +32,6 @@ export const oauthGrantRevoke = defineOperation({
     "Revoke a grant at once: its code, refresh tokens and access tokens stop working with the next request, and the client must ask " +
     "a human again. Owner only.",
   kind: "delete",
-  access: "agent",
   restOnly: true,
   roles: ["owner"],
   http: { method: "DELETE", path: "/oauth/grants/:grant_id" },

@@ -141,7 +141,8 @@ export interface OperationSpec<
    * kind is not `delete`, so MCP hosts must not be told it only adds. Every `delete` is destructive.
    */
   destructive?: true;
-  access: A;
+  /** Who may call it: an agent (the default), anyone registering a client, or anyone. */
+  access?: A;
   /** Offered over REST only, with no MCP tool: what only a machine reads (a peer's merkle summary). */
   restOnly?: true;
   /** Roles allowed to call it; default every role (viewers only for read and list kinds). */
@@ -205,10 +206,10 @@ export interface Operation {
 
 const defaultStatus: Record<OperationKind, number> = { read: 200, list: 200, create: 201, update: 200, delete: 204, action: 200, stream: 200 };
 
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access>(
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access = "agent">(
   spec: OperationSpec<I, O, K, A> & { respond?: never },
 ): Operation;
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access, R>(
+export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, R, A extends Access = "agent">(
   spec: OperationSpec<I, O, K, A, R> & { respond(result: R, input: z.output<I>): HandlerResult<K, O> },
 ): Operation;
 export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access, R>(
@@ -230,7 +231,7 @@ export function defineOperation<I extends z.ZodObject, O extends z.ZodType | und
     description: spec.description,
     kind: spec.kind,
     destructive: spec.destructive ?? spec.kind === "delete",
-    access: spec.access,
+    access: spec.access ?? "agent",
     restOnly: spec.restOnly ?? false,
     roles: spec.roles,
     mesh: spec.mesh,

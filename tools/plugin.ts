@@ -13,7 +13,6 @@ export const pluginInstall = defineOperation({
     "reference to the CAIRN_API_KEY environment variable in the host's own syntax. With host and transport: that " +
     "one configuration; otherwise `{hosts: [...]}` with every match.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/plugin/install" },
   input: z.strictObject({
     host: z.enum(HOST_NAMES as [string, ...string[]]).optional().describe("default: every host"),

@@ -12,7 +12,6 @@ export const projectCreate = defineOperation({
     "Create a project and join it (it becomes your current project). Its id is the lower-cased slug of the name. " +
     "Memory, tasks and messages of a project are visible to its members only.",
   kind: "create",
-  access: "agent",
   http: { method: "POST", path: "/projects" },
   input: z.strictObject({
     name: z.string().trim().min(1).max(100),
@@ -30,7 +29,6 @@ export const projectList = defineOperation({
   title: "List projects",
   description: "Every project, by id. Any agent may join one.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/projects" },
   input: z.strictObject({ limit: limitParam(500, 50), cursor: cursorParam }),
   output: project,
@@ -44,7 +42,6 @@ export const projectMine = defineOperation({
   title: "Your projects",
   description: "The projects you are a member of.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/projects/mine" },
   input: z.strictObject({ limit: limitParam(500, 50), cursor: cursorParam }),
   output: project,
@@ -59,7 +56,6 @@ export const projectJoin = defineOperation({
   description:
     "Join a project; it becomes your current one, where writes naming no project go.",
   kind: "action",
-  access: "agent",
   http: { method: "POST", path: "/projects/:id/join" },
   input: z.strictObject(projectParam),
   output: project,
@@ -74,7 +70,6 @@ export const projectLeave = defineOperation({
   title: "Leave a project",
   description: "Leave a project; its memory, tasks and messages are no longer visible to you.",
   kind: "delete",
-  access: "agent",
   http: { method: "DELETE", path: "/projects/:id/leave" },
   input: z.strictObject(projectParam),
   output: undefined,
@@ -90,7 +85,6 @@ export const projectMembers = defineOperation({
   description:
     "The agents that joined the project, by id. Only its members (and the owner and archivist roles, which see every project without joining) may ask.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/projects/:id/members" },
   input: z.strictObject(projectParam),
   output: z.array(projectMember),
@@ -107,7 +101,6 @@ export const projectClear = defineOperation({
     "Project owner only: soft-delete the project's shared memory (each with a memory.deleted event), and delete " +
     "its tasks, messages and decisions, as chosen. Returns how many of each.",
   kind: "delete",
-  access: "agent",
   http: { method: "POST", path: "/projects/:id/clear", status: 200 },
   input: z.strictObject({
     ...projectParam,

@@ -11,7 +11,6 @@ export const sessionHandoff = defineOperation({
   description:
     "Save where you stopped (summary, tasks in progress, next steps, entries that matter) for your next session_start.",
   kind: "create",
-  access: "agent",
   http: { method: "POST", path: "/sessions/handoff" },
   input: z.strictObject({
     agent_id: agentId.optional().describe("if given, must be you"),
@@ -34,7 +33,6 @@ export const sessionStart = defineOperation({
   description:
     "Start every session here: your last handoff, memory changed since you last looked, unread messages, your claimed tasks and the directives. Moves your memory cursor unless `peek`.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/sessions/handoff" },
   input: z.strictObject({ peek: z.boolean().optional().describe("do not move the memory cursor"), max_tokens: maxTokens }),
   output: contextPack,
@@ -50,7 +48,6 @@ export const sessionLoadAgent = defineOperation({
     "The context pack of a given agent: yourself (as session_start), or any agent for an owner, which shows only " +
     "what the owner may see and never moves that agent's cursor.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/sessions/handoff/:agent_id" },
   input: z.strictObject({ agent_id: agentId, peek: z.boolean().optional().describe("for yourself: do not move the memory cursor"), max_tokens: maxTokens }),
   output: contextPack,
@@ -65,7 +62,6 @@ export const sessionLatest = defineOperation({
   title: "Every agent's last handoff",
   description: "The last handoff of each agent, newest first: where every session stopped, in one list. Owner only.",
   kind: "list",
-  access: "agent",
   roles: ["owner"],
   http: { method: "GET", path: "/sessions/handoffs" },
   input: z.strictObject({ limit: limitParam(500, 50), cursor: cursorParam }),

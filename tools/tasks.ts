@@ -13,7 +13,6 @@ export const taskCreate = defineOperation({
   description:
     "Create a task for any agent to claim; blocked until its `depends_on` tasks are completed. `assigned_to` reserves it. Default project: your current one (null: global).",
   kind: "create",
-  access: "agent",
   http: { method: "POST", path: "/tasks" },
   input: z.strictObject({
     title: z.string().trim().min(1).max(TASK_TITLE_MAX),
@@ -39,7 +38,6 @@ export const taskList = defineOperation({
   description:
     "Tasks you can see, newest first. `unblocked=true`: open tasks whose dependencies are all completed.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/tasks" },
   input: z.strictObject({
     status: taskStatus.optional(),
@@ -71,7 +69,6 @@ export const taskCounts = defineOperation({
     "How many tasks you can see are open (and of those, blocked by an unfinished dependency), claimed, completed and " +
     "failed; filters as task_list.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/tasks/counts" },
   input: z.strictObject({
     agent: z.string().min(1).max(64).optional().describe("creator or assignee"),
@@ -91,7 +88,6 @@ export const taskRecommended = defineOperation({
   description:
     "Open, unblocked tasks for you, best first: your record on their tags, then priority, then age.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/tasks/recommended" },
   input: z.strictObject({ project: projectId.nullable().optional(), limit: limitParam(100, 10) }),
   output: z.array(recommendedTask),
@@ -105,7 +101,6 @@ export const taskGet = defineOperation({
   title: "Read a task",
   description: "One task by id or unique prefix.",
   kind: "read",
-  access: "agent",
   http: { method: "GET", path: "/tasks/:id" },
   input: z.strictObject(taskParam),
   output: task,
@@ -121,7 +116,6 @@ export const taskUpdate = defineOperation({
   description:
     "Change a task's title, description, priority, tags, due date or expected outcome: its creator, assignee or an owner, until it is finished.",
   kind: "update",
-  access: "agent",
   http: { method: "PATCH", path: "/tasks/:id" },
   input: z.strictObject({
     ...taskParam,
@@ -145,7 +139,6 @@ export const taskClaim = defineOperation({
   description:
     "Claim an open, unblocked task before working on it; of racing agents one wins. Your calls keep the claim alive; a silent claim lapses after TASK_LEASE_SECONDS.",
   kind: "action",
-  access: "agent",
   http: { method: "POST", path: "/tasks/:id/claim" },
   input: z.strictObject({ ...taskParam, ...lifecycleComment }),
   output: task,
@@ -161,7 +154,6 @@ export const taskUnclaim = defineOperation({
   description:
     "Give a claimed task back: it is open again. Its assignee, or an owner.",
   kind: "action",
-  access: "agent",
   http: { method: "POST", path: "/tasks/:id/unclaim" },
   input: z.strictObject({ ...taskParam, ...lifecycleComment }),
   output: task,
@@ -177,7 +169,6 @@ export const taskComplete = defineOperation({
   description:
     "Finish your claimed task, optionally with `output` (JSON up to 64 KiB, stored as `result`). Unblocks its dependents.",
   kind: "action",
-  access: "agent",
   http: { method: "POST", path: "/tasks/:id/complete" },
   input: z.strictObject({ ...taskParam, ...lifecycleComment, output: z.unknown().optional().describe("any JSON, at most 64 KiB") }),
   output: task,
@@ -193,7 +184,6 @@ export const taskFail = defineOperation({
   description:
     "Record that your claimed task could not be done. Its creator or an owner may reopen it.",
   kind: "action",
-  access: "agent",
   http: { method: "POST", path: "/tasks/:id/fail" },
   input: z.strictObject({ ...taskParam, ...lifecycleComment }),
   output: task,
@@ -208,7 +198,6 @@ export const taskReopen = defineOperation({
   title: "Reopen a task",
   description: "Put a completed or failed task back to open (its creator or an owner).",
   kind: "action",
-  access: "agent",
   http: { method: "POST", path: "/tasks/:id/reopen" },
   input: z.strictObject({ ...taskParam, ...lifecycleComment }),
   output: task,
@@ -223,7 +212,6 @@ export const taskHeartbeat = defineOperation({
   title: "Keep a claim alive",
   description: "Extend your claim's lease by TASK_LEASE_SECONDS (assignee only). Any other request of yours does the same.",
   kind: "action",
-  access: "agent",
   http: { method: "POST", path: "/tasks/:id/heartbeat" },
   input: z.strictObject(taskParam),
   output: task,
@@ -238,7 +226,6 @@ export const taskComments = defineOperation({
   title: "A task's comment log",
   description: "Comments and lifecycle records (claim, unclaim, complete, fail, reopen), in order.",
   kind: "list",
-  access: "agent",
   http: { method: "GET", path: "/tasks/:id/comments" },
   input: z.strictObject({ ...taskParam, limit: limitParam(500, 50), cursor: cursorParam }),
   output: commentRecord,
@@ -254,7 +241,6 @@ export const taskComment = defineOperation({
   description:
     "Add a comment to a task's log.",
   kind: "create",
-  access: "agent",
   http: { method: "POST", path: "/tasks/:id/comments" },
   input: z.strictObject({ ...taskParam, comment: comment.min(1) }),
   output: commentRecord,
@@ -269,7 +255,6 @@ export const taskAddDependency = defineOperation({
   title: "Add a dependency",
   description: "Make the task wait for another to be completed. Refused for the task itself and for one that would close a cycle.",
   kind: "create",
-  access: "agent",
   http: { method: "POST", path: "/tasks/:id/dependencies" },
   input: z.strictObject({ ...taskParam, depends_on: idRef.describe("the task it must wait for") }),
   output: task,
@@ -284,7 +269,6 @@ export const taskRemoveDependency = defineOperation({
   title: "Remove a dependency",
   description: "The task no longer waits for that one.",
   kind: "update",
-  access: "agent",
   http: { method: "DELETE", path: "/tasks/:id/dependencies/:dep_id", status: 200 },
   input: z.strictObject({ ...taskParam, dep_id: idRef.describe("the dependency to remove") }),
   output: task,
