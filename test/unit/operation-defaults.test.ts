@@ -9,7 +9,9 @@ const spec = { title: "t", description: "d", kind: "read", http: { method: "GET"
 
 describe("an operation's access", () => {
   it("is an agent's when it names none, and what it names otherwise", () => {
-    expect(defineOperation({ ...spec, name: "test_default", handle: ({ caller }) => ({ agent: caller.agentId }) }).access).toBe("agent");
+    // The handler is typed as an agent's: it reads its caller without a check.
+    const agents = defineOperation({ ...spec, name: "test_default", output: z.object({ agent: z.string() }), handle: ({ caller }) => ({ agent: caller.agentId }) });
+    expect(agents.access).toBe("agent");
     expect(defineOperation({ ...spec, name: "test_public", access: "public", handle: () => ({}) }).access).toBe("public");
   });
 
