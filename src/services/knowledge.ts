@@ -140,7 +140,7 @@ export class KnowledgeService {
     return this.pulses.of(selection, project, everything ? "all" : project === null ? "global" : "project");
   }
 
-  async labels(ids: string[]): Promise<Map<string, NodeLabel>> {
+  private async labels(ids: string[]): Promise<Map<string, NodeLabel>> {
     const unique = [...new Set(ids)];
     const labels = new Map<string, NodeLabel>();
     for (let start = 0; start < unique.length; start += LABEL_BATCH) {

@@ -28,8 +28,6 @@ export interface CreateTaskInput {
   expected_outcome?: string | null | undefined;
 }
 
-export type { TaskChange } from "./task-writes.js";
-
 /** The actions only a claim's assignee may take (an owner may also unclaim). */
 type AssigneeAction = "unclaim" | "complete" | "fail" | "heartbeat";
 

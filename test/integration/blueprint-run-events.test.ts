@@ -47,6 +47,8 @@ describe("a blueprint run's changes to its tasks", () => {
       { id: "publish", title: "Publish {{item}}", needs: ["list"], foreach: { from: "list.output.targets", max_items: 50 } },
       { id: "announce", title: "Announce {{nodes.list.output.targets}}", needs: ["publish"] },
     ]);
+    const started = await eventsOf(server, "blueprint.run.started");
+    expect(started.map((event) => event.payload)).toEqual([{ run_id: state.id, blueprint_id: state.blueprint.id, name: "fan", version: 1, project: null }]);
     const announce = taskOf(state, "announce");
     const titleBefore = (await server.request<Task>(`/tasks/${announce}`, { as: alice })).body.title;
     await finish(server, bob, taskOf(state, "list"), "complete", { targets: ["web", "cdn"] });
