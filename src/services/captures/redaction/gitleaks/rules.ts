@@ -1,4 +1,4 @@
-// Generated from gitleaks.toml by test/unit/redaction-gitleaks.test.ts (UPDATE_GITLEAKS_RULES=1): do not edit.
+// Generated from gitleaks.toml by test/generate/gitleaks.ts (`npm run generate`): do not edit.
 // The data is gitleaks' (see README.md beside this file), under its licence:
 // MIT License
 //
