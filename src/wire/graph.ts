@@ -5,7 +5,7 @@ import { timestamp } from "./timestamp.js";
 
 // Typed relations between memory entries.
 
-/** Every relation an edge may hold (CONTRACT §14): compile records `grounds` and `depends_on`. */
+/** Every relation an edge may hold (`EDGE_RELS`). */
 export const edgeRel = z.enum(EDGE_RELS);
 export type EdgeRel = z.output<typeof edgeRel>;
 

@@ -1,8 +1,7 @@
 // The typed edges both graph computations read (CONTRACT §14).
 
-import { EDGE_RELS } from "../../wire/edge-rels.js";
+import type { EDGE_RELS } from "../../wire/edge-rels.js";
 
-export const graphRels = EDGE_RELS;
 export type GraphRel = (typeof EDGE_RELS)[number];
 
 export type { TypedEdge } from "../../store/knowledge.js";

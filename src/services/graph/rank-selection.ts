@@ -1,5 +1,6 @@
 import type { EdgeKey, SelectionNode, TypedEdge } from "../../store/knowledge.js";
-import { graphRels, type GraphRel } from "./edges.js";
+import { EDGE_RELS } from "../../wire/edge-rels.js";
+import type { GraphRel } from "./edges.js";
 import { ArcList, rankGraph, type PageRankOptions } from "./pagerank.js";
 
 // A selection's ranks (CONTRACT §14) from the rows the store reads: its entries, newest change
@@ -116,7 +117,7 @@ function edgesBetweenTop(edges: PositionedEdges, order: Int32Array, topCount: nu
     const srcRank = rankOf.get(src);
     const dstRank = rankOf.get(dst);
     if (srcRank === undefined || dstRank === undefined || src === dst) continue;
-    const key = (srcRank * topCount + dstRank) * graphRels.length + graphRels.indexOf(rel);
+    const key = (srcRank * topCount + dstRank) * EDGE_RELS.length + EDGE_RELS.indexOf(rel);
     if (seen.has(key)) continue;
     seen.add(key);
     found.push({ src, dst, rel, worse: Math.max(srcRank, dstRank) });
