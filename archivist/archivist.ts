@@ -1,7 +1,6 @@
 import type { Logger } from "../src/core/log.js";
 import { retry, type RetryOptions } from "../src/core/retry.js";
 import { STATUS_KEYS } from "../src/wire/archivist.js";
-import type { EventRecord } from "../src/wire/events.js";
 import { CaptureDigester, CaptureTrigger } from "./captures.js";
 import { CairnClient } from "./client.js";
 import { CURSOR_KEY, WriteFollower } from "./follower.js";
@@ -111,7 +110,7 @@ export class Archivist {
 
   private async beginShift(token: number, shift: number): Promise<void> {
     let cursor = await this.client.state<number>(CURSOR_KEY);
-    const started = await this.client.post<EventRecord>("/events", { type: "archivist.started", payload: { holder: this.settings.holder, lease: token, llm: this.model !== null } });
+    const started = await this.client.call("event_emit", { type: "archivist.started", payload: { holder: this.settings.holder, lease: token, llm: this.model !== null } });
     // The first archivist on a store starts at its own start; a later one resumes where the last stopped.
     if (typeof cursor !== "number") {
       cursor = started.seq;
@@ -187,7 +186,7 @@ export class Archivist {
       const counts = { ...report, docs: report.docs.length };
       await this.client.setState(STATUS_KEYS.lastPassReport, { at: startedAt, ...counts });
       await this.client.log("info", "pass", `scheduled pass: ${report.entries} entries in ${report.projects} projects, ${report.calls} model calls`, counts);
-      await this.client.post("/events", { type: "archivist.pass", payload: counts });
+      await this.client.call("event_emit", { type: "archivist.pass", payload: counts });
       this.log.info("scheduled pass done", counts);
       return report;
     } catch (error) {

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { Logger } from "../src/core/log.js";
-import type { Capture, DigestReport } from "../src/wire/captures.js";
-import type { MemoryWriteResult } from "../src/wire/memory.js";
-import { ApiError, type CairnClient } from "./client.js";
+import type { Capture } from "../src/wire/captures.js";
+import { ApiError } from "../src/client/operations.js";
+import type { CairnClient } from "./client.js";
 import { loadDirectives, preamble, projectNames, type ProjectNames } from "./directives.js";
 import { BudgetExhausted, estimateTokens, LlmError, type BudgetedModel } from "./llm/index.js";
 import { CAPTURE_ROLE, captureBlock, parseJsonReply, systemPrompt } from "./prompts.js";
@@ -158,8 +158,8 @@ export class CaptureDigester {
     let cursor: string | undefined;
     // Paged by cursor rather than re-reading the head: a capture that fails stays pending and is not met twice in a run.
     while (!this.signal.aborted && listed < MAX_LISTED_PER_RUN) {
-      const page = await this.client.request<Capture[]>("GET", "/captures", { query: { limit: PAGE, cursor } });
-      for (const capture of page.body) {
+      const page = await this.client.page("capture_list", { limit: PAGE, cursor });
+      for (const capture of page.items) {
         listed++;
         if (this.signal.aborted) return counts;
         if (capture.attempts > 0 && !retryFailed) continue;
@@ -173,9 +173,8 @@ export class CaptureDigester {
         }
         worked++;
       }
-      const next = page.headers.get("x-next-cursor");
-      if (next === null) break;
-      cursor = next;
+      if (page.nextCursor === null) break;
+      cursor = page.nextCursor;
     }
     return counts;
   }
@@ -220,7 +219,7 @@ export class CaptureDigester {
     for (const item of facts) {
       try {
         // No project: the server files the fact where the capture belongs, and refuses any other.
-        const written = await this.client.post<MemoryWriteResult>("/memory", {
+        const written = await this.client.call("memory_write", {
           content: item.content,
           type: "memory",
           tags: [...new Set([...base, ...item.tags])],
@@ -240,8 +239,8 @@ export class CaptureDigester {
 
   private async report(capture: Capture, result: { ids: string[] } | { error: string }, dropped: number, counts: DigestCounts): Promise<void> {
     const body =
-      "ids" in result ? { id: capture.id, outcome: "digested", memory_ids: result.ids } : { id: capture.id, outcome: "failed", error: result.error };
-    const answer = await this.client.post<DigestReport>("/captures/digest", { results: [body] });
+      "ids" in result ? { id: capture.id, outcome: "digested" as const, memory_ids: result.ids } : { id: capture.id, outcome: "failed" as const, error: result.error };
+    const answer = await this.client.call("capture_digest", { results: [body] });
     counts.digested += answer.digested;
     counts.failed += answer.failed;
     counts.dead += answer.dead;

@@ -1,5 +1,4 @@
 import type { MemoryEntry } from "../src/wire/memory.js";
-import type { Project } from "../src/wire/projects.js";
 import type { CairnClient } from "./client.js";
 
 /** Directives one read may return; far above any real team's count. */
@@ -24,7 +23,7 @@ export interface DirectiveConflict {
 export async function loadDirectives(client: CairnClient, project: string | null): Promise<MemoryEntry[]> {
   // Oldest first within a set: numbers stay put as directives are added, and a newer one reads as the later word.
   const read = async (query: Record<string, string | null>) =>
-    (await client.all<MemoryEntry>("/memory", { type: "directive", include_embedding: true, ...query }, MAX_PER_READ)).sort(
+    (await client.all("memory_list", { type: "directive", include_embedding: true, ...query }, MAX_PER_READ)).sort(
       (a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id),
     );
   const global = await read({ scope: "project", project: null });
@@ -47,7 +46,7 @@ export type ProjectNames = ReadonlyMap<string, string>;
 
 /** The project names the preamble shows (the seed's `(project: <project_name>)`). */
 export async function projectNames(client: CairnClient): Promise<ProjectNames> {
-  const projects = await client.all<Project>("/projects", {}, MAX_PROJECTS);
+  const projects = await client.all("project_list", {}, MAX_PROJECTS);
   return new Map(projects.map((project) => [project.id, project.name]));
 }
 

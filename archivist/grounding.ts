@@ -1,11 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../src/core/log.js";
 import { backoffDelay, type Backoff } from "../src/core/retry.js";
-import type { CompileAnchor } from "../src/wire/compile.js";
 import type { EventRecord } from "../src/wire/events.js";
-import type { GraphNode } from "../src/wire/graph.js";
-import type { MemoryEntry, SearchHit } from "../src/wire/memory.js";
-import { ApiError, type CairnClient } from "./client.js";
+import type { SearchHit } from "../src/wire/memory.js";
+import { ApiError } from "../src/client/operations.js";
+import type { CairnClient } from "./client.js";
 import { followEventStream } from "./sse.js";
 import { StreamTrigger } from "./trigger.js";
 
@@ -135,18 +134,15 @@ export class CompileGrounder {
     let read = 0;
     let cursor: string | undefined;
     while (read < MAX_EVENTS_PER_COMPILE) {
-      const page = await this.client.request<EventRecord[]>("GET", "/events", {
-        query: { since: `seq:${after}`, order: "desc", type: "memory.*", agent: compile.agent, limit: 500, cursor },
-      });
-      for (const event of page.body) {
+      const page = await this.client.page("event_list", { since: `seq:${after}`, order: "desc", type: "memory.*", agent: compile.agent, limit: 500, cursor });
+      for (const event of page.items) {
         read++;
         if (event.seq >= compile.seq) continue;
         const id = compiledChange(event, compile.project);
         if (id !== null && !ids.includes(id)) ids.push(id);
       }
-      const next = page.headers.get("x-next-cursor");
-      if (next === null || page.body.length === 0) break;
-      cursor = next;
+      if (page.nextCursor === null || page.items.length === 0) break;
+      cursor = page.nextCursor;
     }
     return ids.reverse();
   }
@@ -159,16 +155,13 @@ export class CompileGrounder {
     let cursor: string | undefined;
     // Newest change first: the compile's entries are at the top, below those of any later compile.
     while (pathOf.size < wanted.size && listed < MAX_COMPILED_LISTED) {
-      const page = await this.client.request<MemoryEntry[]>("GET", "/memory", {
-        query: { source_kind: "compile", project, limit: Math.min(500, Math.max(50, wanted.size)), cursor },
-      });
-      for (const entry of page.body) {
+      const page = await this.client.page("memory_list", { source_kind: "compile", project, limit: Math.min(500, Math.max(50, wanted.size)), cursor });
+      for (const entry of page.items) {
         listed++;
         if (wanted.has(entry.id) && entry.source?.kind === "compile") pathOf.set(entry.id, entry.source.path);
       }
-      const next = page.headers.get("x-next-cursor");
-      if (next === null) break;
-      cursor = next;
+      if (page.nextCursor === null) break;
+      cursor = page.nextCursor;
     }
     return [...new Set(ids.flatMap((id) => pathOf.get(id) ?? []))];
   }
@@ -176,7 +169,7 @@ export class CompileGrounder {
   /** Suggests edges from one file's module entry; false when the run's edge budget ran out. */
   private async groundPath(project: string | null, path: string, counts: GroundingCounts): Promise<boolean> {
     // Null when the project is gone since the compile.
-    const anchors = await this.client.find<CompileAnchor[]>("/compile/anchors", { project, path, limit: MAX_ANCHORS_PER_PATH });
+    const anchors = await this.client.find("compile_anchors", { project, path, limit: MAX_ANCHORS_PER_PATH });
     const module = anchors?.find((anchor) => anchor.symbol === "");
     if (!anchors || !module) {
       counts.unanchored++;
@@ -188,7 +181,7 @@ export class CompileGrounder {
     for (const entry of await this.mentioning(project, path)) {
       if (made === MAX_EDGES_PER_PATH) break;
       if (counts.edges >= MAX_EDGES_PER_RUN) return false;
-      const node = await this.client.find<GraphNode>(`/graph/${entry.id}`);
+      const node = await this.client.find("graph_node", { node_id: entry.id });
       if (node === null) continue;
       // Grounded by any of the file's code already (its author's own choice of symbol, say): a
       // module edge besides would mark it stale for changes to code it is not about.
@@ -197,7 +190,7 @@ export class CompileGrounder {
         continue;
       }
       try {
-        await this.client.post("/graph/edge", { src: module.memory_id, dst: entry.id, rel: "grounds", note: `suggested by the archivist: mentions ${path}` });
+        await this.client.call("graph_link", { src: module.memory_id, dst: entry.id, rel: "grounds", note: `suggested by the archivist: mentions ${path}` });
       } catch (error) {
         // A 409 is a lost lease: nothing more may be written, and the run ends.
         if (!(error instanceof ApiError) || error.status === 409 || error.status >= 500) throw error;
@@ -220,7 +213,7 @@ export class CompileGrounder {
   private async mentioning(project: string | null, path: string): Promise<SearchHit[]> {
     const found = new Map<string, SearchHit>();
     for (const type of GROUNDED_TYPES) {
-      const hits = await this.client.get<SearchHit[]>("/memory/search", { q: path, project, type, limit: SEARCH_LIMIT });
+      const hits = await this.client.call("memory_search", { q: path, project, type, limit: SEARCH_LIMIT });
       for (const hit of hits) {
         if (hit.agent_id !== this.client.agentId && mentionsPath(hit.content, path)) found.set(hit.id, hit);
       }

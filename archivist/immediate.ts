@@ -1,10 +1,9 @@
 import { z } from "zod";
 import type { Logger } from "../src/core/log.js";
-import type { MergeResult } from "../src/wire/archivist.js";
 import type { EventRecord } from "../src/wire/events.js";
-import type { GraphNode } from "../src/wire/graph.js";
 import type { MemoryEntry, SearchHit } from "../src/wire/memory.js";
-import { ApiError, type CairnClient } from "./client.js";
+import { ApiError } from "../src/client/operations.js";
+import type { CairnClient } from "./client.js";
 import { loadDirectives, preamble, projectNames } from "./directives.js";
 import { BudgetExhausted, type BudgetedModel } from "./llm/index.js";
 import { dataBlock, MERGE_ROLE, parseJsonReply, systemPrompt } from "./prompts.js";
@@ -60,10 +59,10 @@ export class ConflictWatcher {
     const self = this.client.agentId;
     if (event.agent_id === self || typeof event.payload.memory_id !== "string") return null;
     if (!MERGEABLE.has(String(event.payload.type))) return null;
-    const entry = await this.client.find<MemoryEntry>(`/memory/${event.payload.memory_id}`);
+    const entry = await this.client.find("memory_get", { id: event.payload.memory_id });
     if (!entry || entry.agent_id === self || !MERGEABLE.has(entry.type)) return null;
     this.counts.checked++;
-    const hits = await this.client.get<SearchHit[]>("/memory/search", {
+    const hits = await this.client.call("memory_search", {
       q: entry.content.slice(0, QUERY_CHARS),
       project: entry.project,
       limit: 10,
@@ -104,7 +103,7 @@ export class ConflictWatcher {
         await this.client.log("info", "merge.kept", "a similar pair was kept apart", { ids: [pair.other.id, pair.entry.id], reason: reply.reason ?? null });
         return;
       }
-      const merged = await this.client.post<MergeResult>("/archivist/merge", {
+      const merged = await this.client.call("archivist_merge", {
         sources: [
           { id: pair.other.id, version: pair.other.version },
           { id: pair.entry.id, version: pair.entry.version },
@@ -170,12 +169,12 @@ export class ConflictWatcher {
   }
 
   private async linked(pair: ConflictPair): Promise<boolean> {
-    const node = await this.client.find<GraphNode>(`/graph/${pair.entry.id}`);
+    const node = await this.client.find("graph_node", { node_id: pair.entry.id });
     return node !== null && [...node.edges.in, ...node.edges.out].some((edge) => edge.src === pair.other.id || edge.dst === pair.other.id);
   }
 
   private async link(pair: ConflictPair, note: string): Promise<void> {
-    await this.client.post("/graph/edge", { src: pair.entry.id, dst: pair.other.id, rel: "relates_to", note });
+    await this.client.call("graph_link", { src: pair.entry.id, dst: pair.other.id, rel: "relates_to", note });
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Logger } from "../src/core/log.js";
 import type { ArchivistLease } from "../src/wire/archivist.js";
+import type { InputOf } from "../src/client/operations.js";
 import type { CairnClient } from "./client.js";
 
 export interface LeaseEvents {
@@ -72,8 +73,8 @@ export class LeaseKeeper {
   }
 
   // Lease requests carry no fencing token: a holder that lost the lease must hear so, not a 409.
-  private async request(body: Record<string, unknown>): Promise<ArchivistLease> {
-    return (await this.client.request<ArchivistLease>("POST", "/archivist/lease", { body, unfenced: true })).body;
+  private async request(body: InputOf<"archivist_lease">): Promise<ArchivistLease> {
+    return this.client.call("archivist_lease", body, { unfenced: true });
   }
 
   private lose(): void {

@@ -1,7 +1,6 @@
 import type { Logger } from "../src/core/log.js";
 import type { AgentRecord } from "../src/wire/agents.js";
-import type { MemoryChange, MemoryEntry } from "../src/wire/memory.js";
-import type { Project } from "../src/wire/projects.js";
+import type { MemoryEntry } from "../src/wire/memory.js";
 import type { CaptureDigester } from "./captures.js";
 import type { CairnClient } from "./client.js";
 import { findConflicts, loadDirectives, MAX_PROJECTS, preamble, type DirectiveConflict } from "./directives.js";
@@ -100,7 +99,7 @@ export async function scheduledPass(context: PassContext): Promise<PassReport> {
   if (context.captures) await digestCaptures(context, context.captures, report);
 
   const since = new Date(now.getTime() - DAY_MS).toISOString();
-  const changed = await client.all<MemoryChange>("/memory/delta", { since }, MAX_PASS_ENTRIES);
+  const changed = await client.all("memory_delta", { since }, MAX_PASS_ENTRIES);
   const pool = new Map<string | null, MemoryEntry[]>();
   for (const row of changed) {
     // Compiled entries describe code, not what the team learned: a compile of 2,000 units would fill the prompts.
@@ -109,10 +108,10 @@ export async function scheduledPass(context: PassContext): Promise<PassReport> {
     group.push(row);
     pool.set(row.project, group);
   }
-  const listed = await client.all<Project>("/projects", {}, MAX_PROJECTS);
+  const listed = await client.all("project_list", {}, MAX_PROJECTS);
   const projects = listed.map((project) => project.id);
   const names = new Map(listed.map((project) => [project.id, project.name]));
-  const agents = await client.all<AgentRecord>("/agents", {}, MAX_AGENTS);
+  const agents = await client.all("agent_list", {}, MAX_AGENTS);
   const checked = new Set<string>();
 
   for (const project of [null, ...projects]) {

@@ -35,9 +35,9 @@ export interface StalenessContext {
 
 /** Whether any live entry other than a directive, in the directive's project (anywhere, for a global one), carries `tag`. */
 async function tagInUse(client: CairnClient, tag: string, project: string | null): Promise<boolean> {
-  const page = await client.request<MemoryEntry[]>("GET", "/memory", { query: { tag, limit: 20, ...(project === null ? {} : { project }) } });
+  const page = await client.page("memory_list", { tag, limit: 20, ...(project === null ? {} : { project }) });
   // A full page of nothing but directives: assume the tag is in use rather than warn on a guess.
-  return page.body.some((entry) => entry.type !== "directive") || page.headers.get("x-next-cursor") !== null;
+  return page.items.some((entry) => entry.type !== "directive") || page.nextCursor !== null;
 }
 
 /** The reasons (possibly none) why a directive may be stale: the seed's three signals. */

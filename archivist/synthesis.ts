@@ -1,8 +1,8 @@
 import { z } from "zod";
 import type { Logger } from "../src/core/log.js";
-import type { MemoryEntry, MemoryWriteResult } from "../src/wire/memory.js";
-import type { Task } from "../src/wire/tasks.js";
-import { ApiError, type CairnClient } from "./client.js";
+import type { MemoryEntry } from "../src/wire/memory.js";
+import { ApiError } from "../src/client/operations.js";
+import type { CairnClient } from "./client.js";
 import { BudgetExhausted, estimateTokens, LlmError, type BudgetedModel } from "./llm/index.js";
 import { MERGEABLE } from "./immediate.js";
 import { dataBlock, parseJsonReply, SYNTHESIS_ROLE, systemPrompt } from "./prompts.js";
@@ -141,7 +141,7 @@ export async function synthesize(context: SynthesisContext, project: string | nu
   const stale = await staleEntries(context.client, project);
   const docId = await writeDoc(context, project, entries, summaries, [...actions.values()], [...suggestions], stale);
   counts.tasks = await createTasks(context, project, [...actions.values()], docId);
-  await context.client.post("/events", {
+  await context.client.call("event_emit", {
     type: "archivist.synthesis",
     project,
     payload: { project, doc_id: docId, entries: entries.length, links: counts.links, merges: counts.merges, tasks: counts.tasks, suggestions: counts.suggestions },
@@ -176,7 +176,7 @@ async function applyOperations(context: SynthesisContext, batch: MemoryEntry[], 
           drop(op, "links are made between entries of different agents");
           continue;
         }
-        await context.client.post("/graph/edge", { src: op.src, dst: op.dst, rel: op.rel, note: op.note ?? null });
+        await context.client.call("graph_link", { src: op.src, dst: op.dst, rel: op.rel, note: op.note ?? null });
         counts.links++;
       } else if (op.op === "merge") {
         const sources = [...new Set(op.ids)].map((id) => byId.get(id) as MemoryEntry);
@@ -184,11 +184,11 @@ async function applyOperations(context: SynthesisContext, batch: MemoryEntry[], 
           drop(op, "merges take two or more memory or doc entries");
           continue;
         }
-        await context.client.post("/archivist/merge", { sources: sources.map((entry) => ({ id: entry.id, version: entry.version })), content: op.content });
+        await context.client.call("archivist_merge", { sources: sources.map((entry) => ({ id: entry.id, version: entry.version })), content: op.content });
         for (const entry of sources) consumed.add(entry.id);
         counts.merges++;
       } else {
-        await context.client.patch(`/memory/${op.id}/headline`, { headline: oneLine(op.headline) });
+        await context.client.call("memory_set_headline", { id: op.id, headline: oneLine(op.headline) });
         counts.headlines++;
       }
     } catch (error) {
@@ -217,7 +217,7 @@ export interface StaleSummary {
 export async function staleEntries(client: CairnClient, project: string | null): Promise<StaleSummary> {
   let listed: MemoryEntry[];
   try {
-    listed = await client.all<MemoryEntry>("/compile/stale", { project }, STALE_COUNTED);
+    listed = await client.all("compile_stale", { project }, STALE_COUNTED);
   } catch (error) {
     // The project went meanwhile: the doc's own write says so, and the section has nothing to list.
     if (error instanceof ApiError && error.status === 404) return { shown: [], total: 0, capped: false };
@@ -281,7 +281,7 @@ async function writeDoc(
     ...(suggestions.length > 0 ? suggestions.map((text) => `DIRECTIVE SUGGESTION: ${text}`) : ["None."]),
     ...staleSection(stale),
   ].join("\n");
-  const written = await context.client.post<MemoryWriteResult>("/memory", { type: "doc", scope: "project", project, tags: ["synthesis"], content });
+  const written = await context.client.call("memory_write", { type: "doc", scope: "project", project, tags: ["synthesis"], content });
   return written.id;
 }
 
@@ -289,8 +289,8 @@ async function writeDoc(
 async function createTasks(context: SynthesisContext, project: string | null, actions: Action[], docId: string): Promise<number> {
   if (actions.length === 0) return 0;
   const unfinished = [
-    ...(await context.client.all<Task>("/tasks", { status: "open", project }, MAX_OPEN_TASKS)),
-    ...(await context.client.all<Task>("/tasks", { status: "claimed", project }, MAX_OPEN_TASKS)),
+    ...(await context.client.all("task_list", { status: "open", project }, MAX_OPEN_TASKS)),
+    ...(await context.client.all("task_list", { status: "claimed", project }, MAX_OPEN_TASKS)),
   ];
   const titles = new Set(unfinished.filter((task) => task.project === project).map((task) => oneLine(task.title).toLowerCase()));
   let created = 0;
@@ -298,7 +298,7 @@ async function createTasks(context: SynthesisContext, project: string | null, ac
     const key = item.title.toLowerCase();
     if (titles.has(key)) continue;
     titles.add(key);
-    await context.client.post("/tasks", {
+    await context.client.call("task_create", {
       title: item.title,
       description: `${item.description}\n\nRecommended by the archivist's synthesis ${docId}.`.trim(),
       project,

@@ -1,7 +1,7 @@
 import type { Logger } from "../src/core/log.js";
-import type { ConfidenceUpdate } from "../src/wire/archivist.js";
 import type { MemoryEntry } from "../src/wire/memory.js";
-import { ApiError, type CairnClient } from "./client.js";
+import { ApiError } from "../src/client/operations.js";
+import type { CairnClient } from "./client.js";
 
 const DAY_MS = 86_400_000;
 /** Entries one pass looks at for decay or promotion, per type. */
@@ -33,8 +33,8 @@ const lastReinforced = (entry: MemoryEntry): string =>
 export async function decay(client: CairnClient, settings: UpkeepSettings, now: Date): Promise<number> {
   const cutoff = new Date(now.getTime() - settings.decayWindowDays * DAY_MS).toISOString();
   const updates: { id: string; confidence: number }[] = [];
-  for (const type of ["memory", "doc"]) {
-    const entries = await client.all<MemoryEntry>("/memory", { type, updated_before: cutoff, confidence_min: settings.decayFloor + 1e-6 }, MAX_SCAN);
+  for (const type of ["memory", "doc"] as const) {
+    const entries = await client.all("memory_list", { type, updated_before: cutoff, confidence_min: settings.decayFloor + 1e-6 }, MAX_SCAN);
     for (const entry of entries) {
       if (entry.type !== type || lastReinforced(entry) >= cutoff) continue;
       const confidence = Math.max(settings.decayFloor, round6(entry.confidence * settings.decayRate));
@@ -43,7 +43,7 @@ export async function decay(client: CairnClient, settings: UpkeepSettings, now: 
   }
   let updated = 0;
   for (let start = 0; start < updates.length; start += BATCH) {
-    updated += (await client.post<ConfidenceUpdate>("/archivist/confidence", { updates: updates.slice(start, start + BATCH) })).updated;
+    updated += (await client.call("archivist_set_confidence", { updates: updates.slice(start, start + BATCH) })).updated;
   }
   return updated;
 }
@@ -63,7 +63,7 @@ export async function promote(client: CairnClient, settings: UpkeepSettings, now
   // If-Match on the version that was read, so a concurrent edit wins over the promotion.
   const patch = async (entry: MemoryEntry, body: Record<string, unknown>): Promise<boolean> => {
     try {
-      await client.request("PATCH", `/memory/${entry.id}`, { body, headers: { "if-match": `"${entry.version}"` } });
+      await client.call("memory_update", { ...body, id: entry.id, if_match: `"${entry.version}"` });
       return true;
     } catch (error) {
       // Changed or deleted since it was listed: its next pass decides again.
@@ -71,7 +71,7 @@ export async function promote(client: CairnClient, settings: UpkeepSettings, now
       throw error;
     }
   };
-  const scratch = await client.all<MemoryEntry>("/memory", { type: "memory", tag: SCRATCH_TAG }, MAX_SCAN);
+  const scratch = await client.all("memory_list", { type: "memory", tag: SCRATCH_TAG }, MAX_SCAN);
   const promotedScratch = new Set<string>();
   for (const entry of scratch) {
     if (entry.type !== "memory" || entry.reinforcement_count < settings.promotionMinReinforcements) continue;
@@ -81,7 +81,7 @@ export async function promote(client: CairnClient, settings: UpkeepSettings, now
     }
   }
   const stableBefore = new Date(now.getTime() - settings.promotionStableDays * DAY_MS).toISOString();
-  const candidates = await client.all<MemoryEntry>("/memory", { type: "memory", confidence_min: settings.promotionMinConfidence, updated_before: stableBefore }, MAX_SCAN);
+  const candidates = await client.all("memory_list", { type: "memory", confidence_min: settings.promotionMinConfidence, updated_before: stableBefore }, MAX_SCAN);
   for (const entry of candidates) {
     if (entry.type !== "memory" || promotedScratch.has(entry.id) || entry.tags.includes(SCRATCH_TAG)) continue;
     const used = entry.distinct_readers >= settings.promotionMinReaders || entry.reinforcement_count >= settings.promotionMinReinforcements;

@@ -25,8 +25,7 @@ import { projectOperations } from "./projects.js";
 import { sessionOperations } from "./sessions.js";
 import { taskOperations } from "./tasks.js";
 
-/** Every operation Cairn offers. REST routes, MCP tools and the OpenAPI document all come from here. */
-export const catalogue: readonly Operation[] = [
+const operations = [
   // Before memory's: `/memory/central` is not an entry id.
   ...knowledgeOperations,
   ...memoryOperations,
@@ -54,3 +53,9 @@ export const catalogue: readonly Operation[] = [
   ...onboardOperations,
   ...healthOperations,
 ];
+
+/** Every operation Cairn offers. REST routes, MCP tools and the OpenAPI document all come from here. */
+export const catalogue: readonly Operation[] = operations;
+
+/** Each operation by its name, its kind and schemas kept as types: what the typed client (`src/client/operations.ts`) reads. */
+export type Operations = { [Op in (typeof operations)[number] as Op["name"]]: Op };

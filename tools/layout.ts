@@ -39,3 +39,21 @@ export function inputLayout(operation: Operation): InputLayout {
   layouts.set(operation, layout);
   return layout;
 }
+
+/**
+ * An operation whose request body is a file of text rather than a JSON object (the import's JSON
+ * Lines) says so with one input field whose schema names a `contentMediaType`: that field is the
+ * body, and its other fields come from the query string.
+ */
+export interface TextBody {
+  field: string;
+  mediaType: string;
+}
+
+export function textBodyOf(operation: Operation): TextBody | undefined {
+  if (operation.http.method === "GET") return undefined;
+  for (const [field, schema] of Object.entries(inputLayout(operation).properties)) {
+    if (typeof schema.contentMediaType === "string") return { field, mediaType: schema.contentMediaType };
+  }
+  return undefined;
+}

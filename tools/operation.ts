@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { HttpMethod } from "../src/wire/http.js";
 import type { Role } from "../src/wire/roles.js";
 import type { MeshCapability } from "../src/wire/mesh.js";
 import type { ErrorCode } from "../src/core/errors.js";
@@ -35,8 +36,6 @@ export interface StreamSource {
 
 /** `agent`: credentials required. `registration`: the registration-key header instead. `public`: nothing. */
 export type Access = "agent" | "registration" | "public";
-
-export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
 export interface AgentContext {
   services: Services;
@@ -123,6 +122,7 @@ type HandlerResult<K extends OperationKind, O extends z.ZodType | undefined> = K
     : Output<O> | Reply<Output<O>>;
 
 export interface OperationSpec<
+  N extends string,
   I extends z.ZodObject,
   O extends z.ZodType | undefined,
   K extends OperationKind,
@@ -130,7 +130,7 @@ export interface OperationSpec<
   R = HandlerResult<K, O>,
 > {
   /** snake_case `<primitive>_<verb>`: the MCP tool name and the OpenAPI operationId. */
-  name: string;
+  name: N;
   /** One line, shown as the OpenAPI summary. */
   title: string;
   /** What it does, when to use it, what it returns: written for agents and humans. */
@@ -204,17 +204,28 @@ export interface Operation {
   outcomeOf(result: unknown, input: unknown): Outcome;
 }
 
+/**
+ * An operation that keeps its name, kind and schemas as types: the catalogue's name → operation map
+ * (`tools/catalogue.ts`) and the typed client (`src/client/operations.ts`) are read from them.
+ */
+export type TypedOperation<N extends string, I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind> = Omit<Operation, "name" | "kind" | "input" | "output"> & {
+  readonly name: N;
+  readonly kind: K;
+  readonly input: I;
+  readonly output: O;
+};
+
 const defaultStatus: Record<OperationKind, number> = { read: 200, list: 200, create: 201, update: 200, delete: 204, action: 200, stream: 200 };
 
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access = "agent">(
-  spec: OperationSpec<I, O, K, A> & { respond?: never },
-): Operation;
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, R, A extends Access = "agent">(
-  spec: OperationSpec<I, O, K, A, R> & { respond(result: R, input: z.output<I>): HandlerResult<K, O> },
-): Operation;
-export function defineOperation<I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access, R>(
-  spec: OperationSpec<I, O, K, A, R>,
-): Operation {
+export function defineOperation<N extends string, I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access = "agent">(
+  spec: OperationSpec<N, I, O, K, A> & { respond?: never },
+): TypedOperation<N, I, O, K>;
+export function defineOperation<N extends string, I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, R, A extends Access = "agent">(
+  spec: OperationSpec<N, I, O, K, A, R> & { respond(result: R, input: z.output<I>): HandlerResult<K, O> },
+): TypedOperation<N, I, O, K>;
+export function defineOperation<N extends string, I extends z.ZodObject, O extends z.ZodType | undefined, K extends OperationKind, A extends Access, R>(
+  spec: OperationSpec<N, I, O, K, A, R>,
+): TypedOperation<N, I, O, K> {
   const status = spec.http.status ?? (spec.output === undefined ? 204 : defaultStatus[spec.kind]);
   const outcomeOf = (value: unknown, input: unknown): Outcome => {
     const answer: unknown = spec.respond ? spec.respond(value as R, input as z.output<I>) : value;
@@ -225,7 +236,7 @@ export function defineOperation<I extends z.ZodObject, O extends z.ZodType | und
     if (answer instanceof Reply) return { status: answer.status ?? status, body: answer.body, headers: answer.headers };
     return { status, body: answer, headers: {} };
   };
-  return {
+  const operation: TypedOperation<N, I, O, K> = {
     name: spec.name,
     title: spec.title,
     description: spec.description,
@@ -245,6 +256,7 @@ export function defineOperation<I extends z.ZodObject, O extends z.ZodType | und
     },
     outcomeOf,
   };
+  return operation;
 }
 
 /** Validates raw input once, at the edge; failures become 422 with a path per problem, or a value's own refusal. */

@@ -1,9 +1,8 @@
 import type { Request } from "express";
 import { invalid } from "../core/errors.js";
 import { isLineSource } from "../core/line-source.js";
-import { inputLayout, type JsonSchema } from "../../tools/layout.js";
+import { inputLayout, textBodyOf, type JsonSchema } from "../../tools/layout.js";
 import { QUERY_CREDENTIALS, type Operation } from "../../tools/operation.js";
-import { textBodyOf } from "./text-body.js";
 
 function typesOf(schema: JsonSchema | undefined): string[] {
   if (!schema) return [];

@@ -9,7 +9,8 @@ import { inputLayout } from "../../tools/layout.js";
 import { credentialsOf } from "./credentials.js";
 import type { HostPolicy } from "./hosts.js";
 import { discardSpooledBody, spooledTextBody } from "./spooled-body.js";
-import { isTextStream, sendTextStream, textBody, textBodyOf } from "./text-body.js";
+import { isTextStream, sendTextStream, textBody } from "./text-body.js";
+import { textBodyOf } from "../../tools/layout.js";
 import { tokensOfChars } from "../core/tokens.js";
 
 interface RouteLocals {

@@ -3,27 +3,7 @@ import { pipeline } from "node:stream/promises";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { AppError } from "../core/errors.js";
 import type { Logger } from "../core/log.js";
-import { inputLayout } from "../../tools/layout.js";
-import type { Operation } from "../../tools/operation.js";
 import { decodeUtf8 } from "./body.js";
-
-/**
- * An operation whose request body is a file of text rather than a JSON object (the import's JSON
- * Lines) says so with one input field whose schema names a `contentMediaType`: that field is the
- * body, and its other fields come from the query string.
- */
-export interface TextBody {
-  field: string;
-  mediaType: string;
-}
-
-export function textBodyOf(operation: Operation): TextBody | undefined {
-  if (operation.http.method === "GET") return undefined;
-  for (const [field, schema] of Object.entries(inputLayout(operation).properties)) {
-    if (typeof schema.contentMediaType === "string") return { field, mediaType: schema.contentMediaType };
-  }
-  return undefined;
-}
 
 // Other names clients use for JSON Lines, and plain text, are read the same way.
 const TEXT_ALIASES: Record<string, string[]> = { "application/x-ndjson": ["application/jsonl", "application/x-jsonlines", "text/plain"] };

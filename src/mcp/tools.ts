@@ -6,7 +6,7 @@ import { inputLayout } from "../../tools/layout.js";
 import { isReadOnlyKind, parseInput, type Operation } from "../../tools/operation.js";
 import { idempotencyKey as idempotencyKeySchema, type Caller, type OperationGateway } from "../../tools/gateway.js";
 import { parseValue } from "../../tools/validation.js";
-import { textBodyOf } from "../http/text-body.js";
+import { textBodyOf } from "../../tools/layout.js";
 import { tokensOfChars } from "../core/tokens.js";
 import { RENDERERS } from "./render.js";
 import { compactSchema } from "./schema-size.js";

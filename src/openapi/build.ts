@@ -3,7 +3,7 @@ import { transportPaths } from "./transport-paths.js";
 import { errorBody, errorStatus, type ErrorCode } from "../core/errors.js";
 import { inputLayout, type JsonSchema } from "../../tools/layout.js";
 import { BODILESS_STATUSES, isReadOnlyKind, QUERY_CREDENTIALS, type Operation } from "../../tools/operation.js";
-import { textBodyOf } from "../http/text-body.js";
+import { textBodyOf } from "../../tools/layout.js";
 
 type Json = Record<string, unknown>;
 

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { describe, expect } from "vitest";
-import { textBodyOf } from "../../src/http/text-body.js";
+import { textBodyOf } from "../../tools/layout.js";
 import { MAX_SESSIONS_PER_AGENT } from "../../src/mcp/http.js";
 import { catalogue } from "../../tools/catalogue.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";

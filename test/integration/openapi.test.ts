@@ -4,7 +4,7 @@ import { it } from "../helpers/fixtures.js";
 import { errorStatus } from "../../src/core/errors.js";
 import { catalogue } from "../../tools/catalogue.js";
 import type { Operation } from "../../tools/operation.js";
-import { textBodyOf } from "../../src/http/text-body.js";
+import { textBodyOf } from "../../tools/layout.js";
 import { serverForSuite } from "../helpers/suite.js";
 
 interface Parameter {

@@ -1,0 +1,2 @@
+/** The HTTP methods the API uses. */
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
