@@ -4,16 +4,8 @@ import { agentHelp } from "./help.js";
 import { OwnerClient, ownerIdentity } from "./owner-client.js";
 import { print, UsageError } from "./output.js";
 
-interface AgentRecord {
-  agent_id: string;
-  display_name: string | null;
-  role: string;
-  created_at: string;
-  last_seen_at: string | null;
-  online: boolean;
-  current_project: string | null;
-  claimed_tasks: string[];
-}
+/** More than a server keeps (MAX_AGENTS is at most 100,000): every agent. */
+const EVERY_AGENT = 1_000_000;
 
 /** Columns padded to their widest cell; the last one is left ragged. */
 function table(rows: string[][]): string {
@@ -26,14 +18,7 @@ export async function agentList(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean", default: false } } });
   if (positionals.length > 0) throw new UsageError(agentHelp);
   const client = new OwnerClient(ownerIdentity(configOrExit()));
-  const agents: AgentRecord[] = [];
-  for (let cursor: string | null = ""; cursor !== null; ) {
-    const query = new URLSearchParams({ limit: "500" });
-    if (cursor !== "") query.set("cursor", cursor);
-    const { body, response } = await client.json<AgentRecord[]>(`/agents?${query.toString()}`);
-    agents.push(...body);
-    cursor = response.headers.get("x-next-cursor");
-  }
+  const agents = await client.operations.all("agent_list", { limit: 500 }, EVERY_AGENT);
   if (values.json) {
     print(JSON.stringify(agents, null, 2));
     return;

@@ -3,6 +3,7 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { ApiError, apiErrorOf, fetchSend, OperationClient } from "../client/operations.js";
 import type { Config } from "../core/config.js";
 import { credentialsPath } from "../core/paths.js";
 import { UsageError } from "./output.js";
@@ -48,17 +49,47 @@ export class ServerRefusal extends Error {
   }
 }
 
+/** A refusal's detail, with each field's problem when the server lists them (a 422). */
+function refusalText(error: ApiError): string {
+  const listed: unknown = error.body.errors;
+  const fields = (Array.isArray(listed) ? (listed as unknown[]) : []).flatMap((problem) =>
+    typeof problem === "object" && problem !== null && "path" in problem && "message" in problem ? [`${String(problem.path)}: ${String(problem.message)}`] : [],
+  );
+  return fields.length > 0 ? `${error.detail}: ${fields.join("; ")}` : error.detail;
+}
+
 /** Requests to the server as one identity; a server that does not answer is said plainly. */
 export class OwnerClient {
-  constructor(readonly identity: OwnerIdentity) {}
+  /** Operations by name (src/client), as this identity; a refusal is a ServerRefusal. */
+  readonly operations: OperationClient;
+
+  constructor(readonly identity: OwnerIdentity) {
+    const send = fetchSend(identity.url);
+    this.operations = new OperationClient(async (request) => {
+      try {
+        return await send({ ...request, headers: { ...request.headers, ...this.credentials() } });
+      } catch (error) {
+        if (error instanceof ApiError) throw new ServerRefusal(error.status, refusalText(error));
+        throw this.unreachable();
+      }
+    });
+  }
+
+  private credentials(): Record<string, string> {
+    return { "x-agent-id": this.identity.agentId, "x-api-key": this.identity.apiKey };
+  }
+
+  private unreachable(): Error {
+    return new Error(`no Cairn server answers at ${this.identity.url}: start one with \`cairn serve\`, or set CAIRN_URL`);
+  }
 
   async request(path: string, init: { method?: string; body?: string; contentType?: string } = {}): Promise<Response> {
-    const headers: Record<string, string> = { "x-agent-id": this.identity.agentId, "x-api-key": this.identity.apiKey };
+    const headers = this.credentials();
     if (init.contentType) headers["content-type"] = init.contentType;
     try {
       return await fetch(`${this.identity.url}${path}`, { method: init.method ?? "GET", headers, ...(init.body === undefined ? {} : { body: init.body }) });
     } catch {
-      throw new Error(`no Cairn server answers at ${this.identity.url}: start one with \`cairn serve\`, or set CAIRN_URL`);
+      throw this.unreachable();
     }
   }
 
@@ -68,7 +99,7 @@ export class OwnerClient {
    */
   async upload(path: string, body: AsyncIterable<string>, contentType: string): Promise<Response> {
     const url = new URL(`${this.identity.url}${path}`);
-    const headers = { "x-agent-id": this.identity.agentId, "x-api-key": this.identity.apiKey, "content-type": contentType };
+    const headers = { ...this.credentials(), "content-type": contentType };
     const request = (url.protocol === "https:" ? httpsRequest : httpRequest)(url, { method: "POST", headers });
     const answered = new Promise<IncomingMessage>((resolve, reject) => {
       request.once("response", resolve);
@@ -80,7 +111,7 @@ export class OwnerClient {
     try {
       response = await answered;
     } catch {
-      throw new Error(`no Cairn server answers at ${this.identity.url}: start one with \`cairn serve\`, or set CAIRN_URL`);
+      throw this.unreachable();
     }
     const chunks: Buffer[] = [];
     for await (const chunk of response) chunks.push(chunk as Buffer);
@@ -93,18 +124,7 @@ export class OwnerClient {
   /** Throws the server's refusal for a response that is not a success. */
   async check(response: Response): Promise<Response> {
     if (response.ok) return response;
-    const text = await response.text();
-    let detail = text.trim() || response.statusText;
-    try {
-      detail = (JSON.parse(text) as { detail?: string }).detail ?? detail;
-    } catch {
-      // not JSON: the text says it
-    }
-    throw new ServerRefusal(response.status, detail);
-  }
-
-  async json<T>(path: string, init: { method?: string; body?: string; contentType?: string } = {}): Promise<{ body: T; response: Response }> {
-    const response = await this.check(await this.request(path, init));
-    return { body: (await response.json()) as T, response };
+    const refusal = apiErrorOf(response.status, (await response.text()).trim(), null);
+    throw new ServerRefusal(response.status, refusalText(refusal) || response.statusText);
   }
 }

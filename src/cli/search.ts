@@ -1,24 +1,15 @@
 import { parseArgs } from "node:util";
+import type { InputOf } from "../client/operations.js";
+import type { SearchHit } from "../wire/memory.js";
 import { configOrExit } from "./common.js";
 import { searchHelp } from "./help.js";
 import { OwnerClient, ownerIdentity } from "./owner-client.js";
 import { print, UsageError } from "./output.js";
 
-interface Hit {
-  id: string;
-  type: string;
-  project: string | null;
-  agent_id: string;
-  content: string;
-  similarity: number | null;
-  match: string;
-  tags: string[];
-  updated_at: string;
-}
 
 const PREVIEW = 300;
 
-function oneHit(hit: Hit): string {
+function oneHit(hit: SearchHit): string {
   const similarity = hit.similarity === null ? "keyword" : `similarity ${hit.similarity.toFixed(2)}`;
   const where = hit.project ?? "global";
   const tags = hit.tags.length > 0 ? ` · ${hit.tags.map((tag) => `#${tag}`).join(" ")}` : "";
@@ -44,14 +35,15 @@ export async function search(args: string[]): Promise<void> {
   const q = positionals.join(" ").trim();
   if (q === "") throw new UsageError(searchHelp);
   if (values.limit !== undefined && !/^\d+$/.test(values.limit)) throw new UsageError("--limit must be a whole number");
-  const query = new URLSearchParams({ q });
-  for (const key of ["limit", "project", "type", "tag"] as const) {
-    const value = values[key];
-    if (value !== undefined) query.set(key, value);
-  }
-  if (values.code) query.set("include_code", "true");
+  // Full hits, not the compact form: what the CLI prints.
+  const input: Omit<InputOf<"memory_search">, "compact"> = { q, ...(values.code ? { include_code: true } : {}) };
+  if (values.limit !== undefined) input.limit = Number(values.limit);
+  if (values.project !== undefined) input.project = values.project;
+  if (values.tag !== undefined) input.tag = values.tag;
+  // The server refuses a type it does not know, with the list of those it does.
+  if (values.type !== undefined) input.type = values.type as InputOf<"memory_search">["type"];
   const client = new OwnerClient(ownerIdentity(configOrExit()));
-  const { body: hits } = await client.json<Hit[]>(`/memory/search?${query.toString()}`);
+  const hits = await client.operations.call("memory_search", input);
   if (values.json) print(JSON.stringify(hits, null, 2));
   else if (hits.length === 0) print("no matches");
   else print(hits.map(oneHit).join("\n\n"));

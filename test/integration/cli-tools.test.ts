@@ -166,6 +166,11 @@ describe("cairn export and cairn import", () => {
     expect(refused.stderr).toContain("owner");
     expect(refused.stderr).toContain("(403)");
 
+    // A refusal names the field the server refused, and the status.
+    const badType = await cairn(["search", "anything", "--type", "novel"], envFor(target));
+    expect(badType.code).toBe(1);
+    expect(badType.stderr).toMatch(/request validation failed: type: .*\(422\)/);
+
     const nowhere = await cairn(["search", "anything"], envFor(target, { CAIRN_URL: "http://127.0.0.1:9" }));
     expect(nowhere.code).toBe(1);
     expect(nowhere.stderr).toContain("no Cairn server answers at http://127.0.0.1:9");

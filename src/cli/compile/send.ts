@@ -12,17 +12,10 @@ const MAX_SCOPED_LISTINGS = 50;
 const json = (body: unknown): { method: string; body: string; contentType: string } => ({ method: "POST", body: JSON.stringify(body), contentType: "application/json" });
 const withProject = (project: string | undefined): { project?: string } => (project === undefined ? {} : { project });
 
-/** Every page of `GET /compile/anchors` with `filters`, following `X-Next-Cursor`. */
-async function listAnchors(client: OwnerClient, project: string | undefined, filters: Record<string, string>): Promise<UnitKey[]> {
-  const anchors: UnitKey[] = [];
-  for (let cursor: string | null = ""; cursor !== null; ) {
-    const query = new URLSearchParams({ ...withProject(project), ...filters, limit: String(ANCHOR_PAGE) });
-    if (cursor !== "") query.set("cursor", cursor);
-    const { body, response } = await client.json<UnitKey[]>(`/compile/anchors?${query.toString()}`);
-    anchors.push(...body.map(({ path, symbol }) => ({ path, symbol })));
-    cursor = response.headers.get("x-next-cursor");
-  }
-  return anchors;
+/** Every anchor `compile_anchors` lists with `filters`, page by page. */
+async function listAnchors(client: OwnerClient, project: string | undefined, filters: { path_prefix?: string }): Promise<UnitKey[]> {
+  const anchors = await client.operations.all("compile_anchors", { ...withProject(project), ...filters, limit: ANCHOR_PAGE }, Number.MAX_SAFE_INTEGER);
+  return anchors.map(({ path, symbol }) => ({ path, symbol }));
 }
 
 /** The server's anchors at or under the scope's paths (all of the project's for "all"). */
