@@ -50,7 +50,7 @@ export async function projectNames(client: CairnClient): Promise<ProjectNames> {
   return new Map(projects.map((project) => [project.id, project.name]));
 }
 
-export function directiveLine(entry: MemoryEntry, number: number, names: ProjectNames = new Map()): string {
+function directiveLine(entry: MemoryEntry, number: number, names: ProjectNames = new Map()): string {
   const project = entry.project === null ? "global" : (names.get(entry.project) ?? entry.project);
   const label = entry.scope === "agent" ? "(agent-private)" : `(project: ${oneLine(project)})`;
   return `[${number}] ${label} ${oneLine(entry.content)}`;
@@ -71,7 +71,7 @@ export function preamble(directives: MemoryEntry[], conflicts: DirectiveConflict
   ].join("\n");
 }
 
-export function cosine(a: readonly number[], b: readonly number[]): number {
+function cosine(a: readonly number[], b: readonly number[]): number {
   let dot = 0;
   let normA = 0;
   let normB = 0;

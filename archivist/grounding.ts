@@ -18,9 +18,9 @@ export const GROUNDING_CURSOR_KEY = "grounding_cursor";
 /** Changed files one compile has looked at; a compile changing more has the rest skipped (logged). */
 export const MAX_PATHS_PER_COMPILE = 50;
 /** Edges one run records; a run that reaches it stops and another follows. */
-export const MAX_EDGES_PER_RUN = 200;
+const MAX_EDGES_PER_RUN = 200;
 /** Edges suggested for one path, however many entries mention it. */
-export const MAX_EDGES_PER_PATH = 5;
+const MAX_EDGES_PER_PATH = 5;
 /** Hits each search asks for: entries that only share the path's words fill a few places. */
 const SEARCH_LIMIT = 20;
 /**

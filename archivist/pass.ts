@@ -11,7 +11,7 @@ import { synthesize, type SynthesisCounts } from "./synthesis.js";
 import { decay, promote } from "./upkeep.js";
 
 /** Entries one pass reads from the last day; beyond this the oldest are synthesised first. */
-export const MAX_PASS_ENTRIES = 20_000;
+const MAX_PASS_ENTRIES = 20_000;
 const MAX_AGENTS = 5000;
 const DAY_MS = 86_400_000;
 

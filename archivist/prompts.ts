@@ -2,10 +2,10 @@ import type { Capture } from "../src/wire/captures.js";
 import type { MemoryEntry } from "../src/wire/memory.js";
 
 /** Characters of one entry's content shown to the model; the rest is cut (the id still names it). */
-export const PROMPT_CONTENT_CHARS = 2000;
+const PROMPT_CONTENT_CHARS = 2000;
 
 /** Characters of a capture's text shown to the model (about 12,000 tokens); the rest is cut. */
-export const PROMPT_CAPTURE_CHARS = 48_000;
+const PROMPT_CAPTURE_CHARS = 48_000;
 
 const OPEN = "<<<ENTRIES";
 const CLOSE = "ENTRIES>>>";

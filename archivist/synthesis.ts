@@ -8,7 +8,7 @@ import { MERGEABLE } from "./immediate.js";
 import { dataBlock, parseJsonReply, SYNTHESIS_ROLE, systemPrompt } from "./prompts.js";
 
 /** Prompt tokens of entries per model call, and entries per call. */
-export const BATCH_TOKENS = 6000;
+const BATCH_TOKENS = 6000;
 export const BATCH_ENTRIES = 60;
 const REPLY_TOKENS = 3000;
 /** Room for the doc's own sections within the server's content limit. */
@@ -16,7 +16,7 @@ const DOC_SUMMARY_CHARS = 48_000;
 const MAX_OPEN_TASKS = 5000;
 /** Stale entries a doc lists (the longest stale first), and how many it reads to count them. */
 export const STALE_SHOWN = 10;
-export const STALE_COUNTED = 500;
+const STALE_COUNTED = 500;
 const STALE_LINE_CHARS = 120;
 const STALE_CODE_CHARS = 200;
 
@@ -214,7 +214,7 @@ export interface StaleSummary {
  * entries marked through a dependency are left out: no author can update one, and the next
  * compile of their own code clears them.
  */
-export async function staleEntries(client: CairnClient, project: string | null): Promise<StaleSummary> {
+async function staleEntries(client: CairnClient, project: string | null): Promise<StaleSummary> {
   let listed: MemoryEntry[];
   try {
     listed = await client.all("compile_stale", { project }, STALE_COUNTED);

@@ -7,7 +7,7 @@ const DAY_MS = 86_400_000;
 /** Entries one pass looks at for decay or promotion, per type. */
 const MAX_SCAN = 50_000;
 const BATCH = 500;
-export const SCRATCH_TAG = "scratch";
+const SCRATCH_TAG = "scratch";
 
 export interface UpkeepSettings {
   decayRate: number;

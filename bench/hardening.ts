@@ -122,7 +122,7 @@ function valuesIn(value: unknown): number {
  * The costliest schema the bounds accept (300 values: Ajv's compile grows with them): 59 string
  * properties, every one required, nothing else allowed.
  */
-export function limitSchema(): Record<string, unknown> {
+function limitSchema(): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
   for (let index = 0; index < 59; index++) properties[`field${index}`] = { type: "string", minLength: 1, maxLength: 16 + index };
   const schema = { type: "object", properties, required: Object.keys(properties), additionalProperties: false };

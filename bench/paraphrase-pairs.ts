@@ -66,7 +66,7 @@ export const ratio = (value: number | null): string => (value === null ? "–" :
  * Duplicates: the most recall among thresholds that are no worse than `current` in precision
  * and in the number of wrong merges, since a wrong merge silently drops a fact.
  */
-export function recommendDuplicate(verdictAt: (threshold: number) => Verdict, current: number): number {
+function recommendDuplicate(verdictAt: (threshold: number) => Verdict, current: number): number {
   const base = verdictAt(current);
   let best = current;
   for (const threshold of THRESHOLDS) {
@@ -82,7 +82,7 @@ export function recommendDuplicate(verdictAt: (threshold: number) => Verdict, cu
  * `similar`: the most recall at which no unrelated pair is listed. A missed overlap costs little,
  * while an unrelated entry in the list costs the writer's attention on every write.
  */
-export function recommendSimilar(verdictAt: (threshold: number) => Verdict): number {
+function recommendSimilar(verdictAt: (threshold: number) => Verdict): number {
   const clean = THRESHOLDS.filter((threshold) => verdictAt(threshold).wrong === 0);
   return clean.reduce((best, threshold) => (verdictAt(threshold).recall > verdictAt(best).recall ? threshold : best), clean.at(-1) ?? 1);
 }

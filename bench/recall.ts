@@ -25,7 +25,7 @@ const QUERY_STREAM = 7001;
 const PAGE = 2000;
 
 /** The k nearest of `all` by exact cosine distance, ties by pk, as the index orders them. */
-export function exactNearest(all: Map<number, Float32Array>, query: Float32Array, k: number): number[] {
+function exactNearest(all: Map<number, Float32Array>, query: Float32Array, k: number): number[] {
   let queryNorm = 0;
   for (const x of query) queryNorm += x * x;
   queryNorm = Math.sqrt(queryNorm);
@@ -83,7 +83,7 @@ export async function indexRecall(store: Store, all: Map<number, Float32Array>, 
   return { recall: found / (K * vectors.length), times };
 }
 
-export const recallRow = (scenario: string, measured: IndexRecall, note: string): Row => {
+const recallRow = (scenario: string, measured: IndexRecall, note: string): Row => {
   const stats = latencyStats(measured.times);
   return {
     scenario,

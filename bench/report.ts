@@ -11,7 +11,7 @@ const cell = (value: number | null | undefined, digits = 1): string =>
   value === null || value === undefined || Number.isNaN(value) ? dash : value.toFixed(digits);
 
 /** A plain-text table: scenario, n, p50, p95, ops/s, server CPU per op, RSS, and a note if any. */
-export function formatTable(rows: Row[]): string {
+function formatTable(rows: Row[]): string {
   const header = ["scenario", "n", "p50 ms", "p95 ms", "ops/s", "CPU ms/op", "RSS MB", ""];
   const lines = rows.map((row) => [
     row.scenario,

@@ -6,7 +6,7 @@ import { cosine } from "../src/embed/embedder.js";
 const K1 = 1.2;
 const B = 0.75;
 
-export const words = (text: string): string[] => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+const words = (text: string): string[] => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
 
 /** Okapi BM25 over one group's texts, with the Lucene-style idf that never goes negative. */
 export class Bm25 {

@@ -6,13 +6,13 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { packageRoot } from "../src/core/paths.js";
 
-export interface RetrievalDoc {
+interface RetrievalDoc {
   key: string;
   group: string;
   content: string;
 }
 
-export interface RetrievalQuery {
+interface RetrievalQuery {
   q: string;
   group: string;
   type: string;

@@ -62,7 +62,7 @@ interface Stored {
   groups: Map<string, { ids: string[]; texts: string[]; vectors: Float32Array[] }>;
 }
 
-export async function storeSet(server: ServerProcess, set: RetrievalSet, writers: Credentials[]): Promise<Stored> {
+async function storeSet(server: ServerProcess, set: RetrievalSet, writers: Credentials[]): Promise<Stored> {
   const groups = [...new Set(set.docs.map((doc) => doc.group))];
   for (const project of groups.map(projectOf)) {
     expectStatus("POST /projects", await server.client.post("/projects", { name: project }, writers[0]), 201);

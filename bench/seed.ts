@@ -59,7 +59,7 @@ async function migrateForward(file: string): Promise<void> {
   for (const suffix of ["-wal", "-shm"]) rmSync(`${file}${suffix}`, { force: true });
 }
 
-export const cacheFileFor = (entries: number): string =>
+const cacheFileFor = (entries: number): string =>
   join(CACHE_DIR, `store-${entries}-corpus${CORPUS_VERSION}-schema${schemaFingerprint()}.db`);
 
 /**

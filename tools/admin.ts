@@ -5,7 +5,7 @@ import { defineOperation, reply } from "./operation.js";
 import { projectId, timestampInput } from "./schemas.js";
 
 /** The media type of exports and import bodies: one JSON object per line. */
-export const JSON_LINES = "application/x-ndjson";
+const JSON_LINES = "application/x-ndjson";
 
 const LINE_KINDS =
   "Lines, each one JSON object with a `kind`, in this order: a `header` (format, instance, url, server_version, " +
@@ -26,7 +26,7 @@ const lineStream = z
 /** The import's body: kept in a file as it arrives (REST), or a string. */
 const importBody = z.custom<string | LineSource>((value) => typeof value === "string" || isLineSource(value), "expected the body's text");
 
-export const adminExport = defineOperation({
+const adminExport = defineOperation({
   name: "admin_export",
   title: "Export as JSON Lines",
   description:
@@ -57,7 +57,7 @@ export const adminExport = defineOperation({
   },
 });
 
-export const adminImport = defineOperation({
+const adminImport = defineOperation({
   name: "admin_import",
   title: "Import JSON Lines",
   description:

@@ -12,7 +12,7 @@ const changeInput = {
   display_name: z.string().trim().min(1).max(100).nullable().optional(),
 };
 
-export const agentRegister = defineOperation({
+const agentRegister = defineOperation({
   name: "agent_register",
   title: "Register an agent",
   description: "Create an agent with the registration key (header x-registration-key). The new key is returned once.",
@@ -27,7 +27,7 @@ export const agentRegister = defineOperation({
   },
 });
 
-export const agentSelfRegister = defineOperation({
+const agentSelfRegister = defineOperation({
   name: "agent_self_register",
   title: "Register yourself",
   description:
@@ -44,7 +44,7 @@ export const agentSelfRegister = defineOperation({
   },
 });
 
-export const agentList = defineOperation({
+const agentList = defineOperation({
   name: "agent_list",
   title: "List agents",
   description: "Every agent with presence: last_seen_at, and online when seen in the last 5 minutes.",
@@ -57,7 +57,7 @@ export const agentList = defineOperation({
   },
 });
 
-export const agentMe = defineOperation({
+const agentMe = defineOperation({
   name: "agent_me",
   title: "Your agent record",
   description: "Your own record, with your projects and whether you may write directives.",
@@ -70,7 +70,7 @@ export const agentMe = defineOperation({
   },
 });
 
-export const agentUpdateMe = defineOperation({
+const agentUpdateMe = defineOperation({
   name: "agent_update_me",
   title: "Rename yourself",
   description: "Change your id (everything you wrote moves with you) or display name.",
@@ -84,7 +84,7 @@ export const agentUpdateMe = defineOperation({
   },
 });
 
-export const agentDeleteMe = defineOperation({
+const agentDeleteMe = defineOperation({
   name: "agent_delete_me",
   title: "Delete yourself",
   description: "Delete your agent. What you wrote stays, attributed to your id; the id is never reissued.",
@@ -99,7 +99,7 @@ export const agentDeleteMe = defineOperation({
 
 const ownerOnly = ["owner"] as const;
 
-export const agentUpdate = defineOperation({
+const agentUpdate = defineOperation({
   name: "agent_update",
   title: "Rename an agent",
   description: "Owner only: change any agent's id or display name.",
@@ -114,7 +114,7 @@ export const agentUpdate = defineOperation({
   },
 });
 
-export const agentDelete = defineOperation({
+const agentDelete = defineOperation({
   name: "agent_delete",
   title: "Delete an agent",
   description: "Owner only: delete any agent. Its records stay; its id is never reissued.",
@@ -129,7 +129,7 @@ export const agentDelete = defineOperation({
   },
 });
 
-export const agentRotateKey = defineOperation({
+const agentRotateKey = defineOperation({
   name: "agent_rotate_key",
   title: "Rotate an agent's key",
   description: "Issue a new API key for yourself (or, as owner, any agent). The old key stops working at once.",
@@ -144,7 +144,7 @@ export const agentRotateKey = defineOperation({
   },
 });
 
-export const agentPerformance = defineOperation({
+const agentPerformance = defineOperation({
   name: "agent_performance",
   title: "Task outcomes per agent",
   description: "For each agent, and per tag: tasks completed and failed, success rate and median claim-to-outcome time. `tag` narrows to one tag.",

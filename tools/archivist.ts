@@ -9,7 +9,7 @@ const stateKey = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9:._-]{0,199}$/, "letters, digits and : . _ - (at most 200)")
   .describe("e.g. directive_stale_notified:<directive id>");
 
-export const archivistLease = defineOperation({
+const archivistLease = defineOperation({
   name: "archivist_lease",
   title: "Acquire or renew the archivist lease",
   description:
@@ -31,7 +31,7 @@ export const archivistLease = defineOperation({
   },
 });
 
-export const archivistStatus = defineOperation({
+const archivistStatus = defineOperation({
   name: "archivist_status",
   title: "The archivist's status",
   description:
@@ -46,7 +46,7 @@ export const archivistStatus = defineOperation({
   },
 });
 
-export const archivistStateGet = defineOperation({
+const archivistStateGet = defineOperation({
   name: "archivist_state_get",
   title: "Read an archivist state value",
   description: "Archivist only: one value of the archivist's key-value store (not found when unset).",
@@ -61,7 +61,7 @@ export const archivistStateGet = defineOperation({
   },
 });
 
-export const archivistStatePut = defineOperation({
+const archivistStatePut = defineOperation({
   name: "archivist_state_put",
   title: "Store an archivist state value",
   description: "Archivist only: set one key of the archivist's key-value store to any JSON value (at most 16 KiB).",
@@ -76,7 +76,7 @@ export const archivistStatePut = defineOperation({
   },
 });
 
-export const archivistSetConfidence = defineOperation({
+const archivistSetConfidence = defineOperation({
   name: "archivist_set_confidence",
   title: "Decay confidence",
   description:
@@ -95,7 +95,7 @@ export const archivistSetConfidence = defineOperation({
   },
 });
 
-export const archivistMerge = defineOperation({
+const archivistMerge = defineOperation({
   name: "archivist_merge",
   title: "Merge conflicting entries",
   description:

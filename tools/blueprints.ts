@@ -4,7 +4,7 @@ import { blueprint, blueprintDocument } from "../src/wire/blueprints.js";
 import { blueprintRun, runPlan, runStatus } from "../src/wire/blueprint-runs.js";
 import { cursorParam, limitParam, projectId } from "./schemas.js";
 
-export const blueprintSave = defineOperation({
+const blueprintSave = defineOperation({
   name: "blueprint_save",
   title: "Save a blueprint",
   description:
@@ -23,7 +23,7 @@ export const blueprintSave = defineOperation({
   },
 });
 
-export const blueprintList = defineOperation({
+const blueprintList = defineOperation({
   name: "blueprint_list",
   title: "List blueprints",
   description: "The current version of each blueprint you can see, by project then name.",
@@ -41,7 +41,7 @@ export const blueprintList = defineOperation({
   },
 });
 
-export const blueprintGet = defineOperation({
+const blueprintGet = defineOperation({
   name: "blueprint_get",
   title: "A blueprint's versions",
   description: "Every version of one blueprint, newest first. `project` omitted: your current project; null (or empty): global.",
@@ -58,7 +58,7 @@ export const blueprintGet = defineOperation({
 const blueprintName = z.string().min(1).max(64);
 const runId = z.uuid();
 
-export const blueprintInstantiate = defineOperation({
+const blueprintInstantiate = defineOperation({
   name: "blueprint_instantiate",
   title: "Run a blueprint",
   description:
@@ -80,7 +80,7 @@ export const blueprintInstantiate = defineOperation({
   },
 });
 
-export const blueprintRunList = defineOperation({
+const blueprintRunList = defineOperation({
   name: "blueprint_run_list",
   title: "List blueprint runs",
   description: "Runs you can see, newest first.",
@@ -99,7 +99,7 @@ export const blueprintRunList = defineOperation({
   },
 });
 
-export const blueprintRunGet = defineOperation({
+const blueprintRunGet = defineOperation({
   name: "blueprint_run_get",
   title: "A blueprint run",
   description: "A run's status and each node's task, status, item and attempt.",
@@ -113,7 +113,7 @@ export const blueprintRunGet = defineOperation({
   },
 });
 
-export const blueprintRunCancel = defineOperation({
+const blueprintRunCancel = defineOperation({
   name: "blueprint_run_cancel",
   title: "Cancel a blueprint run",
   description: "Stop a running run (its creator or an owner): its unfinished tasks fail with the comment `run cancelled`.",

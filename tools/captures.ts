@@ -4,7 +4,7 @@ import { defineOperation, reply } from "./operation.js";
 import { capture, captureReceipt, digestReport } from "../src/wire/captures.js";
 import { cursorParam, limitParam, projectId } from "./schemas.js";
 
-export const captureAdd = defineOperation({
+const captureAdd = defineOperation({
   name: "capture_add",
   title: "Hand session text to the archivist",
   description:
@@ -26,7 +26,7 @@ export const captureAdd = defineOperation({
   },
 });
 
-export const captureList = defineOperation({
+const captureList = defineOperation({
   name: "capture_list",
   title: "List captures",
   description:
@@ -54,7 +54,7 @@ const result = z.strictObject({
   error: z.string().max(2000).optional(),
 });
 
-export const captureDigest = defineOperation({
+const captureDigest = defineOperation({
   name: "capture_digest",
   title: "Report digested captures",
   description:

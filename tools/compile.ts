@@ -23,7 +23,7 @@ const prunePath = z
   .transform((path) => path.replace(/\/+$/, ""))
   .pipe(z.string().min(1, "must name a path"));
 
-export const compileRun = defineOperation({
+const compileRun = defineOperation({
   name: "compile_run",
   title: "Compile code into memory",
   description:
@@ -50,7 +50,7 @@ export const compileRun = defineOperation({
   },
 });
 
-export const compileCheck = defineOperation({
+const compileCheck = defineOperation({
   name: "compile_check",
   title: "Check code against its anchors",
   // Listed in the standard tool set, so every word here is in every session's prompt.
@@ -69,7 +69,7 @@ export const compileCheck = defineOperation({
   },
 });
 
-export const compileAnchors = defineOperation({
+const compileAnchors = defineOperation({
   name: "compile_anchors",
   title: "List compiled code",
   description: "The anchors of a project's compiled code, by path then symbol: each with its sha, lines and compiled entry.",
@@ -89,7 +89,7 @@ export const compileAnchors = defineOperation({
   },
 });
 
-export const compileStale = defineOperation({
+const compileStale = defineOperation({
   name: "compile_stale",
   title: "Entries about changed code",
   description:

@@ -10,7 +10,7 @@ const alternative = z
   .union([option, z.strictObject({ option, reason_rejected: z.string().trim().max(2000).nullable().optional() })])
   .transform((value) => (typeof value === "string" ? { option: value } : value));
 
-export const decisionRecord = defineOperation({
+const decisionRecord = defineOperation({
   name: "decision_record",
   title: "Record a decision",
   description:
@@ -34,7 +34,7 @@ export const decisionRecord = defineOperation({
   },
 });
 
-export const decisionList = defineOperation({
+const decisionList = defineOperation({
   name: "decision_list",
   title: "List decisions",
   description:
@@ -57,7 +57,7 @@ export const decisionList = defineOperation({
   },
 });
 
-export const decisionGet = defineOperation({
+const decisionGet = defineOperation({
   name: "decision_get",
   title: "Read a decision",
   description: "One decision by id or unique prefix, with `superseded_by` naming the decision that replaced it, if any.",

@@ -48,7 +48,7 @@ export const eventList = defineOperation({
   },
 });
 
-export const eventStream = defineOperation({
+const eventStream = defineOperation({
   name: "event_stream",
   title: "Live events",
   description:
@@ -74,7 +74,7 @@ export const eventStream = defineOperation({
   },
 });
 
-export const eventWait = defineOperation({
+const eventWait = defineOperation({
   name: "event_wait",
   title: "Wait for an event",
   description:
@@ -93,7 +93,7 @@ export const eventWait = defineOperation({
   },
 });
 
-export const eventEmit = defineOperation({
+const eventEmit = defineOperation({
   name: "event_emit",
   title: "Emit a custom event",
   description:

@@ -9,7 +9,7 @@ const interval = z.number().int().min(15).max(1440).describe("minutes between po
 const maxItems = z.number().int().min(1).max(100).describe("new items taken per poll, 1 to 100");
 const confidence = z.number().min(0).max(0.8).describe("the entries' confidence, 0 to 0.8");
 
-export const feedSubscribe = defineOperation({
+const feedSubscribe = defineOperation({
   name: "feed_subscribe",
   title: "Subscribe to a feed",
   description:
@@ -34,7 +34,7 @@ export const feedSubscribe = defineOperation({
   },
 });
 
-export const feedList = defineOperation({
+const feedList = defineOperation({
   name: "feed_list",
   title: "List feed subscriptions",
   description: "Feed subscriptions of your projects (and global ones), oldest first, with their status, last error and next poll.",
@@ -51,7 +51,7 @@ export const feedList = defineOperation({
   },
 });
 
-export const feedGet = defineOperation({
+const feedGet = defineOperation({
   name: "feed_get",
   title: "Read a feed subscription",
   description: "One subscription with its status, last error, items ingested and next poll.",
@@ -65,7 +65,7 @@ export const feedGet = defineOperation({
   },
 });
 
-export const feedUpdate = defineOperation({
+const feedUpdate = defineOperation({
   name: "feed_update",
   title: "Change a feed subscription",
   description: "Rename, retag, pause or resume a subscription, or change how often and how much it polls. The subscriber or an owner.",
@@ -87,7 +87,7 @@ export const feedUpdate = defineOperation({
   },
 });
 
-export const feedDelete = defineOperation({
+const feedDelete = defineOperation({
   name: "feed_delete",
   title: "Unsubscribe from a feed",
   description: "Stop following a feed; the entries it brought stay. The subscriber or an owner.",
@@ -101,7 +101,7 @@ export const feedDelete = defineOperation({
   },
 });
 
-export const feedPoll = defineOperation({
+const feedPoll = defineOperation({
   name: "feed_poll",
   title: "Poll a feed now",
   description: "Fetch a subscription now, paused or not, instead of waiting for its next poll (after any poll already running, waiting up to 15 s for it); says how many items became entries. The subscriber or an owner.",

@@ -6,7 +6,7 @@ import type { AgentService } from "../src/services/agents.js";
 import type { BootstrapIdentities } from "../src/services/bootstrap.js";
 import type { Caller } from "../src/services/caller.js";
 import { requestHash } from "../src/services/idempotency.js";
-import type { ServiceOptions, Services } from "../src/services/index.js";
+import type { Services } from "../src/services/index.js";
 import type { MetricsService } from "../src/services/metrics.js";
 import type { AgentChoice, CheckedAuthorization, OAuthAuthorizations, OfferedAgent } from "../src/services/oauth/authorization.js";
 import type { ClientInfo, OAuthClients } from "../src/services/oauth/clients.js";
@@ -17,7 +17,7 @@ import { catalogue } from "./catalogue.js";
 import { BODILESS_STATUSES, isReadOnlyKind, type Operation, type Outcome, type Ran } from "./operation.js";
 
 // Adapters reach service types through here, never by importing src/services (DESIGN §1).
-export type { AgentChoice, Caller, CheckedAuthorization, ClientInfo, OfferedAgent, ServiceOptions };
+export type { AgentChoice, Caller, CheckedAuthorization, ClientInfo, OfferedAgent,  };
 
 /**
  * OAuth's routes (CONTRACT §19): the token endpoint's grants, registration, revocation, and the

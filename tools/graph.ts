@@ -3,7 +3,7 @@ import { defineOperation } from "./operation.js";
 import { edgeRel, linkRel, graphEdge, graphNode as nodeRecord } from "../src/wire/graph.js";
 import { cursorParam, idRef, limitParam, projectId } from "./schemas.js";
 
-export const graphLink = defineOperation({
+const graphLink = defineOperation({
   name: "graph_link",
   title: "Link two memory entries",
   description:
@@ -26,7 +26,7 @@ export const graphLink = defineOperation({
   },
 });
 
-export const graphList = defineOperation({
+const graphList = defineOperation({
   name: "graph_list",
   title: "List graph edges",
   description: "Edges between entries you can see, newest first; filter by `project` (empty for global) and `rel`.",
@@ -44,7 +44,7 @@ export const graphList = defineOperation({
   },
 });
 
-export const graphNode = defineOperation({
+const graphNode = defineOperation({
   name: "graph_node",
   title: "An entry with its edges",
   description: "One memory entry with the edges leaving it (`out`) and reaching it (`in`), at most 200 each, newest first.",

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { health as healthRecord } from "../src/wire/health.js";
 import { defineOperation } from "./operation.js";
 
-export const health = defineOperation({
+const health = defineOperation({
   name: "health",
   title: "Health check",
   description: "Liveness and readiness: the version, the embedding model's state and the database's.",

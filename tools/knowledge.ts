@@ -5,7 +5,7 @@ import { edgeRel } from "../src/wire/graph.js";
 import { centralEntry, pulse, relatedEntry } from "../src/wire/knowledge.js";
 import { idRef, includeCode, limitParam, projectId } from "./schemas.js";
 
-export const memoryRelated = defineOperation({
+const memoryRelated = defineOperation({
   name: "memory_related",
   title: "Entries related to one entry",
   description:
@@ -29,7 +29,7 @@ export const memoryRelated = defineOperation({
   },
 });
 
-export const memoryCentral = defineOperation({
+const memoryCentral = defineOperation({
   name: "memory_central",
   title: "What the team's knowledge hangs on",
   description:
@@ -50,7 +50,7 @@ export const memoryCentral = defineOperation({
   },
 });
 
-export const pulseGet = defineOperation({
+const pulseGet = defineOperation({
   name: "pulse_get",
   title: "A project's pulse",
   description:

@@ -5,7 +5,7 @@ import { cursorParam, limitParam, timestampInput } from "./schemas.js";
 
 const word = z.string().trim().min(1).max(100);
 
-export const logWrite = defineOperation({
+const logWrite = defineOperation({
   name: "log_write",
   title: "Write a log entry",
   description:
@@ -28,7 +28,7 @@ export const logWrite = defineOperation({
   },
 });
 
-export const logList = defineOperation({
+const logList = defineOperation({
   name: "log_list",
   title: "List log entries",
   description: "Owner only: the archivist's log, newest first, filtered by level, source, action and time.",

@@ -53,7 +53,7 @@ function feedReply<Body>(feed: RenderedFeed<Body>): Body | Reply<Body> {
   return reply(feed.body, { headers });
 }
 
-export const memoryFeedJson = defineOperation({
+const memoryFeedJson = defineOperation({
   name: "memory_feed_json",
   title: "Memory as a JSON Feed",
   description:
@@ -74,7 +74,7 @@ export const memoryFeedJson = defineOperation({
   },
 });
 
-export const memoryFeedAtom = defineOperation({
+const memoryFeedAtom = defineOperation({
   name: "memory_feed_atom",
   title: "Memory as an Atom feed",
   description:
@@ -92,7 +92,7 @@ export const memoryFeedAtom = defineOperation({
   },
 });
 
-export const memoryMerkle = defineOperation({
+const memoryMerkle = defineOperation({
   name: "memory_merkle",
   title: "Merkle summary of a project's entries",
   description:

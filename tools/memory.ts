@@ -66,7 +66,7 @@ export const memoryWrite = defineOperation({
   respond: (written, input) => reply(input.compact === true ? compactWrite(written) : written.entry, { status: written.created ? 201 : 200 }),
 });
 
-export const memoryList = defineOperation({
+const memoryList = defineOperation({
   name: "memory_list",
   title: "List memory entries",
   description:
@@ -121,7 +121,7 @@ export const memoryList = defineOperation({
   },
 });
 
-export const memorySearch = defineOperation({
+const memorySearch = defineOperation({
   name: "memory_search",
   title: "Search memory",
   description:
@@ -162,7 +162,7 @@ export const memorySearch = defineOperation({
   },
 });
 
-export const memoryDelta = defineOperation({
+const memoryDelta = defineOperation({
   name: "memory_delta",
   title: "Memory changes since a time",
   description:
@@ -184,7 +184,7 @@ export const memoryDelta = defineOperation({
   },
 });
 
-export const memoryDirectives = defineOperation({
+const memoryDirectives = defineOperation({
   name: "memory_directives",
   title: "Standing directives",
   description:
@@ -200,7 +200,7 @@ export const memoryDirectives = defineOperation({
   },
 });
 
-export const memoryGet = defineOperation({
+const memoryGet = defineOperation({
   name: "memory_get",
   title: "Read a memory entry",
   description:
@@ -246,7 +246,7 @@ export const memoryUpdate = defineOperation({
   },
 });
 
-export const memoryDelete = defineOperation({
+const memoryDelete = defineOperation({
   name: "memory_delete",
   title: "Delete a memory entry",
   description:
@@ -261,7 +261,7 @@ export const memoryDelete = defineOperation({
   },
 });
 
-export const memoryDeleteMany = defineOperation({
+const memoryDeleteMany = defineOperation({
   name: "memory_delete_many",
   title: "Delete several memory entries",
   description: "Soft-delete up to 500 entries at once; reports which were deleted and which were skipped and why.",
@@ -274,7 +274,7 @@ export const memoryDeleteMany = defineOperation({
   },
 });
 
-export const memorySetHeadline = defineOperation({
+const memorySetHeadline = defineOperation({
   name: "memory_set_headline",
   title: "Set an entry's headline",
   description: "Archivist only: set a one-line headline. Does not change the entry's version or updated_at.",

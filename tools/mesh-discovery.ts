@@ -2,7 +2,7 @@ import { z } from "zod";
 import { meshDiscovered } from "../src/wire/mesh.js";
 import { defineOperation } from "./operation.js";
 
-export const meshDiscoveredList = defineOperation({
+const meshDiscoveredList = defineOperation({
   name: "mesh_discovered_list",
   title: "List discovered Cairn instances",
   description:

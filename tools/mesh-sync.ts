@@ -6,7 +6,7 @@ import { idRef } from "./schemas.js";
 // Syncing mesh links on request, and hiding a peer's copy here (CONTRACT §16). Mesh administration
 // is the owner's, over REST and the web UI only (§11: never an MCP tool).
 
-export const meshPeerSync = defineOperation({
+const meshPeerSync = defineOperation({
   name: "mesh_peer_sync",
   title: "Sync a mesh link now",
   description:
@@ -29,7 +29,7 @@ export const meshPeerSync = defineOperation({
   },
 });
 
-export const memorySuppress = defineOperation({
+const memorySuppress = defineOperation({
   name: "memory_suppress",
   title: "Suppress a peer's copy here",
   description:

@@ -37,7 +37,7 @@ const linkOptions = {
   label: label.optional(),
 };
 
-export const meshTokenCreate = defineOperation({
+const meshTokenCreate = defineOperation({
   name: "mesh_token_create",
   title: "Create a mesh token",
   description:
@@ -61,7 +61,7 @@ export const meshTokenCreate = defineOperation({
   },
 });
 
-export const meshTokenList = defineOperation({
+const meshTokenList = defineOperation({
   name: "mesh_token_list",
   title: "List mesh tokens",
   description: "Tokens minted for peers, oldest first, revoked ones included; a prefix of each, never the token. Owner only.",
@@ -77,7 +77,7 @@ export const meshTokenList = defineOperation({
   },
 });
 
-export const meshTokenUpdate = defineOperation({
+const meshTokenUpdate = defineOperation({
   name: "mesh_token_update",
   title: "Change a mesh token",
   description: "Relabel a token or change what it grants, from its next use; a scope of no project and no global entries is refused. Owner only.",
@@ -100,7 +100,7 @@ export const meshTokenUpdate = defineOperation({
   },
 });
 
-export const meshTokenRevoke = defineOperation({
+const meshTokenRevoke = defineOperation({
   name: "mesh_token_revoke",
   title: "Revoke a mesh token",
   description: "Revoke a token at once: the next request with it is refused, and the peer's link to us turns unauthorized. Owner only.",
@@ -116,7 +116,7 @@ export const meshTokenRevoke = defineOperation({
   },
 });
 
-export const meshPeerLink = defineOperation({
+const meshPeerLink = defineOperation({
   name: "mesh_peer_link",
   title: "Link a peer",
   description:
@@ -135,7 +135,7 @@ export const meshPeerLink = defineOperation({
   },
 });
 
-export const meshPeerList = defineOperation({
+const meshPeerList = defineOperation({
   name: "mesh_peer_list",
   title: "List linked peers",
   description: "Links to peers, oldest first, with their status, last sync, cursor, counts and last error; never their tokens. Owner only.",
@@ -151,7 +151,7 @@ export const meshPeerList = defineOperation({
   },
 });
 
-export const meshPeerUpdate = defineOperation({
+const meshPeerUpdate = defineOperation({
   name: "mesh_peer_update",
   title: "Change a link",
   description: "Pause or resume a link, or change its interval, confidence cap, label or project mapping. Owner only.",
@@ -174,7 +174,7 @@ export const meshPeerUpdate = defineOperation({
   },
 });
 
-export const meshPeerUnlink = defineOperation({
+const meshPeerUnlink = defineOperation({
   name: "mesh_peer_unlink",
   title: "Unlink a peer",
   description: "Stop pulling from a peer and revoke the token minted for it; the copies already here stay. Owner only.",
@@ -190,7 +190,7 @@ export const meshPeerUnlink = defineOperation({
   },
 });
 
-export const meshHandshake = defineOperation({
+const meshHandshake = defineOperation({
   name: "mesh_handshake",
   title: "Accept a peer's handshake",
   description:
@@ -216,7 +216,7 @@ export const meshHandshake = defineOperation({
   },
 });
 
-export const meshGossipGet = defineOperation({
+const meshGossipGet = defineOperation({
   name: "mesh_gossip",
   title: "Who this instance is and whom it knows",
   description:
@@ -235,7 +235,7 @@ export const meshGossipGet = defineOperation({
   },
 });
 
-export const meshLinkDiscovered = defineOperation({
+const meshLinkDiscovered = defineOperation({
   name: "mesh_link_discovered",
   title: "Link a discovered peer",
   description:

@@ -5,7 +5,7 @@ import { cursorParam, idRef, limitParam } from "./schemas.js";
 
 const messageParam = { id: idRef.describe("message id or unique prefix") };
 
-export const messageSend = defineOperation({
+const messageSend = defineOperation({
   name: "message_send",
   title: "Send a message",
   description:
@@ -27,7 +27,7 @@ export const messageSend = defineOperation({
   },
 });
 
-export const messageInbox = defineOperation({
+const messageInbox = defineOperation({
   name: "message_inbox",
   title: "Your unread messages",
   description:
@@ -41,7 +41,7 @@ export const messageInbox = defineOperation({
   },
 });
 
-export const messageUnreadCount = defineOperation({
+const messageUnreadCount = defineOperation({
   name: "message_unread_count",
   title: "How many unread messages",
   description: "The number of unread messages to you, without reading them.",
@@ -54,7 +54,7 @@ export const messageUnreadCount = defineOperation({
   },
 });
 
-export const messageConsume = defineOperation({
+const messageConsume = defineOperation({
   name: "message_consume",
   title: "Take your unread messages",
   description:
@@ -68,7 +68,7 @@ export const messageConsume = defineOperation({
   },
 });
 
-export const messageReadAll = defineOperation({
+const messageReadAll = defineOperation({
   name: "message_read_all",
   title: "Mark all read",
   description: "Mark every unread message to you read.",
@@ -81,7 +81,7 @@ export const messageReadAll = defineOperation({
   },
 });
 
-export const messageList = defineOperation({
+const messageList = defineOperation({
   name: "message_list",
   title: "List messages",
   description: "Messages you sent or received, newest first; `agent` is the other party, `read` your read state.",
@@ -99,7 +99,7 @@ export const messageList = defineOperation({
   },
 });
 
-export const messageGet = defineOperation({
+const messageGet = defineOperation({
   name: "message_get",
   title: "Read a message",
   description: "One message you sent or received.",
@@ -113,7 +113,7 @@ export const messageGet = defineOperation({
   },
 });
 
-export const messageMarkRead = defineOperation({
+const messageMarkRead = defineOperation({
   name: "message_mark_read",
   title: "Mark a message read",
   description: "Mark one message you received read.",

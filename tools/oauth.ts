@@ -7,7 +7,7 @@ import { cursorParam, limitParam } from "./schemas.js";
 // never MCP. The OAuth protocol routes themselves (/oauth/token, /oauth/authorize, …) are not
 // operations: they speak OAuth's wire format (src/http/oauth.ts).
 
-export const oauthGrantList = defineOperation({
+const oauthGrantList = defineOperation({
   name: "oauth_grant_list",
   title: "List OAuth grants",
   description:
@@ -25,7 +25,7 @@ export const oauthGrantList = defineOperation({
   },
 });
 
-export const oauthGrantRevoke = defineOperation({
+const oauthGrantRevoke = defineOperation({
   name: "oauth_grant_revoke",
   title: "Revoke an OAuth grant",
   description:

@@ -5,7 +5,7 @@ import { bridgeLauncher } from "../src/core/paths.js";
 import { defineOperation } from "./operation.js";
 import { agentId, projectId } from "./schemas.js";
 
-export const onboard = defineOperation({
+const onboard = defineOperation({
   name: "onboard_script",
   title: "Onboarding script",
   description:

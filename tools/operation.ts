@@ -37,13 +37,13 @@ export interface StreamSource {
 /** `agent`: credentials required. `registration`: the registration-key header instead. `public`: nothing. */
 export type Access = "agent" | "registration" | "public";
 
-export interface AgentContext {
+interface AgentContext {
   services: Services;
   caller: Caller;
   requestId: string;
 }
 
-export interface AnonymousContext {
+interface AnonymousContext {
   services: Services;
   caller: null;
   requestId: string;
@@ -52,7 +52,7 @@ export interface AnonymousContext {
   address: string | undefined;
 }
 
-export type ContextFor<A extends Access> = A extends "agent" ? AgentContext : AnonymousContext;
+type ContextFor<A extends Access> = A extends "agent" ? AgentContext : AnonymousContext;
 
 /** A handler's answer when it needs a status or headers other than the defaults. */
 export class Reply<T> {

@@ -4,7 +4,7 @@ import { bridgeLauncher } from "../src/core/paths.js";
 import { hostConfig, hostTransport } from "../src/wire/hosts.js";
 import { defineOperation } from "./operation.js";
 
-export const pluginInstall = defineOperation({
+const pluginInstall = defineOperation({
   name: "plugin_install",
   title: "MCP configuration for an agent host",
   description:

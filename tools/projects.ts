@@ -5,7 +5,7 @@ import { cursorParam, limitParam, projectId } from "./schemas.js";
 
 const projectParam = { id: projectId };
 
-export const projectCreate = defineOperation({
+const projectCreate = defineOperation({
   name: "project_create",
   title: "Create a project",
   description:
@@ -24,7 +24,7 @@ export const projectCreate = defineOperation({
   },
 });
 
-export const projectList = defineOperation({
+const projectList = defineOperation({
   name: "project_list",
   title: "List projects",
   description: "Every project, by id. Any agent may join one.",
@@ -37,7 +37,7 @@ export const projectList = defineOperation({
   },
 });
 
-export const projectMine = defineOperation({
+const projectMine = defineOperation({
   name: "project_mine",
   title: "Your projects",
   description: "The projects you are a member of.",
@@ -50,7 +50,7 @@ export const projectMine = defineOperation({
   },
 });
 
-export const projectJoin = defineOperation({
+const projectJoin = defineOperation({
   name: "project_join",
   title: "Join a project",
   description:
@@ -65,7 +65,7 @@ export const projectJoin = defineOperation({
   },
 });
 
-export const projectLeave = defineOperation({
+const projectLeave = defineOperation({
   name: "project_leave",
   title: "Leave a project",
   description: "Leave a project; its memory, tasks and messages are no longer visible to you.",
@@ -79,7 +79,7 @@ export const projectLeave = defineOperation({
   },
 });
 
-export const projectMembers = defineOperation({
+const projectMembers = defineOperation({
   name: "project_members",
   title: "Who is in a project",
   description:
@@ -94,7 +94,7 @@ export const projectMembers = defineOperation({
   },
 });
 
-export const projectClear = defineOperation({
+const projectClear = defineOperation({
   name: "project_clear",
   title: "Clear a project",
   description:

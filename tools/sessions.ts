@@ -5,7 +5,7 @@ import { agentId, cursorParam, limitParam, maxTokens } from "./schemas.js";
 
 const lines = z.array(z.string().max(2000)).max(100);
 
-export const sessionHandoff = defineOperation({
+const sessionHandoff = defineOperation({
   name: "session_handoff",
   title: "Hand off at the end of a session",
   description:
@@ -27,7 +27,7 @@ export const sessionHandoff = defineOperation({
   },
 });
 
-export const sessionStart = defineOperation({
+const sessionStart = defineOperation({
   name: "session_start",
   title: "Start a session",
   description:
@@ -41,7 +41,7 @@ export const sessionStart = defineOperation({
   },
 });
 
-export const sessionLoadAgent = defineOperation({
+const sessionLoadAgent = defineOperation({
   name: "session_load_agent",
   title: "An agent's session pack",
   description:
@@ -57,7 +57,7 @@ export const sessionLoadAgent = defineOperation({
   },
 });
 
-export const sessionLatest = defineOperation({
+const sessionLatest = defineOperation({
   name: "session_latest",
   title: "Every agent's last handoff",
   description: "The last handoff of each agent, newest first: where every session stopped, in one list. Owner only.",

@@ -7,7 +7,7 @@ import { toCompactTask } from "../src/services/task-records.js";
 const taskParam = { id: idRef.describe("task id or unique prefix") };
 const lifecycleComment = { comment: comment.optional() };
 
-export const taskCreate = defineOperation({
+const taskCreate = defineOperation({
   name: "task_create",
   title: "Create a task",
   description:
@@ -32,7 +32,7 @@ export const taskCreate = defineOperation({
   },
 });
 
-export const taskList = defineOperation({
+const taskList = defineOperation({
   name: "task_list",
   title: "List tasks",
   description:
@@ -62,7 +62,7 @@ export const taskList = defineOperation({
   },
 });
 
-export const taskCounts = defineOperation({
+const taskCounts = defineOperation({
   name: "task_counts",
   title: "Count tasks by status",
   description:
@@ -82,7 +82,7 @@ export const taskCounts = defineOperation({
   },
 });
 
-export const taskRecommended = defineOperation({
+const taskRecommended = defineOperation({
   name: "task_recommended",
   title: "Tasks to take next",
   description:
@@ -96,7 +96,7 @@ export const taskRecommended = defineOperation({
   },
 });
 
-export const taskGet = defineOperation({
+const taskGet = defineOperation({
   name: "task_get",
   title: "Read a task",
   description: "One task by id or unique prefix.",
@@ -110,7 +110,7 @@ export const taskGet = defineOperation({
   },
 });
 
-export const taskUpdate = defineOperation({
+const taskUpdate = defineOperation({
   name: "task_update",
   title: "Update a task",
   description:
@@ -133,7 +133,7 @@ export const taskUpdate = defineOperation({
   },
 });
 
-export const taskClaim = defineOperation({
+const taskClaim = defineOperation({
   name: "task_claim",
   title: "Claim a task",
   description:
@@ -148,7 +148,7 @@ export const taskClaim = defineOperation({
   },
 });
 
-export const taskUnclaim = defineOperation({
+const taskUnclaim = defineOperation({
   name: "task_unclaim",
   title: "Release a claim",
   description:
@@ -163,7 +163,7 @@ export const taskUnclaim = defineOperation({
   },
 });
 
-export const taskComplete = defineOperation({
+const taskComplete = defineOperation({
   name: "task_complete",
   title: "Complete a task",
   description:
@@ -178,7 +178,7 @@ export const taskComplete = defineOperation({
   },
 });
 
-export const taskFail = defineOperation({
+const taskFail = defineOperation({
   name: "task_fail",
   title: "Fail a task",
   description:
@@ -193,7 +193,7 @@ export const taskFail = defineOperation({
   },
 });
 
-export const taskReopen = defineOperation({
+const taskReopen = defineOperation({
   name: "task_reopen",
   title: "Reopen a task",
   description: "Put a completed or failed task back to open (its creator or an owner).",
@@ -207,7 +207,7 @@ export const taskReopen = defineOperation({
   },
 });
 
-export const taskHeartbeat = defineOperation({
+const taskHeartbeat = defineOperation({
   name: "task_heartbeat",
   title: "Keep a claim alive",
   description: "Extend your claim's lease by TASK_LEASE_SECONDS (assignee only). Any other request of yours does the same.",
@@ -221,7 +221,7 @@ export const taskHeartbeat = defineOperation({
   },
 });
 
-export const taskComments = defineOperation({
+const taskComments = defineOperation({
   name: "task_comments",
   title: "A task's comment log",
   description: "Comments and lifecycle records (claim, unclaim, complete, fail, reopen), in order.",
@@ -235,7 +235,7 @@ export const taskComments = defineOperation({
   },
 });
 
-export const taskComment = defineOperation({
+const taskComment = defineOperation({
   name: "task_comment",
   title: "Comment on a task",
   description:
@@ -250,7 +250,7 @@ export const taskComment = defineOperation({
   },
 });
 
-export const taskAddDependency = defineOperation({
+const taskAddDependency = defineOperation({
   name: "task_add_dependency",
   title: "Add a dependency",
   description: "Make the task wait for another to be completed. Refused for the task itself and for one that would close a cycle.",
@@ -264,7 +264,7 @@ export const taskAddDependency = defineOperation({
   },
 });
 
-export const taskRemoveDependency = defineOperation({
+const taskRemoveDependency = defineOperation({
   name: "task_remove_dependency",
   title: "Remove a dependency",
   description: "The task no longer waits for that one.",

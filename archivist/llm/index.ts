@@ -2,11 +2,11 @@ import { AnthropicModel, ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_DEFAULT_MODEL } f
 import { BudgetedModel, TokenBudget } from "./budget.js";
 import { OpenAiModel, OPENAI_DEFAULT_BASE_URL, OPENAI_DEFAULT_MODEL } from "./openai.js";
 
-export { AnthropicModel, ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_DEFAULT_MODEL } from "./anthropic.js";
+export { AnthropicModel,   } from "./anthropic.js";
 export { BudgetedModel, TokenBudget } from "./budget.js";
-export { postJson, type PostOptions } from "./http.js";
-export { BudgetExhausted, estimateTokens, LlmError, type Completion, type CompletionRequest, type LanguageModel, type ModelOptions } from "./model.js";
-export { OpenAiModel, OPENAI_DEFAULT_BASE_URL, OPENAI_DEFAULT_MODEL } from "./openai.js";
+;
+export { BudgetExhausted, estimateTokens, LlmError, type Completion, type CompletionRequest, type LanguageModel,  } from "./model.js";
+export { OpenAiModel,   } from "./openai.js";
 
 export interface ModelSettings {
   provider: "none" | "openai" | "anthropic";

@@ -13,9 +13,9 @@ export interface ClientIdentity {
 }
 
 /** The onboarding script's record of which agent each project directory uses (one line each). */
-export const connectionsFile = (dataDir: string): string => join(dataDir, "connections.tsv");
+const connectionsFile = (dataDir: string): string => join(dataDir, "connections.tsv");
 
-export interface Connection {
+interface Connection {
   dir: string;
   agentId: string;
   url: string;
@@ -23,7 +23,7 @@ export interface Connection {
 }
 
 /** Every recorded connection; a later line for the same directory replaces an earlier one. */
-export function readConnections(dataDir: string): Connection[] {
+function readConnections(dataDir: string): Connection[] {
   const file = connectionsFile(dataDir);
   if (!existsSync(file)) return [];
   const byDir = new Map<string, Connection>();
@@ -35,7 +35,7 @@ export function readConnections(dataDir: string): Connection[] {
 }
 
 /** The connection of `dir` or of the nearest directory above it that has one. */
-export function connectionFor(dataDir: string, dir: string): Connection | undefined {
+function connectionFor(dataDir: string, dir: string): Connection | undefined {
   const connections = new Map(readConnections(dataDir).map((connection) => [connection.dir, connection]));
   for (let current = resolve(dir); ; current = dirname(current)) {
     const found = connections.get(current);

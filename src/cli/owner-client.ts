@@ -39,7 +39,7 @@ export function ownerIdentity(config: Config): OwnerIdentity {
 }
 
 /** A refusal from the server, with its status, said in one line. */
-export class ServerRefusal extends Error {
+class ServerRefusal extends Error {
   constructor(
     readonly status: number,
     detail: string,

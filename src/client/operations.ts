@@ -13,7 +13,7 @@ import { ROUTES } from "./routes.js";
 // query, body, header) is the route table's, generated from the catalogue as the server's gateway
 // reads it, so a client cannot send a field where the server does not look for it.
 
-export type OperationName = keyof Operations;
+type OperationName = keyof Operations;
 
 /** The operations answered by one response: a stream's answer is an event stream, read otherwise. */
 export type CallableName = { [N in OperationName]: Operations[N]["kind"] extends "stream" ? never : N }[OperationName];
@@ -29,9 +29,9 @@ type Received<T> = T extends AsyncIterable<string> ? string : T;
 type BodyOf<O> = O extends z.ZodType ? Received<z.output<O>> : undefined;
 
 /** One item of a list, or the whole answer of any other kind, as the server's output schema shapes it. */
-export type ItemOf<N extends OperationName> = BodyOf<Operations[N]["output"]>;
+type ItemOf<N extends OperationName> = BodyOf<Operations[N]["output"]>;
 
-export type OutputOf<N extends OperationName> = Operations[N]["kind"] extends "list" ? ItemOf<N>[] : ItemOf<N>;
+type OutputOf<N extends OperationName> = Operations[N]["kind"] extends "list" ? ItemOf<N>[] : ItemOf<N>;
 
 /** The short forms REST answers only when asked with `compact=true` (docs/search.md, "Budgets"). */
 type Compact = CompactHit | CompactWriteResult | CompactTask;
@@ -128,7 +128,7 @@ export interface WireResponse {
 }
 
 /** The answer `response` carries for an operation: JSON parsed when it is JSON, nothing for an empty body. */
-export function answerOf(response: WireResponse): unknown {
+function answerOf(response: WireResponse): unknown {
   if (response.text === "") return undefined;
   const type = response.headers.get("content-type") ?? "";
   return /[/+]json\b/.test(type) ? JSON.parse(response.text) : response.text;

@@ -12,7 +12,7 @@ export { AGENT_ID_PATTERN };
 /** A DNS name, an IPv4 address or a bracketed IPv6 address, as it appears in a `Host` header. */
 export const HOST_NAME = /^(\[[0-9a-f:.]+\]|[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*)$/;
 
-export interface StaticAgent {
+interface StaticAgent {
   agentId: string;
   key: string;
   role: Role;

@@ -14,7 +14,7 @@ const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 
 /** A key that `Object.assign` and plain-object lookups treat as the prototype, never as data. */
-export const PROTOTYPE_KEY = "__proto__";
+const PROTOTYPE_KEY = "__proto__";
 
 interface ObjectFrame {
   keys: Set<string>;

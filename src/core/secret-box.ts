@@ -10,7 +10,7 @@ const PREFIX = "v1:";
 
 export const secretKeyPath = (dataDir: string): string => join(dataDir, "secret.key");
 
-export class SecretKeyError extends Error {
+class SecretKeyError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "SecretKeyError";

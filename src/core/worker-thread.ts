@@ -14,7 +14,7 @@ const TYPESCRIPT_LOADER = "tsx/esm/api";
  * exists; from the sources only its `.ts` does, which is loaded through the TypeScript loader those
  * runs have, not from the build, whose copy may be older.
  */
-export function startWorker(entry: URL): Worker {
+function startWorker(entry: URL): Worker {
   if (existsSync(fileURLToPath(entry))) return new Worker(entry, { execArgv: [] });
   const source = JSON.stringify(entry.href.replace(/\.js$/, ".ts"));
   const loader = `import(${JSON.stringify(TYPESCRIPT_LOADER)}).then(({ tsImport }) => tsImport(${source}, ${JSON.stringify(entry.href)}));`;

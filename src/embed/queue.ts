@@ -10,7 +10,7 @@ export type EmbeddingStatus = "loading" | "ready" | "unavailable";
  * its writer waiting for the answer), or bulk work nobody is waiting on (the backfill of a large
  * compile, an import, re-embedding after a model change). Earlier lanes are served first.
  */
-export const EMBEDDING_LANES = ["query", "write", "bulk"] as const;
+const EMBEDDING_LANES = ["query", "write", "bulk"] as const;
 export type EmbeddingLane = (typeof EMBEDDING_LANES)[number];
 
 /**

@@ -24,7 +24,7 @@ const sha256 = (text: string): string => createHash("sha256").update(text).diges
 const isId = (value: unknown): value is string => typeof value === "string" && value.length > 0;
 
 /** The git used for the audit repo: no user config, hooks or signing can change what it does. */
-export function git(dir: string, args: string[]): Promise<{ stdout: string }> {
+function git(dir: string, args: string[]): Promise<{ stdout: string }> {
   return run(
     "git",
     ["-c", "user.name=cairn", "-c", "user.email=cairn@localhost", "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null", ...args],
@@ -50,14 +50,14 @@ export async function gitMissing(error: unknown): Promise<boolean> {
 }
 
 /** The last-seq trailer every audit commit carries; `cairn doctor` checks the log up to it. */
-export const LAST_SEQ_TRAILER = "Last-Seq";
+const LAST_SEQ_TRAILER = "Last-Seq";
 
 /**
  * The resource an event is about, as it is now. Content nobody but its parties may read — a
  * private entry, a message, a handoff — is reduced to ids and SHA-256 hashes: the audit repo is
  * read by humans with file access, not through the API's visibility rules.
  */
-export async function resourceSnapshot(store: Store, event: EventRow, payload: Record<string, unknown>): Promise<Record<string, unknown> | null> {
+async function resourceSnapshot(store: Store, event: EventRow, payload: Record<string, unknown>): Promise<Record<string, unknown> | null> {
   const { audit, reader } = store;
   const family = event.type.split(".")[0];
   if (family === "memory" && isId(payload.memory_id)) {
@@ -143,7 +143,7 @@ function isAudited(eventsDir: string, event: { id: string; created_at: string })
   return existsSync(file) && readFileSync(file, "utf8").includes(`"id":${JSON.stringify(event.id)}`);
 }
 
-export interface Restore {
+interface Restore {
   /** The highest seq of the audit log's events that the database does not hold. */
   audit_last_seq: number;
   /** The database's last event when the audit log was continued from it. */

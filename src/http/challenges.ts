@@ -6,7 +6,7 @@ import { ALL_SCOPES } from "../wire/oauth.js";
 
 const API_KEY_CHALLENGE = 'ApiKey realm="cairn", header="X-API-Key"';
 
-export const resourceMetadataUrl = (publicUrl: string): string => `${publicUrl}/.well-known/oauth-protected-resource`;
+const resourceMetadataUrl = (publicUrl: string): string => `${publicUrl}/.well-known/oauth-protected-resource`;
 
 /** The Bearer challenge; `error` for a token refused (`invalid_token`) or short of scope (`insufficient_scope`). */
 export function bearerChallenge(publicUrl: string, error?: { error: string; description: string }): string {

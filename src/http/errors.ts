@@ -8,7 +8,7 @@ import { loggedPath } from "./logged-path.js";
  * Answers `error` in Cairn's shape; a 401, and a 403 for a token short of scope, with their
  * challenges (a 401 to a request that presented a bearer token says the token is invalid).
  */
-export function sendError(response: Response, error: AppError, publicUrl: string, request?: Request): void {
+function sendError(response: Response, error: AppError, publicUrl: string, request?: Request): void {
   if (error.code === "UNAUTHENTICATED") response.set("WWW-Authenticate", unauthenticatedChallenge(publicUrl, request !== undefined && bearerOf(request)));
   if (error.scopeRequired !== undefined) response.set("WWW-Authenticate", insufficientScopeChallenge(publicUrl, error.detail));
   if (error.retryAfter !== undefined) response.set("Retry-After", String(error.retryAfter));

@@ -6,7 +6,7 @@ import { AppError, forbidden } from "../core/errors.js";
 const HOST_HEADER = /^(\[[0-9A-Fa-f:.]+\]|[^:[\]]+)(?::\d{1,5})?$/;
 
 /** The host name a `Host` header names (lower-case, no port, no trailing dot), or null when it names none. */
-export function hostNameOf(header: string | undefined): string | null {
+function hostNameOf(header: string | undefined): string | null {
   const match = header === undefined ? null : HOST_HEADER.exec(header.trim());
   if (!match) return null;
   const name = (match[1] as string).toLowerCase().replace(/\.$/, "");

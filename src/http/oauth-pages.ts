@@ -5,7 +5,7 @@ import type { CheckedAuthorization, OfferedAgent } from "../../tools/gateway.js"
 // runs a script.
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => ESCAPES[char] as string);
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => ESCAPES[char] as string);
 
 const SCOPE_TEXT: Record<string, string> = {
   "cairn:read": "read what the agent can see: memory, tasks, messages, events",

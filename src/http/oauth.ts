@@ -9,7 +9,7 @@ import { authorizeRoutes } from "./oauth-authorize.js";
 
 
 /** The largest registration request read (RFC 7591 metadata is small: ten redirect URIs and a few names). */
-export const REGISTRATION_BODY_BYTES = 16 * 1024;
+const REGISTRATION_BODY_BYTES = 16 * 1024;
 
 const oauthError = (response: Response, status: number, error: string, description: string): void => {
   response.status(status).set("Cache-Control", "no-store").json({ error, error_description: description });

@@ -66,7 +66,7 @@ function whoAmI(http: HttpModule, url: string, headers: Record<string, string>):
  * background (its data in DATA_DIR, `~/.cairn` by default) so every agent's bridge shares that one
  * server.
  */
-export async function ensureServer(options: BridgeOptions, http: HttpModule, headers: Record<string, string> = agentHeaders(options)): Promise<void> {
+async function ensureServer(options: BridgeOptions, http: HttpModule, headers: Record<string, string> = agentHeaders(options)): Promise<void> {
   let answer = await whoAmI(http, options.url, headers);
   const target = new URL(options.url);
   const loopback = LOOPBACK.has(target.hostname);

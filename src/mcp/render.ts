@@ -11,7 +11,7 @@ function hitLines(hit: CompactHit): string {
 }
 
 /** A compact search: each hit as its id, type, score and age, then its headline and snippet. */
-export function renderHits(structured: { result: CompactHit[]; left_out?: number }): string {
+function renderHits(structured: { result: CompactHit[]; left_out?: number }): string {
   const { result: hits, left_out: leftOut } = structured;
   const lines = hits.length === 0 ? ["no entry matches"] : hits.map(hitLines);
   if (leftOut !== undefined && leftOut > 0) lines.push(`${leftOut} more did not fit max_tokens`);
@@ -26,7 +26,7 @@ function pageText<T>(structured: { items: T[]; next_cursor: string | null }, lin
 }
 
 /** A compact page of entries: the same lines as a search's hits. */
-export const renderEntries = (structured: { items: CompactHit[]; next_cursor: string | null }): string => pageText(structured, hitLines, "no entries");
+const renderEntries = (structured: { items: CompactHit[]; next_cursor: string | null }): string => pageText(structured, hitLines, "no entries");
 
 function taskLines(task: CompactTask): string {
   const marks = [
@@ -39,7 +39,7 @@ function taskLines(task: CompactTask): string {
 }
 
 /** A compact page of tasks: id, status, priority, age and marks, then the title. */
-export const renderTasks = (structured: { items: CompactTask[]; next_cursor: string | null }): string => pageText(structured, taskLines, "no tasks");
+const renderTasks = (structured: { items: CompactTask[]; next_cursor: string | null }): string => pageText(structured, taskLines, "no tasks");
 
 /** Tools whose compact results have a rendering of their own; the rest answer with JSON text. */
 export const RENDERERS: Record<string, (structured: never) => string> = { memory_search: renderHits, memory_list: renderEntries, task_list: renderTasks };

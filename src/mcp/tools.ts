@@ -264,7 +264,7 @@ function refusalResult(body: { detail: string; code: string; errors?: unknown })
 }
 
 /** Where a tool call carries its idempotency key: `params._meta.idempotency_key`, as REST's header. */
-export const IDEMPOTENCY_META_KEY = "idempotency_key";
+const IDEMPOTENCY_META_KEY = "idempotency_key";
 
 /**
  * The tool's arguments as the operation's input, and whether the caller asked for whole results.

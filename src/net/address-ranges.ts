@@ -18,7 +18,7 @@ export const addressKinds = [
 export type AddressKind = (typeof addressKinds)[number];
 
 /** How an IPv6 address carries an IPv4 one that a gateway or the kernel would deliver to. */
-export type Embedding = "ipv4-mapped" | "ipv4-translated" | "nat64" | "6to4" | "teredo";
+type Embedding = "ipv4-mapped" | "ipv4-translated" | "nat64" | "6to4" | "teredo";
 
 export interface AddressClass {
   kind: AddressKind;

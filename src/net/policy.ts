@@ -10,8 +10,7 @@ import type { IpAddress } from "./host-literal.js";
  * EMBEDDING_MODEL_URL (private allowed). `clients`: an OAuth client's metadata document, named by
  * whoever asks to authorize (private refused; only OUTBOUND_ALLOWLIST relaxes it).
  */
-export const outboundPolicies = ["feeds", "mesh", "operator", "clients"] as const;
-export type OutboundPolicy = (typeof outboundPolicies)[number];
+export type OutboundPolicy = "feeds" | "mesh" | "operator" | "clients";
 
 /** The three settings that relax the rules. */
 export interface OutboundSettings {

@@ -16,8 +16,8 @@ export interface LeaseRequest {
 }
 
 /** Keys the archivist may keep; past this, new keys are refused (it should reuse or prune keys). */
-export const MAX_STATE_KEYS = 100_000;
-export const MAX_STATE_VALUE_BYTES = 16 * 1024;
+const MAX_STATE_KEYS = 100_000;
+const MAX_STATE_VALUE_BYTES = 16 * 1024;
 
 /**
  * The archivist singleton: a lease with a fencing token, and the key-value store the archivist

@@ -13,7 +13,7 @@ import type { ConfidenceUpdate, MergeResult } from "../wire/archivist.js";
 import type { MemoryType } from "../wire/memory.js";
 
 /** The types the archivist may merge, decay and promote (the seed's lifecycle table: memory and doc). */
-export const CURATED_TYPES: readonly MemoryType[] = ["memory", "doc"];
+const CURATED_TYPES: readonly MemoryType[] = ["memory", "doc"];
 
 // The sources' tags together may outnumber what one write may carry (the 32 of `tags` in
 // tools/schemas.ts); the merged entry keeps the first that many, as a write would have to.

@@ -46,7 +46,7 @@ export interface CustomEvent {
 const SERVER_FAMILIES = [...new Set(SERVER_EVENT_TYPES.map((type) => type.slice(0, type.indexOf("."))))];
 const MAX_PAYLOAD_BYTES = 16_384;
 /** Open streams one agent may hold at once (each is a connection and a subscription). */
-export const MAX_STREAMS_PER_AGENT = 16;
+const MAX_STREAMS_PER_AGENT = 16;
 const PRUNE_BATCH = 5_000;
 
 const startOf = (point: EventPoint): { afterSeq: number } | { since: string } => ("seq" in point ? { afterSeq: point.seq } : { since: point.at });

@@ -17,7 +17,7 @@ const PAGE = 200;
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** This server's name in exports: the host name as a slug. */
-export const instanceName = (): string =>
+const instanceName = (): string =>
   hostname()
     .toLowerCase()
     .replace(/[^a-z0-9_-]+/g, "-")
@@ -28,7 +28,7 @@ export const instanceName = (): string =>
  * Orders tasks so that each comes after the tasks it depends on (those of the selection), and
  * otherwise oldest first: an import then never meets a dependency it has not created yet.
  */
-export function dependencyOrder(tasks: { pk: number; dependsOn: number[] }[]): number[] {
+function dependencyOrder(tasks: { pk: number; dependsOn: number[] }[]): number[] {
   const byPk = new Map(tasks.map((task) => [task.pk, task]));
   const done = new Set<number>();
   const order: number[] = [];

@@ -17,7 +17,7 @@ import { LineRefusal, type EntityLine, type RelationLine } from "./transfer-line
  */
 
 /** Tags every imported entity carries, besides its entity type. */
-export const MEMORY_JSON_TAG = "mcp-memory";
+const MEMORY_JSON_TAG = "mcp-memory";
 
 /**
  * An entity's entry id, derived from the project and the entity's name: a relation finds its
@@ -39,13 +39,13 @@ export function entityContent(entity: EntityLine): string {
   return [title, ...observations.map((observation) => `- ${observation}`)].join("\n");
 }
 
-export function entityTags(entity: EntityLine): string[] {
+function entityTags(entity: EntityLine): string[] {
   const type = entity.entityType.trim().slice(0, 64).trim();
   return type === "" || type === MEMORY_JSON_TAG ? [MEMORY_JSON_TAG] : [MEMORY_JSON_TAG, type];
 }
 
 /** A relation's types between the same two entities share one edge: its note lists them. */
-export const NOTE_SEPARATOR = "; ";
+const NOTE_SEPARATOR = "; ";
 
 /** Writes a memory.json line's records inside the caller's transaction, with their events. */
 export class ImportedMemoryJson {

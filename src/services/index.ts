@@ -110,7 +110,7 @@ export interface ServiceOptions {
 }
 
 /** OAuth 2.1 (CONTRACT §19): tokens, clients, the authorization endpoint's checks and consent, grants. */
-export interface OAuthServices {
+interface OAuthServices {
   tokens: OAuthTokens;
   clients: OAuthClients;
   authorizations: OAuthAuthorizations;

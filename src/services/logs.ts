@@ -7,7 +7,7 @@ import type { Caller } from "./caller.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
 import type { LogEntry } from "../wire/logs.js";
 
-export const MAX_LOG_DETAILS_BYTES = 16 * 1024;
+const MAX_LOG_DETAILS_BYTES = 16 * 1024;
 
 const toLogEntry = (row: LogRow): LogEntry => ({
   id: row.id,

@@ -47,11 +47,11 @@ export interface SearchResult {
 // is sure of stands on its own, and one that both halves find rises above either alone. The
 // weights were chosen on the retrieval benchmark (LoCoMo and Cranfield): with the bundled model the
 // vectors add recall the words miss, but alone they rank far below BM25, so the words lead.
-export const SEMANTIC_WEIGHT = 0.5;
-export const AGREEMENT_WEIGHT = 0.25;
+const SEMANTIC_WEIGHT = 0.5;
+const AGREEMENT_WEIGHT = 0.25;
 
 /** One hit's fused score from its keyword half and its (unweighted) semantic half. */
-export const fusedScore = (keyword: number, semantic: number): number => {
+const fusedScore = (keyword: number, semantic: number): number => {
   const weighted = SEMANTIC_WEIGHT * semantic;
   // Divided by what the same text scores (both halves whole), so that it scores 1.
   return (Math.max(keyword, weighted) + AGREEMENT_WEIGHT * Math.min(keyword, weighted)) / (1 + AGREEMENT_WEIGHT * SEMANTIC_WEIGHT);

@@ -7,11 +7,11 @@ import type { ArchivistService } from "./archivist.js";
  * Custom event types are any dotted name an agent chooses; past this many distinct types the rest
  * are counted together, so no agent can grow the metrics without bound.
  */
-export const MAX_EVENT_TYPES = 200;
-export const OTHER_EVENT_TYPES = "other";
+const MAX_EVENT_TYPES = 200;
+const OTHER_EVENT_TYPES = "other";
 /** Agents counted by name in the tokens served; past this many, the rest are counted together. */
-export const MAX_AGENT_LABELS = 500;
-export const OTHER_AGENTS = "other";
+const MAX_AGENT_LABELS = 500;
+const OTHER_AGENTS = "other";
 
 /** How an answer reached an agent. */
 export type Transport = "rest" | "mcp";

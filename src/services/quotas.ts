@@ -22,8 +22,8 @@ const FAR_FROM_CAP = 0.9;
 const MAX_COUNTED_PROJECTS = 1000;
 
 /** The bucket names in `quota_buckets`. */
-export const COMPILE_UNITS = "compile_units";
-export const COMPILE_BYTES = "compile_bytes";
+const COMPILE_UNITS = "compile_units";
+const COMPILE_BYTES = "compile_bytes";
 
 /** What a compile would add, as the quotas weigh it. */
 export interface CompileCost {

@@ -8,7 +8,7 @@ interface Bucket {
 }
 
 /** Buckets kept at most; a bucket that has refilled is idle and the first to go. */
-export const RATE_LIMIT_CAPACITY = 10_000;
+const RATE_LIMIT_CAPACITY = 10_000;
 
 /**
  * Per-agent token bucket: `perMinute` requests a minute, bursts up to the same number. In memory

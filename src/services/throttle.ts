@@ -5,7 +5,7 @@ import type { SharedFailureLog } from "../store/store.js";
 
 /** Failed authentications one address may make for one identity in a minute (CONTRACT §2.2a). */
 export const FAILURES_PER_MINUTE = 20;
-export const THROTTLE_CAPACITY = 10_000;
+const THROTTLE_CAPACITY = 10_000;
 const WINDOW_MS = 60_000;
 
 /** Identities that are not agent ids: the secrets that have no claimed owner. */
@@ -20,7 +20,7 @@ export const UI_LINK_IDENTITY = "(ui login link)";
 export const UI_LOGIN_FAILURES_PER_MINUTE = 5;
 
 /** The failures an identity is allowed a minute: fewer for the web UI's sign-in, FAILURES_PER_MINUTE for the rest. */
-export const failuresAllowed = (identity: string): number =>
+const failuresAllowed = (identity: string): number =>
   identity === UI_PASSWORD_IDENTITY || identity === UI_LINK_IDENTITY ? UI_LOGIN_FAILURES_PER_MINUTE : FAILURES_PER_MINUTE;
 
 /**

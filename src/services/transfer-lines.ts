@@ -39,7 +39,7 @@ const tags = z.array(z.string().trim().min(1).max(64)).max(32);
  */
 const lineSource = z.union([entrySource, z.object({ kind: z.literal("cairn"), instance: z.string(), url: z.string() })]);
 
-export const headerLine = z.object({
+const headerLine = z.object({
   kind: z.literal("header"),
   format: z.number().int().min(1),
   instance: z.string(),
@@ -50,7 +50,7 @@ export const headerLine = z.object({
   since: timestamp.nullable().optional(),
 });
 
-export const projectLine = z.object({
+const projectLine = z.object({
   kind: z.literal("project"),
   id: slug,
   name: z.string().trim().min(1).max(200),
@@ -66,7 +66,7 @@ export const projectLine = z.object({
 });
 
 /** An agent as the owner sees it, never its key: an owner gives it a key here (rotate-key). */
-export const agentLine = z.object({
+const agentLine = z.object({
   kind: z.literal("agent"),
   agent_id: slug,
   display_name: z.string().max(200).nullable(),
@@ -94,7 +94,7 @@ const anchorOfEntry = z.object({
   updated_at: timestamp,
 });
 
-export const entryLine = z.object({
+const entryLine = z.object({
   kind: z.literal("entry"),
   id: uuid,
   type: memoryType,
@@ -126,7 +126,7 @@ export const entryLine = z.object({
   anchor: anchorOfEntry.nullable().optional(),
 });
 
-export const edgeLine = z.object({
+const edgeLine = z.object({
   kind: z.literal("edge"),
   id: uuid,
   src: uuid,
@@ -145,7 +145,7 @@ const namedId = uuid.refine((value) => z.uuid().safeParse(value).success, "expec
 
 // The decision as recorded, with the ids it names kept as they are: the task, the entries and the
 // decisions at either end of a supersede may be in another file, or no longer anywhere.
-export const decisionLine = z.object({
+const decisionLine = z.object({
   kind: z.literal("decision"),
   id: namedId,
   project: slug.nullable(),
@@ -177,7 +177,7 @@ const taskOutcome = z.object({
   finished_at: timestamp,
 });
 
-export const taskLine = z.object({
+const taskLine = z.object({
   kind: z.literal("task"),
   id: uuid,
   title: z.string().trim().min(1).max(500),
@@ -207,7 +207,7 @@ export const taskLine = z.object({
 });
 
 /** One version of a blueprint, its document as it was saved there. */
-export const blueprintLine = z.object({
+const blueprintLine = z.object({
   kind: z.literal("blueprint"),
   id: namedId,
   name: slug,
@@ -234,7 +234,7 @@ const runNodeLine = z.object({
 });
 
 /** A blueprint run with its nodes: which task each node key stands for. */
-export const runLine = z.object({
+const runLine = z.object({
   kind: z.literal("run"),
   id: namedId,
   blueprint_id: namedId,
@@ -248,7 +248,7 @@ export const runLine = z.object({
 });
 
 /** A message with each recipient's read state: what was read or consumed there stays so. */
-export const messageLine = z.object({
+const messageLine = z.object({
   kind: z.literal("message"),
   id: namedId,
   from: author,
@@ -264,7 +264,7 @@ export const messageLine = z.object({
 
 const handoffLines = z.array(z.string().max(2000)).max(100);
 
-export const handoffLine = z.object({
+const handoffLine = z.object({
   kind: z.literal("handoff"),
   id: namedId,
   agent_id: author,
@@ -277,14 +277,14 @@ export const handoffLine = z.object({
 });
 
 /** The reference MCP memory server's `memory.json` (JSON Lines of entities and relations). */
-export const entityLine = z.object({
+const entityLine = z.object({
   type: z.literal("entity"),
   name: z.string().trim().min(1).max(500),
   entityType: z.string().max(200),
   observations: z.array(z.string()),
 });
 
-export const relationLine = z.object({
+const relationLine = z.object({
   type: z.literal("relation"),
   from: z.string().trim().min(1).max(500),
   to: z.string().trim().min(1).max(500),
@@ -303,7 +303,6 @@ export type BlueprintLineOut = z.input<typeof blueprintLine>;
 export type RunLineOut = z.input<typeof runLine>;
 export type MessageLineOut = z.input<typeof messageLine>;
 export type HandoffLineOut = z.input<typeof handoffLine>;
-export type AnchorOfEntry = z.output<typeof anchorOfEntry>;
 export type ProjectLine = z.output<typeof projectLine>;
 export type EntryLine = z.output<typeof entryLine>;
 export type EdgeLine = z.output<typeof edgeLine>;

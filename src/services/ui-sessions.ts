@@ -9,9 +9,9 @@ import { UI_LINK_IDENTITY, UI_PASSWORD_IDENTITY, type FailureThrottle } from "./
 import type { UiLogin } from "../wire/ui-session.js";
 
 /** A session ends after this long without a request. */
-export const SESSION_IDLE_MS = 24 * 3600_000;
+const SESSION_IDLE_MS = 24 * 3600_000;
 /** A login link works once, within this long of being issued. */
-export const LOGIN_LINK_TTL_MS = 24 * 3600_000;
+const LOGIN_LINK_TTL_MS = 24 * 3600_000;
 // last_used_at is written at most this often per session, not on every request.
 const TOUCH_INTERVAL_MS = 60_000;
 

@@ -34,7 +34,7 @@ export const MESH_TOKEN_ROW_COLUMNS = rowColumns<MeshTokenRow>("mesh_tokens", {
 export type NewMeshTokenRow = Omit<MeshTokenRow, "pk" | "revoked_at" | "last_used_at">;
 export type MeshTokenPatch = { [K in "label" | "projects" | "include_global" | "capabilities" | "expires_at" | "updated_at"]?: MeshTokenRow[K] | undefined };
 
-export type MeshLinkStatus = "active" | "failing" | "unauthorized";
+type MeshLinkStatus = "active" | "failing" | "unauthorized";
 
 /** A link to a peer whose feed this instance pulls. The peer's token is kept sealed (AES-256-GCM). */
 export interface MeshLinkRow {

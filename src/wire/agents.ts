@@ -43,7 +43,7 @@ const outcomeStats = {
   median_seconds: z.number().nullable().describe("median seconds from claim to outcome"),
 };
 
-export const tagPerformance = z.object({ tag: z.string(), ...outcomeStats });
+const tagPerformance = z.object({ tag: z.string(), ...outcomeStats });
 export type TagPerformance = z.output<typeof tagPerformance>;
 
 /** One agent's task outcomes, overall and per tag. */

@@ -7,10 +7,9 @@ import { timestamp } from "./timestamp.js";
 export const runStatus = z.enum(["running", "completed", "failed", "cancelled"]);
 export type RunStatus = z.output<typeof runStatus>;
 
-export const runNodeStatus = z.enum(["pending", "open", "claimed", "completed", "failed", "skipped"]);
-export type RunNodeStatus = z.output<typeof runNodeStatus>;
+const runNodeStatus = z.enum(["pending", "open", "claimed", "completed", "failed", "skipped"]);
 
-export const runNode = z.object({
+const runNode = z.object({
   node_id: z.string(),
   key: z.string().describe("the node id, or for a fan-out item `node[index]`"),
   task_id: z.uuid().nullable().describe("null while a fan-out waits for its items, or when it had none"),
@@ -36,7 +35,7 @@ export const blueprintRun = z
 export type BlueprintRun = z.output<typeof blueprintRun>;
 
 /** A task a dry run would create. */
-export const plannedTask = z.object({
+const plannedTask = z.object({
   node_id: z.string(),
   key: z.string(),
   title: z.string(),

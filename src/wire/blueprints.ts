@@ -21,9 +21,9 @@ const identifier = z
   .regex(/^[a-z_][a-z0-9_-]{0,63}$/, "must start with a letter or _ and hold only a-z, 0-9, _ and -")
   .refine((name) => !RESERVED_NAMES.has(name), "is a reserved name (__proto__, constructor, prototype)");
 
-export const blueprintParamType = z.enum(["string", "number", "integer", "boolean", "array", "object"]);
+const blueprintParamType = z.enum(["string", "number", "integer", "boolean", "array", "object"]);
 
-export const blueprintParam = z.strictObject({
+const blueprintParam = z.strictObject({
   name: identifier,
   type: blueprintParamType,
   required: z.boolean().default(false),
@@ -38,13 +38,13 @@ export const blueprintCheck = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("task"), task_id: z.string().min(1).max(64) }),
 ]);
 
-export const blueprintGate = z.discriminatedUnion("kind", [
+const blueprintGate = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("human"), title: z.string().min(1).max(200).optional() }),
   z.strictObject({ kind: z.literal("timer"), after: z.string().min(2).max(64).describe("an ISO 8601 duration, at most 30 days: PT2H, P1D") }),
   z.strictObject({ kind: z.literal("task"), task_id: z.string().min(1).max(64) }),
 ]);
 
-export const blueprintNode = z.strictObject({
+const blueprintNode = z.strictObject({
   id: identifier,
   title: z.string().trim().min(1).max(200),
   description: z.string().max(8000).optional(),
@@ -73,7 +73,6 @@ export const blueprintDocument = z.strictObject({
 });
 export type BlueprintDocument = z.output<typeof blueprintDocument>;
 export type BlueprintNode = z.output<typeof blueprintNode>;
-export type BlueprintParam = z.output<typeof blueprintParam>;
 
 /** A saved version of a blueprint. */
 export const blueprint = z

@@ -18,7 +18,7 @@ export const captureReceipt = z
   .meta({ id: "CaptureReceipt" });
 export type CaptureReceipt = z.output<typeof captureReceipt>;
 
-export const captureStatus = z.enum(["pending", "digested", "dead"]);
+const captureStatus = z.enum(["pending", "digested", "dead"]);
 
 /** A capture as its author and the archivist role read it. */
 export const capture = z

@@ -7,8 +7,8 @@ import { timestamp } from "./timestamp.js";
 export const MAX_UNITS_PER_COMPILE = 2000;
 export const MAX_UNITS_PER_CHECK = 5000;
 export const MAX_PRUNE_PATHS = 2000;
-export const MAX_DESCRIPTION_BYTES = 4096;
-export const MAX_DEPS_PER_UNIT = 200;
+const MAX_DESCRIPTION_BYTES = 4096;
+const MAX_DEPS_PER_UNIT = 200;
 
 export const unitKind = z.enum(["module", "function", "class", "interface", "type", "method", "const", "file"]);
 export type UnitKind = z.output<typeof unitKind>;
@@ -21,7 +21,7 @@ export const unitSha = z
   .regex(/^[0-9a-fA-F]{64}$/, "must be a SHA-256 in hex (64 characters)")
   .transform((sha) => sha.toLowerCase());
 
-export const unitDep = z.strictObject({
+const unitDep = z.strictObject({
   kind: z.enum(["import", "symbol"]),
   name: z.string().min(1).max(512),
 });
@@ -61,7 +61,7 @@ export const compileResult = z
   .meta({ id: "CompileResult" });
 export type CompileResult = z.output<typeof compileResult>;
 
-export const checkStatus = z.enum(["fresh", "stale", "unknown"]);
+const checkStatus = z.enum(["fresh", "stale", "unknown"]);
 
 /** A unit's standing: fresh (same sha), stale (another sha), unknown (no anchor yet). */
 export const checkItem = z

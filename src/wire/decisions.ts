@@ -3,7 +3,7 @@ import { timestamp } from "./timestamp.js";
 
 // Decisions: append-only records of what was decided and why (CONTRACT §12).
 
-export const decisionAlternative = z
+const decisionAlternative = z
   .object({
     option: z.string(),
     reason_rejected: z.string().nullable().describe("why it was not chosen; null when not said"),

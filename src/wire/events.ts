@@ -170,7 +170,7 @@ export const SERVER_EVENT_PAYLOAD_FIELDS: Readonly<Record<ServerEventType, strin
 /** Every type the server emits, in the order above (an object keeps its string keys' order). */
 export const SERVER_EVENT_TYPES = Object.keys(SERVER_EVENT_PAYLOAD_FIELDS) as readonly ServerEventType[];
 
-export const eventTypesDescription = (): string =>
+const eventTypesDescription = (): string =>
   "The event type. The server's own, with their payload fields: " +
   SERVER_EVENT_TYPES.map((type) => `\`${type}\` {${SERVER_EVENT_PAYLOAD_FIELDS[type]}}`).join("; ") +
   ". Any other dotted type is a custom event (event_emit); `archivist.*` come from the archivist.";

@@ -3,7 +3,7 @@ import { timestamp } from "./timestamp.js";
 
 // Feed subscriptions: RSS, Atom and JSON Feed documents polled into memory (CONTRACT §15).
 
-export const feedStatus = z.enum(["ok", "failing", "paused"]);
+const feedStatus = z.enum(["ok", "failing", "paused"]);
 
 /** A subscription as a member of its project reads it. */
 export const feed = z

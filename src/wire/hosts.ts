@@ -9,8 +9,7 @@ export type HostTransport = z.output<typeof hostTransport>;
  * A file the host reads (`path`, where `~` is the user's home). A host that reads a different path
  * per platform gets one file per platform, macOS first.
  */
-export const hostConfigFile = z.object({ path: z.string(), format: z.enum(["json", "toml"]), content: z.string() });
-export type HostConfigFile = z.output<typeof hostConfigFile>;
+const hostConfigFile = z.object({ path: z.string(), format: z.enum(["json", "toml"]), content: z.string() });
 
 export const hostConfig = z
   .object({

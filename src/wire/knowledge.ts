@@ -7,7 +7,7 @@ import { timestamp } from "./timestamp.js";
 
 
 
-export const pathStep = z.object({
+const pathStep = z.object({
   id: z.uuid(),
   rel: z.union([edgeRel, z.literal("similar")]).describe("similar: a vector neighbour of the seed"),
   direction: z.enum(["out", "in"]).describe("out: along the edge from the entry before; in: against it"),

@@ -7,7 +7,7 @@ import { timestamp } from "./timestamp.js";
 
 export const JSON_FEED_VERSION = "https://jsonfeed.org/version/1.1";
 
-export const feedItemFields = z
+const feedItemFields = z
   .object({
     type: memoryType,
     scope,
@@ -26,7 +26,7 @@ export const feedItemFields = z
   })
   .meta({ id: "FeedItemFields" });
 
-export const jsonFeedItem = z
+const jsonFeedItem = z
   .object({
     id: z.uuid(),
     url: z.string().describe("<PUBLIC_URL>/memory/<id>"),

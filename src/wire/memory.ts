@@ -16,9 +16,9 @@ export const confidence = z.number().min(0).max(1);
  * Where an entry came from when no agent wrote it by hand (CONTRACT §11). An entry with a source
  * is never a directive. Feeds, compile and mesh add their kinds as they arrive.
  */
-export const captureSource = z.object({ kind: z.literal("capture"), capture_id: z.uuid() });
+const captureSource = z.object({ kind: z.literal("capture"), capture_id: z.uuid() });
 /** A `compiled` entry's code (§18): the anchor it describes, at the sha and commit it was compiled from. */
-export const compileSource = z.object({
+const compileSource = z.object({
   kind: z.literal("compile"),
   path: z.string(),
   symbol: z.string().describe('"" for a module or file'),
@@ -26,14 +26,14 @@ export const compileSource = z.object({
   commit: z.string().nullable(),
 });
 /** An item of a subscribed feed (§15): `url` is the item's own link, `guid` the key it is known by. */
-export const feedSource = z.object({
+const feedSource = z.object({
   kind: z.literal("feed"),
   feed_id: z.uuid(),
   url: z.string().nullable().describe("the item's link"),
   guid: z.string().describe("the item's guid, else its link, else a hash of its title and date"),
 });
 /** A copy of a peer's entry (§16): `origin` is the instance it was written on, `link_id` the link that brought it. */
-export const meshSource = z.object({
+const meshSource = z.object({
   kind: z.literal("mesh"),
   origin: z.string(),
   origin_name: z.string(),
@@ -87,7 +87,7 @@ export const memoryEntry = z
 export type MemoryEntry = z.output<typeof memoryEntry>;
 
 /** An entry close to one just written, shown so the writer can read it. */
-export const similarEntry = z.object({ id: z.uuid(), similarity: z.number(), agent_id: z.string() });
+const similarEntry = z.object({ id: z.uuid(), similarity: z.number(), agent_id: z.string() });
 export type SimilarEntry = z.output<typeof similarEntry>;
 
 export const memoryWriteResult = memoryEntry
@@ -136,7 +136,7 @@ export const compactWriteResult = z
 export type CompactWriteResult = z.output<typeof compactWriteResult>;
 
 /** What a deleted (or expired) entry leaves behind in a delta. */
-export const tombstone = z
+const tombstone = z
   .object({
     id: z.uuid(),
     deleted_at: timestamp,

@@ -3,7 +3,7 @@ import { timestamp } from "./timestamp.js";
 
 // The mesh (CONTRACT §16): tokens granted to peers, links to peers, and what peers say to each other.
 
-export const meshCapabilities = ["pull", "handshake", "feed", "gossip"] as const;
+const meshCapabilities = ["pull", "handshake", "feed", "gossip"] as const;
 export const meshCapability = z.enum(meshCapabilities);
 export type MeshCapability = z.output<typeof meshCapability>;
 
@@ -32,7 +32,7 @@ export const createdMeshToken = meshToken
   .extend({ token: z.string().describe("the secret (cairn_mt_…), shown this once: give it to the peer") })
   .meta({ id: "CreatedMeshToken" });
 
-export const meshLinkStatus = z.enum(["active", "failing", "unauthorized", "paused"]);
+const meshLinkStatus = z.enum(["active", "failing", "unauthorized", "paused"]);
 export type MeshLinkStatusName = z.output<typeof meshLinkStatus>;
 
 export const projectMapping = z.object({ remote: z.string(), local: z.string() });
@@ -82,7 +82,7 @@ export const meshSyncResult = z
 export type MeshSyncResult = z.output<typeof meshSyncResult>;
 
 /** A peer as another peer names it. */
-export const meshPeerRef = z.object({ instance_id: z.string(), name: z.string(), url: z.string() });
+const meshPeerRef = z.object({ instance_id: z.string(), name: z.string(), url: z.string() });
 
 export const meshGossip = z
   .object({

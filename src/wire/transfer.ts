@@ -2,7 +2,7 @@ import { z } from "zod";
 
 // What an import (admin_import) reports. The export is a stream of JSON Lines, described in tools/admin.ts.
 
-export const importCounts = z.object({
+const importCounts = z.object({
   projects: z.number().int().describe("projects, with their members"),
   agents: z.number().int().describe("agents, without keys: an owner gives each a key"),
   entries: z.number().int().describe("memory entries, a compiled entry with its anchor"),

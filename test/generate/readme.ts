@@ -16,7 +16,7 @@ function toolTiers(): Map<string, string> {
 }
 
 /** The README's route and tool table, rendered from the catalogue. */
-export function routeTable(): string {
+function routeTable(): string {
   const tiers = toolTiers();
   const rows = catalogue.map((operation) => {
     const paths = [operation.http.path, ...(operation.http.aliases ?? [])]

@@ -17,7 +17,7 @@ export function llmEnv(fake: FakeLlm, provider: "openai" | "anthropic" = "openai
 }
 
 /** The settings `cairn archivist` would read from `env`, with the server's archivist credentials. */
-export function settingsFor(server: TestServer, env: Record<string, string> = {}): ArchivistSettings {
+function settingsFor(server: TestServer, env: Record<string, string> = {}): ArchivistSettings {
   const config = loadConfig(testEnv(server.dataDir, { ARCHIVIST_HOLDER: "test-archivist", ...env }));
   return archivistSettings(config, { url: server.url, agentId: server.archivist.agentId, apiKey: server.archivist.apiKey });
 }
@@ -44,5 +44,5 @@ export function manualClock(start = new Date()): { now: () => Date; advance(ms: 
   };
 }
 
-export const HOUR_MS = 3_600_000;
+const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;

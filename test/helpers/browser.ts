@@ -7,8 +7,8 @@ import { describe } from "vitest";
 export const CHROMIUM = process.env.CAIRN_TEST_CHROMIUM ?? "/usr/bin/chromium";
 const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"];
 
-export const SCREENSHOT_DIR = resolve(import.meta.dirname, "../ui/screenshots");
-export const VIEWPORT = { width: 1280, height: 800 };
+const SCREENSHOT_DIR = resolve(import.meta.dirname, "../ui/screenshots");
+const VIEWPORT = { width: 1280, height: 800 };
 
 /**
  * Browser tests need Debian's Chromium. Without it they are skipped (and said so once, with the

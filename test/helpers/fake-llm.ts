@@ -11,7 +11,7 @@ export interface FakeLlmCall {
   body: unknown;
 }
 
-export type FakeLlmReply = string | { status: number; body?: unknown; headers?: Record<string, string> };
+type FakeLlmReply = string | { status: number; body?: unknown; headers?: Record<string, string> };
 
 export interface FakeLlm {
   /** http://127.0.0.1:<port> */

@@ -45,7 +45,7 @@ export interface FixtureOptions {
 
 const ORIGIN = "https://feeds.example.test";
 
-export function fixtureFeed(count: number, options: FixtureOptions = {}): FixtureFeed {
+function fixtureFeed(count: number, options: FixtureOptions = {}): FixtureFeed {
   const name = options.name ?? "fixture";
   const newest = options.newest ?? new Date("2026-03-01T12:00:00Z");
   const firstIndex = options.firstIndex ?? count;

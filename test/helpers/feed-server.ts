@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo, Socket } from "node:net";
 
 /** What a route answers: status, headers and body, or a handler that writes the response itself. */
-export type FeedRoute = { status?: number; headers?: Record<string, string>; body?: string | Buffer } | ((response: ServerResponse, headers: IncomingHttpHeaders) => void);
+type FeedRoute = { status?: number; headers?: Record<string, string>; body?: string | Buffer } | ((response: ServerResponse, headers: IncomingHttpHeaders) => void);
 
 export interface FeedServer {
   /** `http://127.0.0.1:<port>` */

@@ -9,7 +9,7 @@ import { decodeFeedBody } from "../../src/services/feeds/document-text.js";
  * `Description:`, `Expect:` (a Python expression over feedparser's result, `bozo` meaning the
  * document is not well-formed) and sometimes `Header:` lines of the HTTP answer it stands for.
  */
-export const CORPUS_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../fixtures/feeds/feedparser");
+const CORPUS_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../fixtures/feeds/feedparser");
 
 export interface CorpusDocument {
   /** Relative to CORPUS_ROOT, with forward slashes: `wellformed/sanitize/entry_content_script.xml`. */

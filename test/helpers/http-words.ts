@@ -3,7 +3,7 @@
  * routes, methods with paths, query strings. Counts and limits ("1 to 500", "up to 500 entries",
  * "the oldest 200 changes") are numbers too, so they are taken out before looking for a status.
  */
-export const HTTP_WORDS = [
+const HTTP_WORDS = [
   /\bREST\b/,
   /\bHTTP\b/,
   /\bheaders?\b/i,

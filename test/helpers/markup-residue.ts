@@ -30,7 +30,7 @@ function around(text: string, index: number): string {
 }
 
 /** `text` with its character references decoded as an HTML parser decodes them in text. */
-export function decodeReferences(text: string): string {
+function decodeReferences(text: string): string {
   const parts: string[] = [];
   // Every `<` is swapped for a private-use character first, so the parser sees only text.
   const parser = new Parser({ ontext: (part) => parts.push(part) }, { decodeEntities: true });

@@ -41,7 +41,7 @@ const hasPython = spawnSync("python3", ["--version"]).status === 0;
  * No character XML forbids, and, where the machine has Python, the strict XML 1.0 parser of its
  * standard library (expat) reads the document to the end.
  */
-export function expectWellFormedXml(text: string): void {
+function expectWellFormedXml(text: string): void {
   expect(NOT_XML.test(text), "a character XML forbids").toBe(false);
   if (!hasPython) return;
   const parsed = spawnSync("python3", ["-c", "import sys, xml.parsers.expat; xml.parsers.expat.ParserCreate().Parse(sys.stdin.buffer.read(), True)"], { input: text, encoding: "utf8" });

@@ -57,7 +57,7 @@ export interface MeshLink {
   created_by: string;
 }
 
-export async function startPeer(name: string, env: Record<string, string> = {}): Promise<Peer> {
+async function startPeer(name: string, env: Record<string, string> = {}): Promise<Peer> {
   const dataDir = tempDir("cairn-mesh-");
   let serve = await startServe(cliEnv(dataDir, { INSTANCE_NAME: name, ...env }));
   // Every earlier run's output, so a restarted peer's log still holds what it wrote before.

@@ -5,7 +5,7 @@ import ts from "typescript";
 // What `cairn serve` loads, read from the TypeScript sources with the compiler's own parser, and
 // which of those modules open network connections. Used by test/unit/outbound-calls.test.ts.
 
-export const root = resolve(import.meta.dirname, "../..");
+const root = resolve(import.meta.dirname, "../..");
 
 const parsed = new Map<string, ts.SourceFile>();
 
@@ -73,7 +73,7 @@ export function edgesOf(source: ts.SourceFile, within: ts.Node = source): Module
 }
 
 /** A relative specifier as the repository's .ts file, or undefined for a package or node built-in. */
-export function resolveSpecifier(from: string, specifier: string): string | undefined {
+function resolveSpecifier(from: string, specifier: string): string | undefined {
   if (!specifier.startsWith(".")) return undefined;
   const base = resolve(root, dirname(from), specifier);
   for (const candidate of [base.replace(/\.js$/, ".ts"), base, `${base}.ts`, join(base, "index.ts")]) {

@@ -40,7 +40,7 @@ export async function openAuthorize(url: string, session?: string): Promise<Page
 }
 
 /** The hidden and named fields of the page's form, as the browser would send them back. */
-export function formFields(html: string): [string, string][] {
+function formFields(html: string): [string, string][] {
   const fields: [string, string][] = [];
   for (const match of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
     fields.push([decodeEntities(match[1] as string), decodeEntities(match[2] as string)]);

@@ -8,7 +8,7 @@ import { eventually } from "./wait.js";
  * Every event type a stream test may see: EventSource dispatches named events only to listeners of
  * that name. The server's own come from the typed list, so none can be missing.
  */
-export const EVENT_TYPES = [...SERVER_EVENT_TYPES, "test.marker", "test.bulk", "test.sentinel", "archivist.synthesis"];
+const EVENT_TYPES = [...SERVER_EVENT_TYPES, "test.marker", "test.bulk", "test.sentinel", "archivist.synthesis"];
 
 export interface StreamedEvent {
   seq: number;

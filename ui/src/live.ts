@@ -8,7 +8,7 @@ import { notifySessionEnded } from "./api.js";
 import type { EventRecord } from "../../src/wire/events.js";
 
 /** An event, or `reset`: the server could not resume, so whatever is shown should be fetched again. */
-export type LiveSignal = { kind: "event"; event: EventRecord } | { kind: "reset" };
+type LiveSignal = { kind: "event"; event: EventRecord } | { kind: "reset" };
 export type LiveStatus = "connecting" | "live" | "reconnecting" | "stopped";
 
 type SignalListener = (signal: LiveSignal) => void;
@@ -17,7 +17,7 @@ type StatusListener = (status: LiveStatus) => void;
 const DEFAULT_RETRY_MS = 3000;
 const MAX_RETRY_MS = 30_000;
 
-export class LiveStream {
+class LiveStream {
   private readonly signalListeners = new Set<SignalListener>();
   private readonly statusListeners = new Set<StatusListener>();
   private controller: AbortController | null = null;

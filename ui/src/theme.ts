@@ -13,7 +13,7 @@ function storedTheme(): Theme | undefined {
   }
 }
 
-export function systemTheme(): Theme {
+function systemTheme(): Theme {
   return window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
 }
 

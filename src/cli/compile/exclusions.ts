@@ -8,7 +8,7 @@ import ignore, { type Ignore } from "ignore";
  * checked or where it came from, not what it does, and they would crowd what an agent asks about.
  * In .gitignore syntax; a `.cairnignore` line `!pattern` brings any of them back.
  */
-export const DEFAULT_EXCLUDES: readonly string[] = [
+const DEFAULT_EXCLUDES: readonly string[] = [
   // tests
   "test/",
   "tests/",
@@ -48,7 +48,7 @@ export const DEFAULT_EXCLUDES: readonly string[] = [
   "/.cairnignore",
 ];
 
-export const CAIRNIGNORE = ".cairnignore";
+const CAIRNIGNORE = ".cairnignore";
 
 /**
  * The matcher for one repository: the defaults, then `.cairnignore` at its root (gitignore syntax,

@@ -21,7 +21,7 @@ function lineCount(text: string): number {
 }
 
 /** One `file` unit: what a file without a grammar (or too big, or unparsable) becomes. */
-export function fileUnit(path: string, text: string, lang = languageOf(path) ?? plainLanguageOf(path)): Unit {
+function fileUnit(path: string, text: string, lang = languageOf(path) ?? plainLanguageOf(path)): Unit {
   const lines = lineCount(text);
   return { path, symbol: "", kind: "file", lang, start_line: 1, end_line: Math.max(1, lines), sha: sha256(text), description: `${lang} file, ${lines} lines`, deps: [] };
 }

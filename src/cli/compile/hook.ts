@@ -4,10 +4,10 @@ import { cliPath } from "../../core/paths.js";
 import { hooksDirectory } from "./git.js";
 
 /** The line that marks a post-commit hook as cairn's own, which a later install may rewrite. */
-export const HOOK_MARKER = "# cairn compile hook";
+const HOOK_MARKER = "# cairn compile hook";
 
 /** A hook that is not cairn's: left as it is, with the line that would add cairn to it. */
-export class ForeignHookError extends Error {
+class ForeignHookError extends Error {
   constructor(
     readonly path: string,
     line: string,
@@ -27,7 +27,7 @@ const shellQuote = (value: string): string => `'${value.replaceAll("'", `'\\''`)
  * output in the git directory's cairn-compile.log, and exit 0 whatever happens — no server, no
  * cairn, no node — so a commit never waits for Cairn or fails because of it.
  */
-export function hookScript(project: string | undefined): string {
+function hookScript(project: string | undefined): string {
   const node = shellQuote(process.execPath);
   const cli = shellQuote(cliPath);
   const projectArgs = project === undefined ? "" : ` --project ${shellQuote(project)}`;

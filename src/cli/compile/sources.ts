@@ -7,7 +7,7 @@ import { MAX_FILE_BYTES, type Unit } from "./units.js";
  * Why a file gave no units: gone from disk (or not a regular file), too big, binary, or left out
  * by the ignore rules before it was read (exclusions.ts).
  */
-export type SkipReason = "missing" | "oversized" | "binary" | "excluded";
+type SkipReason = "missing" | "oversized" | "binary" | "excluded";
 
 export interface ReadResult {
   units: Unit[];

@@ -34,7 +34,7 @@ function ajvFor(mode: Mode): AjvClass {
 const MAX_CACHED = 256;
 const MAX_ERRORS = 50;
 /** Output values × schema values past which only the first problem of an output is reported. */
-export const DETAILED_CHECK_BUDGET = 50_000;
+const DETAILED_CHECK_BUDGET = 50_000;
 // Ajv keeps every schema it compiled; each is removed from it when its validator leaves this cache.
 const validators = new Map<string, { validate: ValidateFunction; schema: Record<string, unknown>; mode: Mode }>();
 let compiles = 0;

@@ -66,7 +66,7 @@ export type NodeSlot = { state: "task"; keys: string[] } | { state: "pending" } 
  * The keys of the tasks a need on `need` waits for: a node's task; a fan-out's item tasks, or
  * (until it expands) the task its items come from, or (skipped) what it needed itself.
  */
-export function tasksForNeed(document: BlueprintDocument, slots: ReadonlyMap<string, NodeSlot>, need: string): string[] {
+function tasksForNeed(document: BlueprintDocument, slots: ReadonlyMap<string, NodeSlot>, need: string): string[] {
   const node = document.nodes.find((candidate) => candidate.id === need);
   const slot = slots.get(need);
   if (!node || !slot) return [];

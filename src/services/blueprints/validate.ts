@@ -15,12 +15,12 @@ export interface Problem {
   detail: string;
 }
 
-export const MAX_NODES = MAX_BLUEPRINT_NODES;
-export const MAX_RUN_TASKS = 500;
-export const MAX_DOCUMENT_BYTES = 256 * 1024;
+const MAX_NODES = MAX_BLUEPRINT_NODES;
+const MAX_RUN_TASKS = 500;
+const MAX_DOCUMENT_BYTES = 256 * 1024;
 
 /** The JSON Schema keywords an output schema may use: enough to say what a task must hand over. */
-export const OUTPUT_SCHEMA_KEYWORDS = new Set([
+const OUTPUT_SCHEMA_KEYWORDS = new Set([
   "type",
   "properties",
   "required",

@@ -8,7 +8,7 @@ import type { MemoryWrites } from "../memory-writes.js";
 
 // A unit's `compiled` entry (CONTRACT §18): what it says, and how it is written and rewritten.
 
-export const COMPILED_TAG = "compiled";
+const COMPILED_TAG = "compiled";
 
 /** `path::symbol`, the name a blueprint's `anchor_changed` check uses; a module is its path. */
 export const anchorName = (unit: Pick<CompileUnit, "path" | "symbol">): string => (unit.symbol === "" ? unit.path : `${unit.path}::${unit.symbol}`);
@@ -25,9 +25,9 @@ export function compiledContent(unit: CompileUnit): string {
   return lines.join("\n");
 }
 
-export const compiledTags = (unit: CompileUnit): string[] => [...new Set([COMPILED_TAG, unit.lang])];
+const compiledTags = (unit: CompileUnit): string[] => [...new Set([COMPILED_TAG, unit.lang])];
 
-export const compileSourceOf = (unit: CompileUnit, commit: string | null): CompileSource => ({ kind: "compile", path: unit.path, symbol: unit.symbol, sha: unit.sha, commit });
+const compileSourceOf = (unit: CompileUnit, commit: string | null): CompileSource => ({ kind: "compile", path: unit.path, symbol: unit.symbol, sha: unit.sha, commit });
 
 /** Writes and rewrites compiled entries through the one write path every entry takes (DESIGN §4a). */
 export class CompiledEntries {

@@ -3,7 +3,7 @@ import type { OutboundFetcher } from "../../net/fetch.js";
 import { FeedFetchError, type FeedFetcher } from "./fetcher.js";
 
 /** The largest feed document fetched (CONTRACT §11): a longer body fails the poll the moment it passes this. */
-export const FEED_MAX_BODY_BYTES = 5 * 1024 * 1024;
+const FEED_MAX_BODY_BYTES = 5 * 1024 * 1024;
 
 const first = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
 

@@ -7,12 +7,12 @@ import { htmlToText, singleLine, textToPlainText } from "./plain-text.js";
 export const SUMMARY_MAX_CHARS = 2000;
 
 /** Titles are one line of at most this many characters. */
-export const TITLE_MAX_CHARS = 300;
+const TITLE_MAX_CHARS = 300;
 
 /** A guid or link longer than this is kept as its hash, so keys stay index-sized. */
 export const MAX_ITEM_KEY_CHARS = 256;
 
-export type ItemKeyKind = "guid" | "link" | "hash";
+type ItemKeyKind = "guid" | "link" | "hash";
 
 /** How an item is recognised from one poll to the next (CONTRACT §15). */
 export interface ItemKey {
@@ -45,7 +45,7 @@ export function itemKey(item: FeedItem): ItemKey {
 }
 
 /** The item's title as one line of plain text, "" when it has none. */
-export function itemTitle(item: FeedItem): string {
+function itemTitle(item: FeedItem): string {
   return item.title === undefined ? "" : singleLine(textToPlainText(item.title, TITLE_MAX_CHARS));
 }
 

@@ -6,9 +6,9 @@ import { FeedDocumentError } from "./document-error.js";
 import type { ParseReply, ParseRequest } from "./parse-worker.js";
 
 /** Documents waiting for the parser past which another is refused (polls are 4 at a time per process). */
-export const MAX_WAITING_PARSES = 32;
+const MAX_WAITING_PARSES = 32;
 /** A parse taking longer than this ends the thread (a new one starts for the next document). */
-export const PARSE_TIMEOUT_MS = 30_000;
+const PARSE_TIMEOUT_MS = 30_000;
 
 export interface ParsedItems {
   title: string | undefined;

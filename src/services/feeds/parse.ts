@@ -8,7 +8,7 @@ import { FeedDocumentError } from "./document-error.js";
 
 export { FeedDocumentError, type FeedDocumentFailure } from "./document-error.js";
 
-export type FeedFormat = "rss" | "atom" | "rdf" | "json";
+type FeedFormat = "rss" | "atom" | "rdf" | "json";
 
 /**
  * One item of a feed, the same whatever the dialect. Strings are as the feed has them (entities of

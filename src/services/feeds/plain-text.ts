@@ -95,7 +95,7 @@ const MAX_ROUNDS = 4;
 const MAX_DEPTH = 256;
 
 /** Input longer than this is cut before parsing: a summary is a few thousand characters at most. */
-export const MAX_HTML_INPUT_CHARS = 1024 * 1024;
+const MAX_HTML_INPUT_CHARS = 1024 * 1024;
 
 const ELLIPSIS = "…";
 

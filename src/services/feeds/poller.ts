@@ -8,7 +8,7 @@ import type { FeedPolls } from "./polls.js";
 import { POLL_LEASE_SECONDS } from "./service.js";
 
 /** Fetches one server process runs at once. */
-export const MAX_CONCURRENT_POLLS = 4;
+const MAX_CONCURRENT_POLLS = 4;
 
 /**
  * Polls subscriptions when they are due: each round claims at most as many due feeds as it has

@@ -19,9 +19,9 @@ export interface FetchedFeed {
 import { FAILURES_TO_FAIL, nextPollDelaySeconds, retryAfterSeconds, statusOf } from "./schedule.js";
 
 /** Tags every entry from a feed carries besides the subscription's own: what it is, and that nobody has looked at it yet. */
-export const FEED_ENTRY_TAGS = ["feed-item", "unprocessed"];
+const FEED_ENTRY_TAGS = ["feed-item", "unprocessed"];
 /** Item keys not seen in a document for this long are forgotten (an item that left its feed rarely comes back). */
-export const ITEM_MEMORY_DAYS = 90;
+const ITEM_MEMORY_DAYS = 90;
 
 interface Outcome {
   ingested: number;

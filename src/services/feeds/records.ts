@@ -14,7 +14,7 @@ export function urlKey(url: string): string {
 }
 
 /** Whether the caller sees the subscription's URL whole (a query string may hold a private token). */
-export const seesWholeUrl = (caller: Caller, row: Pick<FeedRow, "agent_id">): boolean => caller.role === "owner" || caller.agentId === row.agent_id;
+const seesWholeUrl = (caller: Caller, row: Pick<FeedRow, "agent_id">): boolean => caller.role === "owner" || caller.agentId === row.agent_id;
 
 export function toFeed(row: FeedRow, caller: Caller): Feed {
   return {

@@ -4,7 +4,7 @@ import type { FeedStatus } from "./records.js";
 /** Polls failed in a row after which a feed is `failing` (and `feed.failing` is said once). */
 export const FAILURES_TO_FAIL = 3;
 /** The longest a failing feed waits between polls. */
-export const MAX_BACKOFF_SECONDS = 24 * 3600;
+const MAX_BACKOFF_SECONDS = 24 * 3600;
 
 /** When a feed polls next: its interval after a success; after failures, the interval doubled per failure (≤ 24 h), and never before the server's Retry-After. */
 export function nextPollDelaySeconds(row: Pick<FeedRow, "interval_minutes">, failures: number, retryAfterSeconds: number | null): number {

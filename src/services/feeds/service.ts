@@ -17,7 +17,7 @@ import { safeUrl } from "../../net/safe-url.js";
 import { toFeed, urlKey } from "./records.js";
 
 /** Subscriptions a project (or global memory) may hold. */
-export const MAX_FEEDS_PER_PROJECT = 200;
+const MAX_FEEDS_PER_PROJECT = 200;
 /** How long a poll may hold a feed before another process may take it over (a dead server's poll lapses). */
 export const POLL_LEASE_SECONDS = 600;
 

@@ -31,14 +31,14 @@ const SIMILARITY_WEIGHT = 0.5;
 /** Entries per call to the edge source: one bounded `IN (…)` list. */
 const FIRING_BATCH = 64;
 
-export const MIN_HOPS = 1;
-export const MAX_HOPS = 4;
+const MIN_HOPS = 1;
+const MAX_HOPS = 4;
 /**
  * Edges read per query. Every reached entry came over an edge read or is a similar entry, so this
  * also bounds the entries reached (≤ maxEdges + similar + 1) and the source's calls
  * (≤ hops + reached / 64).
  */
-export const DEFAULT_MAX_EDGES = 10_000;
+const DEFAULT_MAX_EDGES = 10_000;
 
 /** Relative to the firing entry: `out` when it is the edge's `src`. */
 export type Direction = "out" | "in";
@@ -99,7 +99,7 @@ export interface ActivationOptions {
 }
 
 /** A step of a path from the seed (which is not in it) to an entry (which ends it). */
-export interface PathStep {
+interface PathStep {
   readonly id: string;
   /** `similar` for a similarity link from the seed. */
   readonly rel: GraphRel | "similar";

@@ -11,10 +11,10 @@ import type { GraphJob, GraphJobResult, WorkerReply, WorkerRequest } from "./gra
 // the thread (a new one starts for the next job), so one stuck read cannot hold every later one.
 
 export const MAX_WAITING_GRAPH_JOBS = 16;
-export const GRAPH_JOB_TIMEOUT_MS = 120_000;
+const GRAPH_JOB_TIMEOUT_MS = 120_000;
 const RETRY_AFTER_SECONDS = 5;
 
-export class GraphThread {
+class GraphThread {
   private readonly thread = new SerialWorker<Omit<WorkerRequest, "id">, WorkerReply>({
     entry: srcModule("services/graph/graph-worker.js"),
     timeoutMs: GRAPH_JOB_TIMEOUT_MS,

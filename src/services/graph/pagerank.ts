@@ -14,8 +14,8 @@ import type { GraphRel } from "./edges.js";
 // weight). Edges count once per (src, dst, rel); self-loops and edges with an end outside `ids`
 // (private or unselected entries) are dropped, so they cannot move anyone's rank.
 
-export const DAMPING = 0.85;
-export const TOLERANCE = 1e-6;
+const DAMPING = 0.85;
+const TOLERANCE = 1e-6;
 export const MAX_ITERATIONS = 100;
 
 export interface PageRankOptions {
@@ -134,7 +134,7 @@ function graphOfKeys(unique: Float64Array, size: number): RankGraph {
 }
 
 /** Power iteration from the uniform vector; scores sum to 1. */
-export function rankScores(graph: RankGraph, options: PageRankOptions = {}): { scores: Float64Array; iterations: number; converged: boolean } {
+function rankScores(graph: RankGraph, options: PageRankOptions = {}): { scores: Float64Array; iterations: number; converged: boolean } {
   const damping = options.damping ?? DAMPING;
   const tolerance = options.tolerance ?? TOLERANCE;
   const maxIterations = options.maxIterations ?? MAX_ITERATIONS;

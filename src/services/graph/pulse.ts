@@ -25,7 +25,7 @@ const MAX_AGENTS = 5000;
 const DAY_MS = 86_400_000;
 
 /** The label §14 gives a node: its headline, else its content with white space collapsed, cut to 110 characters. */
-export function labelOf(row: Pick<NodeLabel, "headline" | "head">): string {
+function labelOf(row: Pick<NodeLabel, "headline" | "head">): string {
   const text = (row.headline ?? row.head).replace(/\s+/gu, " ").trim();
   return text.length <= LABEL_CHARS ? text : `${text.slice(0, LABEL_CHARS - 1)}…`;
 }

@@ -12,7 +12,7 @@ import { decodeCursor, pageOf, type Page } from "../paging.js";
 import type { EdgeRel, GraphEdge, GraphNode } from "../../wire/graph.js";
 
 /** Edges shown with one node, per direction. */
-export const NODE_EDGE_LIMIT = 200;
+const NODE_EDGE_LIMIT = 200;
 
 const toEdge = (row: EdgeRow): GraphEdge => ({
   id: row.id,

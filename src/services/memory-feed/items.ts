@@ -6,7 +6,7 @@ import { headlineOf } from "../compact-entries.js";
 /** The longest item title (CONTRACT §15), in characters. */
 const TITLE_CHARS = 80;
 
-export type FeedItemFields = JsonFeed["items"][number]["_cairn"];
+type FeedItemFields = JsonFeed["items"][number]["_cairn"];
 
 /** An entry as both feed formats show it: what JSON Feed and Atom each render their way. */
 export interface FeedEntry {

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 // (src/store/sql/merkle.ts says what a leaf is). A set of lines is hashed sorted and joined by
 // "\n", with no final newline: the empty set is then sha256(""), as the contract says.
 
-export const sha256Hex = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
+const sha256Hex = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
 
 /** Code-unit order, which for the ASCII ids and hex digits hashed here is byte order: every peer sorts alike. */
 export const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

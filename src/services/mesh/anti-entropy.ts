@@ -14,7 +14,7 @@ const summaryShape = z.object({ root: z.string().regex(HEX), buckets: z.record(z
 const bucketShape = z.object({ entries: z.record(z.uuid(), z.string().regex(HEX)) });
 
 /** Ids one comparison fetches at most: a peer far behind catches up by its feed, not by this. */
-export const MAX_REPAIRED_IDS = 20_000;
+const MAX_REPAIRED_IDS = 20_000;
 
 export interface Repair extends Applied {
   /** Requests made and bytes they brought. */

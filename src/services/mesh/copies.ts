@@ -9,7 +9,7 @@ import type { MeshSource } from "../../wire/memory.js";
 export const isCopy = (row: Pick<MemoryRow, "source_kind">): boolean => row.source_kind === "mesh";
 
 /** The name of the instance a copy belongs to. */
-export function originNameOf(row: Pick<MemoryRow, "source">): string {
+function originNameOf(row: Pick<MemoryRow, "source">): string {
   const source = row.source === null ? null : (JSON.parse(row.source) as Partial<MeshSource>);
   return source?.origin_name ?? "another instance";
 }

@@ -4,7 +4,7 @@ import type { MeshDiscovered } from "../../wire/mesh.js";
 import type { AdvertisedPeer } from "./mdns-txt.js";
 
 /** Peers unheard of for this long are forgotten. */
-export const DISCOVERED_RETENTION_DAYS = 7;
+const DISCOVERED_RETENTION_DAYS = 7;
 /** Suggestions kept at most, the most recently seen: a noisy network cannot grow the table. */
 export const DISCOVERED_MAX = 500;
 

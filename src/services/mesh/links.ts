@@ -48,7 +48,7 @@ export interface MeshSettings {
 const isPkCursor = (value: unknown): value is { pk: number } => Number.isSafeInteger((value as { pk?: unknown } | null)?.pk);
 
 /** 409 naming the link that already joins this instance to the peer. */
-export const alreadyLinked = (id: string): AppError => new AppError("CONFLICT", `already linked to that peer (link ${id})`, { extra: { id } });
+const alreadyLinked = (id: string): AppError => new AppError("CONFLICT", `already linked to that peer (link ${id})`, { extra: { id } });
 
 /**
  * Links to peers (CONTRACT §16): made by the owner with a token the peer minted, checked against

@@ -8,7 +8,7 @@ export interface AdvertisedPeer {
 }
 
 /** A TXT string holds 255 bytes, `url=` included. */
-export const MAX_ADVERTISED_URL = 251;
+const MAX_ADVERTISED_URL = 251;
 
 // Lower case only: the id is compared as text with /health's, with links' and with our own.
 const INSTANCE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -17,7 +17,7 @@ import { mappingOf, shownStatus } from "./link-record.js";
 import { FAILURES_TO_FAIL, nextSyncDelaySeconds, SYNC_LEASE_SECONDS } from "./schedule.js";
 
 /** Pages one run applies at most: a backlog is worked off over several runs, so one link cannot monopolise a server. */
-export const PAGE_BUDGET = 20;
+const PAGE_BUDGET = 20;
 
 export interface SyncOptions {
   /** Asked for (`POST /mesh/peers/{id}/sync`): a failure is the request's 502, and the result is announced even when nothing changed. */

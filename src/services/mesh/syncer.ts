@@ -8,7 +8,7 @@ import { SYNC_LEASE_SECONDS } from "./schedule.js";
 import type { MeshSync } from "./sync.js";
 
 /** Links one server process syncs at once. */
-export const MAX_CONCURRENT_SYNCS = 2;
+const MAX_CONCURRENT_SYNCS = 2;
 
 /**
  * Syncs links when they are due: each round claims at most as many due links as it has free

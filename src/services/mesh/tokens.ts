@@ -11,15 +11,15 @@ import { decodeCursor, encodeCursor, type Page } from "../paging.js";
 import { ownersAudience } from "./audience.js";
 
 /** Every mesh token starts so: told apart from API keys and OAuth tokens at a glance (and by the gateway). */
-export const MESH_TOKEN_PREFIX = "cairn_mt_";
+const MESH_TOKEN_PREFIX = "cairn_mt_";
 /** Characters of a token shown in lists: the prefix and a few of the secret, never enough to use. */
 const SHOWN = MESH_TOKEN_PREFIX.length + 4;
 /** Live (unrevoked) tokens an instance keeps at most. */
-export const MAX_LIVE_TOKENS = 200;
+const MAX_LIVE_TOKENS = 200;
 /** A token's last use is written at most this often. */
 const TOUCH_INTERVAL_MS = 60_000;
 
-export const hashMeshToken = (token: string): string => createHash("sha256").update(token, "utf8").digest("hex");
+const hashMeshToken = (token: string): string => createHash("sha256").update(token, "utf8").digest("hex");
 export const isMeshToken = (token: string): boolean => token.startsWith(MESH_TOKEN_PREFIX);
 /** What a link shows of the token it holds: recognisable, unusable. */
 export const tokenHint = (token: string): string => `${token.slice(0, SHOWN)}…${token.slice(-4)}`;
@@ -42,7 +42,7 @@ export interface TokenPatchInput {
 
 const parseList = <T extends string>(json: string): T[] => JSON.parse(json) as T[];
 
-export function meshTokenOf(row: MeshTokenRow): MeshToken {
+function meshTokenOf(row: MeshTokenRow): MeshToken {
   return {
     id: row.id,
     label: row.label,

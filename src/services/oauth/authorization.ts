@@ -45,13 +45,13 @@ export interface OfferedAgent {
 export type AgentChoice = { existing: string } | { create: string };
 
 /** Agents the consent page lists at most (any other one may still be named). */
-export const OFFERED_AGENTS = 200;
+const OFFERED_AGENTS = 200;
 const MAX_STATE_LENGTH = 2000;
 /** RFC 7636: the S256 challenge is a SHA-256 in base64url, 43 characters. */
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
 /** `location` with the parameters added to its query (a private-use scheme's URI included). */
-export function redirectWith(location: string, params: Record<string, string | undefined>): string {
+function redirectWith(location: string, params: Record<string, string | undefined>): string {
   const url = new URL(location);
   for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
   return url.href;

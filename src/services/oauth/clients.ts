@@ -13,18 +13,18 @@ import { clientKey, REGISTRATION_IDENTITY, type FailureThrottle } from "../throt
 import { isMetadataDocumentUrl, MetadataDocumentError, type MetadataDocuments } from "./metadata-documents.js";
 import { MAX_REDIRECT_URI_LENGTH, redirectUriRefusal } from "./redirect-uris.js";
 
-export type AuthMethod = "none" | "client_secret_basic" | "client_secret_post";
+type AuthMethod = "none" | "client_secret_basic" | "client_secret_post";
 const AUTH_METHODS = ["none", "client_secret_basic", "client_secret_post"] as const;
 
 /** Registered clients kept at most; a new registration makes room by dropping the oldest that never got a grant. */
-export const MAX_CLIENTS = 10_000;
-export const MAX_REDIRECT_URIS = 10;
+const MAX_CLIENTS = 10_000;
+const MAX_REDIRECT_URIS = 10;
 /** Registrations one address may make in a minute. */
 export const REGISTRATIONS_PER_MINUTE = 20;
 /** A registration never used for an authorization expires after this long… */
-export const NEVER_USED_CLIENT_MS = 24 * 3600_000;
+const NEVER_USED_CLIENT_MS = 24 * 3600_000;
 /** …and one used, this long after its last use (a live refresh token keeps it whatever its age). */
-export const UNUSED_CLIENT_MS = 30 * 86400_000;
+const UNUSED_CLIENT_MS = 30 * 86400_000;
 /** A client's last use is written at most this often. */
 export const CLIENT_TOUCH_INTERVAL_MS = 60_000;
 
@@ -59,7 +59,6 @@ const registrationSchema = z.looseObject({
   software_version: text(200).optional(),
   application_type: z.unknown().optional(),
 });
-export type RegistrationRequest = z.input<typeof registrationSchema>;
 
 /** Fields echoed back as registered (RFC 7591 §3.2.1), besides the ones the flow uses. */
 const ECHOED = ["client_uri", "logo_uri", "tos_uri", "policy_uri", "scope", "contacts", "software_id", "software_version"] as const;

@@ -16,7 +16,7 @@ export const MAX_GRANTS = 10_000;
 /** Grants one client keeps for one agent; a new consent revokes the oldest beyond it. */
 export const MAX_GRANTS_PER_CLIENT_AGENT = 10;
 
-export const grantOf = (row: GrantRow): OAuthGrant => ({
+const grantOf = (row: GrantRow): OAuthGrant => ({
   id: row.id,
   client_id: row.client_id,
   client_name: row.client_name,

@@ -6,14 +6,14 @@ import { redirectUriRefusal } from "./redirect-uris.js";
 // metadata there. Fetched through the one outbound fetcher, small and quick, and cached as the
 // document's Cache-Control says, within bounds.
 
-export const CIMD_TIMEOUT_MS = 5_000;
-export const CIMD_MAX_BYTES = 64 * 1024;
+const CIMD_TIMEOUT_MS = 5_000;
+const CIMD_MAX_BYTES = 64 * 1024;
 /** The longest a document is cached, whatever its Cache-Control says. */
-export const CIMD_MAX_AGE_S = 24 * 3600;
+const CIMD_MAX_AGE_S = 24 * 3600;
 /** How long a document that says nothing of caching is kept. */
-export const CIMD_DEFAULT_AGE_S = 300;
+const CIMD_DEFAULT_AGE_S = 300;
 /** Documents cached at once; the oldest goes first. */
-export const CIMD_CACHE_ENTRIES = 500;
+const CIMD_CACHE_ENTRIES = 500;
 /** Documents one address may have fetched (cache misses) in a minute: anyone can name any URL. */
 export const CIMD_FETCHES_PER_MINUTE = 60;
 const MAX_URL_LENGTH = 2000;

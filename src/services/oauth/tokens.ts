@@ -12,11 +12,11 @@ import { redirectUriMatches } from "./redirect-uris.js";
 import { isOwnResource, resourceOf, scopesOf, scopeString } from "./scopes.js";
 
 /** An access token lives an hour. */
-export const TOKEN_SECONDS = 3600;
+const TOKEN_SECONDS = 3600;
 /** An authorization code, a minute. */
 export const CODE_SECONDS = 60;
 /** A refresh token, thirty days from its issue; each use gives a new one (sliding). */
-export const REFRESH_SECONDS = 30 * 86400;
+const REFRESH_SECONDS = 30 * 86400;
 /** Used refresh tokens a grant keeps, to recognise one presented again. */
 const USED_REFRESH_KEPT = 20;
 /** Live access tokens a grant keeps; refreshing past it revokes the oldest. */
@@ -24,7 +24,7 @@ const GRANT_ACCESS_TOKENS = 10;
 
 const ACCESS_PREFIX = "cairn_at_";
 const REFRESH_PREFIX = "cairn_rt_";
-export const CODE_PREFIX = "cairn_ac_";
+const CODE_PREFIX = "cairn_ac_";
 const secret = (prefix: string): string => `${prefix}${randomBytes(32).toString("base64url")}`;
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;

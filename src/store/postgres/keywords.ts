@@ -31,7 +31,7 @@ const scored = (candidates: string): string =>
  * counts was 2.3 ms at 1,500 entries and 8.3 at 6,000 (4.1 once vacuumed). A minute of a team's
  * writes moves a thousand entries' idf by a few percent.
  */
-export const PG_TERM_STATS_CACHE_FROM = 1_000;
+const PG_TERM_STATS_CACHE_FROM = 1_000;
 
 /**
  * Okapi BM25 over PostgreSQL's full-text index of content and tags (`memory.search`, a stored

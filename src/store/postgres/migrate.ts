@@ -5,7 +5,7 @@ import { loadMigrations, SchemaTooNewError } from "../migrations.js";
 const MIGRATION_LOCK = 7_418_245_001;
 
 /** The schema version the database is at (0 when it has none). */
-export async function schemaVersion(client: pg.ClientBase): Promise<number> {
+async function schemaVersion(client: pg.ClientBase): Promise<number> {
   const exists = await client.query<{ found: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS found");
   if (!exists.rows[0]?.found) return 0;
   const result = await client.query<{ version: number | null }>("SELECT max(version) AS version FROM schema_migrations");

@@ -102,14 +102,6 @@ export const pgTxOf = (tx: Tx): PgTx => tx as unknown as PgTx;
 export const isTx = (handle: Reader): boolean => handle instanceof PgTx;
 
 /**
- * ` FOR UPDATE OF <alias>` for a row read inside a transaction, to be changed by it: a second
- * transaction reading the same row waits until the first commits, then reads the row as it left
- * it (the task it would complete is completed already, the version it would check has moved on).
- * SQLite's one writer gives the same without asking. Nothing for reads outside transactions.
- */
-export const rowLock = (r: Reader, alias = "t"): string => (isTx(r) ? ` FOR UPDATE OF ${alias}` : "");
-
-/**
  * Runs `work` with run-time settings (`SET LOCAL`, e.g. a query planner's or an index's knobs) in
  * force. In a Tx they are set on it and stay until it ends; for the reader, whose statements run
  * outside any transaction on any pooled connection, `work` gets a read-only transaction of its own

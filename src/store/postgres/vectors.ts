@@ -21,7 +21,7 @@ import { connectionOf, withSettings } from "./transactions.js";
  */
 const TABLE = "memory_embeddings";
 // Bump when the table's shape changes: a stored index of another layout is rebuilt (re-embedded).
-export const VECTOR_LAYOUT = "pgvector-v1";
+const VECTOR_LAYOUT = "pgvector-v1";
 // pgvector's HNSW indexes `vector` columns of at most 2000 dimensions (`halfvec` 4000): the table's
 // limit is kept, so a model that fits one backend fits the other.
 const MAX_DIMENSIONS = 2000;
@@ -136,7 +136,7 @@ export function vectorBytes(vector: Float32Array): Buffer {
 }
 
 /** A vector from `vectorBytes`' form, as `vector_send` returns it (a bytea). */
-export function vectorFromBytes(bytes: Buffer): Float32Array {
+function vectorFromBytes(bytes: Buffer): Float32Array {
   const dimensions = bytes.readInt16BE(0);
   if (bytes.length !== 4 + 4 * dimensions) throw new InternalError("invariant", `a stored vector of ${bytes.length} bytes claims ${dimensions} dimensions`);
   const vector = new Float32Array(dimensions);

@@ -15,7 +15,7 @@ export type DecisionMatch = (words: string[]) => SqlFragment;
  * The WHERE clause of a decision listing, as both stores run it: visibility, then each filter
  * given. Only the keyword match differs between them (FTS5, tsvector): `matching` writes it.
  */
-export function decisionWhere(viewpoint: Viewpoint, filters: DecisionFilters, matching: DecisionMatch): { where: string[]; params: unknown[] } {
+function decisionWhere(viewpoint: Viewpoint, filters: DecisionFilters, matching: DecisionMatch): { where: string[]; params: unknown[] } {
   const visible = visibleInProject("d", viewpoint);
   const where = [visible.sql];
   const params: unknown[] = [...visible.params];

@@ -18,7 +18,7 @@ import type { SqlFragment } from "./visibility.js";
 export const LIMIT_PARAM = "LIMIT CAST(? AS INTEGER)";
 
 /** Runs the shared SQL on one backend, on the connection behind a `Reader` or `Tx`. */
-export interface SqlRunner {
+interface SqlRunner {
   /** The rows of a query, or of a write's RETURNING. */
   all<T>(r: Reader, sql: string, ...params: unknown[]): Promise<T[]>;
   /** The first row of a query, if any. */

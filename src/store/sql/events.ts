@@ -6,7 +6,7 @@ import { merkleStamp } from "./merkle.js";
 import { visibleEvent, type SqlFragment } from "./visibility.js";
 
 /** The events a viewpoint may see after a point (or before a seq, newest first): one statement for both backends. */
-export function eventListQuery(
+function eventListQuery(
   viewpoint: Viewpoint,
   start: { afterSeq: number } | { since: string },
   filters: EventFilters,

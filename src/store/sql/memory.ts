@@ -27,7 +27,7 @@ export const MEMORY_COLUMNS = `m.pk, m.id, m.type, m.agent_id, m.project, m.scop
   m.last_reinforced_at, m.superseded_by, m.embedding_model, m.deleted_at, m.source, m.source_kind, m.stale_since, m.stale_reason, m.change_seq`;
 
 /** The kind order's rank in SQL, written from the list `kindRank` reads. */
-export const KIND_RANK = `CASE m.type ${KIND_ORDER.map((type, rank) => `WHEN '${type}' THEN ${rank}`).join(" ")} ELSE ${KIND_ORDER.length} END`;
+const KIND_RANK = `CASE m.type ${KIND_ORDER.map((type, rank) => `WHEN '${type}' THEN ${rank}`).join(" ")} ELSE ${KIND_ORDER.length} END`;
 
 /** WHERE conditions (joined with AND) and their parameters, in order. */
 export interface MemoryClause {

@@ -10,7 +10,7 @@ const HOW_TO_BUILD =
   "build it against local Node headers: `npm rebuild better-sqlite3 --nodedir=/usr` (Debian: apt-get install nodejs-dev or libnode-dev and a C++ compiler; elsewhere the directory holding include/node) — see the README's install section";
 
 /** The cause and remedy when `error` is better-sqlite3 failing to load its native binary; null for any other error. */
-export function nativeModuleProblem(error: unknown): string | null {
+function nativeModuleProblem(error: unknown): string | null {
   const message = error instanceof Error ? error.message : String(error);
   if (/Could not locate the bindings file|better_sqlite3\.node/.test(message) && !/NODE_MODULE_VERSION/.test(message)) {
     return `SQLite's native module (better-sqlite3) was not installed: npm ci could neither download a prebuilt binary nor compile one. ${capitalised(HOW_TO_BUILD)}`;

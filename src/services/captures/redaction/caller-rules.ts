@@ -183,7 +183,3 @@ const SOURCES: RuleSource[] = [
 export function callerRuleBuilders(): (() => SecretRule)[] {
   return SOURCES.map((source) => () => ({ ...source, pattern: RE2JS.compile(source.pattern) }));
 }
-
-export function callerRules(): SecretRule[] {
-  return callerRuleBuilders().map((build) => build());
-}

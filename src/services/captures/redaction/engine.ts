@@ -14,17 +14,17 @@ import type { RE2JS } from "re2js";
  * purpose: up to about 1,400 characters re2js runs a pattern of our size on its bounded
  * backtracker, twenty times faster than on its NFA.
  */
-export const MAX_SEGMENT_CHARS = 1024;
+const MAX_SEGMENT_CHARS = 1024;
 /** How far windows overlap: a secret up to this long is whole in one of them, wherever it sits. */
-export const SEGMENT_OVERLAP_CHARS = 512;
+const SEGMENT_OVERLAP_CHARS = 512;
 /**
  * An unbroken run of token characters this long is redacted whole (`long_token`): longer than any
  * window's overlap, so no rule is sure to see all of it, and no prose or code looks like it. Only
  * a run that looks random is (LONG_TOKEN_MIN_ENTROPY bits per character: a base64 or hex secret
  * has 4 to 6, a run of one letter or a rule of dashes next to none).
  */
-export const LONG_TOKEN_CHARS = SEGMENT_OVERLAP_CHARS;
-export const LONG_TOKEN_MIN_ENTROPY = 3;
+const LONG_TOKEN_CHARS = SEGMENT_OVERLAP_CHARS;
+const LONG_TOKEN_MIN_ENTROPY = 3;
 
 export interface SecretRule {
   /** Names the redaction: `[REDACTED:<kind>]`. */

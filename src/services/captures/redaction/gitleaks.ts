@@ -84,7 +84,3 @@ function toSecretRule(rule: GitleaksRule & { regex: string }, rank: number): Sec
 export function gitleaksRuleBuilders(rank: number): (() => SecretRule)[] {
   return adoptedGitleaksRules().map((rule) => () => toSecretRule(rule as GitleaksRule & { regex: string }, rank));
 }
-
-export function gitleaksRules(rank: number): SecretRule[] {
-  return gitleaksRuleBuilders(rank).map((build) => build());
-}

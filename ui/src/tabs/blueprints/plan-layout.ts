@@ -13,7 +13,7 @@ export interface PlanLayoutNode {
   rows: number;
 }
 
-export type Orientation = "columns" | "rows";
+type Orientation = "columns" | "rows";
 
 export interface PlacedNode {
   id: string;
@@ -28,7 +28,7 @@ export interface PlacedNode {
   stacked: boolean;
 }
 
-export interface PlacedEdge {
+interface PlacedEdge {
   from: string;
   to: string;
   /** An SVG path from the edge of `from` to the edge of `to`, a gentle S-curve. */
@@ -68,7 +68,7 @@ export const GEOMETRY = {
   lane: 10,
 } as const;
 
-export function nodeHeight(rows: number): number {
+function nodeHeight(rows: number): number {
   if (rows <= 0) return GEOMETRY.nodeHeight;
   return GEOMETRY.headerHeight + rows * (GEOMETRY.rowHeight + GEOMETRY.rowGap) - GEOMETRY.rowGap + GEOMETRY.stackPad;
 }

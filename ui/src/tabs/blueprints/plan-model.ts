@@ -19,7 +19,7 @@ export const NODE_STATES: { state: NodeState; label: string; meaning: string }[]
   { state: "skipped", label: "skipped", meaning: "a fan-out with no items" },
 ];
 
-export type GateKind = "human" | "timer" | "task";
+type GateKind = "human" | "timer" | "task";
 
 export interface PlanItem {
   key: string;
@@ -65,7 +65,7 @@ export function asDocument(document: Record<string, unknown>): BlueprintDocument
 
 const itemIndex = (key: string): number => Number(/\[(\d+)\]$/.exec(key)?.[1] ?? 0);
 
-export function itemLabel(item: unknown): string {
+function itemLabel(item: unknown): string {
   if (typeof item === "string") return item;
   if (item === null || item === undefined) return "—";
   return JSON.stringify(item);
@@ -148,7 +148,7 @@ export function runNodes(document: BlueprintDocument, run: BlueprintRun, tasks: 
 }
 
 /** A fan-out's state as a whole: done when every item is; else its most pressing item's. */
-export function groupState(items: readonly PlanItem[]): NodeState {
+function groupState(items: readonly PlanItem[]): NodeState {
   if (items.every((item) => item.state === "completed" || item.state === "skipped")) return "completed";
   for (const state of ["failed", "claimed", "open", "blocked", "pending"] as const) if (items.some((item) => item.state === state)) return state;
   return "completed";

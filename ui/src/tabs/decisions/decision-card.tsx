@@ -11,7 +11,7 @@ import { shortId } from "../../format.js";
 import { useLoad } from "../../hooks.js";
 import type { Decision } from "../../../../src/wire/decisions.js";
 
-export interface DecisionLinks {
+interface DecisionLinks {
   /** Opens a memory entry (the memory detail dialog). */
   onOpenEntry: (id: string) => void;
   /** Opens another decision (the one that superseded this, or the one it replaces). */
@@ -77,7 +77,7 @@ export function DecisionCard({ decision, level, collapsible = false, ...links }:
 }
 
 /** Who and when, the project, the task, the tags, and a superseded decision's successor. */
-export function DecisionSummary({ decision, known, taskTitles, currentTask, onOpenDecision }: { decision: Decision } & DecisionLinks) {
+function DecisionSummary({ decision, known, taskTitles, currentTask, onOpenDecision }: { decision: Decision } & DecisionLinks) {
   const task = decision.task_id;
   return (
     <>
@@ -118,7 +118,7 @@ export function DecisionSummary({ decision, known, taskTitles, currentTask, onOp
 }
 
 /** The rationale, the alternatives, the memory it rests on, what it replaces, and its id. */
-export function DecisionDetails({ decision, known, onOpenEntry, onOpenDecision }: { decision: Decision } & DecisionLinks) {
+function DecisionDetails({ decision, known, onOpenEntry, onOpenDecision }: { decision: Decision } & DecisionLinks) {
   return (
     <div class="decision-details">
       <dl class="facts">

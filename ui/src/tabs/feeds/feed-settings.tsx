@@ -17,7 +17,7 @@ export interface SettingsDraft {
 
 export const DEFAULT_SETTINGS: SettingsDraft = { name: "", tags: "", interval: "60", maxItems: "20", confidence: "0.5" };
 
-export const MAX_TAGS = 8;
+const MAX_TAGS = 8;
 
 export function settingsOf(feed: Feed): SettingsDraft {
   return {

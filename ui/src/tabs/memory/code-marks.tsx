@@ -12,8 +12,6 @@ const shortSha = (sha: string): string => sha.slice(0, 8);
 /** `path::symbol`, or the path alone for a module or file. */
 export const anchorName = (path: string, symbol: string): string => (symbol ? `${path}::${symbol}` : path);
 
-export const isStale = (entry: Marked): boolean => entry.stale_since !== null;
-
 export function StalePill({ entry }: { entry: Marked }) {
   if (entry.stale_since === null) return null;
   return (

@@ -30,7 +30,7 @@ const isHit = (entry: MemoryEntry | SearchHit): entry is SearchHit => "score" in
  * Whether the signed-in agent may change the entry: a directive only by its author (CONTRACT §3),
  * a peer's copy by nobody here (§16: only its origin changes it).
  */
-export function canChange(entry: MemoryEntry, agentId: string, role: string): boolean {
+function canChange(entry: MemoryEntry, agentId: string, role: string): boolean {
   if (role === "viewer" || entry.source?.kind === "mesh") return false;
   if (entry.type === "directive") return entry.agent_id === agentId;
   return entry.agent_id === agentId || role === "owner";

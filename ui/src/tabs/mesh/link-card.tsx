@@ -84,7 +84,7 @@ export function LinkCard({ link, targeted, onChanged, onSynced, onEdit, onUnlink
 }
 
 /** "30 s", "5 min", "2 h", "day": the API's seconds as a person says them. */
-export function every(seconds: number): string {
+function every(seconds: number): string {
   if (seconds === 86_400) return "day";
   if (seconds === 3600) return "hour";
   if (seconds % 3600 === 0) return `${seconds / 3600} h`;
@@ -184,7 +184,7 @@ function LinkActions({ link, onChanged, onSynced, onEdit, onUnlink }: Omit<LinkC
 }
 
 /** Bytes as "812 B", "4.2 KiB", "1.3 MiB". */
-export function bytes(count: number): string {
+function bytes(count: number): string {
   if (count < 1024) return `${count} B`;
   if (count < 1024 * 1024) return `${(count / 1024).toFixed(1)} KiB`;
   return `${(count / (1024 * 1024)).toFixed(1)} MiB`;

@@ -18,7 +18,7 @@ export interface Layout {
 }
 
 /** FNV-1a over the id's characters: a 32-bit seed per id. */
-export function hashId(id: string): number {
+function hashId(id: string): number {
   let hash = 0x811c9dc5;
   for (let index = 0; index < id.length; index++) {
     hash ^= id.charCodeAt(index);
@@ -194,7 +194,7 @@ export function fitToView(layout: Layout, radii: readonly number[], width: numbe
   return placed;
 }
 
-export interface Box {
+interface Box {
   x: number;
   y: number;
   width: number;

@@ -14,7 +14,7 @@ type PulseGraph = Pulse["graph"];
 type PulseNode = PulseGraph["nodes"][number];
 
 /** Edge kinds in legend order, with how strongly each one pulls its ends together. */
-export const EDGE_KINDS: { rel: EdgeRel; label: string; pull: number }[] = [
+const EDGE_KINDS: { rel: EdgeRel; label: string; pull: number }[] = [
   { rel: "supports", label: "supports", pull: 1 },
   { rel: "derived_from", label: "derived from", pull: 0.9 },
   { rel: "grounds", label: "grounds", pull: 0.9 },
@@ -24,7 +24,7 @@ export const EDGE_KINDS: { rel: EdgeRel; label: string; pull: number }[] = [
   { rel: "contradicts", label: "contradicts", pull: 0.5 },
 ];
 
-export const NODE_TYPES: MemoryType[] = ["memory", "doc", "directive", "skill", "compiled"];
+const NODE_TYPES: MemoryType[] = ["memory", "doc", "directive", "skill", "compiled"];
 
 /** Edges drawn with an arrowhead at their `dst` (`src rel dst` reads as a sentence). */
 const ARROWS = new Set<EdgeRel>(["supersedes", "depends_on"]);
