@@ -2,7 +2,8 @@ import { z } from "zod";
 import { isLineSource, type LineSource } from "../src/core/line-source.js";
 import { importResult } from "../src/wire/transfer.js";
 import { defineOperation, reply } from "./operation.js";
-import { projectId, timestampInput } from "./schemas.js";
+import { projectId } from "../src/wire/fields.js";
+import { timestampInput } from "../src/wire/timestamp.js";
 
 /** The media type of exports and import bodies: one JSON object per line. */
 const JSON_LINES = "application/x-ndjson";

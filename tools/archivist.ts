@@ -2,7 +2,8 @@ import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { archivistLease as leaseRecord, archivistState, archivistStatus as statusRecord, confidenceUpdate, mergeResult } from "../src/wire/archivist.js";
 import { confidence } from "../src/wire/memory.js";
-import { content, tags } from "./schemas.js";
+import { content } from "./schemas.js";
+import { tags } from "../src/wire/fields.js";
 
 const stateKey = z
   .string()

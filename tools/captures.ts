@@ -2,7 +2,8 @@ import { z } from "zod";
 import { invalid } from "../src/core/errors.js";
 import { defineOperation, reply } from "./operation.js";
 import { capture, captureReceipt, digestReport } from "../src/wire/captures.js";
-import { cursorParam, limitParam, projectId } from "./schemas.js";
+import { cursorParam, limitParam } from "./schemas.js";
+import { projectId } from "../src/wire/fields.js";
 
 const captureAdd = defineOperation({
   name: "capture_add",

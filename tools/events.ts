@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { normalizeTimestamp } from "../src/core/time.js";
+import { normalizeTimestamp } from "../src/wire/timestamp.js";
 import type { EventPoint } from "../src/services/events.js";
 import { defineOperation, reply } from "./operation.js";
 import { eventRecord } from "../src/wire/events.js";
-import { cursorParam, limitParam, projectId } from "./schemas.js";
+import { cursorParam, limitParam } from "./schemas.js";
+import { projectId } from "../src/wire/fields.js";
 
 const typePattern = z
   .string()

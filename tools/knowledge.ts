@@ -3,7 +3,8 @@ import { defineOperation } from "./operation.js";
 import { memoryType } from "../src/wire/memory.js";
 import { edgeRel } from "../src/wire/graph.js";
 import { centralEntry, pulse, relatedEntry } from "../src/wire/knowledge.js";
-import { idRef, includeCode, limitParam, projectId } from "./schemas.js";
+import { includeCode, limitParam } from "./schemas.js";
+import { idRef, projectId } from "../src/wire/fields.js";
 
 const memoryRelated = defineOperation({
   name: "memory_related",

@@ -16,19 +16,9 @@ import {
   sourceKind,
   writableSource,
 } from "../src/wire/memory.js";
-import {
-  content,
-  compactFlag,
-  cursorParam,
-  idRef,
-  includeCode,
-  maxTokens,
-  ifMatchVersion,
-  limitParam,
-  projectId,
-  tags,
-  timestampInput,
-} from "./schemas.js";
+import { content, compactFlag, cursorParam, includeCode, maxTokens, ifMatchVersion, limitParam } from "./schemas.js";
+import { idRef, projectId, tags } from "../src/wire/fields.js";
+import { timestampInput } from "../src/wire/timestamp.js";
 
 const projectFilter = projectId.nullable().optional().describe("only this project; null (or empty): global entries");
 const includeEmbedding = z.boolean().optional().describe("include the stored embedding vector");

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { meshSyncResult } from "../src/wire/mesh.js";
 import { defineOperation } from "./operation.js";
-import { idRef } from "./schemas.js";
+import { idRef } from "../src/wire/fields.js";
 
 // Syncing mesh links on request, and hiding a peer's copy here (CONTRACT §16). Mesh administration
 // is the owner's, over REST and the web UI only (§11: never an MCP tool).

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { markedRead, message, unreadCount } from "../src/wire/messages.js";
-import { cursorParam, idRef, limitParam } from "./schemas.js";
+import { cursorParam, limitParam } from "./schemas.js";
+import { idRef } from "../src/wire/fields.js";
 
 const messageParam = { id: idRef.describe("message id or unique prefix") };
 

@@ -3,7 +3,7 @@ import { HOST_NAMES } from "../plugin/hosts/index.js";
 import { onboardScript } from "../plugin/onboard.js";
 import { bridgeLauncher } from "../src/core/paths.js";
 import { defineOperation } from "./operation.js";
-import { agentId, projectId } from "./schemas.js";
+import { agentId, projectId } from "../src/wire/fields.js";
 
 const onboard = defineOperation({
   name: "onboard_script",

@@ -1,32 +1,13 @@
 import { z } from "zod";
-import { AGENT_ID_PATTERN } from "../src/core/config.js";
-import { normalizeTimestamp } from "../src/core/time.js";
 import { refuse } from "./validation.js";
 
 /**
  * Pieces of requests that several operations validate. The records the API returns (and the enums
- * that are both input and output, such as memoryType) are declared once, in src/wire/.
+ * that are both input and output, such as memoryType) are declared once, in src/wire/, as are the
+ * fields a service's input shares with them (src/wire/fields.ts).
  */
 
-export const agentId = z.string().regex(AGENT_ID_PATTERN, "must match ^[a-z0-9][a-z0-9_-]{0,63}$");
-export const projectId = z
-  .string()
-  .regex(AGENT_ID_PATTERN, "must be a project id (lower-case slug)")
-  .describe("project id (the lower-cased slug of its name)");
 
-/** Any RFC 3339 time on input, normalised to UTC with milliseconds. */
-export const timestampInput = z
-  .string()
-  .max(64)
-  .transform((value, context) => {
-    const normalised = normalizeTimestamp(value);
-    if (normalised === undefined) {
-      context.addIssue({ code: "custom", message: "expected an RFC 3339 timestamp" });
-      return z.NEVER;
-    }
-    return normalised;
-  })
-  .meta({ format: "date-time" });
 
 /** The version an If-Match value expects (`3`, `"3"`, `W/"3"`), or null when it names none. */
 export function parseIfMatch(header: string): number | null {
@@ -45,16 +26,7 @@ export const limitParam = (max: number, fallback: number) =>
   z.number().int().min(1).max(max).default(fallback).describe(`page size, 1 to ${max}`);
 export const cursorParam = z.string().min(1).max(512).optional().describe("the next cursor of the previous page");
 
-export const idRef = z
-  .string()
-  .min(6)
-  .max(64)
-  .describe("a uuid, or a unique prefix of at least 6 hex characters");
 
-export const tags = z
-  .array(z.string().trim().min(1).max(64))
-  .max(32)
-  .describe("up to 32 tags of 1 to 64 characters; trimmed and de-duplicated");
 
 export const content = z
   .string()

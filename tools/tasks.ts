@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { compactTask, priority, TASK_TITLE_MAX, recommendedTask, task, taskComment as commentRecord, taskCounts as countsRecord, taskStatus } from "../src/wire/tasks.js";
-import { agentId, comment, compactFlag, cursorParam, idRef, limitParam, projectId, tags, timestampInput } from "./schemas.js";
+import { compactTask, priority, recommendedTask, task, taskComment as commentRecord, taskCounts as countsRecord, taskStatus } from "../src/wire/tasks.js";
+import { comment, compactFlag, cursorParam, limitParam } from "./schemas.js";
+import { idRef, projectId } from "../src/wire/fields.js";
+import { newTask, taskChange } from "../src/wire/task-inputs.js";
 import { toCompactTask } from "../src/services/task-records.js";
 
 const taskParam = { id: idRef.describe("task id or unique prefix") };
@@ -14,17 +16,7 @@ const taskCreate = defineOperation({
     "Create a task for any agent to claim; blocked until its `depends_on` tasks are completed. `assigned_to` reserves it. Default project: your current one (null: global).",
   kind: "create",
   http: { method: "POST", path: "/tasks" },
-  input: z.strictObject({
-    title: z.string().trim().min(1).max(TASK_TITLE_MAX),
-    description: z.string().optional().describe("at most MAX_CONTENT_BYTES bytes"),
-    priority: priority.optional().describe("default normal"),
-    tags: tags.optional(),
-    due_at: timestampInput.nullable().optional(),
-    depends_on: z.array(idRef).max(100).optional(),
-    assigned_to: agentId.nullable().optional().describe("reserve the task for this agent"),
-    project: projectId.nullable().optional(),
-    expected_outcome: z.string().max(2000).nullable().optional(),
-  }),
+  input: newTask,
   output: task,
   errors: ["NOT_FOUND", "FORBIDDEN", "PAYLOAD_TOO_LARGE"],
   handle({ services, caller }, input) {
@@ -117,15 +109,7 @@ const taskUpdate = defineOperation({
     "Change a task's title, description, priority, tags, due date or expected outcome: its creator, assignee or an owner, until it is finished.",
   kind: "update",
   http: { method: "PATCH", path: "/tasks/:id" },
-  input: z.strictObject({
-    ...taskParam,
-    title: z.string().trim().min(1).max(TASK_TITLE_MAX).optional(),
-    description: z.string().optional(),
-    priority: priority.optional(),
-    tags: tags.optional(),
-    due_at: timestampInput.nullable().optional(),
-    expected_outcome: z.string().max(2000).nullable().optional(),
-  }),
+  input: z.strictObject({ ...taskParam, ...taskChange.shape }),
   output: task,
   errors: ["NOT_FOUND", "FORBIDDEN", "CONFLICT"],
   handle({ services, caller }, { id, ...change }) {

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { AGENT_ID_PATTERN } from "../core/config.js";
+import { AGENT_ID_PATTERN } from "../wire/ids.js";
 import { roles, type Role } from "../wire/roles.js";
 import { configOrExit, withGateway } from "./common.js";
 import { agentHelp } from "./help.js";

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
-import { AGENT_ID_PATTERN, expandHome, MCP_TOOLSETS } from "../core/setting-rules.js";
+import { expandHome, MCP_TOOLSETS } from "../core/setting-rules.js";
+import { AGENT_ID_PATTERN } from "../wire/ids.js";
 import { UsageError } from "./output.js";
 
 /**

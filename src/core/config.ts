@@ -3,12 +3,12 @@ import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { roles, type Role } from "../wire/roles.js";
-import { AGENT_ID_PATTERN, expandHome, MCP_TOOLSETS } from "./setting-rules.js";
+import { AGENT_ID_PATTERN } from "../wire/ids.js";
+import { expandHome, MCP_TOOLSETS } from "./setting-rules.js";
 
 /** Where the archives of downloadable embedding models are published (fastembed's host). */
 export const DEFAULT_MODEL_BASE_URL = "https://storage.googleapis.com/qdrant-fastembed";
 
-export { AGENT_ID_PATTERN };
 /** A DNS name, an IPv4 address or a bracketed IPv6 address, as it appears in a `Host` header. */
 export const HOST_NAME = /^(\[[0-9a-f:.]+\]|[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*)$/;
 

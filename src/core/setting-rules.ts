@@ -3,8 +3,6 @@ import { homedir } from "node:os";
 // The rules shared by the server's settings (config.ts, built on zod) and the few a client of a
 // running server reads without zod (src/cli/client-settings.ts): one definition for both readers.
 
-export const AGENT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-
 export const MCP_TOOLSETS = ["core", "standard", "all"] as const;
 
 /** `~` and `~/…` as the user's home directory. */

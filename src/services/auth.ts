@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
-import { AGENT_ID_PATTERN, type Config } from "../core/config.js";
+import type { Config } from "../core/config.js";
+import { AGENT_ID_PATTERN } from "../wire/ids.js";
 import { invalidCredentials } from "../core/errors.js";
 import { addSeconds, now } from "../core/time.js";
 import type { AgentRow } from "../store/agents.js";

@@ -4,21 +4,12 @@ import { now } from "../core/time.js";
 import type { EventBus } from "../events/bus.js";
 import type { Reader, Store, Tx } from "../store/store.js";
 import type { TaskPatch, TaskRow } from "../store/tasks.js";
-import type { CommentKind, Priority, TaskComment } from "../wire/tasks.js";
+import type { TaskChange } from "../wire/task-inputs.js";
+import type { CommentKind, TaskComment } from "../wire/tasks.js";
 import { openTaskRow, taskEventFields, type OpenTaskFields, type TaskEvent } from "./task-records.js";
 
 /** A task named in another's dependencies: its key and the id its comment names. */
 export type TaskRef = Pick<TaskRow, "pk" | "id">;
-
-/** The fields a change may set (a PATCH's, and what a blueprint run renders or schedules). */
-export interface TaskChange {
-  title?: string | undefined;
-  description?: string | undefined;
-  priority?: Priority | undefined;
-  tags?: string[] | undefined;
-  due_at?: string | null | undefined;
-  expected_outcome?: string | null | undefined;
-}
 
 /**
  * A task's writes inside a caller's transaction, each with the event that announces it: what

@@ -11,22 +11,11 @@ import { viewpointOf, type Caller } from "./caller.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "./paging.js";
 import { checkTransition } from "./task-lifecycle.js";
 import { taskEventFields, toTask } from "./task-records.js";
-import { TaskWrites, type TaskChange } from "./task-writes.js";
+import { TaskWrites } from "./task-writes.js";
+import type { NewTask, TaskChange } from "../wire/task-inputs.js";
 import { TASK_TRANSITIONS } from "../wire/task-lifecycle.js";
-import type { Priority, RecommendedTask, Task, TaskComment, TaskCounts } from "../wire/tasks.js";
+import type { RecommendedTask, Task, TaskComment, TaskCounts } from "../wire/tasks.js";
 import { locks } from "./locks.js";
-
-export interface CreateTaskInput {
-  title: string;
-  description?: string | undefined;
-  priority?: Priority | undefined;
-  tags?: string[] | undefined;
-  due_at?: string | null | undefined;
-  depends_on?: string[] | undefined;
-  assigned_to?: string | null | undefined;
-  project?: string | null | undefined;
-  expected_outcome?: string | null | undefined;
-}
 
 /** The actions only a claim's assignee may take (an owner may also unclaim). */
 type AssigneeAction = "unclaim" | "complete" | "fail" | "heartbeat";
@@ -91,7 +80,7 @@ export class TaskService {
     return this.config.TASK_LEASE_SECONDS > 0 ? addSeconds(at, this.config.TASK_LEASE_SECONDS) : null;
   }
 
-  async create(caller: Caller, input: CreateTaskInput): Promise<Task> {
+  async create(caller: Caller, input: NewTask): Promise<Task> {
     this.checkDescription(input.description);
     const project =
       input.project === undefined ? ((await this.store.agents.get(this.store.reader, caller.agentId))?.current_project ?? null) : input.project;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { keyProblem } from "../core/json-keys.js";
-import { normalizeTimestamp } from "../core/time.js";
-import { AGENT_ID_PATTERN } from "../core/config.js";
+import { normalizeTimestamp } from "../wire/timestamp.js";
+import { AGENT_ID_PATTERN } from "../wire/ids.js";
 import { runStatus } from "../wire/blueprint-runs.js";
 import { unitKind, unitPath, unitSha, unitSymbol } from "../wire/compile.js";
 import { edgeRel } from "../wire/graph.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AGENT_ID_PATTERN } from "../../core/config.js";
+import { AGENT_ID_PATTERN } from "../../wire/ids.js";
 import { contentKey } from "../memory-records.js";
 import type { UnsavedMemoryRow } from "../../store/memory.js";
 import type { ProjectMapping } from "../../wire/mesh.js";

@@ -1,4 +1,5 @@
-import { AGENT_ID_PATTERN, type Config } from "../../core/config.js";
+import type { Config } from "../../core/config.js";
+import { AGENT_ID_PATTERN } from "../../wire/ids.js";
 import { AppError } from "../../core/errors.js";
 import { newId } from "../../core/ids.js";
 import { ConsentProblem, OAuthError } from "../../core/oauth-error.js";

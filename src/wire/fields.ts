@@ -1,0 +1,24 @@
+import { z } from "zod";
+import { AGENT_ID_PATTERN } from "./ids.js";
+
+// Fields of requests that several operations validate and that services take as they parse them:
+// here, below both, so a service's input can be the operation's schema's output (tools/schemas.ts
+// keeps the pieces no service input shares).
+
+export const agentId = z.string().regex(AGENT_ID_PATTERN, "must match ^[a-z0-9][a-z0-9_-]{0,63}$");
+
+export const projectId = z
+  .string()
+  .regex(AGENT_ID_PATTERN, "must be a project id (lower-case slug)")
+  .describe("project id (the lower-cased slug of its name)");
+
+export const idRef = z
+  .string()
+  .min(6)
+  .max(64)
+  .describe("a uuid, or a unique prefix of at least 6 hex characters");
+
+export const tags = z
+  .array(z.string().trim().min(1).max(64))
+  .max(32)
+  .describe("up to 32 tags of 1 to 64 characters; trimmed and de-duplicated");
