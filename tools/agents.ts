@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { agentPerformance as performanceRecord, agentRecord, agentSelf, keyRotation, registration } from "../src/wire/agents.js";
-import { cursorParam, limitParam } from "./schemas.js";
-import { agentId } from "../src/wire/fields.js";
+import { cursorParam } from "./schemas.js";
+import { agentId, limitParam } from "../src/wire/fields.js";
 
 const registerInput = z.strictObject({
   agent_id: agentId,

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { defineOperation, reply } from "./operation.js";
 import { blueprint, blueprintDocument } from "../src/wire/blueprints.js";
 import { blueprintRun, runPlan, runStatus } from "../src/wire/blueprint-runs.js";
-import { cursorParam, limitParam } from "./schemas.js";
-import { projectId } from "../src/wire/fields.js";
+import { cursorParam } from "./schemas.js";
+import { limitParam, projectId } from "../src/wire/fields.js";
 
 const blueprintSave = defineOperation({
   name: "blueprint_save",

@@ -2,8 +2,9 @@ import { z } from "zod";
 import { invalid } from "../src/core/errors.js";
 import { defineOperation, reply } from "./operation.js";
 import { capture, captureReceipt, digestReport } from "../src/wire/captures.js";
-import { cursorParam, limitParam } from "./schemas.js";
-import { projectId } from "../src/wire/fields.js";
+import { cursorParam } from "./schemas.js";
+import { digestResult, newCapture } from "../src/wire/capture-inputs.js";
+import { limitParam, projectId } from "../src/wire/fields.js";
 
 const captureAdd = defineOperation({
   name: "capture_add",
@@ -12,13 +13,7 @@ const captureAdd = defineOperation({
     "Hand raw session text (a transcript excerpt, a summary) to the archivist, which distils its lasting facts into memory. Secrets are redacted; only you and the archivist read it.",
   kind: "create",
   http: { method: "POST", path: "/captures", otherStatuses: [{ status: 200, description: "a duplicate: the earlier capture, with duplicate_of" }] },
-  input: z.strictObject({
-    content: z.string().min(1).describe("at most CAPTURE_MAX_BYTES bytes"),
-    session_id: z.string().min(1).max(128).optional(),
-    project: projectId.nullable().optional().describe("default your current project; null: your private scope"),
-    host: z.string().min(1).max(64).optional().describe("the agent host that sent it, e.g. claude-code"),
-    ttl_hours: z.number().int().min(1).max(720).optional().describe("kept undigested this long; default 72"),
-  }),
+  input: newCapture,
   output: captureReceipt,
   errors: ["NOT_FOUND", "FORBIDDEN", "PAYLOAD_TOO_LARGE"],
   async handle({ services, caller }, input) {
@@ -48,13 +43,6 @@ const captureList = defineOperation({
   },
 });
 
-const result = z.strictObject({
-  id: z.string().min(1).max(64),
-  outcome: z.enum(["digested", "failed"]),
-  memory_ids: z.array(z.uuid()).max(100).optional(),
-  error: z.string().max(2000).optional(),
-});
-
 const captureDigest = defineOperation({
   name: "capture_digest",
   title: "Report digested captures",
@@ -65,7 +53,7 @@ const captureDigest = defineOperation({
   roles: ["archivist"],
   http: { method: "POST", path: "/captures/digest", status: 200 },
   input: z.strictObject({
-    results: z.array(result).min(1).max(100).optional().describe("give results or ids"),
+    results: z.array(digestResult).min(1).max(100).optional().describe("give results or ids"),
     ids: z.array(z.string().min(1).max(64)).min(1).max(100).optional().describe("the seed's form: all of these digested"),
   }),
   output: digestReport,

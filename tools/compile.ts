@@ -12,8 +12,8 @@ import {
   unitSha,
 } from "../src/wire/compile.js";
 import { memoryEntry } from "../src/wire/memory.js";
-import { cursorParam, limitParam } from "./schemas.js";
-import { projectId } from "../src/wire/fields.js";
+import { cursorParam } from "./schemas.js";
+import { limitParam, projectId } from "../src/wire/fields.js";
 
 const project = projectId.nullable().optional().describe("default your current project; null: global code");
 

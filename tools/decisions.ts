@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { decision } from "../src/wire/decisions.js";
-import { cursorParam, limitParam } from "./schemas.js";
-import { idRef, projectId, tags } from "../src/wire/fields.js";
+import { cursorParam } from "./schemas.js";
+import { idRef, limitParam, projectId, tags } from "../src/wire/fields.js";
 
 const option = z.string().trim().min(1).max(500);
 

@@ -3,8 +3,8 @@ import { normalizeTimestamp } from "../src/wire/timestamp.js";
 import type { EventPoint } from "../src/services/events.js";
 import { defineOperation, reply } from "./operation.js";
 import { eventRecord } from "../src/wire/events.js";
-import { cursorParam, limitParam } from "./schemas.js";
-import { projectId } from "../src/wire/fields.js";
+import { cursorParam } from "./schemas.js";
+import { limitParam, projectId } from "../src/wire/fields.js";
 
 const typePattern = z
   .string()

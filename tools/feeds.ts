@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { feed, feedPollResult } from "../src/wire/feeds.js";
 import { defineOperation } from "./operation.js";
-import { cursorParam, limitParam } from "./schemas.js";
-import { projectId } from "../src/wire/fields.js";
+import { cursorParam } from "./schemas.js";
+import { limitParam, projectId } from "../src/wire/fields.js";
 
 const feedId = z.uuid().describe("the subscription's id");
 const feedTags = z.array(z.string().trim().min(1).max(64)).max(8).describe("up to 8 tags every entry from the feed carries");

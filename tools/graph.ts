@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { edgeRel, linkRel, graphEdge, graphNode as nodeRecord } from "../src/wire/graph.js";
-import { cursorParam, limitParam } from "./schemas.js";
-import { idRef, projectId } from "../src/wire/fields.js";
+import { cursorParam } from "./schemas.js";
+import { idRef, limitParam, projectId } from "../src/wire/fields.js";
 
 const graphLink = defineOperation({
   name: "graph_link",

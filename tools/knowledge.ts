@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { memoryType } from "../src/wire/memory.js";
-import { edgeRel } from "../src/wire/graph.js";
+import { relatedQuery } from "../src/wire/related-query.js";
 import { centralEntry, pulse, relatedEntry } from "../src/wire/knowledge.js";
-import { includeCode, limitParam } from "./schemas.js";
-import { idRef, projectId } from "../src/wire/fields.js";
+import { includeCode } from "./schemas.js";
+import { idRef, limitParam, projectId } from "../src/wire/fields.js";
 
 const memoryRelated = defineOperation({
   name: "memory_related",
@@ -13,15 +13,7 @@ const memoryRelated = defineOperation({
     "Entries linked to `id` (and its nearest by meaning), strongest first, each with its `path`. Read contradicting ones first.",
   kind: "read",
   http: { method: "GET", path: "/memory/:id/related" },
-  input: z.strictObject({
-    id: idRef,
-    limit: limitParam(50, 10),
-    hops: z.number().int().min(1).max(4).default(2),
-    rels: z.array(edgeRel).min(1).max(7).optional(),
-    type: memoryType.optional(),
-    include_similar: z.boolean().default(true),
-    min_activation: z.number().min(0.001).max(1).default(0.05),
-  }),
+  input: z.strictObject({ id: idRef, ...relatedQuery.shape }),
   output: z.array(relatedEntry),
   errors: ["NOT_FOUND"],
   handle({ services, caller }, input) {

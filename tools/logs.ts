@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { logEntry, logLevel as level } from "../src/wire/logs.js";
-import { cursorParam, limitParam } from "./schemas.js";
+import { cursorParam } from "./schemas.js";
+import { limitParam } from "../src/wire/fields.js";
 import { timestampInput } from "../src/wire/timestamp.js";
 
 const word = z.string().trim().min(1).max(100);

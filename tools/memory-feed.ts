@@ -4,8 +4,8 @@ import { sourceKind } from "../src/wire/memory.js";
 import { jsonFeed } from "../src/wire/memory-feed.js";
 import { merkleBucket, merkleSummary } from "../src/wire/merkle.js";
 import { defineOperation, notModified, reply, type HttpBinding, type Reply } from "./operation.js";
-import { cursorParam, limitParam } from "./schemas.js";
-import { projectId } from "../src/wire/fields.js";
+import { cursorParam } from "./schemas.js";
+import { limitParam, projectId } from "../src/wire/fields.js";
 
 // The outbound feeds and the merkle summary (CONTRACT §15): read by feed readers and by peers,
 // which can be given a URL and little else, so these routes alone also take credentials in the

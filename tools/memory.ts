@@ -16,8 +16,8 @@ import {
   sourceKind,
   writableSource,
 } from "../src/wire/memory.js";
-import { content, compactFlag, cursorParam, includeCode, maxTokens, ifMatchVersion, limitParam } from "./schemas.js";
-import { idRef, projectId, tags } from "../src/wire/fields.js";
+import { content, compactFlag, cursorParam, includeCode, maxTokens, ifMatchVersion } from "./schemas.js";
+import { idRef, limitParam, projectId, tags } from "../src/wire/fields.js";
 import { timestampInput } from "../src/wire/timestamp.js";
 
 const projectFilter = projectId.nullable().optional().describe("only this project; null (or empty): global entries");

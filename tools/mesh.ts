@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { createdMeshToken, meshCapability, meshGossip, meshHandshakeResult, meshLink, meshToken } from "../src/wire/mesh.js";
 import { defineOperation, reply } from "./operation.js";
-import { cursorParam, limitParam } from "./schemas.js";
-import { projectId } from "../src/wire/fields.js";
+import { cursorParam } from "./schemas.js";
+import { limitParam, projectId } from "../src/wire/fields.js";
 import { timestampInput } from "../src/wire/timestamp.js";
 
 // The mesh's administration (CONTRACT §16) is the owner's, over REST and the UI only, never MCP;

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { markedRead, message, unreadCount } from "../src/wire/messages.js";
-import { cursorParam, limitParam } from "./schemas.js";
-import { idRef } from "../src/wire/fields.js";
+import { cursorParam } from "./schemas.js";
+import { idRef, limitParam } from "../src/wire/fields.js";
 
 const messageParam = { id: idRef.describe("message id or unique prefix") };
 

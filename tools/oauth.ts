@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { oauthGrant } from "../src/wire/oauth.js";
 import { defineOperation } from "./operation.js";
-import { cursorParam, limitParam } from "./schemas.js";
+import { cursorParam } from "./schemas.js";
+import { limitParam } from "../src/wire/fields.js";
 
 // What humans allowed OAuth clients to do (CONTRACT §19): the owner's, over REST and the web UI,
 // never MCP. The OAuth protocol routes themselves (/oauth/token, /oauth/authorize, …) are not

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { project, projectClearCounts, projectMember } from "../src/wire/projects.js";
-import { cursorParam, limitParam } from "./schemas.js";
-import { projectId } from "../src/wire/fields.js";
+import { cursorParam } from "./schemas.js";
+import { limitParam, projectId } from "../src/wire/fields.js";
 
 const projectParam = { id: projectId };
 

@@ -21,9 +21,6 @@ export const ifMatchVersion = z
   .max(64)
   .transform((header, context) => parseIfMatch(header) ?? refuse(context, "BAD_REQUEST", "unparsable if-match header"));
 
-export const limitParam = (max: number, fallback: number) =>
-  // The default is in the schema itself: repeating it here would only lengthen every tool listing.
-  z.number().int().min(1).max(max).default(fallback).describe(`page size, 1 to ${max}`);
 export const cursorParam = z.string().min(1).max(512).optional().describe("the next cursor of the previous page");
 
 

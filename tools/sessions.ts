@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { contextPack, handoff } from "../src/wire/sessions.js";
-import { cursorParam, limitParam, maxTokens } from "./schemas.js";
-import { agentId } from "../src/wire/fields.js";
+import { cursorParam, maxTokens } from "./schemas.js";
+import { agentId, limitParam } from "../src/wire/fields.js";
 
 const lines = z.array(z.string().max(2000)).max(100);
 

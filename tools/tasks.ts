@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
 import { compactTask, priority, recommendedTask, task, taskComment as commentRecord, taskCounts as countsRecord, taskStatus } from "../src/wire/tasks.js";
-import { comment, compactFlag, cursorParam, limitParam } from "./schemas.js";
-import { idRef, projectId } from "../src/wire/fields.js";
+import { comment, compactFlag, cursorParam } from "./schemas.js";
+import { idRef, limitParam, projectId } from "../src/wire/fields.js";
 import { newTask, taskChange } from "../src/wire/task-inputs.js";
 import { toCompactTask } from "../src/services/task-records.js";
 

@@ -6,11 +6,11 @@ import type { GraphSelection, NodeLabel } from "../store/knowledge.js";
 import type { StoreSource } from "../store/open.js";
 import type { Store } from "../store/store.js";
 import type { MemoryType } from "../wire/memory.js";
+import type { RelatedQuery } from "../wire/related-query.js";
 import type { CentralEntry, Pulse, RelatedEntry } from "../wire/knowledge.js";
 import { seesAllProjects, viewpointOf, type Caller } from "./caller.js";
 import { spreadActivation, orderRelated, type ActivatedEntry, type SimilarEntry } from "./graph/activation.js";
 import { CentralCache, type RankedSelection } from "./graph/central-cache.js";
-import type { GraphRel } from "./graph/edges.js";
 import { graphThread } from "./graph/graph-thread.js";
 import { PULSE_EDGES, PULSE_NODES, Pulses } from "./graph/pulse.js";
 import { round6, toEntry } from "./memory-records.js";
@@ -22,15 +22,6 @@ const LABEL_BATCH = 1000;
 
 /** Which entries a graph computation reads: everything, the caller's own (its projects and the global entries), or one project's (null: the global entries). */
 type SelectionRequest = { kind: "everything" } | { kind: "callers" } | { kind: "project"; project: string | null };
-
-export interface RelatedInput {
-  limit: number;
-  hops: number;
-  rels?: GraphRel[] | undefined;
-  type?: MemoryType | undefined;
-  include_similar: boolean;
-  min_activation: number;
-}
 
 /**
  * The knowledge graph read three ways (CONTRACT §14): what is related to one entry, what the
@@ -59,7 +50,7 @@ export class KnowledgeService {
     return graphThread.release(this.source);
   }
 
-  async related(caller: Caller, ref: string, input: RelatedInput): Promise<RelatedEntry[]> {
+  async related(caller: Caller, ref: string, input: RelatedQuery): Promise<RelatedEntry[]> {
     const reader = this.store.reader;
     const viewpoint = viewpointOf(caller);
     const at = now();

@@ -22,3 +22,8 @@ export const tags = z
   .array(z.string().trim().min(1).max(64))
   .max(32)
   .describe("up to 32 tags of 1 to 64 characters; trimmed and de-duplicated");
+
+/** A page size of 1 to `max`, `fallback` when not given. */
+export const limitParam = (max: number, fallback: number) =>
+  // The default is in the schema itself: repeating it here would only lengthen every tool listing.
+  z.number().int().min(1).max(max).default(fallback).describe(`page size, 1 to ${max}`);

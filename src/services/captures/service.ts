@@ -13,21 +13,7 @@ import type { Caller } from "../caller.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "../paging.js";
 import { redactSecrets, redactSecretsInTurns } from "./redaction.js";
 import { locks } from "../locks.js";
-
-export interface AddCaptureInput {
-  content: string;
-  session_id?: string | undefined;
-  project?: string | null | undefined;
-  host?: string | undefined;
-  ttl_hours?: number | undefined;
-}
-
-export interface DigestResult {
-  id: string;
-  outcome: "digested" | "failed";
-  memory_ids?: string[] | undefined;
-  error?: string | undefined;
-}
+import type { DigestResult, NewCapture } from "../../wire/capture-inputs.js";
 
 const DEFAULT_TTL_HOURS = 72;
 const DUPLICATE_WINDOW_SECONDS = 24 * 3600;
@@ -78,7 +64,7 @@ export class CaptureService {
     return [...new Set([row.agent_id, this.config.ARCHIVIST_AGENT_ID])];
   }
 
-  async add(caller: Caller, input: AddCaptureInput): Promise<{ capture: CaptureReceipt; created: boolean }> {
+  async add(caller: Caller, input: NewCapture): Promise<{ capture: CaptureReceipt; created: boolean }> {
     checkByteSize(input.content, this.config.CAPTURE_MAX_BYTES, "capture content exceeds");
     const project =
       input.project === undefined ? ((await this.store.agents.get(this.store.reader, caller.agentId))?.current_project ?? null) : input.project;
