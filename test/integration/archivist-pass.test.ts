@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Message } from "../../src/wire/messages.js";
+import type { Task } from "../../src/wire/tasks.js";
 import { test } from "../helpers/fixtures.js";
 import type { Archivist } from "../../archivist/archivist.js";
 import { SYNTHESIS_ROLE } from "../../archivist/prompts.js";
@@ -7,13 +8,6 @@ import { DAY_MS, llmEnv, manualClock, startArchivist } from "../helpers/archivis
 import type { FakeLlmCall } from "../helpers/fake-llm.js";
 import { createProject, eventsOf, list, read, write, type MemoryEntry } from "../helpers/memory.js";
 import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
-
-interface Task {
-  id: string;
-  title: string;
-  project: string | null;
-  created_by: string;
-}
 
 interface BatchRow {
   id: string;

@@ -2,6 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { Message } from "../../src/wire/messages.js";
 import { llmEnv } from "../helpers/archivist.js";
 import { startFakeLlm, type FakeLlm } from "../helpers/fake-llm.js";
 import { eventsOf, list, write, type EventRecord, type MemoryEntry } from "../helpers/memory.js";
@@ -44,13 +45,6 @@ interface Proc {
   pid: number;
   output: { stdout: string; stderr: string };
   exit: Promise<Run>;
-}
-
-interface Message {
-  id: string;
-  from: string;
-  subject: string | null;
-  body: string;
 }
 
 interface Pair {

@@ -1,41 +1,11 @@
 import { describe, expect } from "vitest";
+import type { BlueprintRun as Run } from "../../src/wire/blueprint-runs.js";
+import type { Task } from "../../src/wire/tasks.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
 
 // CONTRACT §17: running blueprints — the plan on the board at once, contracts at completion,
 // fan-out inside the completing transaction, gates, failure policies, cancel.
-
-interface RunNode {
-  node_id: string;
-  key: string;
-  task_id: string | null;
-  status: string;
-  item: unknown;
-  attempt: number;
-}
-
-interface Run extends ErrorBody {
-  id: string;
-  status: string;
-  project: string | null;
-  params: Record<string, unknown>;
-  blueprint: { id: string; name: string; version: number };
-  nodes: RunNode[];
-}
-
-interface Task extends ErrorBody {
-  id: string;
-  title: string;
-  status: string;
-  depends_on: string[];
-  blocked: boolean;
-  tags: string[];
-  run_id: string | null;
-  node_key: string | null;
-  gate: string | null;
-  assigned_to: string | null;
-  due_at: string | null;
-}
 
 const it = test.extend("alice", ({ server }) => server.agent("alice")).extend("bob", ({ server }) => server.agent("bob"));
 
@@ -63,7 +33,7 @@ const taskOf = (run: Run, key: string): string => {
 const getTask = async (server: TestServer, as: Credentials, id: string): Promise<Task> => (await server.request<Task>(`/tasks/${id}`, { as })).body;
 const claim = (server: TestServer, as: Credentials, id: string) => server.request<Task>(`/tasks/${id}/claim`, { as, body: {} });
 const complete = (server: TestServer, as: Credentials, id: string, output?: unknown) =>
-  server.request<Task>(`/tasks/${id}/complete`, { as, body: output === undefined ? {} : { output } });
+  server.request<Task & ErrorBody>(`/tasks/${id}/complete`, { as, body: output === undefined ? {} : { output } });
 const fail = (server: TestServer, as: Credentials, id: string) => server.request<Task>(`/tasks/${id}/fail`, { as, body: { comment: "broke" } });
 
 async function finish(server: TestServer, as: Credentials, id: string, output?: unknown): Promise<void> {

@@ -1,6 +1,8 @@
 import { describe, expect } from "vitest";
 import type { Archivist } from "../../archivist/archivist.js";
 import { CAPTURE_ROLE } from "../../archivist/prompts.js";
+import type { Capture, CaptureReceipt } from "../../src/wire/captures.js";
+import type { LogEntry } from "../../src/wire/logs.js";
 import { llmEnv, startArchivist } from "../helpers/archivist.js";
 import type { FakeLlm, FakeLlmCall } from "../helpers/fake-llm.js";
 import { test } from "../helpers/fixtures.js";
@@ -11,27 +13,10 @@ import { eventually } from "../helpers/wait.js";
 // CONTRACT §13 and §11: the archivist distils captures into memory as their authors' entries, with
 // the capture as their source; the server keeps such writes to the archivist and the capture's place.
 
-interface Capture {
-  id: string;
-  agent_id: string;
-  project: string | null;
-  session_id: string | null;
-  content: string;
-  status: string;
-  attempts: number;
-  memory_ids: string[];
-}
-
-interface LogLine {
-  action: string;
-  message: string;
-  details: Record<string, unknown>;
-}
-
 const SERVER_ENV = { DUPLICATE_THRESHOLD: "0.99" };
 
-async function capture(server: TestServer, as: Credentials, body: Record<string, unknown>): Promise<Capture> {
-  const response = await server.request<Capture>("/captures", { as, body });
+async function capture(server: TestServer, as: Credentials, body: Record<string, unknown>): Promise<CaptureReceipt> {
+  const response = await server.request<CaptureReceipt>("/captures", { as, body });
   expect(response.status, response.text).toBe(201);
   return response.body;
 }
@@ -59,8 +44,8 @@ async function captureEvents(server: TestServer, as: Credentials, type: string):
   return response.body;
 }
 
-const logs = async (server: TestServer, action: string): Promise<LogLine[]> =>
-  (await server.request<LogLine[]>(`/logs?action=${action}&limit=100`, { as: server.owner })).body;
+const logs = async (server: TestServer, action: string): Promise<LogEntry[]> =>
+  (await server.request<LogEntry[]>(`/logs?action=${action}&limit=100`, { as: server.owner })).body;
 
 const isDigest = (call: FakeLlmCall): boolean => call.system.endsWith(CAPTURE_ROLE);
 

@@ -1,5 +1,6 @@
 import { describe, expect } from "vitest";
 import { CAPTURE_ROLE } from "../../archivist/prompts.js";
+import type { Capture, CaptureReceipt } from "../../src/wire/captures.js";
 import { SECRET_LINES, UNTOUCHED_LINES } from "../fixtures/secrets.js";
 import { llmEnv, startArchivist } from "../helpers/archivist.js";
 import { test } from "../helpers/fixtures.js";
@@ -9,14 +10,6 @@ import { eventually } from "../helpers/wait.js";
 
 // Issue 25: secrets are redacted where captures come in, and again in every fact the archivist
 // writes from one, whatever its model echoed back. Over HTTP, on the backend the suite runs on.
-
-interface Capture {
-  id: string;
-  content: string;
-  redactions: number;
-  status: string;
-  memory_ids: string[];
-}
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -29,8 +22,8 @@ function redactedShape(text: string, secrets: string[]): RegExp {
 const SECRET_TEXT = SECRET_LINES.map((line) => line.text).join("\n");
 const ALL_SECRETS = SECRET_LINES.flatMap((line) => line.secrets);
 
-async function capture(server: TestServer, as: Credentials, body: Record<string, unknown>): Promise<Capture> {
-  const response = await server.request<Capture>("/captures", { as, body });
+async function capture(server: TestServer, as: Credentials, body: Record<string, unknown>): Promise<CaptureReceipt> {
+  const response = await server.request<CaptureReceipt>("/captures", { as, body });
   expect(response.status, response.text).toBe(201);
   return response.body;
 }

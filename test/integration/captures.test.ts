@@ -1,34 +1,14 @@
 import { describe, expect } from "vitest";
+import type { Capture, CaptureReceipt, DigestReport } from "../../src/wire/captures.js";
 import { test } from "../helpers/fixtures.js";
 import { type Credentials, type ErrorBody, type TestServer } from "../helpers/server.js";
 import { emitSentinel, openStream, receivedBefore } from "../helpers/stream.js";
 
 // CONTRACT §13: session text queued for the archivist, private to its author and the archivist.
 
-interface Receipt {
-  id: string;
-  project: string | null;
-  session_id: string | null;
-  bytes: number;
-  redactions: number;
-  created_at: string;
-  expires_at: string;
-  duplicate_of?: string;
-}
+const add = (server: TestServer, as: Credentials, body: Record<string, unknown>) => server.request<CaptureReceipt & ErrorBody>("/captures", { as, body });
 
-interface Capture extends Omit<Receipt, "duplicate_of"> {
-  agent_id: string;
-  host: string | null;
-  content: string;
-  status: string;
-  attempts: number;
-  memory_ids: string[];
-  digested_at: string | null;
-}
-
-const add = (server: TestServer, as: Credentials, body: Record<string, unknown>) => server.request<Receipt & ErrorBody>("/captures", { as, body });
-
-async function added(server: TestServer, as: Credentials, body: Record<string, unknown>): Promise<Receipt> {
+async function added(server: TestServer, as: Credentials, body: Record<string, unknown>): Promise<CaptureReceipt> {
   const response = await add(server, as, body);
   expect(response.status, response.text).toBe(201);
   return response.body;
@@ -40,7 +20,7 @@ const queue = async (server: TestServer, query = ""): Promise<Capture[]> => {
   return response.body;
 };
 
-const digest = (server: TestServer, as: Credentials, body: unknown) => server.request<{ digested: number; failed: number; dead: number; unknown: string[] } & ErrorBody>("/captures/digest", { as, body });
+const digest = (server: TestServer, as: Credentials, body: unknown) => server.request<DigestReport & ErrorBody>("/captures/digest", { as, body });
 
 const it = test.extend("alice", ({ server }) => server.agent("alice")).extend("bob", ({ server }) => server.agent("bob"));
 

@@ -2,6 +2,8 @@ import { spawn } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect } from "vitest";
+import type { Capture } from "../../src/wire/captures.js";
+import type { Handoff } from "../../src/wire/sessions.js";
 import { test } from "../helpers/fixtures.js";
 import { tempDir, type Credentials, type TestServer } from "../helpers/server.js";
 
@@ -29,29 +31,11 @@ function hook(name: string, input: Record<string, unknown>, env: Record<string, 
 
 const envFor = (url: string, as: Credentials): Record<string, string> => ({ CAIRN_URL: url, CAIRN_AGENT_ID: as.agentId, CAIRN_API_KEY: as.apiKey });
 
-interface Handoff {
-  summary: string;
-  in_progress: string[];
-  host: string | null;
-  created_at: string;
-}
-
 /** A transcript as Claude Code writes it: one JSON object per line. */
 function transcript(dir: string, lines: unknown[]): string {
   const path = join(dir, `transcript-${Math.random().toString(36).slice(2)}.jsonl`);
   writeFileSync(path, lines.map((line) => JSON.stringify(line)).join("\n"));
   return path;
-}
-
-/** A capture as its author reads it back (GET /captures?mine=true). */
-interface Capture {
-  id: string;
-  project: string | null;
-  session_id: string | null;
-  host: string | null;
-  content: string;
-  bytes: number;
-  redactions: number;
 }
 
 /** Transcript lines as Claude Code appends them, each ended by a newline. */

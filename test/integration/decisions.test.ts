@@ -1,32 +1,12 @@
 import { describe, expect } from "vitest";
+import type { Decision } from "../../src/wire/decisions.js";
+import type { EventRecord } from "../../src/wire/events.js";
 import { test } from "../helpers/fixtures.js";
 import { startTestServer, type Credentials, type ErrorBody, type TestServer } from "../helpers/server.js";
 import { emitSentinel, openStream, receivedBefore } from "../helpers/stream.js";
 import { eventually } from "../helpers/wait.js";
 
 // CONTRACT §12: append-only records of what was decided and why.
-
-interface Decision {
-  id: string;
-  project: string | null;
-  agent_id: string;
-  task_id: string | null;
-  decision: string;
-  rationale: string;
-  alternatives: { option: string; reason_rejected: string | null }[];
-  memory_refs: string[];
-  tags: string[];
-  supersedes: string | null;
-  superseded_by: string | null;
-  created_at: string;
-}
-
-interface Event {
-  type: string;
-  agent_id: string;
-  project: string | null;
-  payload: Record<string, unknown>;
-}
 
 const record = (server: TestServer, as: Credentials, body: Record<string, unknown>) => server.request<Decision & ErrorBody>("/decisions", { as, body });
 
@@ -278,10 +258,10 @@ describe("what a decision names", () => {
     const decision = await recorded(server, carol, { decision: "Use date-fns, not moment", project: "web", task_id: task.id });
     const log = await server.request<{ agent_id: string; kind: string; comment: string }[]>(`/tasks/${task.id}/comments`, { as: alice });
     expect(log.body.at(-1)).toMatchObject({ agent_id: "carol", kind: "comment", comment: `decision ${decision.id}: Use date-fns, not moment` });
-    const events = await server.request<Event[]>("/events?since=seq:0&type=task.commented", { as: alice });
+    const events = await server.request<EventRecord[]>("/events?since=seq:0&type=task.commented", { as: alice });
     expect(events.body.map((event) => event.payload)).toEqual([expect.objectContaining({ task_id: task.id, kind: "comment", status: "completed" })]);
     // Bob may not see the task, nor learn of the comment.
-    expect((await server.request<Event[]>("/events?since=seq:0&type=task.commented", { as: bob })).body).toEqual([]);
+    expect((await server.request<EventRecord[]>("/events?since=seq:0&type=task.commented", { as: bob })).body).toEqual([]);
     expect(await list(server, alice, `?task_id=${task.id}`)).toEqual([decision]);
   });
 });
@@ -318,7 +298,7 @@ describe("superseding", () => {
     const winner = answers.find((answer) => answer.status === 201)?.body as Decision;
     expect((await server.request<Decision>(`/decisions/${contested.id}`, { as: alice })).body.superseded_by).toBe(winner.id);
     expect(ids(await list(server, alice, "?include_superseded=true")).sort()).toEqual([contested.id, winner.id].sort());
-    const events = await server.request<Event[]>("/events?since=seq:0&type=decision.recorded", { as: alice });
+    const events = await server.request<EventRecord[]>("/events?since=seq:0&type=decision.recorded", { as: alice });
     expect(events.body).toHaveLength(2);
   });
 });
@@ -418,7 +398,7 @@ describe("decision.recorded", () => {
       carolStream.close();
       bobStream.close();
     }
-    expect((await server.request<Event[]>("/events?since=seq:0&type=decision.recorded", { as: bob })).body).toHaveLength(1);
+    expect((await server.request<EventRecord[]>("/events?since=seq:0&type=decision.recorded", { as: bob })).body).toHaveLength(1);
   });
 
   it("cannot be forged with a custom event (422)", async ({ server, alice }) => {
@@ -445,7 +425,7 @@ describe("clearing a project", () => {
     expect(ids(await list(server, alice, "?tag=style"))).toEqual([global.id]);
     expect(ids(await list(server, alice, "?q=semicolons&include_superseded=true"))).toEqual([]);
     expect((await server.request(`/decisions/${older.id}`, { as: alice })).status).toBe(404);
-    const events = await server.request<Event[]>("/events?since=seq:0&type=project.cleared", { as: alice });
+    const events = await server.request<EventRecord[]>("/events?since=seq:0&type=project.cleared", { as: alice });
     expect(events.body.at(-1)?.payload).toEqual({ project: "web", memory: 0, tasks: 0, messages: 0, decisions: 3 });
   });
 });
@@ -503,7 +483,7 @@ describe("export and import", () => {
       expect(ids(await list(target, target.owner, "?q=vitest"))).toEqual([second.id]);
       const log = await target.request<{ comment: string }[]>(`/tasks/${task.id}/comments`, { as: target.owner });
       expect(log.body.map((comment) => comment.comment)).toEqual([`decision ${first.id}: Use jest`]);
-      const events = await target.request<Event[]>("/events?since=seq:0&type=decision.recorded", { as: target.owner });
+      const events = await target.request<EventRecord[]>("/events?since=seq:0&type=decision.recorded", { as: target.owner });
       expect(events.body.map((event) => event.payload)).toContainEqual({ decision_id: second.id, project: "web", task_id: null, supersedes: first.id, reason: "imported" });
 
       const again = await target.request<{ imported: Record<string, number>; skipped: number }>("/admin/import", {

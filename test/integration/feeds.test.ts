@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect } from "vitest";
+import type { Feed, FeedPollResult } from "../../src/wire/feeds.js";
+import type { MemoryEntry } from "../../src/wire/memory.js";
 import { withDatabase } from "../helpers/database.js";
 import { startFeedServer, type FeedServer } from "../helpers/feed-server.js";
 import { renderFeed, type FixtureItem } from "../helpers/feed-fixtures.js";
@@ -7,36 +9,6 @@ import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
 import { eventually } from "../helpers/wait.js";
 
 // CONTRACT §15 "Subscriptions": feeds polled into memory, on both backends.
-
-interface Feed {
-  id: string;
-  project: string | null;
-  agent_id: string;
-  url: string;
-  name: string;
-  tags: string[];
-  interval_minutes: number;
-  max_items_per_poll: number;
-  confidence: number;
-  paused: boolean;
-  status: "ok" | "failing" | "paused";
-  last_polled_at: string | null;
-  last_success_at: string | null;
-  last_error: string | null;
-  next_poll_at: string;
-  items_ingested: number;
-}
-
-interface Entry {
-  id: string;
-  type: string;
-  content: string;
-  tags: string[];
-  confidence: number;
-  project: string | null;
-  agent_id: string;
-  source: { kind: string; feed_id?: string; url?: string | null; guid?: string } | null;
-}
 
 let feeds: FeedServer;
 beforeEach(async () => {
@@ -69,13 +41,16 @@ async function member(server: TestServer, id: string, project = "payments"): Pro
 }
 
 const subscribe = (server: TestServer, as: Credentials, body: Record<string, unknown>, query = "") =>
-  server.request<Feed & ErrorBody & { id: string }>(`/feeds${query}`, { as, body: { project: "payments", ...body } });
+  server.request<Feed & ErrorBody>(`/feeds${query}`, { as, body: { project: "payments", ...body } });
 
-async function entriesOf(server: TestServer, as: Credentials, query = "source_kind=feed"): Promise<Entry[]> {
-  const response = await server.request<Entry[]>(`/memory?project=payments&limit=200&${query}`, { as });
+async function entriesOf(server: TestServer, as: Credentials, query = "source_kind=feed"): Promise<MemoryEntry[]> {
+  const response = await server.request<MemoryEntry[]>(`/memory?project=payments&limit=200&${query}`, { as });
   expect(response.status, response.text).toBe(200);
   return response.body;
 }
+
+/** The guid of a feed item's entry (its source); undefined for any other entry. */
+const guidOf = (entry: MemoryEntry): string | undefined => (entry.source?.kind === "feed" ? entry.source.guid : undefined);
 
 describe("subscribing", () => {
   it.override("serverEnv", { FEEDS_ALLOW_PRIVATE: "true", FEEDS_POLL_SECONDS: "1" });
@@ -92,8 +67,8 @@ describe("subscribing", () => {
     expect(feeds.requests("/releases.xml")).toHaveLength(1);
 
     const entries = await entriesOf(server, alice);
-    expect(entries.map((entry) => entry.source?.guid).sort()).toEqual(["release-26", "release-27", "release-28", "release-29", "release-30"]);
-    const newest = entries.find((entry) => entry.source?.guid === "release-30") as Entry;
+    expect(entries.map(guidOf).sort()).toEqual(["release-26", "release-27", "release-28", "release-29", "release-30"]);
+    const newest = entries.find((entry) => guidOf(entry) === "release-30") as MemoryEntry;
     expect(newest).toMatchObject({ type: "memory", agent_id: "alice", project: "payments", confidence: 0.6 });
     expect(newest.tags.sort()).toEqual(["feed-item", "payments-api", "unprocessed"]);
     expect(newest.source).toEqual({ kind: "feed", feed_id: feed.id, url: "https://example.com/release/30", guid: "release-30" });
@@ -101,7 +76,7 @@ describe("subscribing", () => {
 
     // The next poll takes what is new since, and nothing twice.
     feeds.route("/releases.xml", { headers: RSS, body: rssFeed("Payments API releases", items(33)) });
-    const polled = await server.request<{ ingested: number; not_modified: boolean; status: string }>(`/feeds/${feed.id}/poll`, { as: alice, method: "POST" });
+    const polled = await server.request<FeedPollResult>(`/feeds/${feed.id}/poll`, { as: alice, method: "POST" });
     expect(polled.status, polled.text).toBe(200);
     expect(polled.body).toEqual({ ingested: 3, not_modified: false, status: "ok" });
     expect((await entriesOf(server, alice)).length).toBe(8);
@@ -227,7 +202,7 @@ describe("polling", () => {
       else answer();
     });
     const feed = (await subscribe(server, alice, { url: `${feeds.url}/slow.xml` })).body;
-    const poll = () => server.request<{ ingested: number }>(`/feeds/${feed.id}/poll`, { as: alice, method: "POST" });
+    const poll = () => server.request<FeedPollResult>(`/feeds/${feed.id}/poll`, { as: alice, method: "POST" });
     const [first, second] = await Promise.all([poll(), new Promise((resolve) => setTimeout(resolve, 200)).then(poll)]);
     expect([first.status, second.status], `${first.text} ${second.text}`).toEqual([200, 200]);
     expect([first.body.ingested, second.body.ingested]).toEqual([1, 1]);

@@ -1,13 +1,7 @@
 import { describe, expect } from "vitest";
+import type { Project } from "../../src/wire/projects.js";
 import { test } from "../helpers/fixtures.js";
 import type { ErrorBody } from "../helpers/server.js";
-
-interface Project {
-  id: string;
-  name: string;
-  owner: string;
-  member_count: number;
-}
 
 const it = test
   .extend("alice", ({ server }) => server.agent("alice"))

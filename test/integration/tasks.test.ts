@@ -1,30 +1,8 @@
 import { describe, expect } from "vitest";
+import type { RecommendedTask, Task, TaskComment } from "../../src/wire/tasks.js";
 import { it, test } from "../helpers/fixtures.js";
 import { startTestServer, type Credentials, type ErrorBody, type TestServer } from "../helpers/server.js";
 import { eventually } from "../helpers/wait.js";
-
-interface Task {
-  id: string;
-  title: string;
-  status: string;
-  created_by: string;
-  assigned_to: string | null;
-  project: string | null;
-  priority: string;
-  tags: string[];
-  depends_on: string[];
-  blocked: boolean;
-  result: unknown;
-  claimed_at: string | null;
-  completed_at: string | null;
-  lease_expires_at: string | null;
-}
-
-interface Comment {
-  agent_id: string;
-  kind: string;
-  comment: string;
-}
 
 const create = async (server: TestServer, as: Credentials, body: Record<string, unknown>): Promise<Task> => {
   const response = await server.request<Task>("/tasks", { as, body });
@@ -94,7 +72,7 @@ describe("the task lifecycle (five agents)", () => {
 
     await act(server, cid, task.id, "claim");
     expect((await act(server, owner, task.id, "unclaim", { comment: "cid is on leave" })).body.status).toBe("open");
-    const log = await server.request<Comment[]>(`/tasks/${task.id}/comments`, { as: ann });
+    const log = await server.request<TaskComment[]>(`/tasks/${task.id}/comments`, { as: ann });
     expect(log.body.filter((entry) => entry.kind === "unclaim").map((entry) => [entry.agent_id, entry.comment])).toEqual([
       [owner.agentId, `released by ${owner.agentId}`],
       [owner.agentId, `released by ${owner.agentId}: cid is on leave`],
@@ -114,7 +92,7 @@ describe("the task lifecycle (five agents)", () => {
     await act(server, eve, task.id, "claim");
     await act(server, eve, task.id, "complete", { comment: "done" });
     await act(server, ann, task.id, "reopen", { comment: "not quite" });
-    const log = await server.request<Comment[]>(`/tasks/${task.id}/comments`, { as: dee });
+    const log = await server.request<TaskComment[]>(`/tasks/${task.id}/comments`, { as: dee });
     expect(log.body.map((entry) => [entry.kind, entry.agent_id, entry.comment])).toEqual([
       ["claim", "ben", "taking it"],
       ["comment", "cid", "need help?"],
@@ -187,7 +165,7 @@ describe("the task lifecycle (five agents)", () => {
     const task = await create(server, ann, { title: "guarded dependencies" });
     const blocker = await create(server, ben, { title: "a stranger's blocker" });
     const other = await create(server, ann, { title: "another dependency" });
-    const comments = async (): Promise<Comment[]> => (await server.request<Comment[]>(`/tasks/${task.id}/comments`, { as: ann })).body;
+    const comments = async (): Promise<TaskComment[]> => (await server.request<TaskComment[]>(`/tasks/${task.id}/comments`, { as: ann })).body;
 
     // A stranger can neither block the task nor unblock it, and nothing is recorded.
     const blocked = await server.request<ErrorBody>(`/tasks/${task.id}/dependencies`, { as: ben, body: { depends_on: blocker.id } });
@@ -277,7 +255,7 @@ describe("recommendations and performance", () => {
     const plainHigh = await create(server, boss, { title: "plain high", priority: "high" });
     const db = await create(server, boss, { title: "db work", tags: ["db"], priority: "low" });
     const reservedElsewhere = await create(server, boss, { title: "not for worker", tags: ["db"], assigned_to: "boss" });
-    const recommended = await server.request<(Task & { affinity: number })[]>("/tasks/recommended", { as: worker });
+    const recommended = await server.request<RecommendedTask[]>("/tasks/recommended", { as: worker });
     const order = recommended.body.map((task) => task.id);
     expect(order).not.toContain(reservedElsewhere.id);
     expect(order.slice(0, 4)).toEqual([db.id, plainHigh.id, plainOld.id, ui.id]);
@@ -312,7 +290,7 @@ describe("claim leases", () => {
       const released = await eventually(async () => (await server.request<Task>(`/tasks/${task.id}`, { as: creator })).body.status === "open");
       expect(released).toBe(true);
       expect((await server.request<Task>(`/tasks/${task.id}`, { as: creator })).body.assigned_to).toBeNull();
-      const log = await server.request<Comment[]>(`/tasks/${task.id}/comments`, { as: creator });
+      const log = await server.request<TaskComment[]>(`/tasks/${task.id}/comments`, { as: creator });
       expect(log.body.at(-1)).toMatchObject({ kind: "unclaim", comment: "lease expired", agent_id: "sleeper" });
       expect((await act(server, other, task.id, "claim")).status).toBe(200);
     } finally {

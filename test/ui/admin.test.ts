@@ -1,45 +1,19 @@
 import type { Page } from "playwright-core";
 import { expect } from "vitest";
+import type { AgentRecord, AgentSelf } from "../../src/wire/agents.js";
+import type { LogEntry } from "../../src/wire/logs.js";
 import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
+import type { Project, ProjectMember } from "../../src/wire/projects.js";
+import type { Handoff } from "../../src/wire/sessions.js";
 import { openPage, describeInBrowser, type OpenPage } from "../helpers/browser.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
 import { it, test, signIn as signInAs } from "../helpers/ui.js";
 
 const PASSWORD = "admin tabs password";
 
-interface Agent {
-  agent_id: string;
-  role: string;
-}
-
-interface Project {
-  id: string;
-  name: string;
-  description: string;
-  owner: string;
-  member_count: number;
-}
-
 /** The page's getComputedStyle, typed here: the tests compile without the DOM library. */
 interface StyleGlobals {
   getComputedStyle(element: unknown, pseudo: string | null): { display: string; content: string; position: string };
-}
-
-interface Member {
-  agent_id: string;
-  project_owner: boolean;
-}
-
-interface Handoff {
-  summary: string;
-  in_progress: string[];
-  next_steps: string[];
-}
-
-interface LogEntry {
-  level: string;
-  action: string;
-  message: string;
 }
 
 /** The little of the page's globals the callbacks below use (the Node-side program has no DOM types). */
@@ -67,7 +41,7 @@ describeInBrowser("Agents tab", () => {
 
   /** The status of GET /agents/me with these raw credentials: 200 while the key works. */
   const meStatus = async (server: TestServer, agentId: string, apiKey: string) => (await server.request("/agents/me", { as: { agentId, apiKey } })).status;
-  const listedIds = async (server: TestServer) => (await server.request<Agent[]>("/agents?limit=500", { as: server.owner })).body.map((agent) => agent.agent_id);
+  const listedIds = async (server: TestServer) => (await server.request<AgentRecord[]>("/agents?limit=500", { as: server.owner })).body.map((agent) => agent.agent_id);
 
   it("on a narrow screen shows each agent as a labelled card instead of a table to scroll sideways", async ({ server, browser }) => {
     const opened = await openPage(browser, { viewport: { width: 400, height: 800 } });
@@ -109,7 +83,7 @@ describeInBrowser("Agents tab", () => {
     const key = await shown.getByLabel("API key").inputValue();
     expect(key).toMatch(/^cairn_[A-Za-z0-9_-]{43}$/);
     expect(await meStatus(server, "scout", key)).toBe(200);
-    const me = await server.request<Agent>("/agents/me", { as: { agentId: "scout", apiKey: key } });
+    const me = await server.request<AgentSelf>("/agents/me", { as: { agentId: "scout", apiKey: key } });
     expect(me.body).toMatchObject({ agent_id: "scout", role: "agent" });
 
     const copy = shown.getByRole("button", { name: "Copy key" });
@@ -212,7 +186,7 @@ describeInBrowser("Projects tab", () => {
   const it = test.extend("builder", ({ server }) => server.agent("builder"));
   it.override("serverEnv", { UI_PASSWORD: PASSWORD });
 
-  const members = async (server: TestServer, id: string) => (await server.request<Member[]>(`/projects/${id}/members`, { as: server.owner })).body;
+  const members = async (server: TestServer, id: string) => (await server.request<ProjectMember[]>(`/projects/${id}/members`, { as: server.owner })).body;
   const ownerMembership = async (server: TestServer, id: string) => (await members(server, id)).some((row) => row.agent_id === server.owner.agentId);
 
   it("creates a project from the form, shows its members as agents join and leave, and joins and leaves it", async ({ server, builder, browser }) => {
