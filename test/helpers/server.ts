@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/core/config.js";
 import { silentLogger } from "../../src/core/log.js";
 import { startApp, type StartOptions } from "../../src/app.js";
+import { fetchSend, OperationClient } from "../../src/client/operations.js";
 import { databaseUrlFor } from "./database.js";
 import type { RunningServer } from "../../src/http/server.js";
 
@@ -35,6 +36,8 @@ export interface TestServer {
   owner: Credentials;
   archivist: Credentials;
   request<T = unknown>(path: string, options?: RequestOptions): Promise<Response<T>>;
+  /** The typed client (src/client) as `as`: operations by name, a refusal thrown as ApiError. */
+  client(as: Credentials): OperationClient;
   /** Self-registers an agent (open on loopback) and returns its credentials. */
   agent(agentId: string): Promise<Credentials>;
   close(): Promise<void>;
@@ -82,6 +85,12 @@ export async function request<T = unknown>(baseUrl: string, path: string, option
   return { status: response.status, headers: response.headers, body: parsed as T, text };
 }
 
+/** The typed client to `baseUrl`, signed as `as`. */
+function clientOf(baseUrl: string, as: Credentials): OperationClient {
+  const send = fetchSend(baseUrl);
+  return new OperationClient((wire) => send({ ...wire, headers: { ...wire.headers, "x-agent-id": as.agentId, "x-api-key": as.apiKey } }));
+}
+
 /**
  * A real server on a free loopback port with its own data directory (hash embeddings, no rate
  * limit, no archivist unless `env` says otherwise). Remove the directory with `close()`.
@@ -107,6 +116,7 @@ export async function startTestServer(env: Record<string, string> = {}, options:
     owner: credentialsOf(config.UI_AGENT_ID),
     archivist: credentialsOf(config.ARCHIVIST_AGENT_ID),
     request: (path, requestOptions) => request(server.url, path, requestOptions),
+    client: (as) => clientOf(server.url, as),
     async agent(agentId) {
       const response = await request<{ agent_id: string; api_key: string }>(server.url, "/agents/self-register", {
         body: { agent_id: agentId },

@@ -1,18 +1,10 @@
 import { describe, expect } from "vitest";
-import { ApiError, fetchSend, OperationClient, type Send } from "../../src/client/operations.js";
+import { ApiError } from "../../src/client/operations.js";
 import { it } from "../helpers/fixtures.js";
-import type { Credentials, TestServer } from "../helpers/server.js";
-
-/** The typed client as `who`, over fetch to the test's server. */
-function clientAs(server: TestServer, who: Credentials): OperationClient {
-  const send = fetchSend(server.url);
-  const signed: Send = (request) => send({ ...request, headers: { ...request.headers, "x-agent-id": who.agentId, "x-api-key": who.apiKey } });
-  return new OperationClient(signed);
-}
 
 describe("the typed client against a running server", () => {
   it("creates, reads and lists by operation name, following the cursor page by page", async ({ server }) => {
-    const client = clientAs(server, await server.agent("typed-client"));
+    const client = server.client(await server.agent("typed-client"));
     const created = [];
     for (const title of ["one", "two", "three", "four", "five"]) created.push(await client.call("task_create", { title, tags: ["typed"] }));
     expect(created.map((task) => [task.title, task.status])).toEqual([
@@ -37,7 +29,7 @@ describe("the typed client against a running server", () => {
   });
 
   it("answers null for what is not there, and throws the server's refusal with its body", async ({ server }) => {
-    const client = clientAs(server, await server.agent("typed-refusals"));
+    const client = server.client(await server.agent("typed-refusals"));
     expect(await client.find("task_get", { id: "00000000-0000-4000-8000-000000000000" })).toBeNull();
 
     const refusal = await client.call("task_create", { title: "" }).catch((error: unknown) => error);
@@ -54,7 +46,7 @@ describe("the typed client against a running server", () => {
   });
 
   it("sends a text body as the file it is (an import's JSON Lines, dry run in the query)", async ({ server }) => {
-    const owner = clientAs(server, server.owner);
+    const owner = server.client(server.owner);
     const exported = await owner.call("admin_export", {});
     expect(typeof exported).toBe("string");
     const report = await owner.call("admin_import", { body: exported, dry_run: true });
