@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineOperation, reply } from "./operation.js";
 import { blueprint, blueprintDocument } from "../src/wire/blueprints.js";
+import { blueprintName, instantiation } from "../src/wire/blueprint-inputs.js";
 import { blueprintRun, runPlan, runStatus } from "../src/wire/blueprint-runs.js";
 import { cursorParam } from "./schemas.js";
 import { limitParam, projectId } from "../src/wire/fields.js";
@@ -56,7 +57,6 @@ const blueprintGet = defineOperation({
   },
 });
 
-const blueprintName = z.string().min(1).max(64);
 const runId = z.uuid();
 
 const blueprintInstantiate = defineOperation({
@@ -66,13 +66,7 @@ const blueprintInstantiate = defineOperation({
     "Turn a blueprint into tasks, each waiting on the tasks it needs. `dry_run`: show them, create nothing.",
   kind: "create",
   http: { method: "POST", path: "/blueprints/:name/instantiate", otherStatuses: [{ status: 200, description: "dry_run: the tasks it would create" }] },
-  input: z.strictObject({
-    name: blueprintName,
-    project: projectId.nullable().optional().describe("default: your current project"),
-    params: z.record(z.string(), z.unknown()).default({}),
-    version: z.number().int().min(1).optional().describe("default: the current version"),
-    dry_run: z.boolean().optional(),
-  }),
+  input: z.strictObject({ name: blueprintName, ...instantiation.shape }),
   output: z.union([blueprintRun, runPlan]),
   errors: ["FORBIDDEN", "NOT_FOUND"],
   async handle({ services, caller }, { name, ...input }) {

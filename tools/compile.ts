@@ -1,28 +1,11 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import {
-  checkItem,
-  compileAnchor,
-  compileResult,
-  compileUnit,
-  MAX_PRUNE_PATHS,
-  MAX_UNITS_PER_CHECK,
-  MAX_UNITS_PER_COMPILE,
-  unitPath,
-  unitSha,
-} from "../src/wire/compile.js";
+import { checkItem, compileAnchor, compileResult, MAX_UNITS_PER_CHECK, unitPath, unitSha } from "../src/wire/compile.js";
 import { memoryEntry } from "../src/wire/memory.js";
 import { cursorParam } from "./schemas.js";
+import { compileProject as project, compileRequest } from "../src/wire/compile-inputs.js";
 import { limitParam, projectId } from "../src/wire/fields.js";
 
-const project = projectId.nullable().optional().describe("default your current project; null: global code");
-
-/** A path whose anchors a compile may remove; a trailing slash names the same directory. */
-const prunePath = z
-  .string()
-  .max(1024)
-  .transform((path) => path.replace(/\/+$/, ""))
-  .pipe(z.string().min(1, "must name a path"));
 
 const compileRun = defineOperation({
   name: "compile_run",
@@ -38,12 +21,7 @@ const compileRun = defineOperation({
   kind: "action",
   destructive: true,
   http: { method: "POST", path: "/compile" },
-  input: z.strictObject({
-    project,
-    commit: z.string().min(1).max(200).regex(/^\S+$/, "must be one word").optional().describe("the commit the units were read at"),
-    units: z.array(compileUnit).max(MAX_UNITS_PER_COMPILE),
-    prune_paths: z.array(prunePath).max(MAX_PRUNE_PATHS).optional().describe("files (or directories) whose anchors the units replace"),
-  }),
+  input: compileRequest,
   output: compileResult,
   errors: ["FORBIDDEN", "NOT_FOUND", "CONFLICT", "PAYLOAD_TOO_LARGE"],
   handle({ services, caller }, input) {

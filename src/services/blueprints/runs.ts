@@ -14,13 +14,7 @@ import type { RunEngine } from "./engine.js";
 import { checkParams, dependencyKeys, foreachSource, nodesInOrder, renderNode, type NodeSlot, type RenderedNode } from "./plan.js";
 import { RunState } from "./run-state.js";
 import { locks } from "../locks.js";
-
-export interface InstantiateInput {
-  project?: string | null | undefined;
-  params: Record<string, unknown>;
-  version?: number | undefined;
-  dry_run?: boolean | undefined;
-}
+import type { Instantiation } from "../../wire/blueprint-inputs.js";
 
 /** One task of a plan, before anything is written. */
 interface PlannedTask {
@@ -104,7 +98,7 @@ export class BlueprintRuns {
     throw notFound("blueprint");
   }
 
-  async instantiate(caller: Caller, name: string, input: InstantiateInput): Promise<{ run: BlueprintRun } | { plan: RunPlan }> {
+  async instantiate(caller: Caller, name: string, input: Instantiation): Promise<{ run: BlueprintRun } | { plan: RunPlan }> {
     const project = input.project === undefined ? ((await this.store.agents.get(this.store.reader, caller.agentId))?.current_project ?? null) : input.project;
     const blueprint = await this.blueprintFor(caller, name, project, input.version);
     const document = JSON.parse(blueprint.document) as BlueprintDocument;

@@ -14,13 +14,7 @@ import { anchorKey, DependencyLinks, type Dependent, type Placed } from "./depen
 import { CompiledEntries, compiledContent } from "./entries.js";
 import { carryShaChanges, markedFor, markedForEveryone, type ShaChange } from "./staleness.js";
 import { locks } from "../locks.js";
-
-export interface CompileInput {
-  project?: string | null | undefined;
-  commit?: string | undefined;
-  units: CompileUnit[];
-  prune_paths?: string[] | undefined;
-}
+import type { CompileRequest } from "../../wire/compile-inputs.js";
 
 /** What a unit's anchor says beside its sha, kept up to date even when the code did not change. */
 const placement = (unit: CompileUnit) => ({ kind: unit.kind, lang: unit.lang, start_line: unit.start_line, end_line: unit.end_line, signature: unit.signature ?? null });
@@ -63,7 +57,7 @@ export class CompileRun {
     this.links = new DependencyLinks(store);
   }
 
-  async run(caller: Caller, input: CompileInput): Promise<CompileResult> {
+  async run(caller: Caller, input: CompileRequest): Promise<CompileResult> {
     const project = await projectToWrite(this.store, caller, input.project);
     checkDistinct(input.units);
     const paths = [...new Set(input.units.map((unit) => unit.path))];

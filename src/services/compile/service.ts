@@ -12,7 +12,8 @@ import type { Quotas } from "../quotas.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "../paging.js";
 import { projectToRead } from "./access.js";
 import { anchorKey } from "./dependencies.js";
-import { CompileRun, type CompileInput } from "./run.js";
+import { CompileRun } from "./run.js";
+import type { CompileRequest } from "../../wire/compile-inputs.js";
 
 const toAnchor = (row: ListedAnchor): CompileAnchor => ({
   project: row.project,
@@ -52,7 +53,7 @@ export class CompileService {
     this.compiler = new CompileRun(store, bus, writes, embeddings, quotas);
   }
 
-  run(caller: Caller, input: CompileInput): Promise<CompileResult> {
+  run(caller: Caller, input: CompileRequest): Promise<CompileResult> {
     return this.compiler.run(caller, input);
   }
 
