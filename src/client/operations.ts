@@ -43,8 +43,8 @@ export type AnswerOf<N extends OperationName, C extends boolean> = C extends tru
 /** One item of a list's page, compact only when asked. */
 export type ListItemOf<N extends OperationName, C extends boolean> = C extends true ? ItemOf<N> : Exclude<ItemOf<N>, Compact>;
 
-/** An input, with whether it asks for compact forms kept as a type (`C`). */
-export type CallInput<N extends OperationName, C extends boolean> = InputOf<N> & { compact?: C };
+/** An input, with whether it asks for compact forms kept as a type (`C`) where the operation has them. */
+export type CallInput<N extends OperationName, C extends boolean> = InputOf<N> & ("compact" extends keyof InputOf<N> ? { compact?: C } : unknown);
 
 /** A refusal from the server: its status and `{detail, code}` body. */
 export class ApiError extends Error {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { apiErrorOf, wireRequest, type AnswerOf, type ListItemOf } from "../../src/client/operations.js";
+import { apiErrorOf, wireRequest, type AnswerOf, type ListItemOf, type OperationClient } from "../../src/client/operations.js";
 import type { MemoryEntry } from "../../src/wire/memory.js";
 import type { CompactTask, Task } from "../../src/wire/tasks.js";
 import { routesSource, ROUTES_PATH } from "../generate/routes.js";
@@ -58,6 +58,12 @@ describe("wireRequest: an operation's input as the gateway reads it", () => {
     // @ts-expect-error: task_create has no field "titel"
     wireRequest("task_create", { title: "x", titel: "y" });
     expectTypeOf<AnswerOf<"task_create", false>>().toEqualTypeOf<Task>();
+    const unsent = (client: OperationClient) => {
+      // @ts-expect-error: task_get has no compact form to ask for
+      void client.call("task_get", { id: "abcdef", compact: true });
+      return client.call("task_list", { compact: true });
+    };
+    expectTypeOf(unsent).returns.resolves.toEqualTypeOf<(Task | CompactTask)[]>();
     expectTypeOf<ListItemOf<"task_list", true>>().toEqualTypeOf<Task | CompactTask>();
     expectTypeOf<ListItemOf<"task_list", false>>().toEqualTypeOf<Task>();
     expectTypeOf<ListItemOf<"memory_list", false>>().toEqualTypeOf<MemoryEntry>();
