@@ -1,25 +1,11 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect } from "vitest";
+import type { AgentRecord, AgentSelf as SelfRecord } from "../../src/wire/agents.js";
 import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { it } from "../helpers/fixtures.js";
 import { RFC3339_MS, startTestServer, type Credentials, type Response, type TestServer } from "../helpers/server.js";
 import { serverForSuite } from "../helpers/suite.js";
-
-interface AgentRecord {
-  agent_id: string;
-  display_name: string | null;
-  role: string;
-  created_at: string;
-  last_seen_at: string | null;
-  online: boolean;
-  current_project: string | null;
-}
-
-interface SelfRecord extends AgentRecord {
-  projects: string[];
-  can_write_directives: boolean;
-}
 
 /** The path and query of a `Link: <…>; rel="next"` header, or null when there is none. */
 function nextLink(link: string | null, base: string): string | null {
@@ -95,17 +81,17 @@ describe("GET /agents and /participants", () => {
     const open = await server.request<{ id: string }>("/tasks", { as: worker, body: { title: "a global task", project: null } });
     for (const task of [hidden, open]) expect((await server.request(`/tasks/${task.body.id}/claim`, { method: "POST", as: worker })).status).toBe(200);
     const seenBy = async (as: Credentials) => {
-      const records = (await server.request<(AgentRecord & { claimed_tasks: string[] })[]>("/agents?limit=500", { as })).body;
+      const records = (await server.request<AgentRecord[]>("/agents?limit=500", { as })).body;
       return records.find((record) => record.agent_id === "in-secret");
     };
     expect(await seenBy(outsider)).toMatchObject({ current_project: null, claimed_tasks: [open.body.id] });
-    const participants = await server.request<(AgentRecord & { claimed_tasks: string[] })[]>("/participants?limit=500", { as: outsider });
+    const participants = await server.request<AgentRecord[]>("/participants?limit=500", { as: outsider });
     expect(participants.text).not.toContain("skunkworks");
     expect(participants.text).not.toContain(hidden.body.id);
     for (const viewer of [insider, worker, server.owner, server.archivist]) {
       expect(await seenBy(viewer)).toMatchObject({ current_project: "skunkworks", claimed_tasks: [hidden.body.id, open.body.id] });
     }
-    const me = await server.request<AgentRecord & { claimed_tasks: string[] }>("/agents/me", { as: worker });
+    const me = await server.request<AgentRecord>("/agents/me", { as: worker });
     expect(me.body).toMatchObject({ current_project: "skunkworks", claimed_tasks: [hidden.body.id, open.body.id] });
   });
 

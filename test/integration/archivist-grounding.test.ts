@@ -4,6 +4,9 @@ import type { Archivist } from "../../archivist/archivist.js";
 import { MAX_PATHS_PER_COMPILE } from "../../archivist/grounding.js";
 import { SYNTHESIS_ROLE } from "../../archivist/prompts.js";
 import { STALE_SHOWN } from "../../archivist/synthesis.js";
+import type { CompileResult } from "../../src/wire/compile.js";
+import type { GraphEdge as Edge } from "../../src/wire/graph.js";
+import type { LogEntry as LogLine } from "../../src/wire/logs.js";
 import { llmEnv, startArchivist } from "../helpers/archivist.js";
 import { test } from "../helpers/fixtures.js";
 import { createProject, list, write, type MemoryEntry } from "../helpers/memory.js";
@@ -13,25 +16,6 @@ import { eventually } from "../helpers/wait.js";
 // CONTRACT §18 and §9: after a compile the archivist suggests `grounds` edges from a changed file's
 // compiled entry to the entries that name the file, so they go stale with the code; the hourly
 // synthesis doc lists the project's stale entries for their authors.
-
-interface CompileResult {
-  memory_ids: string[];
-  invalidated: string[];
-}
-
-interface Edge {
-  src: string;
-  dst: string;
-  rel: string;
-  note: string | null;
-  agent_id: string;
-}
-
-interface LogLine {
-  action: string;
-  message: string;
-  details: Record<string, unknown>;
-}
 
 const sha = (text: string): string => createHash("sha256").update(text).digest("hex");
 

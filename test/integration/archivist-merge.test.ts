@@ -1,22 +1,12 @@
 import { describe, expect } from "vitest";
+import type { GraphEdge as Edge } from "../../src/wire/graph.js";
+import type { Tombstone } from "../../src/wire/memory.js";
 import type { Message } from "../../src/wire/messages.js";
 import { test } from "../helpers/fixtures.js";
 import { llmEnv, startArchivist } from "../helpers/archivist.js";
 import { createProject, eventsOf, read, write, type MemoryEntry } from "../helpers/memory.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
 import { eventually } from "../helpers/wait.js";
-
-interface Tombstone {
-  id: string;
-  deleted_at: string;
-  superseded_by?: string;
-}
-
-interface Edge {
-  src: string;
-  dst: string;
-  rel: string;
-}
 
 /** Every edge touching `id`, either way. */
 async function edgesOf(server: TestServer, id: string): Promise<Edge[]> {

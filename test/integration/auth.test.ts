@@ -1,4 +1,5 @@
 import { describe, expect } from "vitest";
+import type { Registration } from "../../src/wire/agents.js";
 import { it, test } from "../helpers/fixtures.js";
 import { request, RFC3339_MS, startTestServer, type RequestOptions, type Response, type TestServer } from "../helpers/server.js";
 
@@ -7,13 +8,6 @@ function expectUnauthenticated(response: Response): void {
   expect(response.status).toBe(401);
   expect(response.body).toEqual({ detail: "invalid credentials", code: "UNAUTHENTICATED" });
   expect(response.headers.get("www-authenticate")).toBeTruthy();
-}
-
-interface Registration {
-  agent_id: string;
-  api_key: string;
-  role: string;
-  created_at: string;
 }
 
 function expectRegistration(response: Response<Registration>, agentId: string): void {

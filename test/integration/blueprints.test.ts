@@ -1,19 +1,12 @@
 import { describe, expect } from "vitest";
+import type { Blueprint as SavedBlueprint, BlueprintDocument } from "../../src/wire/blueprints.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
 
 // CONTRACT §17: saving and reading blueprints — versions, the checks at save, projects.
 
-interface Blueprint {
-  id: string;
-  name: string;
-  project: string | null;
-  version: number;
-  document: { nodes: { id: string; needs: string[] }[]; project: string | null };
-  created_by: string;
-  created_at: string;
-  node_count: number;
-}
+/** A saved blueprint; the wire types its document loosely, but it is the document as checked, defaults filled in. */
+type Blueprint = Omit<SavedBlueprint, "document"> & { document: BlueprintDocument };
 
 interface Refusal extends ErrorBody {
   errors?: { path: string; message: string }[];

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect } from "vitest";
+import type { Pulse } from "../../src/wire/knowledge.js";
 import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
@@ -7,11 +8,6 @@ import type { Credentials, TestServer } from "../helpers/server.js";
 // Issue 26, "code where it belongs": compiled entries take no part in searches, lists, the pulse,
 // the central entries or a session's delta unless the caller asks for code (type=compiled,
 // source_kind=compile or include_code=true). Runs on whichever backend the suite runs on.
-
-interface Pulse {
-  counts: { entries: number };
-  graph: { nodes: { id: string }[] };
-}
 
 const it = test.extend("alice", ({ server }) => server.agent("alice")).extend("bob", ({ server }) => server.agent("bob"));
 

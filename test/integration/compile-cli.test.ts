@@ -2,6 +2,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { CompileAnchor as Anchor } from "../../src/wire/compile.js";
 import { CLI, type CliRun } from "../helpers/cli.js";
 import { withDatabase } from "../helpers/database.js";
 import { startTestServer, tempDir, testEnv, type Credentials, type TestServer } from "../helpers/server.js";
@@ -302,14 +303,6 @@ describe("cairn compile --install-hook", () => {
     expect(readFileSync(hookAt(other), "utf8")).toBe(foreign);
   });
 });
-
-interface Anchor {
-  path: string;
-  symbol: string;
-  sha: string;
-  memory_id: string;
-  commit: string | null;
-}
 
 describe("cairn compile against a server", () => {
   async function setUp(serverEnv: Record<string, string> = {}): Promise<{ server: TestServer; repo: string; env: NodeJS.ProcessEnv; alice: Credentials }> {

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect } from "vitest";
+import type { CompileResult as Result } from "../../src/wire/compile.js";
+import type { EventRecord as Event } from "../../src/wire/events.js";
 import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
@@ -7,16 +9,6 @@ import type { Credentials, TestServer } from "../helpers/server.js";
 // Issue 25, item 2: code may ground entries its compiler cannot see. Those entries are marked
 // stale all the same (their readers want to know), but a compile tells its caller only of what
 // the caller may see, and its event counts only what every reader of the event may see.
-
-interface Result {
-  invalidated: string[];
-  memory_ids: string[];
-}
-
-interface Event {
-  type: string;
-  payload: Record<string, unknown>;
-}
 
 const it = test
   .extend("alice", ({ server }) => server.agent("alice"))

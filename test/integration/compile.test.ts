@@ -1,38 +1,13 @@
 import { createHash } from "node:crypto";
 import { describe, expect } from "vitest";
+import type { CompileAnchor as Anchor, CompileResult as Result } from "../../src/wire/compile.js";
+import type { EventRecord as Event } from "../../src/wire/events.js";
 import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
 
 // CONTRACT §18, the server's side: anchors and compiled entries from units, check, staleness
 // carried over `grounds` and `depends_on` edges and cleared again, prune, members only, bounds.
-
-interface Result {
-  project: string | null;
-  anchors: number;
-  created: number;
-  updated: number;
-  unchanged: number;
-  removed: number;
-  invalidated: string[];
-  memory_ids: string[];
-}
-
-interface Anchor {
-  path: string;
-  symbol: string;
-  sha: string;
-  previous_sha: string | null;
-  memory_id: string;
-  commit: string | null;
-  start_line: number;
-}
-
-interface Event {
-  type: string;
-  agent_id: string;
-  payload: Record<string, unknown>;
-}
 
 const it = test
   .extend("alice", ({ server }) => server.agent("alice"))

@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { hostSlug } from "../../src/core/config.js";
+import type { Health } from "../../src/wire/health.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { startTestServer, tempDir, type TestServer } from "../helpers/server.js";
 
@@ -31,11 +32,6 @@ async function serverOn(dataDir: string, env: Record<string, string> = {}): Prom
 async function stop(server: TestServer): Promise<void> {
   servers.splice(servers.indexOf(server), 1);
   await server.close();
-}
-
-interface Health {
-  instance_id: string;
-  instance_name: string;
 }
 
 describe("instance identity", () => {

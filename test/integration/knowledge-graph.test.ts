@@ -1,36 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect } from "vitest";
+import type { CentralEntry as Central, Pulse, RelatedEntry as Related } from "../../src/wire/knowledge.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
 
 // CONTRACT §14: the knowledge graph read three ways — related, central, pulse.
-
-interface Related {
-  id: string;
-  activation: number;
-  hops: number;
-  path: { id: string; rel: string; direction: string }[];
-  via_similarity: boolean;
-}
-
-interface Central {
-  id: string;
-  score: number;
-  rank: number;
-}
-
-interface Pulse {
-  project: string | null;
-  scope: string;
-  generated_at: string;
-  counts: Record<string, number>;
-  graph: { nodes: { id: string; label: string; score: number }[]; edges: { src: string; dst: string; rel: string }[]; truncated: boolean };
-  central: { id: string; label: string; rank: number }[];
-  hot: { id: string; reads: number; readers: number }[];
-  conflicts: { id: string; src: string; dst: string; src_label: string; dst_label: string }[];
-  activity: { agent_id: string; writes_24h: number; reads_24h: number; claimed: number; completed_24h: number; online: boolean }[];
-  affinities: { agent_id: string; tag: string; weight: number }[];
-}
 
 const it = test
   .extend("alice", ({ server }) => server.agent("alice"))

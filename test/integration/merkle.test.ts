@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect } from "vitest";
+import type { MerkleSummary as Summary } from "../../src/wire/merkle.js";
 import { withDatabase } from "../helpers/database.js";
 import { test } from "../helpers/fixtures.js";
 import { patch, write, type MemoryEntry } from "../helpers/memory.js";
@@ -26,13 +27,6 @@ const known = (entry: MemoryEntry, deleted = false): Known => ({ id: entry.id, v
 
 function leafOf(entry: Known, origin: string): string {
   return sha256([entry.id, origin, String(entry.version), entry.deleted ? "1" : "0", entry.deleted ? "" : contentKey(entry.content), entry.project ?? ""].join("|"));
-}
-
-interface Summary {
-  project: string | null;
-  root: string;
-  count: number;
-  buckets: Record<string, string>;
 }
 
 /** The summary of `entries` (the replicable ones of one project), computed here from scratch. */

@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DISCOVERED_MAX, DiscoveredPeers } from "../../src/services/mesh/discovered.js";
 import { openStore } from "../../src/store/open.js";
+import type { MeshDiscovered as Discovered } from "../../src/wire/mesh.js";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { databaseUrlFor, withDatabase, type DatabaseHandle } from "../helpers/database.js";
 import { describeInNamespace } from "../helpers/namespace.js";
@@ -12,15 +13,6 @@ import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 const ROOT = resolve(import.meta.dirname, "../..");
 const PEER_A = "0b5e8f9a-1c2d-4e3f-8a9b-0c1d2e3f4a5b";
 const PEER_B = "7d6c5b4a-3f2e-4d1c-9b8a-7f6e5d4c3b2a";
-
-interface Discovered {
-  instance_id: string;
-  name: string;
-  url: string;
-  via: string;
-  last_seen_at: string;
-  linked: boolean;
-}
 
 const seen = (instanceId: string, name: string, lastSeenAt: string, via = "mdns") =>
   ({ instance_id: instanceId, name, url: `http://${name}.lan:8080`, via, last_seen_at: lastSeenAt });

@@ -1,5 +1,8 @@
 import { createServer } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { EventRecord as MeshEvent } from "../../src/wire/events.js";
+import type { JsonFeedItem as FeedItem } from "../../src/wire/memory-feed.js";
+import type { MeshGossip as Gossip } from "../../src/wire/mesh.js";
 import { onPostgres, withDatabase } from "../helpers/database.js";
 import { ensureProjects, heldToken, linkPeers, linksOf, mintToken, startPeers, unlinkAll, type MeshLink, type MeshTokenCreated, type Peer } from "../helpers/mesh.js";
 import type { Credentials, ErrorBody, Response } from "../helpers/server.js";
@@ -9,26 +12,6 @@ import { eventually } from "../helpers/wait.js";
 // CONTRACT §16 (tokens, peers, handshake, gossip) between real `cairn serve` processes on loopback,
 // on either backend. Each test makes its own projects and tokens; the links it makes are removed
 // after it, so none sees another's.
-
-interface MeshEvent {
-  seq: number;
-  type: string;
-  payload: Record<string, unknown>;
-}
-
-interface Gossip {
-  instance_id: string;
-  name: string;
-  url: string;
-  version: string;
-  peers: { instance_id: string; name: string; url: string }[];
-  grant: { projects: string[]; include_global: boolean } | null;
-}
-
-interface FeedItem {
-  id: string;
-  _cairn: { type: string; scope: string; project: string | null };
-}
 
 let peers: Peer[] = [];
 let a: Peer;

@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { MeshLink as Link } from "../../src/wire/mesh.js";
 import { onPostgres } from "../helpers/database.js";
 import { clusterOf, startGroup, type Cluster, type Group } from "../helpers/group.js";
 import { startTestServer, type TestServer } from "../helpers/server.js";
@@ -61,12 +62,6 @@ beforeAll(async () => {
 });
 
 afterAll(() => new Promise<void>((resolve) => peer.close(() => resolve())));
-
-interface Link {
-  id: string;
-  cursor: number;
-  applied: number;
-}
 
 async function race(cluster: Cluster): Promise<void> {
   inFlight = 0;

@@ -1,4 +1,5 @@
 import { describe, expect } from "vitest";
+import type { OAuthGrant as Grant } from "../../src/wire/oauth.js";
 import { withDatabase } from "../helpers/database.js";
 import { it } from "../helpers/fixtures.js";
 import { eventsOf } from "../helpers/memory.js";
@@ -15,11 +16,6 @@ const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 
 const ago = (ms: number): string => new Date(Date.now() - ms).toISOString();
-
-interface Grant {
-  id: string;
-  client_id: string;
-}
 
 async function newClient(server: TestServer, name: string): Promise<string> {
   const registered = await register(server.url, { client_name: name, redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" });

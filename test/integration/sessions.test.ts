@@ -1,16 +1,7 @@
 import { describe, expect } from "vitest";
+import type { ContextPack as Pack } from "../../src/wire/sessions.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
-
-interface Pack {
-  last_handoff: { summary: string; next_steps: string[]; in_progress: string[] } | null;
-  memory_delta_since_last_seen: { id: string; content?: string; deleted_at?: string }[];
-  delta_truncated: boolean;
-  seen_until: string;
-  unread_messages: { id: string }[];
-  claimed_tasks: { id: string }[];
-  directives: { id: string }[];
-}
 
 describe("session handoffs", () => {
   const it = test
