@@ -1,14 +1,9 @@
 import { describe, expect } from "vitest";
+import type { ArchivistLease as Lease } from "../../src/wire/archivist.js";
+import type { GraphEdge as Edge } from "../../src/wire/graph.js";
 import type { MemoryEntry as Entry } from "../../src/wire/memory.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, ErrorBody, TestServer } from "../helpers/server.js";
-
-interface Lease {
-  granted: boolean;
-  holder: string | null;
-  expires_at: string | null;
-  token: number;
-}
 
 describe("the archivist lease and its fencing token", () => {
   const it = test.extend("agent", ({ server }) => server.agent("lease-bystander"));
@@ -259,14 +254,6 @@ describe("graph edges", () => {
     .extend("bob", ({ server }) => server.agent("graph-bob"));
   const write = async (server: TestServer, as: Credentials, content: string, extra: Record<string, unknown> = {}) =>
     (await server.request<Entry>("/memory", { as, body: { content, project: null, allow_duplicate: true, ...extra } })).body;
-  interface Edge {
-    id: string;
-    src: string;
-    dst: string;
-    rel: string;
-    note: string | null;
-    project: string | null;
-  }
 
   it("records a typed edge, updates its note on repeat, and lists it both ways on the node", async ({ server, alice, bob }) => {
     const a = await write(server, alice, "the cache is keyed by tenant");

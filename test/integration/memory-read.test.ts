@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect } from "vitest";
+import type { Tombstone } from "../../src/wire/memory.js";
 import { it, test } from "../helpers/fixtures.js";
 import { createProject, ids, list, patch, searchHits, UNKNOWN_ID, write, type MemoryEntry } from "../helpers/memory.js";
 import type { Credentials, ErrorBody, Response, TestServer } from "../helpers/server.js";
@@ -6,8 +7,6 @@ import { agentForSuite, serverForSuite } from "../helpers/suite.js";
 import { afterMillisecond } from "../helpers/wait.js";
 
 /** Reading memory, black box: get, visibility, list filters, directives, delta, headline (CONTRACT §2.3, §3). */
-
-type Tombstone = { id: string; deleted_at: string; updated_at: string; version: number };
 
 async function delta(server: TestServer, as: Credentials, query: string): Promise<(MemoryEntry | Tombstone)[]> {
   const response = await server.request<(MemoryEntry | Tombstone)[]>(`/memory/delta?limit=500&${query}`, { as });
