@@ -205,7 +205,7 @@ export class EventSubscription {
     else if (event.type === "project.left" && payload.agent_id === me) this.memberOf.delete(payload.project);
   }
 
-  /** The rule of `visibleEvent` (store/sqlite/visibility.ts), for an event that has not been read back. */
+  /** The rule of `visibleEvent` (store/sql/visibility.ts), for an event that has not been read back. */
   private visible(event: BusEvent): boolean {
     const { viewpoint } = this.options;
     if (event.private_to !== null && event.private_to !== viewpoint.agentId) return false;

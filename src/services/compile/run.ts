@@ -34,14 +34,14 @@ function checkDistinct(units: readonly CompileUnit[]): void {
   });
 }
 
+/** At most this many entries of one compile are embedded before it answers. */
+const INLINE_EMBEDDINGS = 64;
+
 /**
  * POST /compile (CONTRACT §18): one anchor per piece of code and one `compiled` entry per anchor,
  * written only when the code's sha changed, then the edges, the staleness and the prune — all in
  * one transaction, one compile of a project at a time.
  */
-/** At most this many entries of one compile are embedded before it answers. */
-const INLINE_EMBEDDINGS = 64;
-
 export class CompileRun {
   private readonly entries: CompiledEntries;
   private readonly links: DependencyLinks;

@@ -42,6 +42,7 @@ export interface PulseReads {
  * polling it costs one computation per half minute whoever polls.
  */
 export class Pulses {
+  /** Each selection's pulse, with when it was computed (performance.now(): a clock set back cannot keep it). */
   private readonly held = new Map<string, { at: number; pulse: Pulse }>();
 
   constructor(
@@ -54,10 +55,10 @@ export class Pulses {
   async of(selection: GraphSelection, project: string | null, scope: Pulse["scope"]): Promise<Pulse> {
     const key = selectionKey(selection);
     const held = this.held.get(key);
-    if (held && Date.now() - held.at < PULSE_TTL_MS) return held.pulse;
+    if (held && performance.now() - held.at < PULSE_TTL_MS) return held.pulse;
     const pulse = await this.compute(selection, project, scope);
     this.held.delete(key);
-    this.held.set(key, { at: Date.now(), pulse });
+    this.held.set(key, { at: performance.now(), pulse });
     while (this.held.size > PULSE_CACHE) this.held.delete(this.held.keys().next().value as string);
     return pulse;
   }
