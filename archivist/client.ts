@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { retry, type RetryOptions } from "../src/core/retry.js";
 import type { LogLevel } from "../src/wire/logs.js";
-import { ApiError, fetchSend, OperationClient, type AnswerOf, type CallableName, type CallInput, type ListItemOf, type ListName, type Page, type WireRequest, type WireResponse } from "../src/client/operations.js";
+import { ApiError, fetchSend, OperationClient, type AnswerOf, type CallableName, type CallInput, type ListItemOf, type ListName, type Page, type Send, type WireRequest, type WireResponse } from "../src/client/operations.js";
 
 // The archivist reads the server's records with the server's own types (src/wire/, and the
-// catalogue's schemas through the operation client), never its services.
+// operations' types through the typed client in src/client/), never its services.
 
 export interface ClientOptions {
   url: string;
@@ -32,7 +32,11 @@ const RETRY: RetryOptions = { attempts: 4, baseMs: 500, capMs: 10_000 };
  * Idempotency-Key so a retry never acts twice.
  */
 export class CairnClient {
-  constructor(private readonly options: ClientOptions) {}
+  private readonly fetch: Send;
+
+  constructor(private readonly options: ClientOptions) {
+    this.fetch = fetchSend(options.url, options.timeoutMs);
+  }
 
   get agentId(): string {
     return this.options.agentId;
@@ -78,8 +82,7 @@ export class CairnClient {
       // A caller's own key makes a POST idempotent across restarts, not only across retries.
       if (request.method === "POST") headers["idempotency-key"] ??= randomUUID();
     }
-    const send = fetchSend(this.options.url, this.options.timeoutMs);
-    return retry(() => send({ ...request, headers }), {
+    return retry(() => this.fetch({ ...request, headers }), {
       ...RETRY,
       retryable: (error) => !(error instanceof ApiError) || RETRYABLE.has(error.status),
       retryAfterMs: (error) => (error instanceof ApiError ? error.retryAfterMs : undefined),
