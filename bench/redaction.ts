@@ -2,7 +2,7 @@
 // and its CPU per input on realistic and hostile text, in this process (redaction runs inside the
 // request that stores a capture or a fact). Each input is timed after a warm-up, best of three,
 // with the engine's own work count beside it (the unit test holds that count linear).
-import { newMeter, redactSecrets, warmRedaction } from "../src/services/captures/redaction.js";
+import { newMeter, redactSecrets, warmRedaction } from "../src/services/redaction.js";
 import { SECRET_LINES, UNTOUCHED_LINES } from "../test/fixtures/secrets.js";
 import { progress, round, type Row, type Section } from "./lib.js";
 

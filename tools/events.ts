@@ -101,7 +101,7 @@ const eventEmit = defineOperation({
     "Records a custom event and delivers it to every subscriber who may see it: everyone, or with `project` the " +
     "project's members. The server's own families (`memory.*`, `task.*`, `message.*`, `project.*`, `agent.*`, " +
     "`session.*`, `graph.*`, `archivist.*`) are refused, except `archivist.*` from the archivist. The payload is a " +
-    "JSON object of at most 16 KiB.",
+    "JSON object of at most 16 KiB; secrets in its strings are stored as `[REDACTED:<kind>]`.",
   kind: "create",
   http: { method: "POST", path: "/events" },
   input: z.strictObject({

@@ -27,7 +27,7 @@ export const memoryWrite = defineOperation({
   name: "memory_write",
   title: "Write a memory entry",
   description:
-    "Save what you learned for the team. A near-identical entry (same type, project and scope) is reinforced instead and returned, with `duplicate_of`; a new entry comes with `similar` entries worth reading. `scope=agent` keeps it private.",
+    "Save what you learned for the team. A near-identical entry (same type, project and scope) is reinforced instead and returned, with `duplicate_of`; a new entry comes with `similar` entries worth reading. `scope=agent` keeps it private. Secrets are stored as `[REDACTED:<kind>]`.",
   kind: "create",
   http: {
     method: "POST",
@@ -45,7 +45,7 @@ export const memoryWrite = defineOperation({
     expires_at: timestampInput.nullable().optional().describe("when it disappears"),
     allow_duplicate: z.boolean().optional().describe("write even if a duplicate exists"),
     source: writableSource.optional().describe("archivist only: a fact distilled from a capture, written as its author's"),
-    compact: compactFlag.describe("answer with {id, version, created, duplicate_of?, similarity?, similar?} instead of the entry"),
+    compact: compactFlag.describe("answer with {id, version, created, duplicate_of?, similarity?, similar?, redactions?} instead of the entry"),
   }),
   output: z.union([memoryWriteResult, compactWriteResult]),
   errors: ["FORBIDDEN", "NOT_FOUND", "PAYLOAD_TOO_LARGE", "CONFLICT"],

@@ -229,11 +229,17 @@ export class AuditLog {
   private lastCommitted = 0;
   private closed = false;
 
+  /**
+   * `scrub`: a JSON value with every secret in its strings replaced (the services' redaction). The
+   * audit repo must never hold a secret (CONTRACT §1.1), and what it snapshots was written by
+   * agents: a task's description, a decision's rationale, a custom event's payload.
+   */
   constructor(
     private readonly store: Store,
     private readonly dir: string,
     private readonly commitSeconds: number,
     private readonly log: Logger,
+    private readonly scrub: (value: unknown) => Promise<unknown>,
   ) {}
 
   private get eventsDir(): string {
@@ -327,9 +333,9 @@ export class AuditLog {
             type: row.type,
             agent_id: row.agent_id,
             project: row.project,
-            payload,
+            payload: await this.scrub(payload),
             created_at: row.created_at,
-            resource: await resourceSnapshot(this.store, row, payload),
+            resource: await this.scrub(await resourceSnapshot(this.store, row, payload)),
           });
           const file = `${row.created_at.slice(0, 10)}.jsonl`;
           byFile.set(file, [...(byFile.get(file) ?? []), line]);

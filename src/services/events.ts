@@ -8,6 +8,7 @@ import { checkProjectWrite } from "./access.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
 import type { Presence } from "./presence.js";
+import { redactJson } from "./redaction.js";
 
 /** Where a listing starts: right after event `seq`, or after the time `at` (normalised RFC 3339). */
 export type EventPoint = { seq: number } | { at: string };
@@ -143,10 +144,13 @@ export class EventService {
       throw invalid("type", `${family}.* events are emitted by the server itself`);
     }
     checkByteSize(JSON.stringify(input.payload), MAX_PAYLOAD_BYTES, "payload exceeds");
+    // No secret in an event (CONTRACT §1.1): every listener and the audit log would keep it.
+    const payload = (await redactJson(input.payload)).value as Record<string, unknown>;
+    checkByteSize(JSON.stringify(payload), MAX_PAYLOAD_BYTES, "payload exceeds");
     const project = input.project ?? null;
     return this.store.transaction(async (tx) => {
       await checkProjectWrite(this.store.projects, tx, caller, project);
-      const event = await this.bus.emitCustom(tx, { type: input.type, agentId: caller.agentId, project, payload: input.payload });
+      const event = await this.bus.emitCustom(tx, { type: input.type, agentId: caller.agentId, project, payload });
       return { id: event.id, seq: event.seq, type: event.type, agent_id: event.agent_id, project: event.project, payload: event.payload, created_at: event.created_at };
     });
   }

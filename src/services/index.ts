@@ -42,7 +42,7 @@ import { AuthService } from "./auth.js";
 import { BootstrapIdentities } from "./bootstrap.js";
 import { CurationService } from "./curation.js";
 import { CaptureService } from "./captures/service.js";
-import { warmRedaction } from "./captures/redaction.js";
+import { redactJson, warmRedaction } from "./redaction.js";
 import { BlueprintService } from "./blueprints/service.js";
 import { BlueprintRuns } from "./blueprints/runs.js";
 import { StoreCheckReads } from "./blueprints/checks.js";
@@ -352,7 +352,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   }
 
   // The audit log belongs to the long-running server, not to one-shot commands that open the store.
-  const audit = config.AUDIT_LOG === "on" && (options.jobs ?? true) ? new AuditLog(store, auditDir(config.DATA_DIR), config.AUDIT_COMMIT_SECONDS, log.child({ component: "audit" })) : null;
+  const audit = config.AUDIT_LOG === "on" && (options.jobs ?? true) ? new AuditLog(store, auditDir(config.DATA_DIR), config.AUDIT_COMMIT_SECONDS, log.child({ component: "audit" }), async (value) => (await redactJson(value)).value) : null;
   const auditStarted = audit?.start().catch((error: unknown) => log.error("audit log unavailable", { error }));
 
   let closed = false;

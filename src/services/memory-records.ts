@@ -17,7 +17,10 @@ export const leavesCodeOut = (input: { type?: string | undefined; sourceKind?: s
   input.type !== "compiled" && input.sourceKind !== "compile" && input.includeCode !== true;
 
 /** A write's answer in compact form (docs/search.md "Budgets"). */
-export function compactWrite(written: { created: boolean; entry: MemoryEntry & { similar?: SimilarEntry[]; duplicate_of?: string; similarity?: number } }): CompactWriteResult {
+export function compactWrite(written: {
+  created: boolean;
+  entry: MemoryEntry & { similar?: SimilarEntry[]; duplicate_of?: string; similarity?: number; redactions?: number };
+}): CompactWriteResult {
   const { entry } = written;
   return {
     id: entry.id,
@@ -26,6 +29,7 @@ export function compactWrite(written: { created: boolean; entry: MemoryEntry & {
     ...(entry.duplicate_of === undefined ? {} : { duplicate_of: entry.duplicate_of }),
     ...(entry.similarity === undefined ? {} : { similarity: entry.similarity }),
     ...(entry.similar === undefined || entry.similar.length === 0 ? {} : { similar: entry.similar.map(({ id, similarity }) => ({ id, similarity })) }),
+    ...(entry.redactions === undefined ? {} : { redactions: entry.redactions }),
   };
 }
 

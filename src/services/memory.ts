@@ -7,7 +7,7 @@ import { now } from "../core/time.js";
 import { kindRank, type MemoryFilters, type MemoryOrder, type MemoryPatch, type MemoryRow } from "../store/memory.js";
 import type { Store, Tx } from "../store/store.js";
 import { checkProjectWrite } from "./access.js";
-import { redactSecrets, redactSecretsInTurns } from "./captures/redaction.js";
+import { redactSecrets, redactSecretsInTurns } from "./redaction.js";
 import { clearStaleMark } from "./compile/staleness.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
@@ -35,9 +35,10 @@ export interface WriteInput {
   source?: CaptureSource | undefined;
 }
 
+/** `redactions`: secrets taken out of the content and tags before they were stored, when there were any. */
 export type WriteResult =
-  | { created: true; entry: MemoryEntry & { similar: SimilarEntry[] } }
-  | { created: false; entry: MemoryEntry & { duplicate_of: string; similarity: number } };
+  | { created: true; entry: MemoryEntry & { similar: SimilarEntry[]; redactions?: number } }
+  | { created: false; entry: MemoryEntry & { duplicate_of: string; similarity: number; redactions?: number } };
 
 export interface PatchInput {
   content?: string | undefined;
@@ -140,12 +141,28 @@ export class MemoryService {
     const author = await this.store.agents.get(reader, capture.agent_id);
     if (!author) throw notFound("capture");
     const scope = capture.project === null ? "agent" : (input.scope ?? "project");
-    this.checkContentSize(input.content);
-    // The capture was redacted, but a model can still echo or rebuild a secret: what it writes is redacted again.
-    const content = (await redactSecretsInTurns(input.content)).text;
-    // A tag is a label; one that is a secret carries no meaning worth keeping.
-    const tags = input.tags?.filter((tag) => redactSecrets(tag).redactions === 0);
-    return this.writeAs({ agentId: author.agent_id, role: author.role }, { ...input, content, tags, project: capture.project, scope }, source);
+    // The capture was redacted, but a model can still echo or rebuild a secret: what it writes is
+    // redacted again, as every entry is.
+    return this.writeAs({ agentId: author.agent_id, role: author.role }, { ...input, project: capture.project, scope }, source);
+  }
+
+  /**
+   * Content with its secrets replaced. Checked for size before, which bounds the work, and after,
+   * since a marker can be longer than the secret it replaced.
+   */
+  private async redactedContent(content: string): Promise<{ text: string; redactions: number }> {
+    this.checkContentSize(content);
+    const redacted = await redactSecretsInTurns(content);
+    if (redacted.redactions > 0) this.checkContentSize(redacted.text);
+    return redacted;
+  }
+
+  /** Secrets taken out of an entry's content and tags before they are stored (a tag that is a secret is dropped: it is a label, and one that is a secret carries no meaning worth keeping). */
+  private async redacted<T extends { content?: string | undefined; tags?: string[] | undefined }>(fields: T): Promise<{ fields: T; redactions: number }> {
+    const content = fields.content === undefined ? undefined : await this.redactedContent(fields.content);
+    const tags = fields.tags?.filter((tag) => redactSecrets(tag).redactions === 0);
+    const redactions = (content?.redactions ?? 0) + (fields.tags?.length ?? 0) - (tags?.length ?? 0);
+    return { fields: { ...fields, ...(content && { content: content.text }), ...(tags && { tags }) }, redactions };
   }
 
   /**
@@ -158,8 +175,14 @@ export class MemoryService {
     return this.writeAs(subscriber, input, source, { lane: "bulk", recorded });
   }
 
-  private async writeAs(caller: Caller, input: WriteInput, source: EntrySource | null, options: WriteOptions = {}): Promise<WriteResult> {
-    this.checkContentSize(input.content);
+  private async writeAs(caller: Caller, written: WriteInput, source: EntrySource | null, options: WriteOptions = {}): Promise<WriteResult> {
+    const { fields: input, redactions } = await this.redacted(written);
+    const result = await this.writeClean(caller, input, source, options);
+    if (redactions === 0) return result;
+    return result.created ? { created: true, entry: { ...result.entry, redactions } } : { created: false, entry: { ...result.entry, redactions } };
+  }
+
+  private async writeClean(caller: Caller, input: WriteInput, source: EntrySource | null, options: WriteOptions): Promise<WriteResult> {
     const type = input.type ?? "memory";
     if (type === "compiled") throw invalid("type", "compiled entries are written by the compile routes only");
     if (type === "directive" && !this.config.DIRECTIVE_WRITERS.includes(caller.agentId)) throw forbidden(DIRECTIVE_DENIED);
@@ -312,17 +335,17 @@ export class MemoryService {
   }
 
   /** `expected`: the version the caller read (its If-Match); the change applies only to that version. */
-  async update(caller: Caller, ref: string, patch: PatchInput, expected: number | undefined): Promise<MemoryEntry> {
+  async update(caller: Caller, ref: string, asked: PatchInput, expected: number | undefined): Promise<MemoryEntry> {
     const viewpoint = viewpointOf(caller);
     const current = await this.writes.resolve(this.store.reader, viewpoint, ref);
     this.checkMayChange(caller, current);
-    if (patch.content !== undefined) this.checkContentSize(patch.content);
+    const { fields: patch } = await this.redacted(asked);
     if (patch.type !== undefined && (patch.type === "directive") !== (current.type === "directive")) {
       throw invalid("type", "an entry cannot become or stop being a directive");
     }
-    const asked = Object.values(patch).some((value) => value !== undefined);
+    const changes = Object.values(patch).some((value) => value !== undefined);
     if (patch.type === "compiled" && current.type !== "compiled") throw invalid("type", "compiled entries are written by the compile routes only");
-    if (current.type === "compiled" && asked) throw invalid("id", "a compiled entry changes only when compile finds its code changed", "compiled entries are written by the compile routes only");
+    if (current.type === "compiled" && changes) throw invalid("id", "a compiled entry changes only when compile finds its code changed", "compiled entries are written by the compile routes only");
     if (patch.project !== undefined && patch.project !== current.project) {
       await checkProjectWrite(this.store.projects, this.store.reader, caller, patch.project);
       const full = await this.quotas.roomRefusal(this.store.reader, patch.project, 1);

@@ -90,11 +90,19 @@ export type MemoryEntry = z.output<typeof memoryEntry>;
 const similarEntry = z.object({ id: z.uuid(), similarity: z.number(), agent_id: z.string() });
 export type SimilarEntry = z.output<typeof similarEntry>;
 
+const redactionCount = z
+  .number()
+  .int()
+  .min(1)
+  .optional()
+  .describe("secrets replaced by [REDACTED:<kind>] in the content (and tags that were secrets, dropped) before it was stored; absent when none");
+
 export const memoryWriteResult = memoryEntry
   .extend({
     similar: z.array(similarEntry).optional().describe("a new entry: up to 3 visible entries at or above SIMILAR_THRESHOLD"),
     duplicate_of: z.uuid().optional().describe("a duplicate: the id of the existing entry, which was reinforced and is what you got back"),
     similarity: z.number().optional().describe("a duplicate: its cosine similarity to the content written"),
+    redactions: redactionCount,
   })
   .meta({ id: "MemoryWriteResult" });
 export type MemoryWriteResult = z.output<typeof memoryWriteResult>;
@@ -131,6 +139,7 @@ export const compactWriteResult = z
     duplicate_of: z.uuid().optional(),
     similarity: z.number().optional(),
     similar: z.array(z.object({ id: z.uuid(), similarity: z.number() })).optional(),
+    redactions: redactionCount,
   })
   .meta({ id: "CompactWriteResult" });
 export type CompactWriteResult = z.output<typeof compactWriteResult>;

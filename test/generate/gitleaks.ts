@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { parse } from "smol-toml";
 
-// The vendored gitleaks rule list (src/services/captures/redaction/gitleaks/README.md): the TOML is
+// The vendored gitleaks rule list (src/services/redaction/gitleaks/README.md): the TOML is
 // kept as published, and rules.ts is its data in TypeScript. `npm run generate` writes rules.ts;
 // test/unit/redaction-gitleaks.test.ts fails when it drifts from the TOML.
 
-const dir = new URL("../../src/services/captures/redaction/gitleaks/", import.meta.url);
+const dir = new URL("../../src/services/redaction/gitleaks/", import.meta.url);
 export const GITLEAKS_RULES_PATH = new URL("rules.ts", dir);
 
 interface TomlAllowlist {

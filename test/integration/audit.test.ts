@@ -2,6 +2,7 @@ import { execFile, execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { SECRET_LINES } from "../fixtures/secrets.js";
 import { withDatabase } from "../helpers/database.js";
 import type { Logger } from "../../src/core/log.js";
 import { gitMissing } from "../../src/events/audit.js";
@@ -109,6 +110,30 @@ describe("the git audit log", () => {
     expect(publicLine?.resource?.content).toMatch(/^audited note one/);
     const taskLine = lines.find((line) => line.type === "task.claimed");
     expect(taskLine?.resource).toMatchObject({ status: "claimed", assigned_to: agent.agentId });
+  });
+
+  it("holds no secret an agent wrote into a task, a decision, an entry or a custom event", async () => {
+    const server = await auditedServer(freshDir());
+    const audit = join(server.dataDir, "audit");
+    const agent = await server.agent("leaky");
+    const [taskSecret, decisionSecret, memorySecret, eventSecret] = ["stripe", "github", "openai", "slack"].map(
+      (kind) => (SECRET_LINES.find((line) => line.kind === kind) as { secrets: string[] }).secrets[0] as string,
+    );
+    const task = await server.request<{ id: string }>("/tasks", { as: agent, body: { title: "rotate the billing key", description: `the old key was ${taskSecret}` } });
+    expect(task.status, task.text).toBe(201);
+    const decision = await server.request("/decisions", { as: agent, body: { decision: "rotate keys monthly", rationale: `one leaked: ${decisionSecret}`, task_id: task.body.id } });
+    expect(decision.status, decision.text).toBe(201);
+    await server.request("/memory", { as: agent, body: { content: `the model is called with ${memorySecret}` } });
+    await server.request("/events", { as: agent, body: { type: "keys.rotated", payload: { old: eventSecret } } });
+    const allCommitted = async (): Promise<boolean> => committedThrough(audit) === (await allSeqs(server)).at(-1);
+    expect(await eventually(allCommitted, 10_000)).toBe(true);
+    const text = readdirSync(join(audit, "events"))
+      .map((file) => readFileSync(join(audit, "events", file), "utf8"))
+      .join("");
+    for (const secret of [taskSecret, decisionSecret, memorySecret, eventSecret]) expect(text).not.toContain(secret);
+    const lines = auditLines(audit);
+    expect(lines.find((line) => line.type === "task.created")?.resource?.description).toMatch(/^the old key was \[REDACTED:[a-z_]+\]$/);
+    expect(lines.find((line) => line.type === "decision.recorded")?.resource?.rationale).toMatch(/^one leaked: \[REDACTED:[a-z_]+\]$/);
   });
 
   it("serves normally when the audit directory is deleted, and rebuilds it from the event log", async () => {

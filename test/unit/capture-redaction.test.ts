@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { newMeter, redactSecrets, redactSecretsInTurns } from "../../src/services/captures/redaction.js";
+import { newMeter, redactSecrets, redactSecretsInTurns } from "../../src/services/redaction.js";
 import { SECRET_LINES, UNTOUCHED_LINES } from "../fixtures/secrets.js";
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

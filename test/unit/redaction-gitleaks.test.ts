@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { GITLEAKS_RULES } from "../../src/services/captures/redaction/gitleaks/rules.js";
-import { adoptedGitleaksRules } from "../../src/services/captures/redaction/gitleaks.js";
+import { GITLEAKS_RULES } from "../../src/services/redaction/gitleaks/rules.js";
+import { adoptedGitleaksRules } from "../../src/services/redaction/gitleaks.js";
 import { gitleaksRulesSource, GITLEAKS_RULES_PATH } from "../generate/gitleaks.js";
 
-// The vendored gitleaks rule list (src/services/captures/redaction/gitleaks/README.md): rules.ts is
+// The vendored gitleaks rule list (src/services/redaction/gitleaks/README.md): rules.ts is
 // generated from the TOML kept as published, so the two never drift.
 
 describe("the vendored gitleaks rules", () => {

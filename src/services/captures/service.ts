@@ -11,7 +11,7 @@ import type { Capture, CaptureReceipt, DigestReport } from "../../wire/captures.
 import { checkProjectWrite } from "../access.js";
 import type { Caller } from "../caller.js";
 import { decodeCursor, isKeyset, pageOf, type Page } from "../paging.js";
-import { redactSecrets, redactSecretsInTurns } from "./redaction.js";
+import { redactSecrets, redactSecretsInTurns } from "../redaction.js";
 import { locks } from "../locks.js";
 import type { DigestResult, NewCapture } from "../../wire/capture-inputs.js";
 

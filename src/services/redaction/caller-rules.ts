@@ -29,6 +29,8 @@ const REFERENCE = /^(?:\$|\{|%[A-Za-z(]|<|#\{|@\{)|^[A-Z][A-Z0-9_]*_(?:KEY|TOKEN
 /** A bare value that is code: `config.apiKey`, `caller?.role`, `process.env.TOKEN`, `getPassword(`. */
 const CODE = /^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$|\(/;
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+/** A bare value cut at a quote that opens a call's or a subscript's argument: `os.environ['KEY']`, `getenv("KEY")`, `ENV.fetch("KEY")`. */
+const LOOKUP = /^[A-Za-z_$][\w$.]*[([]$/;
 
 /**
  * `spaced`: white space stood before the value, as in code (`key = config.key`; a `.env` line has
@@ -37,6 +39,7 @@ const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 function isValue(value: string, quoted: boolean, spaced = true, operator = false): boolean {
   if (NOT_A_VALUE.test(value) || REFERENCE.test(value)) return false;
   if (quoted) return true;
+  if (LOOKUP.test(value)) return false;
   return value.length >= 3 && !(spaced && (CODE.test(value) || (operator && IDENTIFIER.test(value))));
 }
 

@@ -7,11 +7,14 @@ import { findPrivateKeys } from "./redaction/private-keys.js";
 export { newMeter, type RedactionMeter } from "./redaction/engine.js";
 
 /**
- * Secrets in text a session sent (CONTRACT §13), replaced by `[REDACTED:<kind>]` before anything
- * is stored: captures at ingest, and the facts the archivist writes from them. Four sources, all
- * linear (docs/decisions.md, "Redaction (issue 25)"): private key blocks by their armour, gitleaks'
- * rule list for each provider's token shapes, the caller rules for secrets known by where they
- * stand (URL passwords, command-line flags, assignment names), and any very long opaque token.
+ * Secrets replaced by `[REDACTED:<kind>]` before anything is stored: captures at ingest (CONTRACT
+ * §13), every memory entry's content and tags (the facts the archivist writes from captures
+ * included), a custom event's payload, and every line of the audit log (CONTRACT §1.1: no secret in
+ * an event or the audit repo; docs/decisions.md, "Secrets in memory, events and the audit log").
+ * Four sources, all linear (docs/decisions.md, "Redaction (issue 25)"): private key blocks by their
+ * armour, gitleaks' rule list for each provider's token shapes, the caller rules for secrets known
+ * by where they stand (URL passwords, command-line flags, assignment names), and any very long
+ * opaque token.
  */
 
 export interface Redacted {
@@ -126,4 +129,30 @@ function replaceFound(text: string, candidates: Candidate[], meter: RedactionMet
   }
   parts.push(text.slice(at));
   return { text: parts.join(""), redactions: found.length };
+}
+
+/**
+ * A JSON value (parsed) with each string in it redacted, keys left as they are, and how many
+ * secrets went; a long string is redacted in turns, as a request's text is.
+ */
+export async function redactJson(value: unknown, meter: RedactionMeter = newMeter()): Promise<{ value: unknown; redactions: number }> {
+  let redactions = 0;
+  const walk = async (node: unknown): Promise<unknown> => {
+    if (typeof node === "string") {
+      const redacted = await redactSecretsInTurns(node, meter);
+      redactions += redacted.redactions;
+      return redacted.text;
+    }
+    if (Array.isArray(node)) {
+      const items: unknown[] = [];
+      for (const item of node) items.push(await walk(item));
+      return items;
+    }
+    if (node === null || typeof node !== "object") return node;
+    const entries: [string, unknown][] = [];
+    for (const [key, item] of Object.entries(node)) entries.push([key, await walk(item)]);
+    return Object.fromEntries(entries);
+  };
+  const redacted = await walk(value);
+  return { value: redacted, redactions };
 }
