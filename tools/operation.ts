@@ -264,7 +264,7 @@ export function parseInput(operation: Operation, raw: unknown): unknown {
   refuseNul(raw);
   const parsed = operation.input.safeParse(raw);
   if (parsed.success) return parsed.data;
-  throw validationError(parsed.error.issues);
+  throw validationError(parsed.error.issues, [], operation.input);
 }
 
 /**

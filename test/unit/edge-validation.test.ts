@@ -53,7 +53,7 @@ describe("If-Match, parsed at the edge", () => {
   it("lets ordinary problems of the same request answer 422 first, without the refused value", () => {
     const error = caught(() => parseInput(memoryUpdate, { id: ENTRY, if_match: "banana", colour: "red" }));
     expect(error.code).toBe("VALIDATION_FAILED");
-    expect(error.errors).toEqual([{ path: "colour", message: "unknown field" }]);
+    expect(error.errors).toEqual([{ path: "colour", message: expect.stringMatching(/^unknown field; the fields are id, if_match, content,/) as string }]);
   });
 
   it("still reports a value over 64 characters as 422 at its path", () => {

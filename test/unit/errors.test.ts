@@ -118,10 +118,31 @@ describe("parseInput", () => {
     const error = caught(() => parseInput(memoryWrite, { content: "x", colour: "red", size: 3 }));
     expect(error.code).toBe("VALIDATION_FAILED");
     expect(error.status).toBe(422);
+    const fields = "content, type, scope, project, tags, confidence, parents, expires_at, allow_duplicate, source, compact";
     expect(error.errors).toEqual([
-      { path: "colour", message: "unknown field" },
-      { path: "size", message: "unknown field" },
+      { path: "colour", message: `unknown field; the fields are ${fields}` },
+      { path: "size", message: `unknown field; the fields are ${fields}` },
     ]);
+  });
+
+  it("names the field a guess was near: a longer or shorter name, or one a typo away", () => {
+    const error = caught(() => parseInput(memoryWrite, { content: "x", contents: "x", tag: ["a"], Scpoe: "agent", allow_duplicates_please: true }));
+    expect(error.errors).toEqual([
+      { path: "contents", message: "unknown field; did you mean content?" },
+      { path: "tag", message: "unknown field; did you mean tags?" },
+      { path: "Scpoe", message: "unknown field; did you mean scope?" },
+      { path: "allow_duplicates_please", message: "unknown field; did you mean allow_duplicate?" },
+    ]);
+  });
+
+  it("names the fields for the first few unknown ones only, and not for a name too long to be a guess", () => {
+    const stray = Object.fromEntries(Array.from({ length: 12 }, (_, index) => [`stray${index}`, index]));
+    const long = "x".repeat(65);
+    const error = caught(() => parseInput(memoryWrite, { content: "x", [long]: 1, ...stray }));
+    const messages = error.errors?.map((problem) => problem.message) ?? [];
+    expect(messages).toHaveLength(13);
+    expect(messages.filter((message) => message === "unknown field")).toHaveLength(5);
+    expect(error.errors?.find((problem) => problem.path === long)?.message).toBe("unknown field");
   });
 
   it("reports unknown fields of nested objects with the full path", () => {
