@@ -259,10 +259,14 @@ export function defineOperation<N extends string, I extends z.ZodObject, O exten
   return operation;
 }
 
+/** A field left out says so, not "expected string, received undefined"; a schema's own message still wins. */
+const missingField = (issue: z.core.$ZodRawIssue): string | undefined =>
+  issue.code === "invalid_type" && issue.input === undefined ? `required (${issue.expected})` : undefined;
+
 /** Validates raw input once, at the edge; failures become 422 with a path per problem, or a value's own refusal. */
 export function parseInput(operation: Operation, raw: unknown): unknown {
   refuseNul(raw);
-  const parsed = operation.input.safeParse(raw);
+  const parsed = operation.input.safeParse(raw, { error: missingField });
   if (parsed.success) return parsed.data;
   throw validationError(parsed.error.issues, [], operation.input);
 }

@@ -125,6 +125,11 @@ describe("parseInput", () => {
     ]);
   });
 
+  it("says a field left out is required, and what it takes", () => {
+    const error = caught(() => parseInput(memoryWrite, { tags: ["a"] }));
+    expect(error.errors).toEqual([{ path: "content", message: "required (string)" }]);
+  });
+
   it("names the field a guess was near: a longer or shorter name, or one a typo away", () => {
     const error = caught(() => parseInput(memoryWrite, { content: "x", contents: "x", tag: ["a"], Scpoe: "agent", allow_duplicates_please: true }));
     expect(error.errors).toEqual([
