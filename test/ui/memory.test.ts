@@ -50,6 +50,23 @@ describeInBrowser("Memory tab", () => {
     await opened.context.close();
   });
 
+  it("says a secret in what was written was replaced, and shows the entry without it", async ({ server, browser }) => {
+    const opened = await openPage(browser);
+    const page = await signIn(server, opened);
+    const password = "Tr0ub4dor-and-3-horses";
+    await writeThroughForm(page, `The staging database is postgres://app:${password}@db.staging.internal:5432/app`);
+    const notice = page.locator("[data-verdict] .verdict-redacted");
+    expect(await notice.getAttribute("data-redactions")).toBe("1");
+    expect(await notice.textContent()).toContain("One secret (a key, a token or a password) was replaced by [REDACTED:…] before it was stored");
+    await page.getByRole("button", { name: "Done" }).click();
+    const written = page.locator(".memory-card", { hasText: "staging database" });
+    await written.waitFor();
+    expect(await written.textContent()).toContain("postgres://app:[REDACTED:url_password]@db.staging.internal");
+    expect(await page.content()).not.toContain(password);
+    expect(unexpected(opened.errors)).toEqual([]);
+    await opened.context.close();
+  });
+
   it("shows a doc's Markdown as headings, lists and emphasis, and its markup as text", async ({ server, builder, browser }) => {
     const content = [
       "# Checkout synthesis",

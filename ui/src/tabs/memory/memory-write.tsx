@@ -149,6 +149,12 @@ function Verdict({ result, onOpen, onAnother, onForce, onClose }: VerdictProps) 
           .
         </p>
       )}
+      {entry.redactions !== undefined && (
+        <p class="verdict-line verdict-redacted" data-redactions={entry.redactions}>
+          {entry.redactions === 1 ? "One secret" : `${entry.redactions} secrets`} (a key, a token or a password) {entry.redactions === 1 ? "was" : "were"} replaced by{" "}
+          <code>[REDACTED:…]</code> before {duplicate ? "the text was compared" : "it was stored"}: shared memory is read by the whole team.
+        </p>
+      )}
       {!duplicate &&
         (similar.length > 0 ? (
           <div>
