@@ -3,7 +3,7 @@ import { defineOperation } from "./operation.js";
 import { archivistLease as leaseRecord, archivistState, archivistStatus as statusRecord, confidenceUpdate, mergeResult } from "../src/wire/archivist.js";
 import { confidence } from "../src/wire/memory.js";
 import { content } from "./schemas.js";
-import { tags } from "../src/wire/fields.js";
+import { storedCount, tags } from "../src/wire/fields.js";
 
 const stateKey = z
   .string()
@@ -108,7 +108,7 @@ const archivistMerge = defineOperation({
   roles: ["archivist"],
   http: { method: "POST", path: "/archivist/merge" },
   input: z.strictObject({
-    sources: z.array(z.strictObject({ id: z.uuid(), version: z.number().int().min(1) })).min(2).max(8),
+    sources: z.array(z.strictObject({ id: z.uuid(), version: storedCount(1) })).min(2).max(8),
     content,
     tags: tags.optional().describe("default: the union of the sources' tags"),
     confidence: confidence.optional().describe("default: the highest source confidence"),

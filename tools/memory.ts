@@ -17,7 +17,7 @@ import {
   writableSource,
 } from "../src/wire/memory.js";
 import { content, compactFlag, cursorParam, includeCode, maxTokens, ifMatchVersion } from "./schemas.js";
-import { idRef, limitParam, projectId, tags } from "../src/wire/fields.js";
+import { idRef, limitParam, projectId, storedCount, tags } from "../src/wire/fields.js";
 import { timestampInput } from "../src/wire/timestamp.js";
 
 const projectFilter = projectId.nullable().optional().describe("only this project; null (or empty): global entries");
@@ -72,8 +72,8 @@ const memoryList = defineOperation({
     confidence_min: confidence.optional(),
     updated_before: timestampInput.optional(),
     created_before: timestampInput.optional(),
-    min_version: z.number().int().min(1).optional(),
-    min_distinct_readers: z.number().int().min(0).optional(),
+    min_version: storedCount(1).optional(),
+    min_distinct_readers: storedCount(0).optional(),
     source_kind: sourceKind.optional().describe("only entries with this provenance (capture: distilled from a session by the archivist; compile: describes code)"),
     include_code: includeCode,
     include_embedding: includeEmbedding,

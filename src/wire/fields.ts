@@ -5,6 +5,12 @@ import { AGENT_ID_PATTERN } from "./ids.js";
 // here, below both, so a service's input can be the operation's schema's output (tools/schemas.ts
 // keeps the pieces no service input shares).
 
+/**
+ * A count or version an input compares with a stored one: the stores keep these as 32-bit
+ * integers (PostgreSQL's `integer`), and a larger number would fail there rather than match nothing.
+ */
+export const storedCount = (min: number) => z.number().int().min(min).max(2_147_483_647);
+
 export const agentId = z.string().regex(AGENT_ID_PATTERN, "must match ^[a-z0-9][a-z0-9_-]{0,63}$");
 
 export const projectId = z

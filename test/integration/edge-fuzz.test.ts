@@ -1,5 +1,8 @@
 import { describe, expect } from "vitest";
+import { z } from "zod";
+import { wireRequest, type WireRequest } from "../../src/client/operations.js";
 import { ROUTES } from "../../src/client/routes.js";
+import { catalogue } from "../../tools/catalogue.js";
 import type { Route } from "../../src/client/route.js";
 import { test } from "../helpers/fixtures.js";
 import type { Credentials, TestServer } from "../helpers/server.js";
@@ -88,7 +91,7 @@ function randomRequest(route: Route): Sent {
   // A wait with no timeout of its own lasts its default 30 s.
   if (route.query.includes("timeout") && !query.has("timeout")) query.set("timeout", "1");
   const headers: Record<string, string> = {};
-  for (const header of Object.values(route.headers)) if (random() < 0.5) headers[header] = text(valueFor()).replace(/[^\x20-\x7e]/g, "?");
+  for (const header of Object.values(route.headers)) if (random() < 0.5) headers[header] = text(valueFor());
   const sent: Sent = { method: route.method, path: query.size > 0 ? `${path}?${query.toString()}` : path, headers };
   if (route.text) {
     headers["content-type"] = route.text.mediaType;
@@ -105,7 +108,9 @@ function randomRequest(route: Route): Sent {
 }
 
 async function send(server: TestServer, sent: Sent, as: Credentials | null): Promise<{ status: number; text: string }> {
-  const headers = { ...sent.headers, ...(as ? { "x-agent-id": as.agentId, "x-api-key": as.apiKey } : {}) };
+  // A header is Latin-1 on the wire: fetch refuses anything else before it is sent.
+  const latin1 = Object.fromEntries(Object.entries(sent.headers).map(([name, value]) => [name, value.replace(/[^\x20-\x7e]/g, "?")]));
+  const headers = { ...latin1, ...(as ? { "x-agent-id": as.agentId, "x-api-key": as.apiKey } : {}) };
   const response = await fetch(`${server.url}${sent.path}`, { method: sent.method, headers, ...(sent.body === undefined ? {} : { body: sent.body }) });
   return { status: response.status, text: await response.text() };
 }
@@ -150,6 +155,136 @@ describe("every route, given values of every wrong shape", () => {
     expect(failures).toEqual([]);
     expect((await server.request("/health")).status).toBe(200);
     // Another agent: the fuzzer's own identity may be throttled by now for the credentials it got wrong (CONTRACT §2.2a).
+    const after = await server.request("/memory", { as: await server.agent("after-fuzz"), body: { content: "still serving after the fuzz" } });
+    expect(after.status, after.text).toBe(201);
+  });
+});
+
+/** The part of JSON Schema the operations' inputs use. */
+interface Schema {
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  minItems?: number;
+  maxItems?: number;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  format?: string;
+  pattern?: string;
+  default?: unknown;
+}
+
+const WORDS = ["fuzz", "cache", "deploy", "the", "lockfile", "retries", "queue", "x"];
+
+/** A string as the schema would take it, mostly: an existing id where one fits. */
+function stringFor(schema: Schema): string {
+  if (schema.format === "uuid" || (schema.minLength === 6 && schema.maxLength === 64)) return String(pick(plausible.filter((value) => typeof value === "string" && /^[0-9a-f]{8}-/.test(value))));
+  if (schema.format === "date-time") return new Date(Date.now() + (random() - 0.3) * 86_400_000 * 30).toISOString();
+  // Never a name to resolve: tests send traffic to loopback only (the guarded fetcher refuses it).
+  if (schema.format === "uri") return pick(["http://127.0.0.1:1/feed.xml", "https://[::1]/x", "not a url"]);
+  if (schema.pattern?.startsWith("^[a-z0-9]")) return pick(["fuzz", "web", "fuzzer", "nope"]);
+  const min = schema.minLength ?? 0;
+  const max = Math.min(schema.maxLength ?? 80, 80);
+  let text = "";
+  while (text.length < min || (text.length < max && random() < 0.6)) text += (text ? " " : "") + pick(WORDS);
+  return text.slice(0, Math.max(min, Math.min(max, text.length)));
+}
+
+/** A value the schema takes, most of the time; now and then one of every wrong shape. */
+function valueOf(schema: Schema, depth = 0): unknown {
+  // The input itself stays an object: the operations' own fields are what is being tried.
+  if (depth > 0 && random() < 0.06) return pick(VALUES);
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum) return pick(schema.enum);
+  const branches = schema.anyOf ?? schema.oneOf;
+  if (branches) return valueOf(pick(branches), depth);
+  const type = Array.isArray(schema.type) ? pick(schema.type) : schema.type;
+  switch (type) {
+    case "string":
+      return stringFor(schema);
+    case "integer":
+    case "number": {
+      const min = schema.minimum ?? schema.exclusiveMinimum ?? 0;
+      const max = schema.maximum ?? min + 100;
+      const value = pick([min, max, min + (max - min) * random()]);
+      return type === "integer" ? Math.round(value) : value;
+    }
+    case "boolean":
+      return random() < 0.5;
+    case "null":
+      return null;
+    case "array": {
+      const count = Math.min(schema.maxItems ?? 3, (schema.minItems ?? 0) + Math.floor(random() * 3));
+      return depth > 4 ? [] : Array.from({ length: count }, () => valueOf(schema.items ?? {}, depth + 1));
+    }
+    case "object": {
+      const object: Record<string, unknown> = {};
+      for (const [key, property] of Object.entries(schema.properties ?? {})) {
+        if ((schema.required ?? []).includes(key) || random() < 0.4) object[key] = depth > 4 ? null : valueOf(property, depth + 1);
+      }
+      return object;
+    }
+    default:
+      return pick(plausible);
+  }
+}
+
+describe("every operation, given inputs its schema mostly takes", () => {
+  const it = test.extend("agent", ({ server }) => server.agent("fuzzer"));
+
+  it("answers each with a refusal or an answer, never a 5xx, and still serves afterwards", { timeout: 300_000 }, async ({ server, agent }) => {
+    const made = async (path: string, body: Record<string, unknown>): Promise<string> => {
+      const response = await server.request<{ id: string }>(path, { as: server.owner, body });
+      expect(response.status, `${path}: ${response.text}`).toBe(201);
+      return response.body.id;
+    };
+    const project = await made("/projects", { name: "fuzz" });
+    await server.request(`/projects/${project}/join`, { as: agent, method: "POST" });
+    const task = await made("/tasks", { title: "a task to fuzz", project });
+    plausible = [
+      ...plausible,
+      project,
+      await made("/memory", { content: "an entry to fuzz", project }),
+      await made("/memory", { content: "another entry to fuzz, about the deploy queue", project }),
+      task,
+      await made("/tasks", { title: "another task to fuzz", project, depends_on: [task] }),
+      await made("/messages", { to: agent.agentId, body: "a message to fuzz" }),
+      await made("/decisions", { decision: "fuzz the routes", rationale: "to find what fails", task_id: task }),
+    ];
+    // Each caller's identity is kept: rotating its key or deleting it would only end the fuzz early.
+    const selfEnding = new Set(["agent_rotate_key", "agent_delete", "agent_delete_me"]);
+    const failures: string[] = [];
+    let sentCount = 0;
+    for (const operation of catalogue) {
+      if (!(operation.name in ROUTES) || selfEnding.has(operation.name)) continue;
+      const schema = z.toJSONSchema(operation.input, { io: "input", unrepresentable: "any" }) as Schema;
+      for (let round = 0; round < PER_ROUTE; round++) {
+        let wire: WireRequest;
+        const input = valueOf(schema) as Record<string, unknown>;
+        // A wait with no timeout of its own lasts its default 30 s.
+        if (operation.name === "event_wait") input.timeout = 1;
+        try {
+          wire = wireRequest(operation.name as Parameters<typeof wireRequest>[0], input as never);
+        } catch {
+          continue; // a path parameter drew no value
+        }
+        const as = pick([server.owner, agent]);
+        const answer = await send(server, { method: wire.method, path: wire.path, headers: wire.headers, ...(wire.body === undefined ? {} : { body: wire.body }) }, as);
+        sentCount++;
+        if (answer.status >= 500 && answer.status !== 503) failures.push(`${operation.name}: ${wire.method} ${wire.path.slice(0, 200)} ${wire.body?.slice(0, 300) ?? ""} → ${answer.status} ${answer.text.slice(0, 200)}`);
+      }
+    }
+    expect(sentCount).toBeGreaterThan(1_000);
+    expect(failures).toEqual([]);
+    expect((await server.request("/health")).status).toBe(200);
     const after = await server.request("/memory", { as: await server.agent("after-fuzz"), body: { content: "still serving after the fuzz" } });
     expect(after.status, after.text).toBe(201);
   });
