@@ -1,16 +1,15 @@
 import { isCopy, refuseCopyChange } from "./mesh/copies.js";
 import type { Config } from "../core/config.js";
-import { checkByteSize } from "../core/byte-size.js";
 import { AppError, forbidden, invalid, notFound } from "../core/errors.js";
 import { parseIdRef } from "../core/ids.js";
 import { now } from "../core/time.js";
 import { kindRank, type MemoryFilters, type MemoryOrder, type MemoryPatch, type MemoryRow } from "../store/memory.js";
 import type { Store, Tx } from "../store/store.js";
 import { checkProjectWrite } from "./access.js";
-import { redactSecrets, redactSecretsInTurns } from "./redaction.js";
 import { clearStaleMark } from "./compile/staleness.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
+import { redactEntryFields } from "./memory-redaction.js";
 import { OverlapFinder } from "./memory-overlap.js";
 import { writeAhead } from "./memory-write-ahead.js";
 import { contentKey, leavesCodeOut, newMemoryRow, toChange, toEntry, vectorMetaOf, round6 } from "./memory-records.js";
@@ -110,10 +109,6 @@ export class MemoryService {
     this.overlap = new OverlapFinder(store, config);
   }
 
-  private checkContentSize(content: string): void {
-    checkByteSize(content, this.config.MAX_CONTENT_BYTES, "content exceeds");
-  }
-
   private checkFutureExpiry(expiresAt: string | null | undefined): void {
     if (expiresAt && expiresAt <= now()) throw invalid("expires_at", "must be in the future");
   }
@@ -147,25 +142,6 @@ export class MemoryService {
   }
 
   /**
-   * Content with its secrets replaced. Checked for size before, which bounds the work, and after,
-   * since a marker can be longer than the secret it replaced.
-   */
-  private async redactedContent(content: string): Promise<{ text: string; redactions: number }> {
-    this.checkContentSize(content);
-    const redacted = await redactSecretsInTurns(content);
-    if (redacted.redactions > 0) this.checkContentSize(redacted.text);
-    return redacted;
-  }
-
-  /** Secrets taken out of an entry's content and tags before they are stored (a tag that is a secret is dropped: it is a label, and one that is a secret carries no meaning worth keeping). */
-  private async redacted<T extends { content?: string | undefined; tags?: string[] | undefined }>(fields: T): Promise<{ fields: T; redactions: number }> {
-    const content = fields.content === undefined ? undefined : await this.redactedContent(fields.content);
-    const tags = fields.tags?.filter((tag) => redactSecrets(tag).redactions === 0);
-    const redactions = (content?.redactions ?? 0) + (fields.tags?.length ?? 0) - (tags?.length ?? 0);
-    return { fields: { ...fields, ...(content && { content: content.text }), ...(tags && { tags }) }, redactions };
-  }
-
-  /**
    * An item of a subscribed feed, written by the subscriber as the subscriber would write it (its
    * projects, its duplicates), embedded behind queries and writes. `recorded` runs in the write's
    * transaction with the entry the item became (a new one, or the duplicate it reinforced), so the
@@ -176,7 +152,7 @@ export class MemoryService {
   }
 
   private async writeAs(caller: Caller, written: WriteInput, source: EntrySource | null, options: WriteOptions = {}): Promise<WriteResult> {
-    const { fields: input, redactions } = await this.redacted(written);
+    const { fields: input, redactions } = await redactEntryFields(written, this.config.MAX_CONTENT_BYTES);
     const result = await this.writeClean(caller, input, source, options);
     if (redactions === 0) return result;
     return result.created ? { created: true, entry: { ...result.entry, redactions } } : { created: false, entry: { ...result.entry, redactions } };
@@ -339,7 +315,7 @@ export class MemoryService {
     const viewpoint = viewpointOf(caller);
     const current = await this.writes.resolve(this.store.reader, viewpoint, ref);
     this.checkMayChange(caller, current);
-    const { fields: patch } = await this.redacted(asked);
+    const { fields: patch } = await redactEntryFields(asked, this.config.MAX_CONTENT_BYTES);
     if (patch.type !== undefined && (patch.type === "directive") !== (current.type === "directive")) {
       throw invalid("type", "an entry cannot become or stop being a directive");
     }
