@@ -89,3 +89,17 @@ describe("a custom event with secrets in its payload", () => {
     }
   });
 });
+
+describe("an entry whose redaction would make it longer than the server takes", () => {
+  const small = test.extend("alice", ({ server }) => server.agent("alice"));
+  small.override("serverEnv", { MAX_CONTENT_BYTES: "200" });
+
+  small("is refused as too large, not stored longer than the limit", async ({ server, alice }) => {
+    // Short passwords each become `[REDACTED:assignment]`, longer than they were: 198 bytes become 341.
+    const content = Array.from({ length: 11 }, (_, index) => `password=Ab3dE9x${index % 10}`).join(" ");
+    expect(Buffer.byteLength(content)).toBeLessThanOrEqual(200);
+    const written = await writeMemory(server, alice, { content, project: null });
+    expect(written.status, written.text).toBe(413);
+    expect(written.body.code).toBe("PAYLOAD_TOO_LARGE");
+  });
+});
