@@ -95,7 +95,7 @@ describe("an entry whose redaction would make it longer than the server takes", 
   small.override("serverEnv", { MAX_CONTENT_BYTES: "200" });
 
   small("is refused as too large, not stored longer than the limit", async ({ server, alice }) => {
-    // Short passwords each become `[REDACTED:assignment]`, longer than they were: 198 bytes become 341.
+    // Short passwords each become `[REDACTED:assignment]`, longer than they were: 197 bytes become 340.
     const content = Array.from({ length: 11 }, (_, index) => `password=Ab3dE9x${index % 10}`).join(" ");
     expect(Buffer.byteLength(content)).toBeLessThanOrEqual(200);
     const written = await writeMemory(server, alice, { content, project: null });
