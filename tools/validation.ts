@@ -57,7 +57,9 @@ const MAX_GUESS_CHARS = 64;
 function unknownField(key: string, fields: readonly string[]): string {
   if (fields.length === 0) return "unknown field";
   const lower = key.toLowerCase();
-  const near = fields.find((field) => lower.startsWith(field) || field.startsWith(lower) || editDistance(lower, field) <= 2);
+  // Nearness needs a name long enough to mean something: two letters to extend, five to misspell twice.
+  const typos = lower.length >= 5 ? 2 : lower.length >= 3 ? 1 : 0;
+  const near = fields.find((field) => (lower.length >= 2 && (lower.startsWith(field) || field.startsWith(lower))) || editDistance(lower, field) <= typos);
   if (near !== undefined) return `unknown field; did you mean ${near}?`;
   const named = fields.slice(0, NAMED_FIELDS).join(", ");
   return `unknown field; the fields are ${named}${fields.length > NAMED_FIELDS ? ", …" : ""}`;

@@ -140,6 +140,11 @@ describe("parseInput", () => {
     ]);
   });
 
+  it("guesses nothing from a name too short to mean something", () => {
+    const error = caught(() => parseInput(memoryWrite, { content: "x", t: 1, ci: 2 }));
+    expect(error.errors?.map((problem) => problem.message.split(";")[1]?.trim())).toEqual([expect.stringMatching(/^the fields are content,/) as string, expect.stringMatching(/^the fields are content,/) as string]);
+  });
+
   it("names the fields for the first few unknown ones only, and not for a name too long to be a guess", () => {
     const stray = Object.fromEntries(Array.from({ length: 12 }, (_, index) => [`stray${index}`, index]));
     const long = "x".repeat(65);
