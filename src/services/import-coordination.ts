@@ -19,7 +19,7 @@ function checkedDocument(document: Record<string, unknown>): BlueprintDocument {
   const checked = checkBlueprint(parsed.data);
   if (!checked.ok) {
     const problem = checked.problems[0];
-    throw new LineRefusal(`the blueprint's document has problems: ${problem ? `${problem.path}: ${problem.detail}` : "invalid"}`);
+    throw new LineRefusal(`the blueprint's document has problems: ${problem ? `${problem.path}: ${problem.message}` : "invalid"}`);
   }
   return parsed.data;
 }

@@ -23,13 +23,13 @@ describe("an output schema's bounds", () => {
   it("refuses an enum past 100 values without reading one of them", () => {
     const { array, reads } = counted(Array.from({ length: 8000 }, (_, index) => ({ k: index })));
     const problem = schemaBoundProblem({ type: "object", properties: { pick: { enum: array } } }, "output_schema", budget());
-    expect(problem).toEqual({ path: "output_schema.properties.pick.enum", detail: "an enum holds at most 100 values" });
+    expect(problem).toEqual({ path: "output_schema.properties.pick.enum", message: "an enum holds at most 100 values" });
     expect(reads()).toBe(0);
   });
 
   it("stops counting at the 301st value, however many follow", () => {
     const { array, reads } = counted(Array.from({ length: 50_000 }, (_, index) => index));
-    expect(schemaBoundProblem({ const: array }, "s", budget())?.detail).toMatch(/^an output schema holds at most 300 values/);
+    expect(schemaBoundProblem({ const: array }, "s", budget())?.message).toMatch(/^an output schema holds at most 300 values/);
     expect(reads()).toBe(0);
     const nested = { type: "object", properties: Object.fromEntries(Array.from({ length: 200 }, (_, index) => [`p${index}`, { type: "string" }])) };
     expect(schemaBoundProblem(nested, "s", budget())?.path).toBe("s");
@@ -38,9 +38,9 @@ describe("an output schema's bounds", () => {
   it("bounds nesting, strings and property names, each at its path", () => {
     let deep: unknown = "leaf";
     for (let level = 0; level < 12; level++) deep = [deep];
-    expect(schemaBoundProblem({ const: deep }, "s", budget())).toEqual({ path: `s.const${".0".repeat(11)}`, detail: "nested more than 12 deep" });
-    expect(schemaBoundProblem({ title: "x".repeat(2001) }, "s", budget())).toEqual({ path: "s.title", detail: "at most 2000 characters" });
-    expect(schemaBoundProblem({ properties: { ["k".repeat(2001)]: {} } }, "s", budget())).toEqual({ path: "s.properties", detail: "property names of at most 2000 characters" });
+    expect(schemaBoundProblem({ const: deep }, "s", budget())).toEqual({ path: `s.const${".0".repeat(11)}`, message: "nested more than 12 deep" });
+    expect(schemaBoundProblem({ title: "x".repeat(2001) }, "s", budget())).toEqual({ path: "s.title", message: "at most 2000 characters" });
+    expect(schemaBoundProblem({ properties: { ["k".repeat(2001)]: {} } }, "s", budget())).toEqual({ path: "s.properties", message: "property names of at most 2000 characters" });
   });
 
   it("charges a document's budget with what each schema holds, and refuses the schema that passes it", () => {
@@ -49,7 +49,7 @@ describe("an output schema's bounds", () => {
     expect(shared.values).toBe(5);
     expect(schemaBoundProblem({ type: "array", items: { type: "string" }, minItems: 1, maxItems: 3 }, "second", shared)).toEqual({
       path: "second",
-      detail: `a blueprint's output schemas hold at most ${OUTPUT_SCHEMA_LIMITS.documentValues} values together`,
+      message: `a blueprint's output schemas hold at most ${OUTPUT_SCHEMA_LIMITS.documentValues} values together`,
     });
   });
 });

@@ -85,7 +85,7 @@ const pathOf = (error: ErrorObject): string => {
 export function outputProblems(schema: Record<string, unknown>, output: unknown): FieldError[] {
   const budget = { values: OUTPUT_SCHEMA_LIMITS.values };
   const bound = schemaBoundProblem(schema, "output_schema", budget);
-  if (bound) return [{ path: bound.path, message: `the node's output schema is too large to check (${bound.detail}): save a new version of the blueprint` }];
+  if (bound) return [{ path: bound.path, message: `the node's output schema is too large to check (${bound.message}): save a new version of the blueprint` }];
   const value = output === undefined ? null : output;
   const first = validatorFor(schema, "first");
   if (first(value)) return [];

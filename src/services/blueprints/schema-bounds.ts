@@ -1,3 +1,5 @@
+import type { FieldError } from "../../core/errors.js";
+
 // How large an output schema may be (issue 25). Ajv turns a schema into code: compiling costs some
 // hundredths of a millisecond per value of the schema, and an `enum` of objects costs its square,
 // so an 8,000-object enum held the event loop for seconds at every completion. These bounds keep
@@ -18,11 +20,6 @@ export const OUTPUT_SCHEMA_LIMITS = {
   stringChars: 2000,
 } as const;
 
-export interface SchemaBoundProblem {
-  /** Where, as a dotted path under the schema's own path. */
-  path: string;
-  detail: string;
-}
 
 interface Visit {
   value: unknown;
@@ -44,24 +41,24 @@ function pathOf(root: string, visit: Visit): string {
  * is charged with this schema's. Stops at the first value past a bound, so a hostile schema costs
  * at most the bound's worth of visits (and one look at each key of the object being visited).
  */
-export function schemaBoundProblem(schema: unknown, path: string, budget: { values: number }): SchemaBoundProblem | null {
+export function schemaBoundProblem(schema: unknown, path: string, budget: { values: number }): FieldError | null {
   const limits = OUTPUT_SCHEMA_LIMITS;
   const pending: Visit[] = [{ value: schema, key: null, parent: null, depth: 1 }];
-  const tooMany = { path, detail: `an output schema holds at most ${limits.values} values (objects, arrays and scalars, enum values included)` };
+  const tooMany = { path, message: `an output schema holds at most ${limits.values} values (objects, arrays and scalars, enum values included)` };
   let values = 0;
   for (let visit = pending.pop(); visit !== undefined; visit = pending.pop()) {
     values += 1;
     if (values > limits.values) return tooMany;
-    if (values > budget.values) return { path, detail: `a blueprint's output schemas hold at most ${limits.documentValues} values together` };
+    if (values > budget.values) return { path, message: `a blueprint's output schemas hold at most ${limits.documentValues} values together` };
     const { value } = visit;
     if (typeof value === "string") {
-      if (value.length > limits.stringChars) return { path: pathOf(path, visit), detail: `at most ${limits.stringChars} characters` };
+      if (value.length > limits.stringChars) return { path: pathOf(path, visit), message: `at most ${limits.stringChars} characters` };
       continue;
     }
     if (typeof value !== "object" || value === null) continue;
-    if (visit.depth > limits.depth) return { path: pathOf(path, visit), detail: `nested more than ${limits.depth} deep` };
+    if (visit.depth > limits.depth) return { path: pathOf(path, visit), message: `nested more than ${limits.depth} deep` };
     if (Array.isArray(value)) {
-      if (visit.key === "enum" && value.length > limits.enumValues) return { path: pathOf(path, visit), detail: `an enum holds at most ${limits.enumValues} values` };
+      if (visit.key === "enum" && value.length > limits.enumValues) return { path: pathOf(path, visit), message: `an enum holds at most ${limits.enumValues} values` };
       if (value.length > limits.values) return tooMany;
       for (let index = value.length - 1; index >= 0; index--) pending.push({ value: value[index], key: String(index), parent: visit, depth: visit.depth + 1 });
       continue;
@@ -70,7 +67,7 @@ export function schemaBoundProblem(schema: unknown, path: string, budget: { valu
     if (keys.length > limits.values) return tooMany;
     for (let index = keys.length - 1; index >= 0; index--) {
       const key = keys[index] as string;
-      if (key.length > limits.stringChars) return { path: pathOf(path, visit), detail: `property names of at most ${limits.stringChars} characters` };
+      if (key.length > limits.stringChars) return { path: pathOf(path, visit), message: `property names of at most ${limits.stringChars} characters` };
       pending.push({ value: (value as Record<string, unknown>)[key], key, parent: visit, depth: visit.depth + 1 });
     }
   }

@@ -47,7 +47,7 @@ export class BlueprintService {
    */
   async save(caller: Caller, input: BlueprintDocument): Promise<{ blueprint: Blueprint; created: boolean }> {
     const checked = checkBlueprint(input);
-    if (!checked.ok) throw invalidFields(checked.problems.map((problem) => ({ path: problem.path, message: problem.detail })), "the blueprint has problems");
+    if (!checked.ok) throw invalidFields(checked.problems, "the blueprint has problems");
     const document = checked.document;
     if (RESERVED_NAMES.has(document.name)) throw invalidFields([{ path: "name", message: `${document.name} is reserved` }], "the blueprint has problems");
     const project = document.project === undefined ? await this.currentProject(caller) : document.project;

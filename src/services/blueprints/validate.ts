@@ -1,3 +1,4 @@
+import type { FieldError } from "../../core/errors.js";
 import { blueprintDocument, MAX_BLUEPRINT_NODES, type BlueprintDocument, type BlueprintNode } from "../../wire/blueprints.js";
 import { schemaCompileProblem } from "./contracts.js";
 import { durationMs, MAX_TIMER_MS } from "./duration.js";
@@ -9,11 +10,6 @@ import { placeholders } from "./template.js";
 // fix. Nothing here evaluates anything: placeholders are looked up by name, schemas are only read.
 // Sizes come first and cost one look each (issue 25): a document past them is refused before any
 // rule that grows with the number of nodes, and a schema past its bounds is never compiled.
-
-export interface Problem {
-  path: string;
-  detail: string;
-}
 
 const MAX_NODES = MAX_BLUEPRINT_NODES;
 const MAX_RUN_TASKS = 500;
@@ -42,37 +38,37 @@ const SCHEMA_TYPES = new Set(["string", "number", "integer", "boolean", "array",
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** Problems of an output schema, every keyword outside the allowed set among them. */
-function schemaProblems(schema: unknown, path: string, problems: Problem[]): void {
+function schemaProblems(schema: unknown, path: string, problems: FieldError[]): void {
   if (!isObject(schema)) {
-    problems.push({ path, detail: "must be a JSON Schema object" });
+    problems.push({ path, message: "must be a JSON Schema object" });
     return;
   }
   for (const [key, value] of Object.entries(schema)) {
     const at = `${path}.${key}`;
     if (!OUTPUT_SCHEMA_KEYWORDS.has(key)) {
-      problems.push({ path: at, detail: `keyword not allowed in an output schema (allowed: ${[...OUTPUT_SCHEMA_KEYWORDS].join(", ")})` });
+      problems.push({ path: at, message: `keyword not allowed in an output schema (allowed: ${[...OUTPUT_SCHEMA_KEYWORDS].join(", ")})` });
       continue;
     }
     if (key === "type") {
       const types = Array.isArray(value) ? value : [value];
-      if (types.length === 0 || !types.every((type) => typeof type === "string" && SCHEMA_TYPES.has(type))) problems.push({ path: at, detail: "must be a JSON Schema type" });
+      if (types.length === 0 || !types.every((type) => typeof type === "string" && SCHEMA_TYPES.has(type))) problems.push({ path: at, message: "must be a JSON Schema type" });
     } else if (key === "properties") {
-      if (!isObject(value)) problems.push({ path: at, detail: "must be an object of schemas" });
+      if (!isObject(value)) problems.push({ path: at, message: "must be an object of schemas" });
       else for (const [name, property] of Object.entries(value)) schemaProblems(property, `${at}.${name}`, problems);
     } else if (key === "items") {
       schemaProblems(value, at, problems);
     } else if (key === "additionalProperties") {
       if (typeof value !== "boolean") schemaProblems(value, at, problems);
     } else if (key === "required") {
-      if (!Array.isArray(value) || !value.every((name) => typeof name === "string")) problems.push({ path: at, detail: "must be a list of property names" });
+      if (!Array.isArray(value) || !value.every((name) => typeof name === "string")) problems.push({ path: at, message: "must be a list of property names" });
     } else if (key === "enum") {
-      if (!Array.isArray(value) || value.length === 0) problems.push({ path: at, detail: "must be a non-empty list" });
+      if (!Array.isArray(value) || value.length === 0) problems.push({ path: at, message: "must be a non-empty list" });
     } else if (["minItems", "maxItems", "minLength", "maxLength"].includes(key)) {
-      if (!Number.isSafeInteger(value) || (value as number) < 0) problems.push({ path: at, detail: "must be a whole number, 0 or more" });
+      if (!Number.isSafeInteger(value) || (value as number) < 0) problems.push({ path: at, message: "must be a whole number, 0 or more" });
     } else if (key === "minimum" || key === "maximum") {
-      if (typeof value !== "number" || !Number.isFinite(value)) problems.push({ path: at, detail: "must be a number" });
+      if (typeof value !== "number" || !Number.isFinite(value)) problems.push({ path: at, message: "must be a number" });
     } else if ((key === "title" || key === "description") && typeof value !== "string") {
-      problems.push({ path: at, detail: "must be text" });
+      problems.push({ path: at, message: "must be text" });
     }
   }
 }
@@ -157,34 +153,34 @@ function placeholderProblem(path: readonly string[], scope: Scope): string | nul
   return `unknown placeholder {{${path.join(".")}}}: use params.*, item, item.*, index, run.id or nodes.<ancestor>.output.*`;
 }
 
-function templateProblems(template: string | undefined, path: string, scope: Scope, problems: Problem[]): void {
+function templateProblems(template: string | undefined, path: string, scope: Scope, problems: FieldError[]): void {
   if (template === undefined) return;
   const found = placeholders(template);
-  for (const malformed of found.malformed) problems.push({ path, detail: `malformed placeholder ${malformed.slice(0, 80)}` });
+  for (const malformed of found.malformed) problems.push({ path, message: `malformed placeholder ${malformed.slice(0, 80)}` });
   for (const parts of found.paths) {
     const problem = placeholderProblem(parts, scope);
-    if (problem) problems.push({ path, detail: problem });
+    if (problem) problems.push({ path, message: problem });
   }
 }
 
 /** The problems of one node's foreach source (§17: a param or an ancestor's declared array, no nested fan-out). */
-function foreachProblems(node: BlueprintNode, at: string, document: BlueprintDocument, byId: Map<string, BlueprintNode>, ancestors: Set<string>): Problem[] {
+function foreachProblems(node: BlueprintNode, at: string, document: BlueprintDocument, byId: Map<string, BlueprintNode>, ancestors: Set<string>): FieldError[] {
   if (!node.foreach) return [];
   const from = node.foreach.from;
   const path = `${at}.foreach.from`;
   const parts = from.split(".");
   if (parts[0] === "params") {
     const param = document.params.find((candidate) => candidate.name === parts[1]);
-    if (parts.length !== 2 || !param) return [{ path, detail: `no such param: ${from}` }];
-    return param.type === "array" ? [] : [{ path, detail: `param ${param.name} is not an array` }];
+    if (parts.length !== 2 || !param) return [{ path, message: `no such param: ${from}` }];
+    return param.type === "array" ? [] : [{ path, message: `param ${param.name} is not an array` }];
   }
   const [source, output, ...rest] = parts;
-  if (source === undefined || output !== "output") return [{ path, detail: 'must be "params.<name>" or "<ancestor>.output.<path>"' }];
+  if (source === undefined || output !== "output") return [{ path, message: 'must be "params.<name>" or "<ancestor>.output.<path>"' }];
   const origin = byId.get(source);
-  if (!origin || !ancestors.has(source)) return [{ path, detail: `${source} is not a node this one needs, directly or through others` }];
-  if (origin.foreach) return [{ path, detail: `${source} is itself a foreach node: fan-out does not nest` }];
+  if (!origin || !ancestors.has(source)) return [{ path, message: `${source} is not a node this one needs, directly or through others` }];
+  if (origin.foreach) return [{ path, message: `${source} is itself a foreach node: fan-out does not nest` }];
   if (!declaresArray(rest.length === 0 ? origin.output_schema : schemaAt(origin.output_schema, rest))) {
-    return [{ path, detail: `${source}'s output_schema does not declare ${["output", ...rest].join(".")} as an array` }];
+    return [{ path, message: `${source}'s output_schema does not declare ${["output", ...rest].join(".")} as an array` }];
   }
   return [];
 }
@@ -196,12 +192,12 @@ interface NodeContext {
   schemaBudget: { values: number };
 }
 
-function nodeProblems(node: BlueprintNode, index: number, document: BlueprintDocument, context: NodeContext): Problem[] {
+function nodeProblems(node: BlueprintNode, index: number, document: BlueprintDocument, context: NodeContext): FieldError[] {
   const at = `nodes.${index}`;
-  const problems: Problem[] = [];
+  const problems: FieldError[] = [];
   node.needs.forEach((need, position) => {
-    if (need === node.id) problems.push({ path: `${at}.needs.${position}`, detail: "a node cannot need itself" });
-    else if (!context.byId.has(need)) problems.push({ path: `${at}.needs.${position}`, detail: `unknown node ${need}` });
+    if (need === node.id) problems.push({ path: `${at}.needs.${position}`, message: "a node cannot need itself" });
+    else if (!context.byId.has(need)) problems.push({ path: `${at}.needs.${position}`, message: `unknown node ${need}` });
   });
   if (node.output_schema !== undefined) {
     const bound = schemaBoundProblem(node.output_schema, `${at}.output_schema`, context.schemaBudget);
@@ -210,18 +206,18 @@ function nodeProblems(node: BlueprintNode, index: number, document: BlueprintDoc
       const before = problems.length;
       schemaProblems(node.output_schema, `${at}.output_schema`, problems);
       const compiled = problems.length === before ? schemaCompileProblem(node.output_schema) : null;
-      if (compiled !== null) problems.push({ path: `${at}.output_schema`, detail: compiled });
+      if (compiled !== null) problems.push({ path: `${at}.output_schema`, message: compiled });
     }
   }
   node.done_check?.forEach((check, position) => {
-    if (check.kind === "memory" && check.tag === undefined && check.query === undefined) problems.push({ path: `${at}.done_check.${position}`, detail: "a memory check needs a tag, a query or both" });
+    if (check.kind === "memory" && check.tag === undefined && check.query === undefined) problems.push({ path: `${at}.done_check.${position}`, message: "a memory check needs a tag, a query or both" });
   });
   if (node.gate?.kind === "timer") {
     const ms = durationMs(node.gate.after);
-    if (ms === null || ms <= 0) problems.push({ path: `${at}.gate.after`, detail: "must be an ISO 8601 duration of weeks, days, hours, minutes or seconds (PT2H, P1D)" });
-    else if (ms > MAX_TIMER_MS) problems.push({ path: `${at}.gate.after`, detail: "must be at most 30 days" });
+    if (ms === null || ms <= 0) problems.push({ path: `${at}.gate.after`, message: "must be an ISO 8601 duration of weeks, days, hours, minutes or seconds (PT2H, P1D)" });
+    else if (ms > MAX_TIMER_MS) problems.push({ path: `${at}.gate.after`, message: "must be at most 30 days" });
   }
-  if (node.max_attempts !== undefined && node.on_fail !== "retry") problems.push({ path: `${at}.max_attempts`, detail: 'applies only with on_fail "retry"' });
+  if (node.max_attempts !== undefined && node.on_fail !== "retry") problems.push({ path: `${at}.max_attempts`, message: 'applies only with on_fail "retry"' });
   // Without a known set of ancestors (a cycle), what depends on them cannot be judged.
   const ancestors = context.ancestors?.get(node.id);
   if (!ancestors) return problems;
@@ -235,16 +231,16 @@ function nodeProblems(node: BlueprintNode, index: number, document: BlueprintDoc
   return problems;
 }
 
-function paramProblems(document: BlueprintDocument): Problem[] {
-  const problems: Problem[] = [];
+function paramProblems(document: BlueprintDocument): FieldError[] {
+  const problems: FieldError[] = [];
   const seen = new Set<string>();
   document.params.forEach((param, index) => {
-    if (seen.has(param.name)) problems.push({ path: `params.${index}.name`, detail: `duplicate param ${param.name}` });
+    if (seen.has(param.name)) problems.push({ path: `params.${index}.name`, message: `duplicate param ${param.name}` });
     seen.add(param.name);
     const fits = (value: unknown): boolean => valueFits(param.type, value);
-    if (param.default !== undefined && !fits(param.default)) problems.push({ path: `params.${index}.default`, detail: `must be of type ${param.type}` });
+    if (param.default !== undefined && !fits(param.default)) problems.push({ path: `params.${index}.default`, message: `must be of type ${param.type}` });
     param.enum?.forEach((value, position) => {
-      if (!fits(value)) problems.push({ path: `params.${index}.enum.${position}`, detail: `must be of type ${param.type}` });
+      if (!fits(value)) problems.push({ path: `params.${index}.enum.${position}`, message: `must be of type ${param.type}` });
     });
   });
   return problems;
@@ -268,21 +264,21 @@ export function valueFits(type: string, value: unknown): boolean {
   }
 }
 
-const tooLarge = (): Problem => ({ path: "", detail: `the document exceeds ${MAX_DOCUMENT_BYTES / 1024} KiB` });
-const tooManyNodes = (): Problem => ({ path: "nodes", detail: `at most ${MAX_NODES} nodes` });
+const tooLarge = (): FieldError => ({ path: "", message: `the document exceeds ${MAX_DOCUMENT_BYTES / 1024} KiB` });
+const tooManyNodes = (): FieldError => ({ path: "nodes", message: `at most ${MAX_NODES} nodes` });
 const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? "", "utf8");
 
 /**
  * A document as a client sent it (not yet parsed), or every problem of it: its size and node count
  * are looked at before the parse, which grows with them.
  */
-export function validateBlueprint(raw: unknown): { ok: true; document: BlueprintDocument } | { ok: false; problems: Problem[] } {
+export function validateBlueprint(raw: unknown): { ok: true; document: BlueprintDocument } | { ok: false; problems: FieldError[] } {
   if (bytesOf(raw) > MAX_DOCUMENT_BYTES) return { ok: false, problems: [tooLarge()] };
   const nodes = typeof raw === "object" && raw !== null ? (raw as { nodes?: unknown }).nodes : undefined;
   if (Array.isArray(nodes) && nodes.length > MAX_NODES) return { ok: false, problems: [tooManyNodes()] };
   const parsed = blueprintDocument.safeParse(raw);
   if (!parsed.success) {
-    return { ok: false, problems: parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join("."), detail: issue.message })) };
+    return { ok: false, problems: parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message })) };
   }
   return checkBlueprint(parsed.data);
 }
@@ -291,22 +287,22 @@ export function validateBlueprint(raw: unknown): { ok: true; document: Blueprint
  * A document parsed at the edge (its node count already held there), or every problem of it.
  * Its size counts as JSON, defaults filled in.
  */
-export function checkBlueprint(document: BlueprintDocument): { ok: true; document: BlueprintDocument } | { ok: false; problems: Problem[] } {
+export function checkBlueprint(document: BlueprintDocument): { ok: true; document: BlueprintDocument } | { ok: false; problems: FieldError[] } {
   if (bytesOf(document) > MAX_DOCUMENT_BYTES) return { ok: false, problems: [tooLarge()] };
   if (document.nodes.length > MAX_NODES) return { ok: false, problems: [tooManyNodes()] };
-  const problems: Problem[] = [...paramProblems(document)];
+  const problems: FieldError[] = [...paramProblems(document)];
   const byId = new Map<string, BlueprintNode>();
   document.nodes.forEach((node, index) => {
-    if (byId.has(node.id)) problems.push({ path: `nodes.${index}.id`, detail: `duplicate node id ${node.id}` });
+    if (byId.has(node.id)) problems.push({ path: `nodes.${index}.id`, message: `duplicate node id ${node.id}` });
     else byId.set(node.id, node);
   });
   const cycle = findCycle(document.nodes);
-  if (cycle) problems.push({ path: "nodes", detail: `blueprint has a cycle: ${cycle.join(" → ")}` });
-  else if (!document.nodes.some((node) => node.needs.length === 0)) problems.push({ path: "nodes", detail: "no root node: every node needs another" });
+  if (cycle) problems.push({ path: "nodes", message: `blueprint has a cycle: ${cycle.join(" → ")}` });
+  else if (!document.nodes.some((node) => node.needs.length === 0)) problems.push({ path: "nodes", message: "no root node: every node needs another" });
   const ancestors = cycle ? null : ancestorsOf(document.nodes);
   const context: NodeContext = { byId, ancestors, schemaBudget: { values: OUTPUT_SCHEMA_LIMITS.documentValues } };
   document.nodes.forEach((node, index) => problems.push(...nodeProblems(node, index, document, context)));
   const tasks = document.nodes.reduce((sum, node) => sum + (node.foreach ? node.foreach.max_items : 1), 0);
-  if (tasks > MAX_RUN_TASKS) problems.push({ path: "nodes", detail: `a run could make ${tasks} tasks; at most ${MAX_RUN_TASKS}` });
+  if (tasks > MAX_RUN_TASKS) problems.push({ path: "nodes", message: `a run could make ${tasks} tasks; at most ${MAX_RUN_TASKS}` });
   return problems.length === 0 ? { ok: true, document } : { ok: false, problems };
 }
