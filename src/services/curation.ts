@@ -1,11 +1,11 @@
 import { isCopy, refuseCopyChange } from "./mesh/copies.js";
-import { checkByteSize } from "../core/byte-size.js";
 import { AppError, invalid, notFound } from "../core/errors.js";
 import { now } from "../core/time.js";
 import type { MemoryRow } from "../store/memory.js";
 import type { Reader, Store, Tx } from "../store/store.js";
 import { viewpointOf, type Caller } from "./caller.js";
 import type { MemoryEmbeddings } from "./memory-embeddings.js";
+import { redactEntryFields } from "./memory-redaction.js";
 import { newMemoryRow, round6, toEntry, vectorMetaOf } from "./memory-records.js";
 import type { MemoryWrites } from "./memory-writes.js";
 import type { MessageService } from "./messages.js";
@@ -97,8 +97,9 @@ export class CurationService {
    * their project and scope) and each source is soft-deleted with `superseded_by` set. Either all
    * of it happens or none, so a crash never leaves a fact in neither place.
    */
-  async merge(caller: Caller, input: MergeInput): Promise<MergeResult> {
-    checkByteSize(input.content, this.maxContentBytes, "content exceeds");
+  async merge(caller: Caller, asked: MergeInput): Promise<MergeResult> {
+    // A model wrote the merged text: a secret it echoed or rebuilt goes, as from every entry.
+    const { fields: input } = await redactEntryFields(asked, this.maxContentBytes);
     const ids = input.sources.map((source) => source.id);
     if (new Set(ids).size !== ids.length) throw invalid("sources", "each source once");
     await this.checkSources(this.store.reader, caller, input.sources);

@@ -72,6 +72,23 @@ describe("a memory entry with secrets in it", () => {
   });
 });
 
+describe("an entry the archivist merges", () => {
+  it("is stored without a secret its model echoed, and without a tag that is one", async ({ server, alice }) => {
+    const key = secretOf("openai");
+    const sources = [];
+    for (const content of ["The embeddings job calls the provider's API.", "The embeddings job runs nightly against the provider."]) {
+      sources.push({ id: (await writeMemory(server, alice, { content, project: null })).body.id, version: 1 });
+    }
+    const merged = await server.request<{ entry: MemoryWriteResult }>("/archivist/merge", {
+      as: server.archivist,
+      body: { sources, content: `The embeddings job runs nightly and calls the provider with ${key}.`, tags: ["embeddings", secretOf("npm")] },
+    });
+    expect(merged.status, merged.text).toBe(201);
+    expect(merged.body.entry.content).toMatch(/^The embeddings job runs nightly and calls the provider with \[REDACTED:[a-z_]+\]\.$/);
+    expect(merged.body.entry.tags).toEqual(["embeddings"]);
+  });
+});
+
 describe("a custom event with secrets in its payload", () => {
   it("is stored and delivered with each string's secrets replaced, keys and other values as they were", async ({ server, alice }) => {
     const key = secretOf("stripe");
