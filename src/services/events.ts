@@ -145,7 +145,7 @@ export class EventService {
     }
     checkByteSize(JSON.stringify(input.payload), MAX_PAYLOAD_BYTES, "payload exceeds");
     // No secret in an event (CONTRACT §1.1): every listener and the audit log would keep it.
-    const payload = (await redactJson(input.payload)).value as Record<string, unknown>;
+    const payload = (await redactJson(input.payload)) as Record<string, unknown>;
     checkByteSize(JSON.stringify(payload), MAX_PAYLOAD_BYTES, "payload exceeds");
     const project = input.project ?? null;
     return this.store.transaction(async (tx) => {

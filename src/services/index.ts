@@ -352,7 +352,7 @@ export async function openServices(options: ServiceOptions): Promise<Services> {
   }
 
   // The audit log belongs to the long-running server, not to one-shot commands that open the store.
-  const audit = config.AUDIT_LOG === "on" && (options.jobs ?? true) ? new AuditLog(store, auditDir(config.DATA_DIR), config.AUDIT_COMMIT_SECONDS, log.child({ component: "audit" }), async (value) => (await redactJson(value)).value) : null;
+  const audit = config.AUDIT_LOG === "on" && (options.jobs ?? true) ? new AuditLog(store, auditDir(config.DATA_DIR), config.AUDIT_COMMIT_SECONDS, log.child({ component: "audit" }), redactJson) : null;
   const auditStarted = audit?.start().catch((error: unknown) => log.error("audit log unavailable", { error }));
 
   let closed = false;

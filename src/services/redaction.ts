@@ -131,28 +131,16 @@ function replaceFound(text: string, candidates: Candidate[], meter: RedactionMet
   return { text: parts.join(""), redactions: found.length };
 }
 
-/**
- * A JSON value (parsed) with each string in it redacted, keys left as they are, and how many
- * secrets went; a long string is redacted in turns, as a request's text is.
- */
-export async function redactJson(value: unknown, meter: RedactionMeter = newMeter()): Promise<{ value: unknown; redactions: number }> {
-  let redactions = 0;
-  const walk = async (node: unknown): Promise<unknown> => {
-    if (typeof node === "string") {
-      const redacted = await redactSecretsInTurns(node, meter);
-      redactions += redacted.redactions;
-      return redacted.text;
-    }
-    if (Array.isArray(node)) {
-      const items: unknown[] = [];
-      for (const item of node) items.push(await walk(item));
-      return items;
-    }
-    if (node === null || typeof node !== "object") return node;
-    const entries: [string, unknown][] = [];
-    for (const [key, item] of Object.entries(node)) entries.push([key, await walk(item)]);
-    return Object.fromEntries(entries);
-  };
-  const redacted = await walk(value);
-  return { value: redacted, redactions };
+/** A JSON value (parsed) with each string in it redacted, keys left as they are; a long string is redacted in turns, as a request's text is. */
+export async function redactJson(value: unknown): Promise<unknown> {
+  if (typeof value === "string") return (await redactSecretsInTurns(value)).text;
+  if (Array.isArray(value)) {
+    const items: unknown[] = [];
+    for (const item of value) items.push(await redactJson(item));
+    return items;
+  }
+  if (value === null || typeof value !== "object") return value;
+  const entries: [string, unknown][] = [];
+  for (const [key, item] of Object.entries(value)) entries.push([key, await redactJson(item)]);
+  return Object.fromEntries(entries);
 }

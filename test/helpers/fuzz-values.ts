@@ -1,21 +1,16 @@
+import { seededUniform } from "./random-vectors.js";
 import type { Credentials, TestServer } from "./server.js";
 
 // Seeded values for fuzzing the API (test/integration/edge-fuzz.test.ts, mcp-fuzz.test.ts): every
 // wrong shape a field could be given, and values an input's own JSON Schema takes. FUZZ_SEED picks
 // the sequence, so a failure runs again the same way.
 
-let seed = Number(process.env.FUZZ_SEED ?? 0x5eed_2026);
-
 /** How many requests a fuzz sends per route or tool (FUZZ_ROUNDS). */
 export const PER_ROUTE = Number(process.env.FUZZ_ROUNDS ?? 12);
-/** mulberry32. */
-export function random(): number {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+
+const uniform = seededUniform(Number(process.env.FUZZ_SEED ?? 0x5eed_2026));
+/** In [0, 1), from the seed. */
+export const random = (): number => uniform() + 0.5;
 export const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 
 const deep = (levels: number): unknown => (levels === 0 ? "x" : { a: deep(levels - 1), b: [deep(levels - 1)] });

@@ -20,7 +20,6 @@ export const OUTPUT_SCHEMA_LIMITS = {
   stringChars: 2000,
 } as const;
 
-
 interface Visit {
   value: unknown;
   /** The key or index it sits under; null for the schema itself. */
