@@ -118,10 +118,15 @@ export class ImportedRecords {
       throw new LineRefusal(`${anchorName(anchor)} is compiled here already, by another entry`);
     }
     const tags = [...new Set(line.tags)];
+    // A peer's copy keeps its origin, so it is held here as a sync would have left it: read-only,
+    // changed only by that origin's newer versions, which a link to the origin from here brings
+    // (with no origin it would pass for an entry written here, in this instance's merkle summary and
+    // feeds too, and refuse its origin's versions). A copy of an entry written here comes home.
+    const origin = line.source?.kind === "mesh" ? line.source.origin : null;
+    const source = origin === this.writes.localOrigin ? null : (line.source ?? null);
     // The entry keeps the id, author, times and history the line gives; the event is the importer's.
-    const row = await this.writes.create(
+    const stored = await this.writes.insert(
       tx,
-      context.caller.agentId,
       {
         id: line.id,
         type: line.type,
@@ -144,8 +149,8 @@ export class ImportedRecords {
         last_reinforced_at: line.last_reinforced_at,
         superseded_by: line.superseded_by,
         embedding_model: null,
-        source: line.source ? JSON.stringify(line.source) : null,
-        source_kind: line.source?.kind ?? null,
+        source: source ? JSON.stringify(source) : null,
+        source_kind: source?.kind ?? null,
         deleted_at: null,
         // A stale mark names the code that changed, by path and symbol: it holds wherever that code is compiled.
         stale_since: line.stale_since ?? null,
@@ -153,8 +158,9 @@ export class ImportedRecords {
       },
       tags,
       vector,
-      "imported",
     );
+    if (source?.kind === "mesh") await this.store.mesh.setOrigin(tx, stored.pk, source.origin);
+    const row = await this.writes.announce(tx, context.caller.agentId, stored, "imported");
     if (anchor !== null) {
       await this.store.compile.insert(tx, {
         project: line.project,

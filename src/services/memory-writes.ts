@@ -45,7 +45,7 @@ export class MemoryWrites {
     private readonly bus: EventBus,
     private readonly embeddings: MemoryEmbeddings,
     /** This instance's id: the origin of every entry written here, named in its merkle leaf. */
-    private readonly localOrigin: string,
+    readonly localOrigin: string,
   ) {}
 
   /** A live entry `viewpoint` can see, by full id or unique prefix; undefined when there is none (400 when the prefix is ambiguous). */

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withDatabase } from "../helpers/database.js";
+import { randomUUID } from "node:crypto";
 import { createProject, entries, instanceId, links, merkleRoot, mintToken, quietLink, syncNow, write, type Entry } from "../helpers/mesh-sync.js";
-import { startTestServer, type Credentials, type TestServer } from "../helpers/server.js";
+import { startTestServer, tempDir, type Credentials, type TestServer } from "../helpers/server.js";
 
 // CONTRACT §16 "Single-writer replication", "What replicates", "Identity", "Sync": two real
 // servers, the second pulling the first's shared memory, on both backends.
 
 // Each test that compares summaries has a project of its own: the tests run in any order.
-const LINKED = ["shared", "edits", "cleared", "repair", "hidden"];
+const LINKED = ["shared", "edits", "cleared", "repair", "hidden", "moved", "mended"];
 
 let alpha: TestServer;
 let beta: TestServer;
@@ -224,5 +225,79 @@ describe("a chain of links", () => {
     await syncNow(beta, linkId);
     await syncNow(gamma, gammaLink);
     expect(byId(await entries(gamma, "shared"), original.id)).toMatchObject({ content: "Travels two hops, edited", version: 2 });
+  });
+});
+
+describe("a copy moved with its team (CONTRACT §10a, §16)", () => {
+  let delta: TestServer;
+  let moved: Entry;
+  let exported: string;
+  beforeAll(async () => {
+    delta = await startTestServer({ INSTANCE_NAME: "delta", MESH_SYNC_TICK_SECONDS: "1" });
+    moved = await write(alpha, alice, { content: "Moved with the team to a new server", project: "moved" });
+    await write(alpha, alice, { type: "doc", content: "A doc that moves too", project: "moved" });
+    await syncNow(beta, linkId);
+    const response = await beta.request("/admin/export?project=moved", { as: beta.owner });
+    expect(response.status, response.text).toBe(200);
+    exported = response.text;
+  });
+  afterAll(() => delta?.close());
+
+  const importInto = async (target: TestServer, text: string): Promise<{ errors: unknown[] }> => {
+    const response = await target.request<{ errors: unknown[] }>("/admin/import", { as: target.owner, body: text, headers: { "content-type": "application/x-ndjson" } });
+    expect(response.status, response.text).toBe(200);
+    return response.body;
+  };
+
+  it("keeps its origin: read-only, in the origin's merkle summary, and brought up to date by a link to the origin", async () => {
+    expect((await importInto(delta, exported)).errors).toEqual([]);
+    const copy = byId(await entries(delta, "moved"), moved.id);
+    expect(copy).toMatchObject({ agent_id: "alice@alpha", version: 1, source: { kind: "mesh", origin: alphaId } });
+    expect((await delta.request(`/memory/${moved.id}`, { as: delta.owner, method: "PATCH", body: { content: "changed here" } })).status).toBe(403);
+    // The same entries at the same versions from the same origin: the same summary as the origin's.
+    expect(await merkleRoot(delta, "moved")).toBe(await merkleRoot(alpha, "moved"));
+
+    const deltaLink = (await quietLink(delta, alpha, ["moved"])).id;
+    await alpha.request(`/memory/${moved.id}`, { as: alice, method: "PATCH", body: { content: "Moved with the team, then edited at its origin" } });
+    const result = await syncNow(delta, deltaLink);
+    expect(result).toMatchObject({ applied: 1, rejected: 0 });
+    expect(byId(await entries(delta, "moved"), moved.id)).toMatchObject({ content: "Moved with the team, then edited at its origin", version: 2, source: { origin: alphaId, link_id: deltaLink } });
+  });
+
+  it("is mended at the next start when an older import stored it without its origin", async () => {
+    const original = await write(alpha, alice, { content: "Imported before the import kept origins", project: "mended" });
+    await syncNow(beta, linkId);
+    const dataDir = tempDir();
+    let epsilon = await startTestServer({ DATA_DIR: dataDir, INSTANCE_NAME: "epsilon" });
+    try {
+      const file = await beta.request("/admin/export?project=mended", { as: beta.owner });
+      expect((await importInto(epsilon, file.text)).errors).toEqual([]);
+      await epsilon.close();
+      // What the import used to store: no origin, and a leaf naming this instance as the origin.
+      await withDatabase(dataDir, async (db) => {
+        await db.run("UPDATE memory SET origin = NULL, merkle_leaf = NULL WHERE id = ?", original.id);
+        await db.run("DELETE FROM schema_migrations WHERE name LIKE '%imported_copies_origin%'");
+      });
+      epsilon = await startTestServer({ DATA_DIR: dataDir, INSTANCE_NAME: "epsilon" });
+      expect(await merkleRoot(epsilon, "mended")).toBe(await merkleRoot(alpha, "mended"));
+      const epsilonLink = (await quietLink(epsilon, alpha, ["mended"])).id;
+      await alpha.request(`/memory/${original.id}`, { as: alice, method: "PATCH", body: { content: "Mended, then edited at its origin" } });
+      expect(await syncNow(epsilon, epsilonLink)).toMatchObject({ applied: 1, rejected: 0 });
+      expect(byId(await entries(epsilon, "mended"), original.id)).toMatchObject({ content: "Mended, then edited at its origin", version: 2 });
+    } finally {
+      await epsilon.close();
+    }
+  });
+
+  it("comes home as its origin's own entry when imported there", async () => {
+    const line = exported.split("\n").find((text) => text.includes(moved.id));
+    const homecoming = JSON.parse(line ?? "{}") as Record<string, unknown>;
+    // An id the origin no longer holds: the copy is all that is left of the entry. (In a project of
+    // its own here, so the other test's summaries of "moved" stay the origin's in any order.)
+    const lost = { ...homecoming, id: randomUUID(), project: "elsewhere", content: "An entry alpha lost and got back from a copy" };
+    expect((await importInto(alpha, `${JSON.stringify(lost)}\n`)).errors).toEqual([]);
+    const back = byId(await entries(alpha, "elsewhere"), lost.id);
+    expect(back).toMatchObject({ agent_id: "alice@alpha", source: null });
+    expect((await alpha.request(`/memory/${lost.id}`, { as: alpha.owner, method: "PATCH", body: { content: "Edited where it was written" } })).status).toBe(200);
   });
 });

@@ -1,0 +1,11 @@
+-- A peer's copy that `cairn import` brought in before the import kept its origin was stored with
+-- none, as if written here: its origin's newer versions were refused ("another origin") and the
+-- merkle summary and feeds named this instance as its origin. It gets the origin its `source`
+-- names, and its leaf is stamped again at the next start (MerkleSummaries.stampUnstamped). A copy
+-- of an entry written here is this instance's own again.
+UPDATE memory SET origin = json_extract(source, '$.origin'), merkle_leaf = NULL
+ WHERE source_kind = 'mesh' AND origin IS NULL
+   AND json_extract(source, '$.origin') IS NOT (SELECT value FROM meta WHERE key = 'instance_id');
+
+UPDATE memory SET source = NULL, source_kind = NULL
+ WHERE source_kind = 'mesh' AND origin IS NULL;
