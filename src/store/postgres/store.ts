@@ -9,6 +9,7 @@ import { pgEventAppend } from "./events.js";
 import { PgKeywordIndex, pgDecisionMatch } from "./keywords.js";
 import { PgMaintenance } from "./maintenance.js";
 import { runMigrations } from "./migrate.js";
+import { openFailure } from "./open-errors.js";
 import { PgRateLimits } from "./rate-limits.js";
 import { pgDb } from "./run.js";
 import { readerOf, runTransaction } from "./transactions.js";
@@ -111,7 +112,7 @@ export class PgStore extends SqlRepositories<PgVectorIndex> implements Store {
       else await pool.query("SELECT 1");
     } catch (error) {
       await pool.end();
-      throw error;
+      throw openFailure(url, error);
     }
     const rethrow = (error: unknown): void =>
       queueMicrotask(() => {
