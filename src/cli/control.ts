@@ -25,7 +25,7 @@ export async function status(): Promise<boolean> {
     print(`server for ${config.DATA_DIR}: pid ${record.pid} at ${record.url}, started ${record.started_at}`);
     if (!answer && record.url !== config.CAIRN_URL) {
       const other = await health(record.url);
-      if (other) print(`  it answers at ${record.url} (set CAIRN_URL to reach it)`);
+      if (other) print(`  it answers at ${record.url} (cairn's commands find it by this DATA_DIR; an agent's cairn mcp needs CAIRN_URL set to it)`);
     }
   } else if (record) {
     print(`server for ${config.DATA_DIR}: none (${pidFile(config.DATA_DIR)} names pid ${record.pid}, which is not running)`);

@@ -6,6 +6,7 @@ import { packageVersion } from "../core/paths.js";
 import { cliLogger, configOrExit, withGateway } from "./common.js";
 import { backupHelp } from "./help.js";
 import { print, printError, UsageError } from "./output.js";
+import { commandServer, type CommandServer } from "./pidfile.js";
 
 export async function backup(args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { force: { type: "boolean", default: false } } });
@@ -27,14 +28,15 @@ export async function reindex(): Promise<void> {
   print(`re-embedded ${count} entries with ${config.EMBEDDING_MODEL}`);
 }
 
-/** What answers at CAIRN_URL. Nothing is no fault (the server may be stopped); a stranger, or another version, is. */
-async function serverCheck(url: string): Promise<Check> {
+/** What answers where the commands look for the server. Nothing is no fault (the server may be stopped); a stranger, or another version, is. */
+async function serverCheck({ url, from }: CommandServer): Promise<Check> {
   const name = "server";
   let response: Response;
   try {
     response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(3000) });
   } catch {
-    return { name, status: "ok", detail: `nothing answers at ${url} (CAIRN_URL); cairn serve starts it` };
+    const where = from === "CAIRN_URL" ? "CAIRN_URL" : "the server recorded for DATA_DIR";
+    return { name, status: "ok", detail: `nothing answers at ${url} (${where}); cairn serve starts it` };
   }
   const health = (await response.json().catch(() => null)) as Record<string, unknown> | null;
   if (!response.ok || typeof health?.version !== "string") {
@@ -46,14 +48,15 @@ async function serverCheck(url: string): Promise<Check> {
     return { name, status: "fail", detail: `cairn ${health.version} answers at ${url}, but this is cairn ${packageVersion}` };
   }
   if (health.status !== "ok") return { name, status: "fail", detail: `cairn at ${url} is degraded (${state})` };
-  return { name, status: "ok", detail: `cairn ${health.version} answers at ${url} (${state})` };
+  const found = from === "DATA_DIR" ? ", the server running for DATA_DIR" : "";
+  return { name, status: "ok", detail: `cairn ${health.version} answers at ${url}${found} (${state})` };
 }
 
 const LABELS: Record<Check["status"], string> = { ok: "ok  ", warn: "WARN", fail: "FAIL" };
 
 export async function doctor(): Promise<boolean> {
   const config = configOrExit();
-  const server = await serverCheck(config.CAIRN_URL);
+  const server = await serverCheck(commandServer(config));
   const checks = await checkInstallation(config, { modelWaitMs: 120_000, log: cliLogger(config) });
   checks.splice(1, 0, server);
   for (const check of checks) print(`${LABELS[check.status]}  ${check.name}: ${check.detail}`);

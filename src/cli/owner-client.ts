@@ -7,6 +7,7 @@ import { ApiError, apiErrorOf, fetchSend, OperationClient } from "../client/oper
 import type { Config } from "../core/config.js";
 import { credentialsPath } from "../core/paths.js";
 import { UsageError } from "./output.js";
+import { commandServer } from "./pidfile.js";
 
 /** Who an operator command (`cairn export`, `import`, `search`, `agent list`) acts as, and where. */
 export interface OwnerIdentity {
@@ -17,11 +18,13 @@ export interface OwnerIdentity {
 
 /**
  * CAIRN_AGENT_ID with CAIRN_API_KEY when both are set; otherwise the owner (UI_AGENT_ID) whose key
- * the server wrote to DATA_DIR/credentials.json. These commands go through the running server,
- * never the database file: its rules, events and embedding model apply, with any store behind it.
+ * the server wrote to DATA_DIR/credentials.json. These commands go through the running server
+ * (`commandServer`), never the database file: its rules, events and embedding model apply, with
+ * any store behind it.
  */
 export function ownerIdentity(config: Config): OwnerIdentity {
-  if (config.CAIRN_AGENT_ID && config.CAIRN_API_KEY) return { url: config.CAIRN_URL, agentId: config.CAIRN_AGENT_ID, apiKey: config.CAIRN_API_KEY };
+  const { url } = commandServer(config);
+  if (config.CAIRN_AGENT_ID && config.CAIRN_API_KEY) return { url, agentId: config.CAIRN_AGENT_ID, apiKey: config.CAIRN_API_KEY };
   const file = credentialsPath(config.DATA_DIR);
   let key: unknown;
   if (existsSync(file)) {
@@ -35,7 +38,7 @@ export function ownerIdentity(config: Config): OwnerIdentity {
   if (typeof key !== "string" || key === "") {
     throw new UsageError(`no key for the owner ${config.UI_AGENT_ID} in ${file}; set CAIRN_AGENT_ID and CAIRN_API_KEY to an owner's id and key`);
   }
-  return { url: config.CAIRN_URL, agentId: config.UI_AGENT_ID, apiKey: key };
+  return { url, agentId: config.UI_AGENT_ID, apiKey: key };
 }
 
 /** A refusal from the server, with its status, said in one line. */

@@ -71,3 +71,22 @@ export function isRunning(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
+
+/** Where the operator's commands find the server, and which setting said so. */
+export interface CommandServer {
+  url: string;
+  from: "CAIRN_URL" | "DATA_DIR";
+}
+
+/**
+ * CAIRN_URL when it is set. Unset, the server running for DATA_DIR: the commands act as the owner
+ * whose key that server wrote to DATA_DIR, so with `DATA_DIR` and `PORT` as the server has them
+ * they reach it, where CAIRN_URL's default (port 8470) would be another server, or none.
+ */
+export function commandServer(config: { CAIRN_URL: string; DATA_DIR: string }, env: NodeJS.ProcessEnv = process.env): CommandServer {
+  if ((env.CAIRN_URL ?? "") === "") {
+    const record = readServerRecord(config.DATA_DIR);
+    if (record !== null && /^https?:\/\//.test(record.url) && isRunning(record.pid)) return { url: record.url, from: "DATA_DIR" };
+  }
+  return { url: config.CAIRN_URL, from: "CAIRN_URL" };
+}

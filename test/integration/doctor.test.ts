@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/core/log.js";
 import { packageVersion } from "../../src/core/paths.js";
-import { cliEnv, runCli } from "../helpers/cli.js";
+import { cliEnv, runCli, startServe } from "../helpers/cli.js";
 import { databaseUrl, dumpDatabase, onPostgres, POSTGRES_URL, restoreDatabase, withDatabase } from "../helpers/database.js";
 import { startTestServer, tempDir, type Credentials, type TestServer } from "../helpers/server.js";
 import { eventually } from "../helpers/wait.js";
@@ -95,6 +95,22 @@ describe("cairn doctor and the server at CAIRN_URL", () => {
     const run = await runCli(["doctor"], cliEnv(dir, { CAIRN_URL: server.url }));
     expect(run.code, run.stdout).toBe(0);
     expect(run.stdout).toContain(`ok    server: cairn ${packageVersion} answers at ${server.url} (embeddings ready, database ok)`);
+  });
+
+  it("finds the server running for DATA_DIR when CAIRN_URL is unset, as the owner's commands do", async () => {
+    const dir = scratch();
+    const serve = await startServe(cliEnv(dir));
+    try {
+      // CAIRN_URL's default, port 8470, is not this server's: PORT=0 gave it another.
+      const unset = cliEnv(dir, { CAIRN_URL: "" });
+      const run = await runCli(["doctor"], unset);
+      expect(run.stdout).toContain(`ok    server: cairn ${packageVersion} answers at ${serve.url}, the server running for DATA_DIR (`);
+      const agents = await runCli(["agent", "list", "--json"], unset);
+      expect(agents.code, agents.stderr).toBe(0);
+      expect((JSON.parse(agents.stdout) as { agent_id: string }[]).map((agent) => agent.agent_id)).toContain("human");
+    } finally {
+      await serve.stop();
+    }
   });
 
   it("is content when nothing answers: the server may be stopped", async () => {
