@@ -1,21 +1,11 @@
-import { createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { cliEnv, runCli } from "../helpers/cli.js";
 import { adminSql, databaseUrl, onPostgres, POSTGRES_URL } from "../helpers/database.js";
 import { tempDir } from "../helpers/server.js";
+import { closedPort } from "../helpers/ports.js";
 
 // A server whose DATABASE_URL cannot be used stops with one line naming the database (never its
 // password) and what to do, where the driver's message alone names neither.
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
 
 async function serveWith(url: string): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return runCli(["serve"], cliEnv(tempDir(), { DATABASE_URL: url }));

@@ -9,6 +9,7 @@ import { cliEnv, runCli, startServe } from "../helpers/cli.js";
 import { databaseUrl, dumpDatabase, onPostgres, POSTGRES_URL, restoreDatabase, withDatabase } from "../helpers/database.js";
 import { startTestServer, tempDir, type Credentials, type TestServer } from "../helpers/server.js";
 import { eventually } from "../helpers/wait.js";
+import { closedUrl } from "../helpers/ports.js";
 
 /** CONTRACT §10a: `cairn doctor` checks the server as well as the files, creates nothing, and notices a restored backup. */
 
@@ -50,14 +51,6 @@ async function stub(status: number, body: unknown): Promise<string> {
 }
 
 /** A loopback URL where nothing listens. */
-async function closedUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolveListen) => server.listen(0, "127.0.0.1", resolveListen));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolveClose) => server.close(resolveClose));
-  return `http://127.0.0.1:${port}`;
-}
-
 /** A data directory a server has created and closed. */
 async function healthyDir(env: Record<string, string> = {}): Promise<string> {
   const dir = scratch();

@@ -1,23 +1,15 @@
-import { createServer } from "node:net";
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cliEnv, startServe, type ServeProcess } from "../helpers/cli.js";
 import { createProject, link, merkleRoot, type Entry, type Peer, type SyncResult } from "../helpers/mesh-sync.js";
 import { request, tempDir, type Credentials } from "../helpers/server.js";
+import { closedPort as freePort } from "../helpers/ports.js";
 
 // CONTRACT §16: two real `cairn serve` processes linked both ways, partitioned while both sides
 // write, edit and delete, then together again: both converge to the same merkle root.
 
 const PER_SIDE = { writes: 600, edits: 200, deletes: 200 };
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 interface Side extends Peer {
   name: string;

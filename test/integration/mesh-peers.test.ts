@@ -1,4 +1,3 @@
-import { createServer } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { EventRecord as MeshEvent } from "../../src/wire/events.js";
 import type { JsonFeedItem as FeedItem } from "../../src/wire/memory-feed.js";
@@ -8,6 +7,7 @@ import { ensureProjects, heldToken, linkPeers, linksOf, mintToken, startPeers, u
 import type { Credentials, ErrorBody, Response } from "../helpers/server.js";
 import { openStream, type OpenStream } from "../helpers/stream.js";
 import { eventually } from "../helpers/wait.js";
+import { closedUrl as closedPort } from "../helpers/ports.js";
 
 // CONTRACT §16 (tokens, peers, handshake, gossip) between real `cairn serve` processes on loopback,
 // on either backend. Each test makes its own projects and tokens; the links it makes are removed
@@ -43,15 +43,6 @@ async function eventsOf(peer: Peer, as: Credentials, type = "mesh.*"): Promise<M
     if (!last || response.body.length < 500) return all;
     since = last.seq;
   }
-}
-
-/** A loopback URL nothing listens on. */
-async function closedPort(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
 }
 
 const unknownToken = (): string => `cairn_mt_${"A".repeat(43)}`;
