@@ -89,7 +89,8 @@ export const uiLinkHelp = `usage: cairn ui-link
 
 Prints a one-time link that signs the human (UI_AGENT_ID) in to the web UI of the server using
 DATA_DIR: it works once, within 24 hours, on the running server, with or without UI_PASSWORD.
-Run it with the same settings as the server (PUBLIC_URL, or HOST and PORT, make the address).`;
+The address is PUBLIC_URL when set, else that of the server running for DATA_DIR, else HOST and
+PORT's: run it with the server's DATA_DIR (and PUBLIC_URL, if the server has one).`;
 
 export const backupHelp = `usage: cairn backup FILE [--force]
 

@@ -84,9 +84,12 @@ export interface CommandServer {
  * they reach it, where CAIRN_URL's default (port 8470) would be another server, or none.
  */
 export function commandServer(config: { CAIRN_URL: string; DATA_DIR: string }, env: NodeJS.ProcessEnv = process.env): CommandServer {
-  if ((env.CAIRN_URL ?? "") === "") {
-    const record = readServerRecord(config.DATA_DIR);
-    if (record !== null && /^https?:\/\//.test(record.url) && isRunning(record.pid)) return { url: record.url, from: "DATA_DIR" };
-  }
-  return { url: config.CAIRN_URL, from: "CAIRN_URL" };
+  const running = (env.CAIRN_URL ?? "") === "" ? runningServerUrl(config.DATA_DIR) : null;
+  return running === null ? { url: config.CAIRN_URL, from: "CAIRN_URL" } : { url: running, from: "DATA_DIR" };
+}
+
+/** The URL of the server `cairn serve` recorded for `dataDir`, while that process runs. */
+export function runningServerUrl(dataDir: string): string | null {
+  const record = readServerRecord(dataDir);
+  return record !== null && /^https?:\/\//.test(record.url) && isRunning(record.pid) ? record.url : null;
 }

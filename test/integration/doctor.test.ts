@@ -90,7 +90,7 @@ describe("cairn doctor and the server at CAIRN_URL", () => {
     expect(run.stdout).toContain(`ok    server: cairn ${packageVersion} answers at ${server.url} (embeddings ready, database ok)`);
   });
 
-  it("finds the server running for DATA_DIR when CAIRN_URL is unset, as the owner's commands do", async () => {
+  it("finds the server running for DATA_DIR when CAIRN_URL is unset, as the owner's commands and ui-link do", async () => {
     const dir = scratch();
     const serve = await startServe(cliEnv(dir));
     try {
@@ -101,6 +101,12 @@ describe("cairn doctor and the server at CAIRN_URL", () => {
       const agents = await runCli(["agent", "list", "--json"], unset);
       expect(agents.code, agents.stderr).toBe(0);
       expect((JSON.parse(agents.stdout) as { agent_id: string }[]).map((agent) => agent.agent_id)).toContain("human");
+      // The sign-in link is for the server whose database holds it, not for HOST and PORT's address.
+      const linked = await runCli(["ui-link"], unset);
+      const token = new RegExp(`^${serve.url}/ui/#login=(cairn_login_[A-Za-z0-9_-]+)$`, "m").exec(linked.stdout)?.[1];
+      expect(token, linked.stdout).toBeDefined();
+      const login = await fetch(`${serve.url}/ui/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token }) });
+      expect(login.status).toBe(200);
     } finally {
       await serve.stop();
     }
