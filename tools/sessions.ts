@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { defineOperation } from "./operation.js";
-import { contextPack, handoff } from "../src/wire/sessions.js";
-import { cursorParam, maxTokens } from "./schemas.js";
+import { compactContextPack, contextPack, handoff } from "../src/wire/sessions.js";
+import { compactFlag, cursorParam, maxTokens } from "./schemas.js";
 import { agentId, limitParam } from "../src/wire/fields.js";
 
 const lines = z.array(z.string().max(2000)).max(100);
+const packCompact = compactFlag.describe("each memory change as {id, type, age, headline, snippet?} and each claimed task as {id, title, status, priority, blocked, assigned_to, age}");
 
 const sessionHandoff = defineOperation({
   name: "session_handoff",
@@ -35,10 +36,10 @@ const sessionStart = defineOperation({
     "Start every session here: your last handoff, memory changed since you last looked, unread messages, your claimed tasks and the directives. Moves your memory cursor unless `peek`.",
   kind: "read",
   http: { method: "GET", path: "/sessions/handoff" },
-  input: z.strictObject({ peek: z.boolean().optional().describe("do not move the memory cursor"), max_tokens: maxTokens }),
-  output: contextPack,
+  input: z.strictObject({ peek: z.boolean().optional().describe("do not move the memory cursor"), max_tokens: maxTokens, compact: packCompact }),
+  output: z.union([contextPack, compactContextPack]),
   handle({ services, caller }, input) {
-    return services.sessions.load(caller, caller.agentId, input.peek ?? false, input.max_tokens);
+    return services.sessions.load(caller, caller.agentId, { peek: input.peek ?? false, maxTokens: input.max_tokens, compact: input.compact });
   },
 });
 
@@ -50,11 +51,12 @@ const sessionLoadAgent = defineOperation({
     "what the owner may see and never moves that agent's cursor.",
   kind: "read",
   http: { method: "GET", path: "/sessions/handoff/:agent_id" },
-  input: z.strictObject({ agent_id: agentId, peek: z.boolean().optional().describe("for yourself: do not move the memory cursor"), max_tokens: maxTokens }),
-  output: contextPack,
+  input: z.strictObject({ agent_id: agentId, peek: z.boolean().optional().describe("for yourself: do not move the memory cursor"), max_tokens: maxTokens, compact: packCompact }),
+  output: z.union([contextPack, compactContextPack]),
   errors: ["NOT_FOUND", "FORBIDDEN"],
   handle({ services, caller }, input) {
-    return services.sessions.load(caller, input.agent_id, input.agent_id !== caller.agentId || (input.peek ?? false), input.max_tokens);
+    const peek = input.agent_id !== caller.agentId || (input.peek ?? false);
+    return services.sessions.load(caller, input.agent_id, { peek, maxTokens: input.max_tokens, compact: input.compact });
   },
 });
 

@@ -7,11 +7,15 @@ import type { Store } from "../store/store.js";
 import type { Viewpoint } from "../store/visibility.js";
 import type { EventBus } from "../events/bus.js";
 import { seesAllProjects, type Caller } from "./caller.js";
-import type { ContextPack, Handoff } from "../wire/sessions.js";
+import type { CompactHit, MemoryChange, MemoryEntry, Tombstone } from "../wire/memory.js";
+import type { Message } from "../wire/messages.js";
+import type { CompactContextPack, ContextPack, Handoff } from "../wire/sessions.js";
+import type { CompactTask, Task } from "../wire/tasks.js";
+import { compactEntry } from "./compact-entries.js";
 import { toChange, toEntry } from "./memory-records.js";
 import { toMessage } from "./messages.js";
 import { decodeCursor, pageOf, type Page } from "./paging.js";
-import { toTask } from "./task-records.js";
+import { toCompactTask, toTask } from "./task-records.js";
 import { packByTokens } from "./budget.js";
 import { tokensOf } from "../core/tokens.js";
 
@@ -41,12 +45,25 @@ const toHandoff = (row: HandoffRow): Handoff => ({
 });
 
 /** A pack's parts, each a list (the last handoff a list of at most one), in the order a budget fills them. */
-interface PackParts {
+interface PackParts<Change, Held> {
   last_handoff: Handoff[];
-  directives: ContextPack["directives"];
-  claimed_tasks: ContextPack["claimed_tasks"];
-  unread_messages: ContextPack["unread_messages"];
-  memory_delta: ContextPack["memory_delta_since_last_seen"];
+  directives: MemoryEntry[];
+  claimed_tasks: Held[];
+  unread_messages: Message[];
+  memory_delta: Change[];
+}
+
+/** A pack whose changes and claimed tasks are of the given forms: whole (ContextPack) or compact (CompactContextPack). */
+type PackOf<Change, Held> = Omit<ContextPack, "memory_delta_since_last_seen" | "claimed_tasks"> & { memory_delta_since_last_seen: Change[]; claimed_tasks: Held[] };
+
+/** What a session's pack is read with. */
+export interface PackOptions {
+  /** Leave the memory cursor where it is. */
+  peek: boolean;
+  /** Fit the pack in this many tokens. */
+  maxTokens?: number | undefined;
+  /** Changes and claimed tasks in compact form. */
+  compact?: boolean | undefined;
 }
 
 /**
@@ -54,7 +71,7 @@ interface PackParts {
  * where it stopped, the standing directives, the tasks it holds, its messages, then what changed
  * (a prefix, so the cursor stays exact). No item is cut; what is left out is counted.
  */
-function fitPack(parts: PackParts, budget: number): { kept: PackParts; leftOut: NonNullable<ContextPack["left_out"]> } {
+function fitPack<Change, Held>(parts: PackParts<Change, Held>, budget: number): { kept: PackParts<Change, Held>; leftOut: NonNullable<ContextPack["left_out"]> } {
   // The frame: every key with empty lists, and the counts themselves.
   const frame = { last_handoff: null, memory_delta_since_last_seen: [], delta_truncated: true, seen_until: "2026-01-01T00:00:00.000Z", unread_messages: [], claimed_tasks: [], directives: [], left_out: { last_handoff: 0, directives: 0, claimed_tasks: 0, unread_messages: 0, memory_delta: 0 } };
   let left = budget - tokensOf(frame);
@@ -72,6 +89,43 @@ function fitPack(parts: PackParts, budget: number): { kept: PackParts; leftOut: 
     kept: { last_handoff: handoff.kept, directives: directives.kept, claimed_tasks: claimed.kept, unread_messages: unread.kept, memory_delta: delta.kept },
     leftOut: { last_handoff: handoff.leftOut, directives: directives.leftOut, claimed_tasks: claimed.leftOut, unread_messages: unread.leftOut, memory_delta: delta.leftOut },
   };
+}
+
+/** The parts with each changed entry as a hit without a score (tombstones as they are) and each claimed task as a list's line. */
+function compactParts(parts: PackParts<MemoryChange, Task>, at: string): PackParts<CompactHit | Tombstone, CompactTask> {
+  const nowMs = Date.parse(at);
+  return {
+    ...parts,
+    memory_delta: parts.memory_delta.map((change) => ("deleted_at" in change ? change : compactEntry(change, "", null, nowMs))),
+    claimed_tasks: parts.claimed_tasks.map((task) => toCompactTask(task, nowMs)),
+  };
+}
+
+/**
+ * The pack of `parts`, fitted to `maxTokens` when given, and the last change it shows: the cursor
+ * moves past what the pack holds, and only that, so a delta the budget cut continues next time.
+ */
+function packOf<Change, Held>(
+  parts: PackParts<Change, Held>,
+  changes: MemoryRow[],
+  page: { rows: MemoryRow[]; truncated: boolean },
+  at: string,
+  maxTokens: number | undefined,
+): { pack: PackOf<Change, Held>; lastShown: MemoryRow | undefined } {
+  const fitted = maxTokens === undefined ? null : fitPack(parts, maxTokens);
+  const kept = fitted?.kept ?? parts;
+  const lastShown = changes[kept.memory_delta.length - 1] ?? (changes.length === 0 ? page.rows.at(-1) : undefined);
+  const pack = {
+    last_handoff: kept.last_handoff[0] ?? null,
+    memory_delta_since_last_seen: kept.memory_delta,
+    delta_truncated: page.truncated || kept.memory_delta.length < changes.length,
+    seen_until: lastShown?.updated_at ?? at,
+    unread_messages: kept.unread_messages,
+    claimed_tasks: kept.claimed_tasks,
+    directives: kept.directives,
+    ...(fitted ? { left_out: fitted.leftOut } : {}),
+  };
+  return { pack, lastShown };
 }
 
 const isPk = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
@@ -112,7 +166,7 @@ export class SessionService {
    * advances to `seen_until` (unless `peek`). An owner reading another agent's pack sees only what
    * both may see, and never moves that agent's cursor.
    */
-  async load(caller: Caller, agentId: string, peek: boolean, maxTokens?: number): Promise<ContextPack> {
+  async load(caller: Caller, agentId: string, options: PackOptions): Promise<ContextPack | CompactContextPack> {
     const own = agentId === caller.agentId;
     if (!own && caller.role !== "owner") throw forbidden("only an owner may read another agent's handoff");
     const r = this.store.reader;
@@ -125,35 +179,23 @@ export class SessionService {
     const since = await this.store.agents.memorySeenSeq(r, agentId);
     const at = now();
     const page = await this.deltaPage(viewpoint, since);
-    const changes = page.rows.filter((row) => own || privateOk(row.agent_id, row.scope)).map((row) => ({ row, change: toChange(row, at) }));
+    const changes = page.rows.filter((row) => own || privateOk(row.agent_id, row.scope));
     const unread = (await this.store.messages.unread(r, agentId, 0, UNREAD_LIMIT))
       .filter((row) => own || row.sender === caller.agentId)
       .map(toMessage);
     const lastHandoff = await this.store.handoffs.last(r, agentId);
     const claimed = await this.store.tasks.claimedBy(r, agentId, CLAIMED_LIMIT);
     const directives = await this.store.memory.directives(r, viewpoint, at, undefined, DIRECTIVE_LIMIT);
-    const parts: PackParts = {
+    const parts: PackParts<MemoryChange, Task> = {
       last_handoff: lastHandoff ? [toHandoff(lastHandoff)] : [],
       directives: directives.filter((row) => own || privateOk(row.agent_id, row.scope)).map((row) => toEntry(row)),
       claimed_tasks: claimed.map(toTask),
       unread_messages: unread,
-      memory_delta: changes.map((item) => item.change),
+      memory_delta: changes.map((row) => toChange(row, at)),
     };
-    const fitted = maxTokens === undefined ? null : fitPack(parts, maxTokens);
-    const kept = fitted?.kept ?? parts;
-    // The cursor moves past what the pack holds, and only that: a delta the budget cut continues next time.
-    const lastShown = changes[kept.memory_delta.length - 1]?.row ?? (changes.length === 0 ? page.rows.at(-1) : undefined);
-    const pack: ContextPack = {
-      last_handoff: kept.last_handoff[0] ?? null,
-      memory_delta_since_last_seen: kept.memory_delta,
-      delta_truncated: page.truncated || kept.memory_delta.length < changes.length,
-      seen_until: lastShown?.updated_at ?? at,
-      unread_messages: kept.unread_messages,
-      claimed_tasks: kept.claimed_tasks,
-      directives: kept.directives,
-      ...(fitted ? { left_out: fitted.leftOut } : {}),
-    };
-    if (own && !peek && lastShown) await this.advanceSeen(agentId, lastShown.change_seq);
+    // The budget is spent on the form served, so a compact pack fits more of the delta.
+    const { pack, lastShown } = options.compact === true ? packOf(compactParts(parts, at), changes, page, at, options.maxTokens) : packOf(parts, changes, page, at, options.maxTokens);
+    if (own && !options.peek && lastShown) await this.advanceSeen(agentId, lastShown.change_seq);
     return pack;
   }
 

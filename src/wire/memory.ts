@@ -145,7 +145,7 @@ export const compactWriteResult = z
 export type CompactWriteResult = z.output<typeof compactWriteResult>;
 
 /** What a deleted (or expired) entry leaves behind in a delta. */
-const tombstone = z
+export const tombstone = z
   .object({
     id: z.uuid(),
     deleted_at: timestamp,

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { memoryChange, memoryEntry } from "./memory.js";
+import { compactHit, memoryChange, memoryEntry, tombstone } from "./memory.js";
 import { message } from "./messages.js";
-import { task } from "./tasks.js";
+import { compactTask, task } from "./tasks.js";
 import { timestamp } from "./timestamp.js";
 
 // Where a session stopped (its handoff), and everything the next one starts with.
@@ -44,3 +44,19 @@ export const contextPack = z
   })
   .meta({ id: "ContextPack" });
 export type ContextPack = z.output<typeof contextPack>;
+
+/**
+ * The pack in compact form (MCP's default, `compact=true` over REST): each changed entry as a
+ * search hit without a score and each claimed task as a task list's line, so a new agent's first
+ * pack of up to 200 changes is a list to choose from rather than the entries themselves. The last
+ * handoff, the directives and the messages are whole: a session acts on every word of them.
+ */
+export const compactContextPack = contextPack
+  .extend({
+    memory_delta_since_last_seen: z
+      .array(z.union([compactHit, tombstone]))
+      .describe("visible entries changed since the memory cursor, as {id, type, age, headline, snippet?}: the oldest 200 changes at most, newest last; deleted ones as tombstones"),
+    claimed_tasks: z.array(compactTask),
+  })
+  .meta({ id: "CompactContextPack" });
+export type CompactContextPack = z.output<typeof compactContextPack>;

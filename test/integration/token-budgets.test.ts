@@ -143,11 +143,18 @@ describe("max_tokens on a session's pack", () => {
     expect(pack.body.left_out?.memory_delta).toBe(8 - pack.body.memory_delta_since_last_seen.length);
     expect(pack.body.left_out?.memory_delta).toBeGreaterThan(0);
 
+    // The compact form is what the budget is spent on: more of the delta fits.
+    const compact = await server.request<Pack>("/sessions/handoff/alice?max_tokens=300&compact=true", { as: server.owner });
+    expect(tokens(compact.text)).toBeLessThanOrEqual(300);
+    expect(compact.body.left_out?.memory_delta).toBeLessThan(pack.body.left_out?.memory_delta ?? 0);
+
     const client = await mcpClient(server, alice);
     try {
       const started = await callTool<Pack>(client, "session_start", { max_tokens: 300, peek: true });
       expect(tokens(JSON.stringify(started.structured))).toBeLessThanOrEqual(300);
-      expect(started.structured.left_out?.memory_delta).toBe(pack.body.left_out?.memory_delta);
+      expect(started.structured.left_out?.memory_delta).toBe(compact.body.left_out?.memory_delta);
+      const whole = await callTool<Pack>(client, "session_start", { max_tokens: 300, peek: true, verbose: true });
+      expect(whole.structured.left_out?.memory_delta).toBe(pack.body.left_out?.memory_delta);
     } finally {
       await client.close();
     }
@@ -192,5 +199,41 @@ describe("tokens served", () => {
     expect(value(/^cairn_tokens_served_total\{operation="memory_search",transport="rest"\} (\d+)$/m)).toBeGreaterThan(0);
     expect(value(/^cairn_tokens_served_total\{operation="memory_search",transport="mcp"\} (\d+)$/m)).toBeGreaterThan(0);
     expect(value(/^cairn_agent_tokens_served_total\{agent="alice"\} (\d+)$/m)).toBeGreaterThan(0);
+  });
+});
+
+describe("a session's pack in compact form", () => {
+  it("lists each change and claimed task compactly over MCP, keeps what a session acts on whole, and is REST's compact=true", async ({ server, alice, bob }) => {
+    await deployNotes(server, bob);
+    const gone = await write(server, bob, "A note bob takes back");
+    expect((await server.request(`/memory/${gone}`, { as: bob, method: "DELETE" })).status).toBe(204);
+    const task = await server.request<{ id: string }>("/tasks", { as: alice, body: { title: "Roll out the canary", project: null } });
+    expect((await server.request(`/tasks/${task.body.id}/claim`, { as: alice, method: "POST" })).status).toBe(200);
+    await server.request("/messages", { as: bob, body: { to: "alice", body: "The canary is yours: watch the error budget." } });
+    await server.request("/memory", { as: server.owner, body: { type: "directive", content: "Never deploy on Fridays", project: null } });
+
+    const whole = await server.request<Pack>("/sessions/handoff?peek=true", { as: alice });
+    const compact = await server.request<Record<string, unknown> & Pack>("/sessions/handoff?peek=true&compact=true", { as: alice });
+    expect(compact.body.memory_delta_since_last_seen.map((change) => change.id)).toEqual(whole.body.memory_delta_since_last_seen.map((change) => change.id));
+    for (const change of compact.body.memory_delta_since_last_seen as Record<string, unknown>[]) {
+      if (change.id === gone) expect(change).toHaveProperty("deleted_at");
+      else expect(Object.keys(change).filter((key) => key !== "snippet")).toEqual(["id", "type", "age", "headline"]);
+    }
+    expect(Object.keys(compact.body.claimed_tasks[0] ?? {})).toEqual(["id", "title", "status", "priority", "blocked", "assigned_to", "age"]);
+    // The directives and messages are whole: a session acts on every word of them.
+    expect(compact.body.directives).toEqual(whole.body.directives);
+    expect(compact.body.unread_messages).toEqual(whole.body.unread_messages);
+    expect(tokens(compact.text)).toBeLessThan(tokens(whole.text) / 2);
+
+    const client = await mcpClient(server, alice);
+    try {
+      const started = await callTool<Pack>(client, "session_start", { peek: true });
+      expect(started.structured.memory_delta_since_last_seen).toEqual(compact.body.memory_delta_since_last_seen);
+      expect(started.structured.claimed_tasks).toEqual(compact.body.claimed_tasks);
+      const verbose = await callTool<Pack>(client, "session_start", { peek: true, verbose: true });
+      expect(verbose.structured.memory_delta_since_last_seen).toEqual(whole.body.memory_delta_since_last_seen);
+    } finally {
+      await client.close();
+    }
   });
 });
