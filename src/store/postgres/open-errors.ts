@@ -5,7 +5,7 @@ import { SchemaTooNewError } from "../migrations.js";
 // ("connect ECONNREFUSED 127.0.0.1:5432", "role \"x\" does not exist") names neither.
 
 /** DATABASE_URL as it may be shown: without the password, and without the query, which may carry one too. */
-export function shownDatabaseUrl(url: string): string {
+function shownDatabaseUrl(url: string): string {
   try {
     const parsed = new URL(url);
     parsed.password = "";
