@@ -7,12 +7,12 @@
 // bundled model, re-embedding each (sync throughput); then anti-entropy over the converged copy,
 // with nothing differing and with one copy row deleted behind Cairn's back, as a restore would.
 import { randomUUID } from "node:crypto";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { PgDb } from "../src/store/postgres/connection.js";
 import { connect } from "../src/store/sqlite/connection.js";
+import { closedPort as freePort } from "../test/helpers/ports.js";
 import { noteStream, type Note } from "./corpus.js";
 import {
   judge,
@@ -84,15 +84,6 @@ const changed = (result: SyncResult): number => result.applied + result.tombston
 function running(instance: Instance): ServerProcess {
   if (!instance.server) throw new Error(`${instance.name} is not running`);
   return instance.server;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
 }
 
 function instance(name: string, env: Record<string, string> = {}): Instance {

@@ -4,7 +4,11 @@ import { SchemaTooNewError } from "../migrations.js";
 // and what is wrong in the words of what to do about it: the driver's own message alone
 // ("connect ECONNREFUSED 127.0.0.1:5432", "role \"x\" does not exist") names neither.
 
-/** DATABASE_URL as it may be shown: without the password, and without the query, which may carry one too. */
+/**
+ * DATABASE_URL as it may be shown: without the password, and without the query, which may carry one
+ * too. Not `safeUrl` (src/net): that one is for http(s) URLs, keeps no user name, and shows only
+ * the scheme of one like `postgres:`, whose origin is opaque; the role is what a reader must check.
+ */
 function shownDatabaseUrl(url: string): string {
   try {
     const parsed = new URL(url);
