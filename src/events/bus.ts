@@ -76,8 +76,22 @@ export class EventBus {
     };
     const seq = await this.store.events.insert(tx, row, input.audience, announces);
     const event: BusEvent = { ...row, seq, payload: input.payload as Record<string, unknown>, audience: input.audience ?? null };
-    tx.afterCommit(() => (this.store.eventWakeups ? this.wake() : this.deliver(event)));
+    tx.afterCommit(() => (this.store.eventWakeups ? this.committed(event) : this.deliver(event)));
     return event;
+  }
+
+  /**
+   * This process's own event, committed. Events commit in seq order, so when it is the next seq
+   * after the last handed on and no read of the log is under way, nothing can come between: it is
+   * handed on as made, without reading the log back. Otherwise the log is read as for anyone's.
+   */
+  private committed(event: BusEvent): void {
+    if (this.following === null && event.seq === this.delivered + 1) {
+      this.delivered = event.seq;
+      this.deliver(event);
+    } else {
+      this.wake();
+    }
   }
 
   subscribe(listener: (event: BusEvent) => void): () => void {
