@@ -90,8 +90,8 @@ export class OverlapFinder {
    * has a seq above the mark read first; `catchUp` finds it there.
    */
   async survey(r: Reader, viewpoint: Viewpoint, key: DuplicateKey, vector: Float32Array | null, at: string, checkDuplicates: boolean): Promise<Survey> {
-    const mark = await this.store.events.maxSeq(r);
-    if (!vector || (checkDuplicates && (await this.store.memory.exactDuplicate(r, key, at)))) return { mark, near: null };
+    const { mark, duplicate } = await this.store.memory.surveyStart(r, key, at, checkDuplicates && vector !== null);
+    if (!vector || duplicate) return { mark, near: null };
     const near = await this.neighbourhood(r, viewpoint, vector, at);
     if (checkDuplicates && !near.complete) near.scoped = await this.scopedCandidates(r, key, vector, at);
     return { mark, near };

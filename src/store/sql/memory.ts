@@ -94,6 +94,17 @@ function readsByReader(reads: ReadRecord[]): Map<string, ReaderReads> {
   return byReader;
 }
 
+// A live entry with the same normalised content, type, project and scope (same author if private).
+// The project compared through COALESCE, which no index serves: SQLite otherwise took the
+// live-entries-per-project index and read every entry of the project (2.8 ms a write at 10,000
+// entries, ten times that at 100,000), where the content key finds the one or two rows. The scope
+// through a cast: SQLite matches a bare `m.scope = ?` against the merkle index's `scope =
+// 'project'` by its bound value, and so prepared the statement again on every run (52 µs a check
+// where 16 µs do).
+const EXACT_DUPLICATE = `m.content_key = ? AND m.deleted_at IS NULL AND m.type = ? AND m.scope = CAST(? AS TEXT) AND COALESCE(m.project, '') = COALESCE(CAST(? AS TEXT), '')
+  AND (m.scope = 'project' OR m.agent_id = ?) AND (m.expires_at IS NULL OR m.expires_at > ?)`;
+const exactDuplicateParams = (key: DuplicateKey, nowIso: string): unknown[] => [key.contentKey, key.type, key.scope, key.project, key.agentId, nowIso];
+
 export class SqlMemory implements MemoryStore {
   constructor(private readonly db: SqlDb) {}
 
@@ -233,20 +244,19 @@ export class SqlMemory implements MemoryStore {
   }
 
   exactDuplicate(r: Reader, key: DuplicateKey, nowIso: string): Promise<MemoryRow | undefined> {
-    // The project compared through COALESCE, which no index serves: SQLite otherwise took the
-    // live-entries-per-project index and read every entry of the project (2.8 ms a write at
-    // 10,000 entries, ten times that at 100,000), where the content key finds the one or two rows.
-    // The scope through a cast: SQLite matches a bare `m.scope = ?` against the merkle index's
-    // `scope = 'project'` by its bound value, and so prepared the statement again on every run
-    // (52 µs a check where 16 µs do).
-    return this.db.get<MemoryRow>(
-      r,
-      `SELECT ${MEMORY_COLUMNS} FROM memory m
-        WHERE m.content_key = ? AND m.deleted_at IS NULL AND m.type = ? AND m.scope = CAST(? AS TEXT) AND COALESCE(m.project, '') = COALESCE(CAST(? AS TEXT), '')
-          AND (m.scope = 'project' OR m.agent_id = ?) AND (m.expires_at IS NULL OR m.expires_at > ?)
-        ORDER BY m.pk LIMIT 1`,
-      key.contentKey, key.type, key.scope, key.project, key.agentId, nowIso,
-    );
+    return this.db.get<MemoryRow>(r, `SELECT ${MEMORY_COLUMNS} FROM memory m WHERE ${EXACT_DUPLICATE} ORDER BY m.pk LIMIT 1`, ...exactDuplicateParams(key, nowIso));
+  }
+
+  // One statement, so one round trip before a write's scans: the mark and the check see one snapshot.
+  async surveyStart(r: Reader, key: DuplicateKey, nowIso: string, checkDuplicate: boolean): Promise<{ mark: number; duplicate: boolean }> {
+    const row = checkDuplicate
+      ? await this.db.get<{ mark: number | null; duplicate: number }>(
+          r,
+          `SELECT (SELECT max(seq) FROM events) AS mark, CAST(EXISTS (SELECT 1 FROM memory m WHERE ${EXACT_DUPLICATE}) AS INTEGER) AS duplicate`,
+          ...exactDuplicateParams(key, nowIso),
+        )
+      : await this.db.get<{ mark: number | null; duplicate: number }>(r, "SELECT max(seq) AS mark, 0 AS duplicate FROM events");
+    return { mark: Number(row?.mark ?? 0), duplicate: row?.duplicate === 1 };
   }
 
   async patch(tx: Tx, pk: number, patch: MemoryPatch): Promise<void> {
