@@ -211,6 +211,11 @@ export class OperationGateway {
     return this.services.store.eventsLock?.onHeld(listener) ?? false;
   }
 
+  /** Reads of the shared event log this process has made to follow the other servers' events; false where the store has no shared log (SQLite). */
+  eventLogReads(): number | false {
+    return this.services.store.eventWakeups ? this.services.bus.logReads : false;
+  }
+
   /** Counts a request against the agent's rate limit, for routes outside the catalogue (/metrics). */
   takeRequest(agentId: string): Promise<void> {
     return this.services.rateLimiter.take(agentId);

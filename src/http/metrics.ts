@@ -70,6 +70,17 @@ export class ServerMetrics {
       registers: [],
     });
     if (gateway.onEventsLockHeld((seconds) => lockHolds.observe(seconds))) this.registry.registerMetric(lockHolds);
+    if (gateway.eventLogReads() !== false) {
+      new Counter({
+        name: "cairn_event_log_reads_total",
+        help: "PostgreSQL only: reads of the event log this process made to hand on events (at most one per 5 ms, each covering every event committed before it)",
+        registers,
+        collect() {
+          this.reset();
+          this.inc(gateway.eventLogReads() || 0);
+        },
+      });
+    }
     new Gauge({
       name: "cairn_event_streams_open",
       help: "Open server-sent event streams",

@@ -128,6 +128,17 @@ describe("GET /metrics", () => {
     expect(value(after, "cairn_events_lock_hold_seconds_sum", {})).toBeGreaterThan(0);
   });
 
+  it("counts reads of the shared event log on PostgreSQL, where a lone server's own events need none; has no such family on SQLite", async ({ server, ann }) => {
+    const reads = (exposition: Exposition): number | undefined => value(exposition, "cairn_event_log_reads_total", {});
+    const before = await scrape(server);
+    expect(before.types.has("cairn_event_log_reads_total")).toBe(onPostgres);
+    for (const content of ["handed on as made", "handed on as made again"]) expect((await server.request("/memory", { as: ann, body: { content, project: null } })).status).toBe(201);
+    const after = await scrape(server);
+    if (!onPostgres) return;
+    expect(reads(before)).toBeGreaterThanOrEqual(0);
+    expect(reads(after)).toBe(reads(before));
+  });
+
   it("reports open event streams and MCP sessions", async ({ server, ann }) => {
     const stream = openStream(server, ann);
     await stream.opened;
