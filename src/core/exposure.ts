@@ -2,7 +2,7 @@ import type { Config } from "./config.js";
 
 export interface ExposureWarning {
   /** The setting that would silence it. */
-  setting: "PUBLIC_URL" | "REGISTRATION_KEY";
+  setting: "PUBLIC_URL" | "REGISTRATION_KEY" | "UI_PASSWORD";
   message: string;
 }
 
@@ -31,5 +31,19 @@ export function exposureWarnings(config: Config): ExposureWarning[] {
         "create agents with cairn agent add",
     });
   }
+  // Counted in code points, as a person typing it would: the sign-in allows 5 tries a minute per address.
+  const passwordLength = [...config.UI_PASSWORD].length;
+  if (passwordLength > 0 && passwordLength < UI_PASSWORD_MIN_LENGTH) {
+    warnings.push({
+      setting: "UI_PASSWORD",
+      message:
+        `HOST ${config.HOST} is not a loopback address and UI_PASSWORD is ${passwordLength} characters: it signs an owner ` +
+        `in to the web UI from any machine that reaches the server; use ${UI_PASSWORD_MIN_LENGTH} or more (a generated ` +
+        "one, such as `openssl rand -base64 18`), or leave it empty to sign in with the one-time link serve prints",
+    });
+  }
   return warnings;
 }
+
+/** The shortest UI_PASSWORD an exposed server takes without a warning. */
+const UI_PASSWORD_MIN_LENGTH = 12;

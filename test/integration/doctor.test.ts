@@ -140,6 +140,19 @@ describe("cairn doctor and the server at CAIRN_URL", () => {
     const configured = await runCli(["doctor"], cliEnv(dir, { HOST: "0.0.0.0", PUBLIC_URL: "https://cairn.example.com", REGISTRATION_KEY: "a-registration-key-0123", CAIRN_URL: await closedUrl() }));
     expect(configured.stdout).not.toMatch(/^WARN/m);
   });
+
+  it("warns that an exposed HOST has a UI_PASSWORD under 12 characters, and not on loopback or at 12", async () => {
+    const dir = await healthyDir();
+    const exposed = { HOST: "0.0.0.0", PUBLIC_URL: "https://cairn.example.com", REGISTRATION_KEY: "a-registration-key-0123", CAIRN_URL: await closedUrl() };
+    const short = await runCli(["doctor"], cliEnv(dir, { ...exposed, UI_PASSWORD: "hunter2hunt" }));
+    expect(short.code, short.stdout).toBe(0);
+    expect(short.stdout).toMatch(/^WARN\s+exposure: HOST 0\.0\.0\.0 is not a loopback address and UI_PASSWORD is 11 characters/m);
+    expect(short.stdout).not.toContain("hunter2hunt");
+    const long = await runCli(["doctor"], cliEnv(dir, { ...exposed, UI_PASSWORD: "hunter2hunte" }));
+    expect(long.stdout).not.toMatch(/^WARN/m);
+    const loopback = await runCli(["doctor"], cliEnv(dir, { UI_PASSWORD: "pw", CAIRN_URL: exposed.CAIRN_URL }));
+    expect(loopback.stdout).not.toMatch(/^WARN/m);
+  });
 });
 
 describe("a restored backup and the audit log", () => {
