@@ -6,6 +6,9 @@ export interface ExposureWarning {
   message: string;
 }
 
+/** The shortest UI_PASSWORD an exposed server takes without a warning. */
+const UI_PASSWORD_MIN_LENGTH = 12;
+
 /**
  * What a server reachable from other machines is missing (CONTRACT §10a): `serve` logs these at
  * start and `cairn doctor` reports them. A loopback server needs neither setting.
@@ -44,6 +47,3 @@ export function exposureWarnings(config: Config): ExposureWarning[] {
   }
   return warnings;
 }
-
-/** The shortest UI_PASSWORD an exposed server takes without a warning. */
-const UI_PASSWORD_MIN_LENGTH = 12;

@@ -48,8 +48,7 @@ export class EventBus {
   private again = false;
   private stopFollowing: (() => void) | null = null;
   private lastReadAt = -Infinity;
-  /** Reads of the shared log this process has made (`cairn_event_log_reads_total`). */
-  logReads = 0;
+  private reads = 0;
 
   constructor(private readonly store: Store) {}
 
@@ -59,6 +58,11 @@ export class EventBus {
     if (!wakeups) return;
     this.delivered = await this.store.events.maxSeq(this.store.reader);
     this.stopFollowing = await wakeups.subscribe(() => this.wake());
+  }
+
+  /** Reads of the shared log this process has made (`cairn_event_log_reads_total`). */
+  get logReads(): number {
+    return this.reads;
   }
 
   stop(): void {
@@ -139,7 +143,7 @@ export class EventBus {
       for (;;) {
         if (!this.store.open) return;
         this.lastReadAt = performance.now();
-        this.logReads += 1;
+        this.reads += 1;
         const rows = await this.store.events.since(this.store.reader, this.delivered, FOLLOW_PAGE);
         for (const row of rows) {
           this.delivered = row.seq;

@@ -90,7 +90,8 @@ export class OverlapFinder {
    * has a seq above the mark read first; `catchUp` finds it there.
    */
   async survey(r: Reader, viewpoint: Viewpoint, key: DuplicateKey, vector: Float32Array | null, at: string, checkDuplicates: boolean): Promise<Survey> {
-    const { mark, duplicate } = await this.store.memory.surveyStart(r, key, at, checkDuplicates && vector !== null);
+    const { mark, duplicate } =
+      checkDuplicates && vector ? await this.store.memory.surveyStart(r, key, at) : { mark: await this.store.events.maxSeq(r), duplicate: false };
     if (!vector || duplicate) return { mark, near: null };
     const near = await this.neighbourhood(r, viewpoint, vector, at);
     if (checkDuplicates && !near.complete) near.scoped = await this.scopedCandidates(r, key, vector, at);

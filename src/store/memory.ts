@@ -164,8 +164,8 @@ export interface MemoryStore {
   directives(r: Reader, viewpoint: Viewpoint, nowIso: string, project: string | undefined, limit: number): Promise<MemoryRow[]>;
   /** A live entry with the same normalised content, type, project and scope (same author if private). */
   exactDuplicate(r: Reader, key: DuplicateKey, nowIso: string): Promise<MemoryRow | undefined>;
-  /** A write's survey begins here: the newest event's seq (0 if none), and whether `exactDuplicate` would find an entry (when `checkDuplicate`). */
-  surveyStart(r: Reader, key: DuplicateKey, nowIso: string, checkDuplicate: boolean): Promise<{ mark: number; duplicate: boolean }>;
+  /** The newest event's seq (0 if none) and whether `exactDuplicate` would find an entry, read together: where a write's survey begins. */
+  surveyStart(r: Reader, key: DuplicateKey, nowIso: string): Promise<{ mark: number; duplicate: boolean }>;
   patch(tx: Tx, pk: number, patch: MemoryPatch): Promise<void>;
   /** Counts reads: `read_count` per read, `distinct_readers` once per agent. */
   recordReads(tx: Tx, reads: ReadRecord[]): Promise<void>;

@@ -248,14 +248,12 @@ export class SqlMemory implements MemoryStore {
   }
 
   // One statement, so one round trip before a write's scans: the mark and the check see one snapshot.
-  async surveyStart(r: Reader, key: DuplicateKey, nowIso: string, checkDuplicate: boolean): Promise<{ mark: number; duplicate: boolean }> {
-    const row = checkDuplicate
-      ? await this.db.get<{ mark: number | null; duplicate: number }>(
-          r,
-          `SELECT (SELECT max(seq) FROM events) AS mark, CAST(EXISTS (SELECT 1 FROM memory m WHERE ${EXACT_DUPLICATE}) AS INTEGER) AS duplicate`,
-          ...exactDuplicateParams(key, nowIso),
-        )
-      : await this.db.get<{ mark: number | null; duplicate: number }>(r, "SELECT max(seq) AS mark, 0 AS duplicate FROM events");
+  async surveyStart(r: Reader, key: DuplicateKey, nowIso: string): Promise<{ mark: number; duplicate: boolean }> {
+    const row = await this.db.get<{ mark: number | null; duplicate: number }>(
+      r,
+      `SELECT (SELECT max(seq) FROM events) AS mark, CAST(EXISTS (SELECT 1 FROM memory m WHERE ${EXACT_DUPLICATE}) AS INTEGER) AS duplicate`,
+      ...exactDuplicateParams(key, nowIso),
+    );
     return { mark: Number(row?.mark ?? 0), duplicate: row?.duplicate === 1 };
   }
 
