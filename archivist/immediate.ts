@@ -89,6 +89,12 @@ export class ConflictWatcher {
   /** Merges the pair with the model, or reports it. Never throws for a pair that went away meanwhile. */
   async resolve(pair: ConflictPair): Promise<void> {
     try {
+      // Both writes of a pair can find each other before either is merged; the second finds its
+      // sources superseded by then, and asking the model again would spend tokens on a dead pair.
+      if (!(await this.unchanged(pair))) {
+        this.log.info("conflict pair changed before it was merged", { ids: [pair.other.id, pair.entry.id] });
+        return;
+      }
       if (!this.model) return await this.report(pair, "no language model is configured");
       let reply: z.output<typeof mergeReply>;
       try {
@@ -126,6 +132,12 @@ export class ConflictWatcher {
       this.log.warn("conflict merge failed", { ids: [pair.other.id, pair.entry.id], error });
       await this.client.log("warn", "merge.failed", error instanceof Error ? error.message : String(error), { ids: [pair.other.id, pair.entry.id] }).catch(() => undefined);
     }
+  }
+
+  /** Whether both entries are still live at the versions detection read. */
+  private async unchanged(pair: ConflictPair): Promise<boolean> {
+    const [entry, other] = await Promise.all([pair.entry, pair.other].map((source) => this.client.find("memory_get", { id: source.id })));
+    return entry?.version === pair.entry.version && other?.version === pair.other.version;
   }
 
   private async ask(pair: ConflictPair): Promise<z.output<typeof mergeReply>> {

@@ -117,6 +117,21 @@ describe("immediate mode with a model (openai API)", () => {
     expect((await read(server, alice, b.id)).status).toBe(200);
   });
 
+  it("asks the model nothing about a pair whose entry changed since it was found", async ({ server, fake, world }) => {
+    const { archivist, alice, bob } = world;
+    // Unlike each other, so the follower finds no pair of its own; the test makes one as detection would.
+    const a = await write(server, alice, { content: "The release checklist lives in the wiki under Operations.", project: "atlas" });
+    const b = await write(server, bob, { content: "Payroll exports run on the first Monday of each month.", project: "atlas" });
+    const pair = { entry: a, other: { ...b, score: 1, similarity: 0.97, match: "semantic" as const } };
+    // Both writes of a pair find each other when the second lands before the first is checked; by the
+    // time the second pair's turn comes the first merge has superseded its sources.
+    expect((await server.request(`/memory/${b.id}`, { as: bob, method: "PATCH", body: { content: "Payroll exports run on the first Tuesday." } })).status).toBe(200);
+    await archivist.watcher.resolve(pair);
+    expect(fake.calls).toHaveLength(0);
+    expect(archivist.watcher.counts).toMatchObject({ merged: 0, failed: 0 });
+    expect((await read(server, alice, a.id)).status).toBe(200);
+  });
+
   it("a reply outside the allowed shape changes nothing and is logged", async ({ server, fake, world }) => {
     const { alice, bob } = world;
     fake.respond(() => JSON.stringify({ action: "delete_everything" }));
