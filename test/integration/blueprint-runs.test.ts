@@ -156,6 +156,29 @@ describe("contracts at completion", () => {
     expect((await getRun(server, alice, run.id)).status).toBe("completed");
   });
 
+  it("checks a query of several words inside the completion's transaction", async ({ server, alice }) => {
+    // pg warns (and pg 9 will fail) when a second statement is sent on a connection still running one.
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.message);
+    process.on("warning", onWarning);
+    try {
+      await save(server, alice, "notes", [{ id: "write", title: "Write the notes", done_check: [{ kind: "memory", query: "quarterly release checklist notes" }] }]);
+      const run = await start(server, alice, "notes");
+      const id = taskOf(run, "write");
+      expect((await claim(server, alice, id)).status).toBe(200);
+      const early = await complete(server, alice, id, {});
+      expect(early.status).toBe(422);
+      expect(early.body.errors?.map((error) => error.path)).toEqual(["done_check.0"]);
+      expect((await server.request("/memory", { as: alice, body: { content: "The quarterly release checklist notes are in the wiki", project: null } })).status).toBe(201);
+      const done = await complete(server, alice, id, {});
+      expect(done.status, done.text).toBe(200);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((message) => message.includes("already executing"))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("never runs SQL, a shell command or an HTTP request from a blueprint", async ({ server, alice }) => {
     let hits = 0;
     const { createServer } = await import("node:http");

@@ -34,7 +34,17 @@ function prepared(sql: string): { text: string; name: string } {
 
 /** A pool or one of its connections, with the three calls Cairn's repositories make. */
 export class PgDb {
-  constructor(readonly queryable: Queryable) {}
+  /**
+   * On one connection (a transaction's), the statement last sent: the next is sent once it is
+   * answered. Code that starts several reads at once on a transaction (`Promise.all`, a search's
+   * word counts) gets them one after another, as PostgreSQL runs them, without leaning on pg's own
+   * queue, which pg 9 removes (pg 8 warns of its use). A pool gives each statement its own connection.
+   */
+  private tail: Promise<unknown> | null;
+
+  constructor(readonly queryable: Queryable) {
+    this.tail = queryable instanceof pg.Pool ? null : Promise.resolve();
+  }
 
   async all<T = Row>(sql: string, ...params: unknown[]): Promise<T[]> {
     return (await this.query(sql, params)).rows as T[];
@@ -52,10 +62,21 @@ export class PgDb {
 
   /** Statements without parameters, several at once (migrations, DDL). */
   async exec(sql: string): Promise<void> {
-    await this.queryable.query(sql);
+    await this.inTurn(() => this.queryable.query(sql));
   }
 
-  private async query(sql: string, params: unknown[]): Promise<pg.QueryResult> {
+  private inTurn<T>(send: () => Promise<T>): Promise<T> {
+    if (this.tail === null) return send();
+    const answer = this.tail.then(send);
+    this.tail = answer.catch(() => undefined);
+    return answer;
+  }
+
+  private query(sql: string, params: unknown[]): Promise<pg.QueryResult> {
+    return this.inTurn(() => this.send(sql, params));
+  }
+
+  private async send(sql: string, params: unknown[]): Promise<pg.QueryResult> {
     const { text, name } = prepared(sql);
     try {
       return await this.queryable.query({ text, name, values: params });
