@@ -149,8 +149,10 @@ export class ExportService {
       const pks = order.slice(start, start + PAGE);
       const comments = groupBy(await transfer.commentsOf(reader, pks), (comment) => comment.task_pk);
       const outcomes = groupBy(await transfer.outcomesOf(reader, pks), (outcome) => outcome.task_pk);
-      const rows = await Promise.all(pks.map((pk) => this.store.tasks.byPk(reader, pk)));
-      const text = rows
+      // One statement a page: a request per task would queue a page's worth on PostgreSQL's pool ahead of everyone else's.
+      const byPk = new Map((await this.store.tasks.byPks(reader, pks)).map((row) => [row.pk, row]));
+      const text = pks
+        .map((pk) => byPk.get(pk))
         .filter((row): row is TaskRow => row !== undefined)
         .map((row) => line(taskLine(row, comments.get(row.pk) ?? [], outcomes.get(row.pk) ?? [])))
         .join("");

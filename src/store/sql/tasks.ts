@@ -107,6 +107,12 @@ export class SqlTasks implements TaskStore {
     return (await this.lockedRead(r, "t.pk = ?", [pk]))[0];
   }
 
+  byPks(r: Reader, pks: number[]): Promise<TaskRow[]> {
+    if (pks.length === 0) return Promise.resolve([]);
+    const listed = this.db.dialect.inKeys("t.pk", pks);
+    return this.db.all<TaskRow>(r, `SELECT ${this.columns} FROM tasks t WHERE ${listed.sql}`, ...listed.params);
+  }
+
   findVisible(r: Reader, viewpoint: Viewpoint, match: IdRef): Promise<TaskRow[]> {
     const visible = visibleInProject("t", viewpoint);
     const id = idMatch("t.id", match);
