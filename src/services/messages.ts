@@ -58,7 +58,7 @@ export class MessageService {
       if (!seesAllProjects(caller.role) && !(await this.store.projects.isMember(r, project, caller.agentId))) {
         throw forbidden("not a member of this project");
       }
-      return { recipients: (await this.store.projects.memberIds(r, project)).filter((id) => id !== caller.agentId), project };
+      return { recipients: (await this.store.projects.memberIds(r, [project])).filter((id) => id !== caller.agentId), project };
     }
     const agent = await this.store.agents.get(r, to);
     if (!agent || agent.deleted_at !== null) throw notFound("agent");

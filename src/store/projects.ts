@@ -32,8 +32,8 @@ export interface ProjectStore {
   removeMember(tx: Tx, projectId: string, agentId: string): Promise<boolean>;
   /** The project's members (live agents that joined it), by id. */
   members(r: Reader, projectId: string): Promise<MemberRow[]>;
-  /** Ids of every agent that joined the project, deleted ones included. */
-  memberIds(r: Reader, projectId: string): Promise<string[]>;
+  /** Ids of every agent that joined any of the projects, deleted ones included, each once. */
+  memberIds(r: Reader, projectIds: readonly string[]): Promise<string[]>;
   isMember(r: Reader, projectId: string, agentId: string): Promise<boolean>;
   /** The projects the agent belongs to. */
   projectsOf(r: Reader, agentId: string): Promise<string[]>;

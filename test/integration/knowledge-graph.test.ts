@@ -253,11 +253,14 @@ describe("pulse", () => {
     for (const reader of [bob, alice]) expect((await server.request(`/memory/${step}`, { as: reader })).status).toBe(200);
     const task = await server.request<{ id: string }>("/tasks", { as: alice, body: { title: "Fix gift cards", project: "web" } });
     expect(task.status).toBe(201);
+    // Online, but not of the project: not counted among its agents online.
+    const carol = await server.agent("carol");
+    expect((await server.request("/agents/me", { as: carol })).status).toBe(200);
 
     const response = await server.request<Pulse>("/pulse", { as: alice });
     expect(response.status, response.text).toBe(200);
     const pulse = response.body;
-    expect(pulse).toMatchObject({ project: "web", scope: "project", counts: { entries: 3, edges: 2, open_tasks: 1, claimed_tasks: 0, stale_entries: 0 } });
+    expect(pulse).toMatchObject({ project: "web", scope: "project", counts: { entries: 3, edges: 2, open_tasks: 1, claimed_tasks: 0, stale_entries: 0, agents_online: 2 } });
     expect(pulse.graph.nodes.map((node) => node.id).sort()).toEqual([hub, step, wrong].sort());
     expect(pulse.graph.nodes.find((node) => node.id === hub)?.label).toBe("# Checkout The checkout flow has three steps.");
     expect(pulse.graph.edges).toEqual(expect.arrayContaining([{ src: step, dst: hub, rel: "supports" }, { src: wrong, dst: step, rel: "contradicts" }]));

@@ -114,7 +114,7 @@ export class Pulses {
     const members =
       selection.projects === null
         ? null
-        : new Set((await Promise.all(selection.projects.map((id) => this.store.projects.memberIds(reader, id)))).flat());
+        : new Set(await this.store.projects.memberIds(reader, selection.projects));
     let online = 0;
     const activity: Pulse["activity"] = [];
     for (const agent of agents) {

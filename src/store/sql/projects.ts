@@ -47,8 +47,10 @@ export class SqlProjects implements ProjectStore {
     );
   }
 
-  async memberIds(r: Reader, projectId: string): Promise<string[]> {
-    const rows = await this.db.all<{ agent_id: string }>(r, "SELECT agent_id FROM project_members WHERE project_id = ? ORDER BY agent_id", projectId);
+  async memberIds(r: Reader, projectIds: readonly string[]): Promise<string[]> {
+    if (projectIds.length === 0) return [];
+    const listed = this.db.dialect.inList("project_id", projectIds);
+    const rows = await this.db.all<{ agent_id: string }>(r, `SELECT DISTINCT agent_id FROM project_members WHERE ${listed.sql} ORDER BY agent_id`, ...listed.params);
     return rows.map((row) => row.agent_id);
   }
 
