@@ -223,7 +223,7 @@ export class AuditLog {
   private pumping = false;
   private commitTimer: NodeJS.Timeout | null = null;
   private committing: Promise<void> = Promise.resolve();
-  /** The repo check or append pass in progress: they run one at a time, so no event is appended twice. */
+  /** The repo check, append pass or commit in progress: one at a time, so no event is appended twice or committed unseen. */
   private working: Promise<unknown> = Promise.resolve();
   private gitAvailable = true;
   private lastCommitted = 0;
@@ -353,12 +353,17 @@ export class AuditLog {
       try {
         await this.ensureRepo();
         while (!(await this.appendPass(SLICE_MS))) await nextTurn();
-        if (this.cursor <= this.lastCommitted) return;
-        await this.withGit(async () => {
-          await git(this.dir, ["add", "-A", "."]);
-          const status = await git(this.dir, ["status", "--porcelain"]);
-          if (status.stdout.trim() !== "") await git(this.dir, ["commit", "-q", "-m", `events through ${this.cursor}`, "-m", `${LAST_SEQ_TRAILER}: ${this.cursor}`]);
-          this.lastCommitted = this.cursor;
+        // Appends wait for git: a line appended between `git add` and the commit would be counted
+        // as committed (and named by the trailer) without being in the commit.
+        await this.exclusive(async () => {
+          const through = this.cursor;
+          if (through <= this.lastCommitted) return;
+          await this.withGit(async () => {
+            await git(this.dir, ["add", "-A", "."]);
+            const status = await git(this.dir, ["status", "--porcelain"]);
+            if (status.stdout.trim() !== "") await git(this.dir, ["commit", "-q", "-m", `events through ${through}`, "-m", `${LAST_SEQ_TRAILER}: ${through}`]);
+            this.lastCommitted = through;
+          });
         });
       } catch (error) {
         this.log.error("audit commit failed", { error });

@@ -1,6 +1,7 @@
 import { execFile, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { SECRET_LINES } from "../fixtures/secrets.js";
 import { withDatabase } from "../helpers/database.js";
@@ -110,6 +111,32 @@ describe("the git audit log", () => {
     expect(publicLine?.resource?.content).toMatch(/^audited note one/);
     const taskLine = lines.find((line) => line.type === "task.claimed");
     expect(taskLine?.resource).toMatchObject({ status: "claimed", assigned_to: agent.agentId });
+  });
+
+  it("commits every line it counts as committed while git is slower than the appends", async () => {
+    // A git whose commits take a second: the appends (every 250 ms) come while one runs.
+    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    const bin = freshDir();
+    writeFileSync(join(bin, "git"), `#!/bin/sh\ncase " $* " in *" commit "*) sleep 1;; esac\nexec ${realGit} "$@"\n`, { mode: 0o755 });
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:${path}`;
+    try {
+      const server = await auditedServer(freshDir());
+      const audit = join(server.dataDir, "audit");
+      const agent = await server.agent("steady");
+      for (let index = 0; index < 25; index++) {
+        expect((await server.request("/events", { as: agent, body: { type: "audit.tick", payload: { index } } })).status).toBeLessThan(300);
+        await sleep(100);
+      }
+      const seqs = await allSeqs(server);
+      expect(await eventually(() => committedThrough(audit) === seqs.at(-1), 20_000)).toBe(true);
+      // In the commit itself, not only in the files beside it.
+      const files = gitIn(audit, ["ls-tree", "-r", "--name-only", "HEAD", "events"]).split("\n").filter(Boolean);
+      const committed = files.flatMap((file) => gitIn(audit, ["show", `HEAD:${file}`]).split("\n").filter(Boolean)).map((line) => (JSON.parse(line) as AuditLine).seq);
+      expect(committed.sort((a, b) => a - b)).toEqual(seqs);
+    } finally {
+      process.env.PATH = path;
+    }
   });
 
   it("holds no secret an agent wrote into a task, a decision, an entry or a custom event", async () => {
