@@ -150,7 +150,7 @@ export class ExportService {
       const comments = groupBy(await transfer.commentsOf(reader, pks), (comment) => comment.task_pk);
       const outcomes = groupBy(await transfer.outcomesOf(reader, pks), (outcome) => outcome.task_pk);
       // One statement a page: a request per task would queue a page's worth on PostgreSQL's pool ahead of everyone else's.
-      const byPk = new Map((await this.store.tasks.byPks(reader, pks)).map((row) => [row.pk, row]));
+      const byPk = await this.store.tasks.byPks(reader, pks);
       const text = pks
         .map((pk) => byPk.get(pk))
         .filter((row): row is TaskRow => row !== undefined)

@@ -129,8 +129,8 @@ export interface TaskStore {
   insert(tx: Tx, row: NewTaskRow, tags: string[], dependsOnPks: number[]): Promise<number>;
   replaceTags(tx: Tx, pk: number, tags: string[]): Promise<void>;
   byPk(r: Reader, pk: number): Promise<TaskRow | undefined>;
-  /** The tasks with these pks, in no order, read without locks: one statement for a page of them. */
-  byPks(r: Reader, pks: number[]): Promise<TaskRow[]>;
+  /** The tasks with these pks, by pk, read without locks: one statement for a page of them. */
+  byPks(r: Reader, pks: number[]): Promise<Map<number, TaskRow>>;
   /** Tasks visible to `viewpoint` by full id or prefix (at most 2). */
   findVisible(r: Reader, viewpoint: Viewpoint, match: IdRef): Promise<TaskRow[]>;
   /** Applies `patch` when the task is still in `expectedStatus` (if given); false when it was not. */

@@ -107,10 +107,11 @@ export class SqlTasks implements TaskStore {
     return (await this.lockedRead(r, "t.pk = ?", [pk]))[0];
   }
 
-  byPks(r: Reader, pks: number[]): Promise<TaskRow[]> {
-    if (pks.length === 0) return Promise.resolve([]);
+  async byPks(r: Reader, pks: number[]): Promise<Map<number, TaskRow>> {
+    if (pks.length === 0) return new Map();
     const listed = this.db.dialect.inKeys("t.pk", pks);
-    return this.db.all<TaskRow>(r, `SELECT ${this.columns} FROM tasks t WHERE ${listed.sql}`, ...listed.params);
+    const rows = await this.db.all<TaskRow>(r, `SELECT ${this.columns} FROM tasks t WHERE ${listed.sql}`, ...listed.params);
+    return new Map(rows.map((row) => [row.pk, row]));
   }
 
   findVisible(r: Reader, viewpoint: Viewpoint, match: IdRef): Promise<TaskRow[]> {
