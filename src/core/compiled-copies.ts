@@ -9,13 +9,10 @@ import { join } from "node:path";
  * source was touched without a change, so that also reads as not current: slower, not wrong.)
  */
 export function compiledCopiesCurrent(sourceDir: string, builtDir: string): boolean {
-  const current = (dir: string): boolean =>
-    readdirSync(join(sourceDir, dir), { withFileTypes: true }).every((entry) => {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) return current(path);
-      if (!entry.name.endsWith(".ts") || entry.name.endsWith(".d.ts")) return true;
+  return readdirSync(sourceDir, { recursive: true, encoding: "utf8" })
+    .filter((path) => path.endsWith(".ts") && !path.endsWith(".d.ts"))
+    .every((path) => {
       const copy = statSync(join(builtDir, path.replace(/\.ts$/, ".js")), { throwIfNoEntry: false });
       return copy !== undefined && copy.mtimeMs >= statSync(join(sourceDir, path)).mtimeMs;
     });
-  return current("");
 }

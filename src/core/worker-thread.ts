@@ -10,9 +10,9 @@ import { Worker } from "node:worker_threads";
 const TYPESCRIPT_LOADER = "tsx/esm/api";
 
 /**
- * Starts the worker module at `entry` (its `.js` URL, beside the caller). From the build that file
- * exists; from the sources only its `.ts` does, which is loaded through the TypeScript loader those
- * runs have, not from the build, whose copy may be older.
+ * Starts the worker module at `entry` (its `.js` URL, as `srcModule` chose it). A build's copy
+ * exists; a source has only its `.ts`, which is loaded through the TypeScript loader those runs
+ * have (`srcModule` names a source only when the build is older than it).
  */
 function startWorker(entry: URL): Worker {
   if (existsSync(fileURLToPath(entry))) return new Worker(entry, { execArgv: [] });
