@@ -11,13 +11,13 @@ describe("candidateTiers: where PostgreSQL's keyword search looks for candidates
       ["canary", 40],
     ]);
     expect(candidateTiers(frequencies, queries("deploy", "rollback", "canary"), ["rollback", "canary"])).toEqual([
-      { query: "('rollback') & ('canary') & ('deploy')", words: ["rollback", "canary", "deploy"], holds: "all" },
+      { queries: ["('rollback') & ('canary') & ('deploy')"], words: ["rollback", "canary", "deploy"], holds: "all" },
       {
-        query: "(('canary') & ('deploy')) | (('rollback') & ('deploy')) | (('rollback') & ('canary'))",
+        queries: ["('canary') & ('deploy')", "('rollback') & ('deploy')", "('rollback') & ('canary')"],
         words: ["rollback", "canary", "deploy"],
         holds: "allButOne",
       },
-      { query: "('rollback') | ('canary')", words: ["rollback", "canary"], holds: "any" },
+      { queries: ["('rollback') | ('canary')"], words: ["rollback", "canary"], holds: "any" },
     ]);
   });
 
@@ -28,8 +28,8 @@ describe("candidateTiers: where PostgreSQL's keyword search looks for candidates
       ["rollback", 3],
     ]);
     expect(candidateTiers(frequencies, queries("deploy", "happen", "rollback"), ["rollback"])).toEqual([
-      { query: "('rollback') & ('deploy')", words: ["rollback", "deploy"], holds: "all" },
-      { query: "('rollback')", words: ["rollback"], holds: "any" },
+      { queries: ["('rollback') & ('deploy')"], words: ["rollback", "deploy"], holds: "all" },
+      { queries: ["('rollback')"], words: ["rollback"], holds: "any" },
     ]);
   });
 
@@ -40,19 +40,19 @@ describe("candidateTiers: where PostgreSQL's keyword search looks for candidates
       ["canary", 40],
     ]);
     expect(candidateTiers(frequencies, queries("deploy", "rollback", "canary"), ["rollback", "canary", "deploy"])).toEqual([
-      { query: "('rollback') | ('canary') | ('deploy')", words: ["rollback", "canary", "deploy"], holds: "any" },
+      { queries: ["('rollback') | ('canary') | ('deploy')"], words: ["rollback", "canary", "deploy"], holds: "any" },
     ]);
   });
 
   it("asks one tier for one word, and none when no entry holds any", () => {
-    expect(candidateTiers(new Map([["deploy", 9000]]), queries("deploy"), ["deploy"])).toEqual([{ query: "('deploy')", words: ["deploy"], holds: "any" }]);
+    expect(candidateTiers(new Map([["deploy", 9000]]), queries("deploy"), ["deploy"])).toEqual([{ queries: ["('deploy')"], words: ["deploy"], holds: "any" }]);
     expect(candidateTiers(new Map([["deploy", 0]]), queries("deploy"), [])).toEqual([]);
   });
 
   it(`skips "all but one" above ${MAX_ALL_BUT_ONE_WORDS} words`, () => {
     const words = Array.from({ length: MAX_ALL_BUT_ONE_WORDS + 1 }, (_, index) => `w${index}`);
     const tiers = candidateTiers(new Map(words.map((word, index) => [word, (index + 1) * 1000])), queries(...words), ["w0"]);
-    expect(tiers.map((tier) => tier.query)).toEqual([words.map((word) => `('${word}')`).join(" & "), "('w0')"]);
+    expect(tiers.map((tier) => tier.queries)).toEqual([[words.map((word) => `('${word}')`).join(" & ")], ["('w0')"]]);
   });
 });
 
@@ -65,15 +65,15 @@ describe("newestOrder: how a tier's newest candidates are found", () => {
   const walk = "m.pk DESC";
   const bitmap = "m.pk + 0 DESC";
   it("lets the planner walk the primary key backwards for a tier its words' counts say is common", () => {
-    expect(newestOrder({ query: "('deploy')", words: ["deploy"], holds: "any" }, frequencies, 100_000)).toBe(walk);
-    expect(newestOrder({ query: "('rollback') | ('deploy')", words: ["rollback", "deploy"], holds: "any" }, frequencies, 100_000)).toBe(walk);
+    expect(newestOrder({ queries: ["('deploy')"], words: ["deploy"], holds: "any" }, frequencies, 100_000)).toBe(walk);
+    expect(newestOrder({ queries: ["('rollback') | ('deploy')"], words: ["rollback", "deploy"], holds: "any" }, frequencies, 100_000)).toBe(walk);
     // 40 % × 30 %: 12 % if the words are independent, more if they go together.
-    expect(newestOrder({ query: "('deploy') & ('test')", words: ["deploy", "test"], holds: "all" }, frequencies, 100_000)).toBe(walk);
+    expect(newestOrder({ queries: ["('deploy') & ('test')"], words: ["deploy", "test"], holds: "all" }, frequencies, 100_000)).toBe(walk);
   });
   it("leaves the GIN bitmap and a sort for every other tier", () => {
-    expect(newestOrder({ query: "('rollback')", words: ["rollback"], holds: "any" }, frequencies, 100_000)).toBe(bitmap);
-    expect(newestOrder({ query: "('deploy')", words: ["deploy"], holds: "all" }, frequencies, 500_000)).toBe(bitmap);
-    expect(newestOrder({ query: "('deploy') & ('rollback')", words: ["deploy", "rollback"], holds: "all" }, frequencies, 100_000)).toBe(bitmap);
-    expect(newestOrder({ query: "(('deploy') & ('test'))", words: ["deploy", "test", "rollback"], holds: "allButOne" }, frequencies, 100_000)).toBe(bitmap);
+    expect(newestOrder({ queries: ["('rollback')"], words: ["rollback"], holds: "any" }, frequencies, 100_000)).toBe(bitmap);
+    expect(newestOrder({ queries: ["('deploy')"], words: ["deploy"], holds: "all" }, frequencies, 500_000)).toBe(bitmap);
+    expect(newestOrder({ queries: ["('deploy') & ('rollback')"], words: ["deploy", "rollback"], holds: "all" }, frequencies, 100_000)).toBe(bitmap);
+    expect(newestOrder({ queries: ["('deploy') & ('test')", "('deploy') & ('rollback')", "('test') & ('rollback')"], words: ["deploy", "test", "rollback"], holds: "allButOne" }, frequencies, 100_000)).toBe(bitmap);
   });
 });

@@ -3,9 +3,14 @@
 // word, and its entries are the ones BM25 ranks first; only when a tier holds fewer entries than
 // the search asks for does the next, wider one run.
 
-/** One tier: its tsquery, its words, and whether an entry must hold all of them, any, or all but one. */
+/**
+ * One tier: the tsqueries an entry matches one of, its words, and whether an entry must hold all
+ * of them, any, or all but one. Each tsquery is a GIN scan of its own whose bitmaps PostgreSQL
+ * ORs: "all but one" as n ANDs took 6.6 ms where one tsquery ORing them took 9–14 (100,000 notes,
+ * 7 words), since GIN checks that one's every word for each entry holding one of the rarest two.
+ */
 export interface Tier {
-  query: string;
+  queries: string[];
   words: string[];
   holds: "all" | "any" | "allButOne";
 }
@@ -30,7 +35,7 @@ export function newestOrder(tier: Tier, frequencies: Map<string, number>, docume
   return share >= WALK_FROM_SHARE ? "m.pk DESC" : "m.pk + 0 DESC";
 }
 
-/** Above this many words "all but one" is not tried: its tsquery grows with the square of the words. */
+/** Above this many words "all but one" is not tried: its tsqueries grow with the square of the words. */
 export const MAX_ALL_BUT_ONE_WORDS = 10;
 
 /**
@@ -49,12 +54,14 @@ export function candidateTiers(frequencies: Map<string, number>, queries: Map<st
     .map(([word]) => word);
   const rare = selective.filter((word) => queries.has(word));
   if (present.length === 0) return [];
-  const anyOf = (words: string[]): Tier => ({ query: words.map(atom).join(" | "), words, holds: "any" });
+  const allOf = (words: string[]): string => words.map(atom).join(" & ");
+  // One GIN scan ORing single words is a union of their posting lists: cheap as it is.
+  const anyOf = (words: string[]): Tier => ({ queries: [words.map(atom).join(" | ")], words, holds: "any" });
   if (rare.length === present.length) return [anyOf(rare)];
-  const tiers: Tier[] = [{ query: present.map(atom).join(" & "), words: present, holds: "all" }];
+  const tiers: Tier[] = [{ queries: [allOf(present)], words: present, holds: "all" }];
   if (present.length > 2 && present.length <= MAX_ALL_BUT_ONE_WORDS) {
-    const query = present.map((_, left) => `(${present.filter((__, index) => index !== left).map(atom).join(" & ")})`).join(" | ");
-    tiers.push({ query, words: present, holds: "allButOne" });
+    const queries = present.map((_, left) => allOf(present.filter((__, index) => index !== left)));
+    tiers.push({ queries, words: present, holds: "allButOne" });
   }
   if (rare.length > 0) tiers.push(anyOf(rare));
   return tiers;

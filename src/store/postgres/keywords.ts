@@ -107,8 +107,9 @@ export class PgKeywordIndex implements KeywordIndex {
     // (an OR of ANDs of common words costs the GIN index several milliseconds each time).
     const score = (tier: Tier, before: number[]): Promise<{ pk: number; score: number }[]> => {
       const kept = before.length > 0;
-      const newest = `SELECT m.pk, m.search FROM memory m WHERE m.search @@ ?::tsquery${kept ? " AND m.pk <> ALL(?::bigint[])" : ""} AND ${where} ORDER BY ${newestOrder(tier, frequencies, documents)} LIMIT ?`;
-      const newestParams = [tier.query, ...(kept ? [before] : []), ...clause.params, MAX_KEYWORD_CANDIDATES];
+      const matches = tier.queries.map(() => "m.search @@ ?::tsquery").join(" OR ");
+      const newest = `SELECT m.pk, m.search FROM memory m WHERE (${matches})${kept ? " AND m.pk <> ALL(?::bigint[])" : ""} AND ${where} ORDER BY ${newestOrder(tier, frequencies, documents)} LIMIT ?`;
+      const newestParams = [...tier.queries, ...(kept ? [before] : []), ...clause.params, MAX_KEYWORD_CANDIDATES];
       const candidates = kept ? `SELECT m.pk, m.search FROM memory m WHERE m.pk = ANY(?::bigint[]) AND ${where} UNION ALL (${newest})` : newest;
       const candidateParams = kept ? [before, ...clause.params, ...newestParams] : newestParams;
       return pgDb.all<{ pk: number; score: number }>(r, scored(candidates), averageLength, ...candidateParams, [...idf.keys()], [...idf.keys()], [...idf.values()], limit);
