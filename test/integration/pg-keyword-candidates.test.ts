@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { openStore } from "../../src/store/open.js";
-import { bm25Idf } from "../../src/store/memory.js";
+import { BM25_B, BM25_K1, bm25Idf } from "../../src/store/memory.js";
 import { MAX_KEYWORD_CANDIDATES, TERM_STATS_CACHE_FROM } from "../../src/store/sql/term-stats.js";
 import type { Store } from "../../src/store/store.js";
 import { databaseUrlFor, onPostgres, withDatabase } from "../helpers/database.js";
@@ -103,6 +103,22 @@ describe.runIf(onPostgres)("PostgreSQL keyword search over common words", () => 
     const sampled = Math.round(((lighthouses + 1) / analysed) * documents);
     expect(ceiling).toBeCloseTo(bm25Idf(documents, sampled) + bm25Idf(documents, 1), 6);
     expect(ceiling).not.toBeCloseTo(bm25Idf(documents, lighthouses + 1 - lighthouses / 10) + bm25Idf(documents, 1), 2);
+  });
+
+  it("scores BM25 from each query word's count of positions in an entry and the entry's whole length", async () => {
+    const repeated = "deploy the canary, deploy it again, then deploy the rollback";
+    const { store, pkOf } = await storeWith([[repeated, "a deploy once", "the staging cluster restarts nightly", "billing exports run at noon"]]);
+    const found = await search(store, ["deploy", "rollback"], 5);
+    const { lexemes, average } = await withDatabase(dirs.at(-1) as string, async (db) => ({
+      lexemes: (await db.get<{ n: number }>("SELECT length(search) AS n FROM memory WHERE content = ?", repeated))?.n ?? 0,
+      average: (await db.get<{ a: number }>("SELECT avg(length(search))::float8 AS a FROM memory"))?.a ?? 0,
+    }));
+    const part = (idf: number, tf: number): number => (idf * tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * lexemes) / average));
+    // "deploy" three times (three positions), "rollback" once; 4 entries, "deploy" on 2 of them.
+    const expected = part(bm25Idf(4, 2), 3) + part(bm25Idf(4, 1), 1);
+    expect(found.hits[0]?.pk).toBe(pkOf(repeated));
+    expect(found.hits[0]?.score).toBeCloseTo(expected, 9);
+    expect(found.hits).toHaveLength(2);
   });
 
   it("finds an entry by a word a search of a large index had found on no entry, once one holds it", async () => {
