@@ -299,13 +299,15 @@ describe("claim leases", () => {
   });
 
   it("keeps the claim of an assignee that stays active (heartbeats and other requests)", async () => {
-    const server = await startTestServer({ TASK_LEASE_SECONDS: "2" }, { leaseSweepIntervalMs: 100 });
+    // Beats every 400 ms for more than two leases. A lease of 4 s leaves 3.6 s for a beat delayed
+    // by a busy machine (with 2 s, a CI run beside a native build lost the claim between beats).
+    const server = await startTestServer({ TASK_LEASE_SECONDS: "4" }, { leaseSweepIntervalMs: 100 });
     try {
       const creator = await server.agent("creator");
       const busy = await server.agent("busy");
       const task = await create(server, creator, { title: "kept alive" });
       await act(server, busy, task.id, "claim");
-      const until = Date.now() + 4500;
+      const until = Date.now() + 9000;
       while (Date.now() < until) {
         const beat = await act(server, busy, task.id, "heartbeat");
         expect(beat.body.status).toBe("claimed");
