@@ -105,6 +105,8 @@ export class PgKeywordIndex implements KeywordIndex {
     // A tier is tried only when the ones before found fewer than `limit` entries: all of them are
     // in its hits, and stay candidates by their keys rather than by their tsquery evaluated again
     // (an OR of ANDs of common words costs the GIN index several milliseconds each time).
+    // Twice in the statement: the lexemes a candidate's tsvector is filtered to, and the idfs' keys.
+    const lexemeList = [...idf.keys()];
     const score = (tier: Tier, before: number[]): Promise<{ pk: number; score: number }[]> => {
       const kept = before.length > 0;
       const matches = tier.queries.map(() => "m.search @@ ?::tsquery").join(" OR ");
@@ -112,7 +114,7 @@ export class PgKeywordIndex implements KeywordIndex {
       const newestParams = [...tier.queries, ...(kept ? [before] : []), ...clause.params, MAX_KEYWORD_CANDIDATES];
       const candidates = kept ? `SELECT m.pk, m.search FROM memory m WHERE m.pk = ANY(?::bigint[]) AND ${where} UNION ALL (${newest})` : newest;
       const candidateParams = kept ? [before, ...clause.params, ...newestParams] : newestParams;
-      return pgDb.all<{ pk: number; score: number }>(r, scored(candidates), averageLength, ...candidateParams, [...idf.keys()], [...idf.keys()], [...idf.values()], limit);
+      return pgDb.all<{ pk: number; score: number }>(r, scored(candidates), averageLength, ...candidateParams, lexemeList, lexemeList, [...idf.values()], limit);
     };
     let hits: { pk: number; score: number }[] = [];
     for (const tier of candidateTiers(frequencies, queries, selectiveTerms(frequencies))) {
