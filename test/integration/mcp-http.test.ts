@@ -249,14 +249,14 @@ describe("/mcp over Streamable HTTP", () => {
     const quiet = await callTool<{ result: null }>(client, "wait_for", { types: ["never.happens"], timeout: 1 });
     expect(quiet).toMatchObject({ isError: false, structured: { result: null } });
     // `types` is a list or, as in the REST query, one comma-separated string, checked the same way.
-    const listedAsText = callTool<{ result: { type: string } }>(client, "wait_for", { types: "never.happens, task.created", timeout: 10 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Each wait starts from a seq read before its event is sent, so it finds the event however late it begins.
+    const newest = async (): Promise<number> => (await server.request<{ seq: number }>("/events", { as: bob, body: { type: "test.marker", payload: {} } })).body.seq;
+    const listedAsText = callTool<{ result: { type: string } }>(client, "wait_for", { types: "never.happens, task.created", timeout: 10, after_seq: await newest() });
     await server.request("/tasks", { as: bob, body: { title: "wakes a wait_for given its types as text", project: null } });
     expect((await listedAsText).structured.result.type).toBe("task.created");
     const badType = await callTool<{ code: string; errors: { path: string }[] }>(client, "wait_for", { types: "task.created,Not A Type", timeout: 1 });
     expect(badType).toMatchObject({ isError: true, structured: { code: "VALIDATION_FAILED", errors: [{ path: "types.1" }] } });
-    const waiting = callTool<{ result: { type: string } }>(client, "wait_for", { types: ["message.received"], timeout: 10 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const waiting = callTool<{ result: { type: string } }>(client, "wait_for", { types: ["message.received"], timeout: 10, after_seq: await newest() });
     await server.request("/messages", { as: bob, body: { to: alice.agentId, body: "wake up" } });
     expect((await waiting).structured.result.type).toBe("message.received");
   });
