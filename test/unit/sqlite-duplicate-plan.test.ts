@@ -38,7 +38,7 @@ function planningDb(plans: string[][]): SqlDb {
   };
 }
 
-const KEY: DuplicateKey = { type: "fact", project: "cairn", scope: "project", agentId: "planner", contentKey: "0".repeat(64) };
+const KEY: DuplicateKey = { type: "memory", project: "cairn", scope: "project", agentId: "planner", contentKey: "0".repeat(64) };
 
 describe("the exact-duplicate check's plan on SQLite", () => {
   const dirs: string[] = [];
