@@ -58,7 +58,8 @@ const usage = `usage: npm run bench [-- [startup] [write] [search] [claim] [mess
   claim     task claims by 20 concurrent agents over 2,000 tasks, and a 20-way claim race
   messages  POST /messages and GET /messages/inbox, 50 agents, 10,000 messages in the store
   handoff   GET /sessions/handoff with 1,000 changed entries since the cursor
-  fanout    50 SSE subscribers while tasks are written at 200/s for 30 s: delay from 201 to delivery
+  fanout    50 SSE subscribers while tasks are written at 200/s for 30 s: delay from 201 to delivery; on PostgreSQL
+            also 25/s written to one server with the subscribers on another
   replay    a stream resumed 100,000 events back: time until it has caught up
   mcp       the same operations through /mcp and REST, tools/list size per tool set, and the tokens of a typical session
   merge     archivist immediate mode: B's 201 → merged entry, 100 conflicting pairs (fake LLM, hash embedder)
@@ -138,7 +139,7 @@ function plan(quick: boolean) {
     claim: { agents: 20, tasks: quick ? 200 : 2000 },
     messages: { agents: 50, seeded: quick ? 1000 : 10_000, timed: quick ? 200 : 2000, concurrentClients: 50 },
     handoff: { changedEntries: quick ? 200 : 1000, loads: quick ? 20 : 100 },
-    fanout: { subscribers: 50, writesPerSecond: 200, seconds: quick ? 5 : 30 },
+    fanout: { subscribers: 50, writesPerSecond: 200, seconds: quick ? 5 : 30, acrossWritesPerSecond: 25 },
     replay: { events: quick ? 10_000 : 100_000 },
     mcp: { calls: quick ? 200 : 2000, warmup: quick ? 20 : 200, sessionStore: 300 },
     merge: { pairs: quick ? 20 : 100, warmup: quick ? 2 : 5, timeoutMs: 30_000 },
