@@ -53,6 +53,21 @@ function acceptValue(secret: string, match: string): boolean {
   return isValue(secret, quoted, before === " " || before === "\t", after !== "");
 }
 
+/** A match whose value was quoted ends on its closing quote, or on sentence punctuation after it. */
+const QUOTED_AT_END = /['"\x60][.,;:?)]*$/;
+
+/**
+ * A bare word in prose that is a password, not a description of one: a run of digits (a PIN), or
+ * six characters or more with a letter and a digit, a symbol other than a hyphen, or a capital
+ * after the first character ("hunter22", "Fake-Pw!", "correctHorse"); never a placeholder.
+ */
+function looksChosen(word: string): boolean {
+  if (NOT_A_VALUE.test(word) || REFERENCE.test(word)) return false;
+  if (/^\d{4,}$/.test(word)) return true;
+  if (word.length < 6 || !/[A-Za-z]/.test(word)) return false;
+  return /\d/.test(word) || /[^A-Za-z0-9-]/.test(word) || /[A-Z]/.test(word.slice(1));
+}
+
 interface RuleSource extends Omit<SecretRule, "pattern"> {
   /** RE2 syntax. */
   pattern: string;
@@ -153,6 +168,17 @@ const SOURCES: RuleSource[] = [
   // .netrc: `machine h login u password p`, or `password p` on a line of its own.
   { kind: "netrc_password", pattern: String.raw`\blogin[ \t]+\S+[ \t]+password[ \t]+(\S+)`, keywords: ["password"], groups: [1], rank: RANK.place, accept: acceptValue },
   { kind: "netrc_password", pattern: String.raw`^[ \t]*password[ \t]+(\S+)[ \t]*$`, keywords: ["password"], groups: [1], rank: RANK.place, accept: acceptValue },
+  // Prose: "the staging password is Fake-Pw12", "the passphrase was changed to `x7…`". Only the
+  // sentence's first word after the verb is read, and a bare one must look chosen, not written:
+  // "the password is required", "…is case-sensitive", "…is stored in 1Password" stay.
+  {
+    kind: "prose_password",
+    pattern: String.raw`(?i)\b(?:password|passphrase|passwd)[ \t]+(?:(?:is|was|will[ \t]+be)(?:[ \t]+(?:now|still|currently))?(?:[ \t]+(?:set|changed|reset)[ \t]+to)?|(?:set|changed|reset)[ \t]+to)[ \t]+(?:'([^'\n]+)'|"([^"\n]+)"|\x60([^\x60\n]+)\x60|([^\s'"\x60]+?))[.,;:?)]*(?:\s|$)`,
+    keywords: ["password", "passphrase", "passwd"],
+    groups: [1, 2, 3, 4],
+    rank: RANK.place,
+    accept: (secret, match) => (QUOTED_AT_END.test(match.trimEnd()) ? isValue(secret, true) : looksChosen(secret)),
+  },
   // Connection strings: a field after `;` (`…;Password=…;`, `;Pwd=…`, Azure's `;AccountKey=…`, `;SharedAccessKey=…`).
   {
     kind: "connection_string",
