@@ -68,6 +68,18 @@ function looksChosen(word: string): boolean {
   return /\d/.test(word) || /[^A-Za-z0-9-]/.test(word) || /[A-Z]/.test(word.slice(1));
 }
 
+/** What links a name to its value in a sentence: "is", "was now", "will be set to", "changed to". */
+const PROSE_VERB = String.raw`(?:(?:is|was|will[ \t]+be)(?:[ \t]+(?:now|still|currently))?(?:[ \t]+(?:set|changed|reset)[ \t]+to)?|(?:set|changed|reset)[ \t]+to)`;
+/** A value in a sentence: quoted whole, or one word with the sentence's punctuation left outside it. */
+const PROSE_VALUE = String.raw`(?:'([^'\n]+)'|"([^"\n]+)"|\x60([^\x60\n]+)\x60|([^\s'"\x60]+?))[.,;:?)]*(?:\s|$)`;
+const PROSE_GROUPS = [1, 2, 3, 4];
+
+/** A value as a generator writes a key or token: 16 characters or more of a token's alphabet, letters and digits both. */
+function looksGenerated(value: string): boolean {
+  if (NOT_A_VALUE.test(value) || REFERENCE.test(value) || CODE.test(value)) return false;
+  return value.length >= 16 && /^[A-Za-z0-9._~+/=-]+$/.test(value) && /[A-Za-z]/.test(value) && /\d/.test(value);
+}
+
 interface RuleSource extends Omit<SecretRule, "pattern"> {
   /** RE2 syntax. */
   pattern: string;
@@ -168,16 +180,27 @@ const SOURCES: RuleSource[] = [
   // .netrc: `machine h login u password p`, or `password p` on a line of its own.
   { kind: "netrc_password", pattern: String.raw`\blogin[ \t]+\S+[ \t]+password[ \t]+(\S+)`, keywords: ["password"], groups: [1], rank: RANK.place, accept: acceptValue },
   { kind: "netrc_password", pattern: String.raw`^[ \t]*password[ \t]+(\S+)[ \t]*$`, keywords: ["password"], groups: [1], rank: RANK.place, accept: acceptValue },
-  // Prose: "the staging password is Fake-Pw12", "the passphrase was changed to `x7…`". Only the
-  // sentence's first word after the verb is read, and a bare one must look chosen, not written:
-  // "the password is required", "…is case-sensitive", "…is stored in 1Password" stay.
+  // Prose: "the staging password is Fake-Pw12", "the passphrase was changed to `x7…`", "the
+  // password for the box: Tr0ub…". Only the sentence's first word after the verb is read, and a
+  // bare one must look chosen, not written: "the password is required", "…is case-sensitive",
+  // "…is stored in 1Password" stay.
   {
     kind: "prose_password",
-    pattern: String.raw`(?i)\b(?:password|passphrase|passwd)[ \t]+(?:(?:is|was|will[ \t]+be)(?:[ \t]+(?:now|still|currently))?(?:[ \t]+(?:set|changed|reset)[ \t]+to)?|(?:set|changed|reset)[ \t]+to)[ \t]+(?:'([^'\n]+)'|"([^"\n]+)"|\x60([^\x60\n]+)\x60|([^\s'"\x60]+?))[.,;:?)]*(?:\s|$)`,
+    pattern: String.raw`(?i)\b(?:password|passphrase|passwd)(?:[ \t]+${PROSE_VERB}|[ \t]+(?:for|of|on)[ \t]+[^:=\n'"\x60]{1,40}?[ \t]*[:=])[ \t]*${PROSE_VALUE}`,
     keywords: ["password", "passphrase", "passwd"],
-    groups: [1, 2, 3, 4],
+    groups: PROSE_GROUPS,
     rank: RANK.place,
     accept: (secret, match) => (QUOTED_AT_END.test(match.trimEnd()) ? isValue(secret, true) : looksChosen(secret)),
+  },
+  // "the API key is 9f2c…", "our access token was kq81…", "use token 8d3f… to call it": a key's or
+  // a token's name, a verb or none, then a value as long and mixed as a generated one.
+  {
+    kind: "prose_secret",
+    pattern: String.raw`(?i)\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|client[ _-]?secret|secret|(?:access|auth|bearer|api)[ _-]?token|token)(?:[ \t]+${PROSE_VERB})?[ \t]+${PROSE_VALUE}`,
+    keywords: ["key", "secret", "token"],
+    groups: PROSE_GROUPS,
+    rank: RANK.place,
+    accept: (secret) => looksGenerated(secret),
   },
   // Connection strings: a field after `;` (`…;Password=…;`, `;Pwd=…`, Azure's `;AccountKey=…`, `;SharedAccessKey=…`).
   {
