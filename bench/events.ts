@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createParser } from "eventsource-parser";
 import { newId } from "../src/core/ids.js";
 import { openStore } from "../src/store/open.js";
-import { judge, latencyStats, newDataDir, progress, removeDataDir, round, startServerGroup, withServer, type Credentials, type Row, type Section, type ServerProcess } from "./lib.js";
+import { judge, latencyStats, newDataDir, progress, round, startServerGroup, stopServerGroup, withServer, type Credentials, type Row, type Section, type ServerProcess } from "./lib.js";
 import { benchDatabaseUrl, createDatabase, databaseUrl, dropDatabase, ensureDatabase } from "./postgres.js";
 
 export interface FanoutOptions {
@@ -53,6 +53,8 @@ export function subscribe(server: ServerProcess, as: Credentials, path: string, 
 const TASK_ID = /"task_id":"([0-9a-f-]{36})"/;
 
 interface FanoutRun {
+  /** Tasks written. */
+  writes: number;
   /** 201 → delivery and request sent → delivery, one per delivery. */
   delays: number[];
   sendToDelivery: number[];
@@ -143,6 +145,7 @@ async function measureFanout(writing: ServerProcess, streaming: ServerProcess, o
   const dropped = subscribers.filter((subscriber) => subscriber.dropped).length;
   for (const subscriber of subscribers) subscriber.close();
   return {
+    writes: total,
     delays,
     sendToDelivery,
     beforeAck,
@@ -156,18 +159,17 @@ async function measureFanout(writing: ServerProcess, streaming: ServerProcess, o
   };
 }
 
-function fanoutRows(run: FanoutRun, options: FanoutOptions, where: string): Row[] {
+function fanoutRows(run: FanoutRun, subscribers: number, where: string): Row[] {
   const stats = latencyStats(run.delays);
   const fromSend = latencyStats(run.sendToDelivery);
-  const total = options.writesPerSecond * options.seconds;
   return [
     {
-      scenario: `201 → delivery, ${options.subscribers} subscribers${where}`,
+      scenario: `201 → delivery, ${subscribers} subscribers${where}`,
       n: stats.n,
       p50Ms: round(stats.p50, 2),
       p95Ms: round(stats.p95, 2),
       opsPerSec: run.rate,
-      cpuMsPerOp: round(run.serverCpuMs / total, 2),
+      cpuMsPerOp: round(run.serverCpuMs / run.writes, 2),
       rssMb: run.rssMb,
       note: `p99 ${round(stats.p99, 1)} ms, max ${round(stats.max, 1)} ms; ${run.beforeAck} arrived before the 201`,
     },
@@ -184,12 +186,12 @@ function fanoutRows(run: FanoutRun, options: FanoutOptions, where: string): Row[
   ];
 }
 
-const runDetails = (run: FanoutRun, options: FanoutOptions): Record<string, number> => ({
+const runDetails = (run: FanoutRun): Record<string, number> => ({
   deliveries_expected: run.expected,
   deliveries_received: run.delivered,
   write_rate_achieved: run.rate,
   writes_started_late: run.lateStarts,
-  server_cpu_ms_per_write: round(run.serverCpuMs / (options.writesPerSecond * options.seconds), 2),
+  server_cpu_ms_per_write: round(run.serverCpuMs / run.writes, 2),
 });
 
 /**
@@ -204,8 +206,7 @@ async function acrossServers(options: FanoutOptions): Promise<FanoutRun> {
     const [writing, streaming] = (await startServerGroup(2, { DATABASE_URL: databaseUrl(database) }, 16, started)) as [ServerProcess, ServerProcess];
     return await measureFanout(writing, streaming, { ...options, writesPerSecond: options.acrossWritesPerSecond }, "across");
   } finally {
-    await Promise.all(started.map((server) => server.stop()));
-    await Promise.all(started.map((server) => removeDataDir(server.dataDir)));
+    await stopServerGroup(started);
     await dropDatabase(database);
   }
 }
@@ -222,7 +223,7 @@ export async function runFanoutBench(options: FanoutOptions): Promise<Section> {
   return {
     name: "fanout",
     title: `Event fan-out — ${options.writesPerSecond} writes/s (POST /tasks) for ${options.seconds} s, ${options.subscribers} SSE subscribers${across ? `; then ${options.acrossWritesPerSecond} writes/s to one server with the subscribers on another of the same PostgreSQL database` : ""}`,
-    rows: [...fanoutRows(local, options, ""), ...(across ? fanoutRows(across, { ...options, writesPerSecond: options.acrossWritesPerSecond }, `, across two servers at ${options.acrossWritesPerSecond}/s`) : [])],
+    rows: [...fanoutRows(local, options.subscribers, ""), ...(across ? fanoutRows(across, options.subscribers, `, across two servers at ${options.acrossWritesPerSecond}/s`) : [])],
     // Delivery usually precedes the 201 (subscribers are written to as the change commits, the
     // response after), so the target is judged on the stricter request-sent → delivery delay.
     targets: [
@@ -236,7 +237,7 @@ export async function runFanoutBench(options: FanoutOptions): Promise<Section> {
       ...(acrossFromSend ? [{ what: "p99 delay to delivery on another server (request sent → delivery)", goal: "reported", measured: `${round(acrossFromSend.p99, 1)} ms`, met: null }] : []),
       { what: "dropped streams", goal: "0", measured: String(dropped), met: dropped === 0 },
     ],
-    details: across ? { ...runDetails(local, options), across_servers: runDetails(across, { ...options, writesPerSecond: options.acrossWritesPerSecond }) } : runDetails(local, options),
+    details: across ? { ...runDetails(local), across_servers: runDetails(across) } : runDetails(local),
   };
 }
 

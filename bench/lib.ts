@@ -428,6 +428,12 @@ export type Progress = (message: string) => void;
 
 export const progress: Progress = (message) => process.stderr.write(`  · ${message}\n`);
 
+/** Stops every server `startServerGroup` started and removes their data directories. */
+export async function stopServerGroup(started: ServerProcess[]): Promise<void> {
+  await Promise.all(started.map((server) => server.stop()));
+  await Promise.all(started.map((server) => removeDataDir(server.dataDir)));
+}
+
 /**
  * Starts `count` servers on one PostgreSQL database, each with its own data directory, and waits
  * until each can embed. The first starts alone: it creates the owner and the identities the others

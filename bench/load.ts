@@ -13,7 +13,7 @@
 // message sent was delivered once.
 import { noteStream, queryStream, seededRandom, type Random } from "./corpus.js";
 import { createTasks } from "./coordination.js";
-import { expectStatus, latencyStats, progress, registerMany, removeDataDir, round, startServerGroup, type Credentials, type HttpClient, type Reply, type Row, type Section, type ServerProcess } from "./lib.js";
+import { expectStatus, latencyStats, progress, registerMany, round, startServerGroup, stopServerGroup, type Credentials, type HttpClient, type Reply, type Row, type Section, type ServerProcess } from "./lib.js";
 import { holdsBetween, readHolds, summarise } from "./lock-holds.js";
 import { benchDatabaseUrl, createDatabase, databaseUrl, dropDatabase } from "./postgres.js";
 
@@ -360,8 +360,7 @@ export async function runLoadBench(options: LoadOptions): Promise<Section> {
       },
     };
   } finally {
-    await Promise.all(started.map((server) => server.stop()));
-    await Promise.all(started.map((server) => removeDataDir(server.dataDir)));
+    await stopServerGroup(started);
     if (database) await dropDatabase(database);
   }
 }

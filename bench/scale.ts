@@ -9,11 +9,11 @@ import {
   latencyStats,
   progress,
   registerMany,
-  removeDataDir,
   round,
   rowOf,
   runClients,
   startServerGroup,
+  stopServerGroup,
   type Credentials,
   type HttpClient,
   type Row,
@@ -265,8 +265,7 @@ async function serverCount(options: ScaleOptions, count: number, stream: number)
     const tails = started.map((server, index) => `server ${index + 1} (${server.exitCode() === undefined ? "running" : `exited ${server.exitCode()}`}):\n${server.stderrTail() || "(empty)"}`);
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${tails.join("\n")}`, { cause: error });
   } finally {
-    await Promise.all(started.map((server) => server.stop()));
-    await Promise.all(started.map((server) => removeDataDir(server.dataDir)));
+    await stopServerGroup(started);
     await dropDatabase(database);
   }
 }
