@@ -57,16 +57,30 @@ function acceptValue(secret: string, match: string): boolean {
 const QUOTED_AT_END = /['"\x60][.,;:?)]*$/;
 
 /**
+ * Not a chosen word: a URL's rest ("a strong password on http://…" splits at its colon), a manual
+ * page's markup ("blank\&.", "\fBlocked\fR"), a word or a constant's name in capitals
+ * ("EAGAIN", "GNUTLS_E_DECRYPTION_FAILED", "CTRL^U").
+ */
+const NOT_PROSE = /^\/\/|:\/\/|\\[&*(f]|^[A-Z]+$|^[A-Z][A-Z0-9]*(?:[_^][A-Z0-9]+)+$/;
+
+/**
  * A bare word in prose that is a password, not a description of one: a run of digits (a PIN), or
  * six characters or more with a letter and a digit, a symbol other than a hyphen, or a capital
  * after the first character ("hunter22", "Fake-Pw!", "correctHorse"); never a placeholder.
  */
 function looksChosen(word: string): boolean {
-  if (NOT_A_VALUE.test(word) || REFERENCE.test(word)) return false;
+  if (NOT_A_VALUE.test(word) || REFERENCE.test(word) || NOT_PROSE.test(word)) return false;
   if (/^\d{4,}$/.test(word)) return true;
   if (word.length < 6 || !/[A-Za-z]/.test(word)) return false;
   return /\d/.test(word) || /[^A-Za-z0-9-]/.test(word) || /[A-Z]/.test(word.slice(1));
 }
+
+/**
+ * The second word of a pair that is not a password: a file ("secrets.yaml"), a path or URL, a
+ * host or a name in lower-case parts ("db-02", "prod-eu-1"), a time or a version, a package or an
+ * action at its version ("checkout@v4").
+ */
+const NOT_A_PAIRED_PASSWORD = /^[\w-]+\.[A-Za-z][A-Za-z0-9]{0,4}$|[/\\]|^[a-z]+(?:[-.][a-z0-9]+)+$|^v?\d+(?:[.:]\d+)+|@(?:v\d+(?:\.\d+)*|\d+\.\d+\.\d+)$/;
 
 /** What links a name to its value in a sentence: "is", "was now", "will be set to", "changed to". */
 const PROSE_VERB = String.raw`(?:(?:is|was|will[ \t]+be)(?:[ \t]+(?:now|still|currently))?(?:[ \t]+(?:set|changed|reset)[ \t]+to)?|(?:set|changed|reset)[ \t]+to)`;
@@ -186,7 +200,7 @@ const SOURCES: RuleSource[] = [
   // "…is stored in 1Password" stay.
   {
     kind: "prose_password",
-    pattern: String.raw`(?i)\b(?:password|passphrase|passwd)(?:[ \t]+${PROSE_VERB}|[ \t]+(?:for|of|on)[ \t]+[^:=\n'"\x60]{1,40}?[ \t]*[:=])[ \t]*${PROSE_VALUE}`,
+    pattern: String.raw`(?i)\b(?:password|passphrase|passwd)(?:[ \t]+${PROSE_VERB}[ \t]+|[ \t]+(?:for|of|on)[ \t]+[^:=\n'"\x60]{1,40}?[ \t]*[:=][ \t]*)${PROSE_VALUE}`,
     keywords: ["password", "passphrase", "passwd"],
     groups: PROSE_GROUPS,
     rank: RANK.place,
@@ -201,6 +215,18 @@ const SOURCES: RuleSource[] = [
     groups: PROSE_GROUPS,
     rank: RANK.place,
     accept: (secret) => looksGenerated(secret),
+  },
+  // A user and a password told as a pair after a word of logging in: "log in with admin / S3cure!Pw",
+  // "creds: deploy@ci / gH7#kq2", "the credentials are ops:Tr0ub4dor&3", "sign in to Grafana as
+  // admin/Adm1n2024". Nothing names the second word a password, so only its shape can tell: it
+  // must look chosen and not be a file, a path or a host ("k8s/secrets.yaml", "db-01/db-02").
+  {
+    kind: "prose_login",
+    pattern: String.raw`(?i)\b(?:log(?:ged)?[ \t-]?in|logins?|sign(?:ed)?[ \t-]?in|creds|credentials)\b[ \t]*:?(?:[ \t]+[\w.-]+){0,4}?[ \t]+[\x60'"]?[\w.@+-]{1,64}[\x60'"]?(?:[ \t]*/[ \t]*|:)${PROSE_VALUE}`,
+    keywords: ["login", "log in", "log-in", "logged", "signin", "sign in", "sign-in", "signed", "creds", "credentials"],
+    groups: PROSE_GROUPS,
+    rank: RANK.place,
+    accept: (secret) => looksChosen(secret) && !NOT_A_PAIRED_PASSWORD.test(secret),
   },
   // Connection strings: a field after `;` (`…;Password=…;`, `;Pwd=…`, Azure's `;AccountKey=…`, `;SharedAccessKey=…`).
   {
