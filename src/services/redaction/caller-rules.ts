@@ -24,6 +24,14 @@ const SECRET_NAME = String.raw`(?:passw(?:or)?d|passphrase|secret|token|api[_.-]
 /** Values that stand for a secret without being one: placeholders, references, types, empties. */
 const NOT_A_VALUE =
   /^(?:null|nil|none|true|false|undefined|yes|no|on|off|string|str|number|int|integer|float|bool|boolean|bytes|any|unknown|object|required|optional|redacted|password|passwd|secret|token|your[_-].*|typeof|await|new|this|self|function|async|void|\*+|x+|\.+)$|…|\.\.\.$/i;
+/** A manual page's markup: `\fIstring\fR`, `blank\&.`, `isn\*(Aqt`. */
+const TROFF = /\\(?:&|\*\(|f[BIRP(])/;
+/**
+ * Bare words that follow a flag's or a secret's name in a sentence, not as its value: "--passphrase
+ * with --quick-gen-key", "the --password option", "login and password management".
+ */
+const PROSE_WORD =
+  /^(?:a|an|and|are|as|at|be|by|can|does|for|from|has|have|if|in|is|it|may|must|not|of|on|only|or|should|that|the|this|to|was|were|when|which|will|with|without|option|options|flag|argument|arguments|parameter|prompt|prompts|field|fields|policy|manager|management|hash|hashes|file|files|reset|length|entry|dialog|protected|based|support)$/i;
 /** A reference to a secret kept elsewhere: `$VAR`, `${VAR}`, `{{ var }}`, `{env:VAR}`, `%VAR%`, `<token>`, or the variable's own name. */
 const REFERENCE = /^(?:\$|\{|%[A-Za-z(]|<|#\{|@\{)|^[A-Z][A-Z0-9_]*_(?:KEY|TOKEN|SECRET|PASSWORD|PASS|PWD)$/;
 /** A bare value that is code: `config.apiKey`, `caller?.role`, `process.env.TOKEN`, `getPassword(`. */
@@ -37,10 +45,21 @@ const LOOKUP = /^[A-Za-z_$][\w$.]*[([]$/;
  * none). `operator`: code went on after it (`token: current ? …`, `apiKey: generated,`).
  */
 function isValue(value: string, quoted: boolean, spaced = true, operator = false): boolean {
-  if (NOT_A_VALUE.test(value) || REFERENCE.test(value)) return false;
+  if (NOT_A_VALUE.test(value) || REFERENCE.test(value) || TROFF.test(value)) return false;
   if (quoted) return true;
-  if (LOOKUP.test(value)) return false;
+  if (LOOKUP.test(value) || PROSE_WORD.test(value.replace(/[.,;:!?)]+$/, ""))) return false;
   return value.length >= 3 && !(spaced && (CODE.test(value) || (operator && IDENTIFIER.test(value))));
+}
+
+/**
+ * A bare word of lower-case letters (the first may be a capital) after `name:` or `name = ` that a
+ * sentence goes on from: "userauth_password: fix a crash on …", "signing-key: Added key from …".
+ * A shell's `DB_PASSWORD=sunshine npm start` keeps its value (nothing spaced after its `=`).
+ */
+function continuesAsProse(secret: string, match: string, rest: string): boolean {
+  if (!/^[A-Za-z][a-z]{0,19}$/.test(secret) || !/^[ \t]+[a-z]/.test(rest)) return false;
+  const before = match.slice(0, match.lastIndexOf(secret));
+  return /:[ \t]+$/.test(before) || /=[ \t]+$/.test(before);
 }
 
 /** The value VALUE found in `match`: quoted or not, spaced or not, and what followed it. */
@@ -61,7 +80,7 @@ const QUOTED_AT_END = /['"\x60][.,;:?)]*$/;
  * page's markup ("blank\&.", "\fBlocked\fR"), a word or a constant's name in capitals
  * ("EAGAIN", "GNUTLS_E_DECRYPTION_FAILED", "CTRL^U").
  */
-const NOT_PROSE = /^\/\/|:\/\/|\\[&*(f]|^[A-Z]+$|^[A-Z][A-Z0-9]*(?:[_^][A-Z0-9]+)+$/;
+const NOT_PROSE = /^\/\/|:\/\/|^[A-Z]+$|^[A-Z][A-Z0-9]*(?:[_^][A-Z0-9]+)+$/;
 
 /**
  * A bare word in prose that is a password, not a description of one: a run of digits (a PIN), or
@@ -69,7 +88,7 @@ const NOT_PROSE = /^\/\/|:\/\/|\\[&*(f]|^[A-Z]+$|^[A-Z][A-Z0-9]*(?:[_^][A-Z0-9]+
  * after the first character ("hunter22", "Fake-Pw!", "correctHorse"); never a placeholder.
  */
 function looksChosen(word: string): boolean {
-  if (NOT_A_VALUE.test(word) || REFERENCE.test(word) || NOT_PROSE.test(word)) return false;
+  if (NOT_A_VALUE.test(word) || REFERENCE.test(word) || TROFF.test(word) || NOT_PROSE.test(word)) return false;
   if (/^\d{4,}$/.test(word)) return true;
   if (word.length < 6 || !/[A-Za-z]/.test(word)) return false;
   return /\d/.test(word) || /[^A-Za-z0-9-]/.test(word) || /[A-Z]/.test(word.slice(1));
@@ -150,6 +169,8 @@ const SOURCES: RuleSource[] = [
     keywords: ["basic"],
     groups: [1],
     rank: RANK.place,
+    // Basic credentials are `user:password` in base64 (RFC 7617): "fix Authorization: Basic auth" is not.
+    accept: (secret) => Buffer.from(secret, "base64").toString("latin1").includes(":"),
   },
   {
     kind: "bearer",
@@ -173,7 +194,15 @@ const SOURCES: RuleSource[] = [
   { kind: "jwt", pattern: String.raw`\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}`, keywords: ["eyj"], groups: [], rank: RANK.provider },
   // Older key shapes than the rule set's (it wants the T3BlbkFJ marker or exact lengths); Anthropic's before OpenAI's `sk-`.
   { kind: "anthropic_key", pattern: String.raw`\bsk-ant-[A-Za-z0-9_-]{20,}`, keywords: ["sk-ant-"], groups: [], rank: RANK.provider },
-  { kind: "openai_key", pattern: String.raw`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`, keywords: ["sk-"], groups: [], rank: RANK.provider },
+  // Random, so never without a capital: `sk-ecdsa-sha2-nistp256@openssh.com` is an SSH key type.
+  {
+    kind: "openai_key",
+    pattern: String.raw`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`,
+    keywords: ["sk-"],
+    groups: [],
+    rank: RANK.provider,
+    accept: (secret) => /[A-Z]/.test(secret),
+  },
   { kind: "aws_access_key", pattern: String.raw`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b`, keywords: ["akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"], groups: [], rank: RANK.provider },
   // Token shapes the rule set lacks, or knows only in one length.
   { kind: "slack_token", pattern: String.raw`\bxox[a-z]-[0-9A-Za-z-]{10,}`, keywords: ["xox"], groups: [], rank: RANK.provider },
@@ -253,7 +282,7 @@ const SOURCES: RuleSource[] = [
     keywords: ["pass", "pwd", "secret", "token", "key"],
     groups: [2, 3, 4],
     rank: RANK.assignment,
-    accept: acceptValue,
+    accept: (secret, match, _line, rest) => acceptValue(secret, match) && !continuesAsProse(secret, match, rest),
   },
 ];
 

@@ -36,8 +36,11 @@ export interface SecretRule {
   groups: readonly number[];
   /** When candidates overlap, the lowest rank names the one redaction they become. */
   rank: number;
-  /** A last look at a found secret (a placeholder, a reference, too little entropy → false); `line` is the piece searched. */
-  accept?: (secret: string, match: string, line: string) => boolean;
+  /**
+   * A last look at a found secret (a placeholder, a reference, too little entropy → false); `line`
+   * is the piece searched, `rest` what follows the secret in it.
+   */
+  accept?: (secret: string, match: string, line: string, rest: string) => boolean;
 }
 
 /** A span of the text to replace. */
@@ -132,7 +135,7 @@ function search(segment: Segment, rule: SecretRule, candidates: Candidate[], met
     if (rule.accept) {
       // Its checks read at most the piece searched.
       meter.chars += length;
-      if (!rule.accept(secret, matcher.group(0) ?? "", segment.text)) continue;
+      if (!rule.accept(secret, matcher.group(0) ?? "", segment.text, segment.text.slice(end))) continue;
     }
     candidates.push({ start: segment.start + start, end: segment.start + end, kind: rule.kind, rank: rule.rank });
   }
