@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -181,7 +181,24 @@ export function processMemory(pid: number): Memory {
  * when other work shares the machine, so it is the number to compare across runs.
  */
 export function processCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** CPU time of each of a process's threads, by thread id (the main thread's is the pid). */
+export function threadCpuMs(pid: number): Map<number, number> {
+  const threads = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      threads.set(Number(tid), statCpuMs(`/proc/${pid}/task/${tid}/stat`));
+    } catch {
+      // A thread that ended between the listing and the read.
+    }
+  }
+  return threads;
+}
+
+function statCpuMs(path: string): number {
+  const stat = readFileSync(path, "utf8");
   // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const ticks = Number(fields[11]) + Number(fields[12]);

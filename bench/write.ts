@@ -2,7 +2,24 @@
 // and 100,000 entries), to show whether a write's cost grows with the store. Each scenario gets a
 // fresh server and data directory, so one scenario's writes never inflate the next one's store.
 import { noteStream, type Note } from "./corpus.js";
-import { embeddingsAndIndexReady, judge, latencyStats, newDataDir, progress, registerMany, round, rowOf, runClients, withServer, type Credentials, type HttpClient, type Row, type Section, type ServerProcess } from "./lib.js";
+import {
+  embeddingsAndIndexReady,
+  judge,
+  latencyStats,
+  newDataDir,
+  progress,
+  registerMany,
+  round,
+  rowOf,
+  runClients,
+  threadCpuMs,
+  withServer,
+  type Credentials,
+  type HttpClient,
+  type Row,
+  type Section,
+  type ServerProcess,
+} from "./lib.js";
 import { annStore, installStore, seededStore } from "./seed.js";
 
 export interface WriteOptions {
@@ -21,6 +38,26 @@ interface WriteScenario {
   row: Row;
   p99Ms: number;
   statuses: Record<string, number>;
+  threads: WriteThreads;
+}
+
+/** CPU a timed write cost the server's main thread and its busiest other thread (the embedding one). */
+interface WriteThreads {
+  mainMsPerWrite: number;
+  embeddingMsPerWrite: number;
+  /** Writes/s one embedding thread allows at that cost: the ceiling whatever else gets faster. */
+  embeddingCeiling: number;
+}
+
+function threadsPerWrite(pid: number, before: Map<number, number>, after: Map<number, number>, writes: number): WriteThreads {
+  const used = [...after].map(([tid, ms]) => [tid, ms - (before.get(tid) ?? 0)] as const);
+  const main = used.find(([tid]) => tid === pid)?.[1] ?? 0;
+  const busiest = Math.max(0, ...used.filter(([tid]) => tid !== pid).map(([, ms]) => ms));
+  return {
+    mainMsPerWrite: round(main / writes, 2),
+    embeddingMsPerWrite: round(busiest / writes, 2),
+    embeddingCeiling: busiest > 0 ? round((1000 * writes) / busiest, 0) : Number.NaN,
+  };
 }
 
 const WRITE_STREAM = 2001;
@@ -66,11 +103,14 @@ async function writeScenario(options: WriteOptions, entries: number, clients: nu
     };
     await runClients(server, clients, options.warmup, write);
     for (const key of Object.keys(statuses)) delete statuses[key];
+    const before = threadCpuMs(server.pid);
     const run = await runClients(server, clients, options.writes, write);
+    const threads = threadsPerWrite(server.pid, before, threadCpuMs(server.pid), options.writes);
     const p99Ms = round(latencyStats(run.latencies).p99, 2);
     const duplicates = statuses["200"] ?? 0;
-    const note = [`p99 ${p99Ms} ms`, ...(duplicates > 0 ? [`${duplicates} duplicates (200)`] : [])].join(", ");
-    return { label, entries, clients, row: rowOf(label, run, server.memory().rssMb, note), p99Ms, statuses };
+    const cpu = `main thread ${threads.mainMsPerWrite} + embedding ${threads.embeddingMsPerWrite} ms/write (≤ ${threads.embeddingCeiling}/s on one embedding thread)`;
+    const note = [`p99 ${p99Ms} ms`, cpu, ...(duplicates > 0 ? [`${duplicates} duplicates (200)`] : [])].join(", ");
+    return { label, entries, clients, row: rowOf(label, run, server.memory().rssMb, note), p99Ms, statuses, threads };
   }, ROOMY);
 }
 
@@ -109,6 +149,7 @@ export async function runWriteBench(options: WriteOptions): Promise<Section> {
       warmup_writes_per_scenario: options.warmup,
       p99_ms: Object.fromEntries(scenarios.map((scenario) => [scenario.label, scenario.p99Ms])),
       statuses: Object.fromEntries(scenarios.map((scenario) => [scenario.label, scenario.statuses])),
+      threads: Object.fromEntries(scenarios.map((scenario) => [scenario.label, scenario.threads])),
     },
   };
 }
