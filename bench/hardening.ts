@@ -15,6 +15,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { migrationsDir } from "../src/core/paths.js";
 import { judge, newDataDir, progress, round, withServer, HttpClient, type Credentials, type Reply, type Row, type Section, type ServerProcess } from "./lib.js";
 import { benchDatabaseUrl } from "./postgres.js";
+import { threadCpuMs } from "./proc.js";
 import { CACHE_DIR } from "./seed.js";
 
 export interface StallOptions {
@@ -51,13 +52,6 @@ async function calibrateProbes(server: ServerProcess): Promise<void> {
 const UNITS_PER_COMPILE = 2000;
 const UNITS_PER_FILE = 50;
 const OUTPUT_BYTES = 64 * 1024 - 64;
-
-/** CPU (user + system) one thread of a process has used, in ms; the main thread's id is the pid. */
-function threadCpuMs(pid: number, tid: number): number {
-  const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
 
 /**
  * Sends one request while a second connection asks /health every 5 ms, and measures what the

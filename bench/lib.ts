@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +7,7 @@ import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
 import { packageRoot } from "../src/core/paths.js";
 import { benchDatabaseUrl, databaseEnv, ensureDatabase, releaseDatabase } from "./postgres.js";
+import { processCpuMs, processMemory, type Memory } from "./proc.js";
 
 // ---- numbers ----
 
@@ -155,58 +156,6 @@ export async function runClients(
 }
 
 // ---- the server process ----
-
-export interface Memory {
-  rssMb: number;
-  peakRssMb: number;
-  /** Heap and other private memory; the rest of RSS is file pages (code, a memory-mapped database). */
-  anonMb: number;
-  fileMb: number;
-}
-
-/** VmRSS and VmHWM of a process (the embedding worker is a thread, so it is included). */
-export function processMemory(pid: number): Memory {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN) / 1024;
-  return {
-    rssMb: round(field("VmRSS")),
-    peakRssMb: round(field("VmHWM")),
-    anonMb: round(field("RssAnon")),
-    fileMb: round(field("RssFile") + field("RssShmem")),
-  };
-}
-
-/**
- * CPU time (user + system, all threads) a process has used, in ms. Unlike latency it hardly moves
- * when other work shares the machine, so it is the number to compare across runs.
- */
-export function processCpuMs(pid: number): number {
-  return statCpuMs(`/proc/${pid}/stat`);
-}
-
-/** CPU time of each of a process's threads, by thread id (the main thread's is the pid). */
-export function threadCpuMs(pid: number): Map<number, number> {
-  const threads = new Map<number, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      threads.set(Number(tid), statCpuMs(`/proc/${pid}/task/${tid}/stat`));
-    } catch {
-      // A thread that ended between the listing and the read.
-    }
-  }
-  return threads;
-}
-
-function statCpuMs(path: string): number {
-  const stat = readFileSync(path, "utf8");
-  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
-}
-
-// USER_HZ is 100 on every Linux architecture Node runs on.
-const CLOCK_TICKS_PER_SECOND = 100;
 
 /**
  * The settings every benchmark server runs with; nothing else leaks in from the caller's environment.

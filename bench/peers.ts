@@ -14,18 +14,17 @@ import { noteStream, queryStream } from "./corpus.js";
 import {
   latencyStats,
   newDataDir,
-  processMemory,
   progress,
   registerMany,
   removeDataDir,
   round,
   startServerProcess,
   type Credentials,
-  type Memory,
   type Row,
   type Section,
   type ServerProcess,
 } from "./lib.js";
+import { processMemory, type Memory } from "./proc.js";
 import { connect, referenceNames, SYSTEM_TITLES, SYSTEMS, type Connection, type SystemName, type Target } from "./peers-clients.js";
 
 export interface PeersOptions {

@@ -7,7 +7,8 @@ import { basename, join } from "node:path";
 import pg from "pg";
 import { migrationsDir } from "../src/core/paths.js";
 import { copySqliteToPostgres } from "../src/store/copy.js";
-import { processCpuMs, type Progress } from "./lib.js";
+import type { Progress } from "./lib.js";
+import { processCpuMs } from "./proc.js";
 
 /** Databases of one server run, and of scale's shared servers; any left by a dead run are dropped at start. */
 const RUN_PREFIX = "cairn_bench_";

@@ -11,16 +11,15 @@ import {
   latencyStats,
   memoryNote,
   newDataDir,
-  processMemory,
   progress,
   round,
   runClients,
   withServer,
-  type Memory,
   type Row,
   type Section,
   type ServerProcess,
 } from "./lib.js";
+import { processMemory, type Memory } from "./proc.js";
 import { installStore, seededStore } from "./seed.js";
 
 export interface StartupOptions {

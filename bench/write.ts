@@ -12,7 +12,6 @@ import {
   round,
   rowOf,
   runClients,
-  threadCpuMs,
   withServer,
   type Credentials,
   type HttpClient,
@@ -20,6 +19,7 @@ import {
   type Section,
   type ServerProcess,
 } from "./lib.js";
+import { threadsCpuMs } from "./proc.js";
 import { annStore, installStore, seededStore } from "./seed.js";
 
 export interface WriteOptions {
@@ -103,9 +103,9 @@ async function writeScenario(options: WriteOptions, entries: number, clients: nu
     };
     await runClients(server, clients, options.warmup, write);
     for (const key of Object.keys(statuses)) delete statuses[key];
-    const before = threadCpuMs(server.pid);
+    const before = threadsCpuMs(server.pid);
     const run = await runClients(server, clients, options.writes, write);
-    const threads = threadsPerWrite(server.pid, before, threadCpuMs(server.pid), options.writes);
+    const threads = threadsPerWrite(server.pid, before, threadsCpuMs(server.pid), options.writes);
     const p99Ms = round(latencyStats(run.latencies).p99, 2);
     const duplicates = statuses["200"] ?? 0;
     const cpu = `main thread ${threads.mainMsPerWrite} + embedding ${threads.embeddingMsPerWrite} ms/write (≤ ${threads.embeddingCeiling}/s on one embedding thread)`;
