@@ -2,23 +2,7 @@
 // and 100,000 entries), to show whether a write's cost grows with the store. Each scenario gets a
 // fresh server and data directory, so one scenario's writes never inflate the next one's store.
 import { noteStream, type Note } from "./corpus.js";
-import {
-  embeddingsAndIndexReady,
-  judge,
-  latencyStats,
-  newDataDir,
-  progress,
-  registerMany,
-  round,
-  rowOf,
-  runClients,
-  withServer,
-  type Credentials,
-  type HttpClient,
-  type Row,
-  type Section,
-  type ServerProcess,
-} from "./lib.js";
+import { embeddingsAndIndexReady, judge, latencyStats, newDataDir, progress, registerMany, round, rowOf, runClients, withServer, type Credentials, type HttpClient, type Row, type Section, type ServerProcess } from "./lib.js";
 import { threadsCpuMs } from "./proc.js";
 import { annStore, installStore, seededStore } from "./seed.js";
 
