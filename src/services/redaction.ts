@@ -60,6 +60,8 @@ export function warmRedaction(): Promise<void> {
       }
     }
     rules ??= compiled;
+    // The keyword table of the whole rule set, built here rather than in the first request.
+    findCandidates("", rules, newMeter());
   })();
   return warming;
 }

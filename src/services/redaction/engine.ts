@@ -1,4 +1,5 @@
 import type { RE2JS } from "re2js";
+import { KeywordScanner } from "./keywords.js";
 
 /**
  * How redaction runs its rules, kept linear in the input. Every rule is an RE2 pattern (re2js: a
@@ -89,27 +90,51 @@ function segmentsOf(text: string): Segment[] {
   return segments;
 }
 
-/** Each rule list's keywords, once: gathering them cost most of a short text's redaction. */
-const keywordsOf = new WeakMap<readonly SecretRule[], string[]>();
+/** A rule list's keywords in one scanner, for each keyword the rules (by index) it opens, and the rules that need none. */
+interface KeywordIndex {
+  scanner: KeywordScanner;
+  rulesOf: number[][];
+  always: number[];
+}
 
-/** Every candidate the rules find in `text`. */
+/** Built once per rule list: gathering the keywords cost most of a short text's redaction. */
+const keywordIndexes = new WeakMap<readonly SecretRule[], KeywordIndex>();
+
+function keywordIndexOf(rules: readonly SecretRule[]): KeywordIndex {
+  let index = keywordIndexes.get(rules);
+  if (!index) {
+    const keywords = [...new Set(rules.flatMap((rule) => rule.keywords))];
+    const rulesOf = keywords.map((keyword) => rules.flatMap((rule, at) => (rule.keywords.includes(keyword) ? [at] : [])));
+    const always = rules.flatMap((rule, at) => (rule.keywords.length === 0 ? [at] : []));
+    index = { scanner: new KeywordScanner(keywords), rulesOf, always };
+    keywordIndexes.set(rules, index);
+  }
+  return index;
+}
+
+/**
+ * Every candidate the rules find in `text`. Each piece is scanned once for every rule's keywords;
+ * a rule searches only the pieces that hold one of its own (or every piece, having none), in the
+ * rules' order.
+ */
 export function findCandidates(text: string, rules: readonly SecretRule[], meter: RedactionMeter): Candidate[] {
-  // A keyword absent from the whole text rules its rules out at once: one native scan each.
-  const lowerText = text.toLowerCase();
-  let allKeywords = keywordsOf.get(rules);
-  if (!allKeywords) keywordsOf.set(rules, (allKeywords = [...new Set(rules.flatMap((rule) => rule.keywords))]));
-  meter.chars += text.length * (1 + allKeywords.length);
-  const keywords = allKeywords.filter((keyword) => lowerText.includes(keyword));
-  const present = new Set(keywords);
-  const live = rules.filter((rule) => rule.keywords.length === 0 || rule.keywords.some((keyword) => present.has(keyword)));
+  const { scanner, rulesOf, always } = keywordIndexOf(rules);
+  const opened = new Uint8Array(rules.length);
   const candidates: Candidate[] = [];
   for (const segment of segmentsOf(text)) {
-    const lower = keywords.length > 0 ? segment.text.toLowerCase() : "";
-    meter.chars += segment.text.length * keywords.length;
-    const here = new Set(keywords.filter((keyword) => lower.includes(keyword)));
-    for (const rule of live) {
-      if (rule.keywords.length > 0 && !rule.keywords.some((keyword) => here.has(keyword))) continue;
-      search(segment, rule, candidates, meter);
+    const open = [...always];
+    meter.chars += segment.text.length;
+    scanner.scan(segment.text.toLowerCase(), (keyword) => {
+      for (const rule of rulesOf[keyword] ?? []) {
+        if (opened[rule] === 1) continue;
+        opened[rule] = 1;
+        open.push(rule);
+      }
+    });
+    open.sort((a, b) => a - b);
+    for (const at of open) {
+      opened[at] = 0;
+      search(segment, rules[at] as SecretRule, candidates, meter);
     }
   }
   return candidates;
