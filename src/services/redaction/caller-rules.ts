@@ -40,12 +40,15 @@ const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 /** A bare value cut at a quote that opens a call's or a subscript's argument: `os.environ['KEY']`, `getenv("KEY")`, `ENV.fetch("KEY")`. */
 const LOOKUP = /^[A-Za-z_$][\w$.]*[([]$/;
 
+/** A word that stands for a value without being one: a placeholder, a reference, manual-page markup. */
+const standsIn = (word: string): boolean => NOT_A_VALUE.test(word) || REFERENCE.test(word) || TROFF.test(word);
+
 /**
  * `spaced`: white space stood before the value, as in code (`key = config.key`; a `.env` line has
  * none). `operator`: code went on after it (`token: current ? …`, `apiKey: generated,`).
  */
 function isValue(value: string, quoted: boolean, spaced = true, operator = false): boolean {
-  if (NOT_A_VALUE.test(value) || REFERENCE.test(value) || TROFF.test(value)) return false;
+  if (standsIn(value)) return false;
   if (quoted) return true;
   if (LOOKUP.test(value) || PROSE_WORD.test(value.replace(/[.,;:!?)]+$/, ""))) return false;
   return value.length >= 3 && !(spaced && (CODE.test(value) || (operator && IDENTIFIER.test(value))));
@@ -88,7 +91,7 @@ const NOT_PROSE = /^\/\/|:\/\/|^[A-Z]+$|^[A-Z][A-Z0-9]*(?:[_^][A-Z0-9]+)+$/;
  * after the first character ("hunter22", "Fake-Pw!", "correctHorse"); never a placeholder.
  */
 function looksChosen(word: string): boolean {
-  if (NOT_A_VALUE.test(word) || REFERENCE.test(word) || TROFF.test(word) || NOT_PROSE.test(word)) return false;
+  if (standsIn(word) || NOT_PROSE.test(word)) return false;
   if (/^\d{4,}$/.test(word)) return true;
   if (word.length < 6 || !/[A-Za-z]/.test(word)) return false;
   return /\d/.test(word) || /[^A-Za-z0-9-]/.test(word) || /[A-Z]/.test(word.slice(1));
@@ -109,7 +112,7 @@ const PROSE_GROUPS = [1, 2, 3, 4];
 
 /** A value as a generator writes a key or token: 16 characters or more of a token's alphabet, letters and digits both. */
 function looksGenerated(value: string): boolean {
-  if (NOT_A_VALUE.test(value) || REFERENCE.test(value) || CODE.test(value)) return false;
+  if (standsIn(value) || CODE.test(value)) return false;
   return value.length >= 16 && /^[A-Za-z0-9._~+/=-]+$/.test(value) && /[A-Za-z]/.test(value) && /\d/.test(value);
 }
 
